@@ -1,0 +1,226 @@
+#include "gateway/server/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+
+namespace sluice::gateway {
+namespace {
+
+std::string trim(std::string s) {
+    auto not_space = [](unsigned char c) { return !std::isspace(c); };
+    s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+    s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+    return s;
+}
+
+}  // namespace
+
+std::string endpoint::to_string() const {
+    if (!enabled) {
+        return "off";
+    }
+    if (host.find(':') != std::string::npos) {
+        return "[" + host + "]:" + std::to_string(port);
+    }
+    return host + ":" + std::to_string(port);
+}
+
+endpoint parse_endpoint(const std::string& text, const std::string& flag) {
+    if (text == "off") {
+        return endpoint{"", 0, false};
+    }
+    std::string host;
+    std::string port_text;
+    if (!text.empty() && text.front() == '[') {
+        auto close = text.find(']');
+        if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+            throw config_error(flag + ": expected [ADDRESS]:PORT, got '" + text + "'");
+        }
+        host = text.substr(1, close - 1);
+        port_text = text.substr(close + 2);
+    } else {
+        auto colon = text.rfind(':');
+        if (colon == std::string::npos) {
+            throw config_error(flag + ": expected HOST:PORT or off, got '" + text + "'");
+        }
+        host = text.substr(0, colon);
+        port_text = text.substr(colon + 1);
+    }
+    if (host.empty()) {
+        host = "0.0.0.0";
+    }
+    unsigned port = 0;
+    auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port > 65535) {
+        throw config_error(flag + ": bad port in '" + text + "'");
+    }
+    return endpoint{host, static_cast<std::uint16_t>(port), true};
+}
+
+std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in) {
+        throw config_error("--config: cannot read " + path.string());
+    }
+    std::map<std::string, std::string> out;
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+        ++n;
+        line = trim(line);
+        if (line.empty() || line[0] == '#' || line[0] == '!') {
+            continue;
+        }
+        auto eq = line.find_first_of("=:");
+        if (eq == std::string::npos) {
+            throw config_error(path.string() + ":" + std::to_string(n) + ": expected key=value");
+        }
+        out[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
+    }
+    return out;
+}
+
+std::int64_t config::get_int(const std::string& key, std::int64_t fallback) const {
+    auto it = properties.find(key);
+    if (it == properties.end()) {
+        return fallback;
+    }
+    std::int64_t v = 0;
+    const std::string& s = it->second;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size()) {
+        throw config_error(key + ": expected an integer, got '" + s + "'");
+    }
+    return v;
+}
+
+bool config::get_bool(const std::string& key, bool fallback) const {
+    auto it = properties.find(key);
+    if (it == properties.end()) {
+        return fallback;
+    }
+    if (it->second == "true") {
+        return true;
+    }
+    if (it->second == "false") {
+        return false;
+    }
+    throw config_error(key + ": expected true or false, got '" + it->second + "'");
+}
+
+std::string config::get_string(const std::string& key, const std::string& fallback) const {
+    auto it = properties.find(key);
+    return it == properties.end() ? fallback : it->second;
+}
+
+std::string usage_text() {
+    return R"(sluice: a Kafka-compatible gateway with HTTP, WebSocket and SQS fronts over one log.
+
+Usage: sluice [options]
+
+  --data-dir DIR            where the log and state live (default ./data)
+  --kafka HOST:PORT|off     Kafka protocol listener (default 0.0.0.0:9092)
+  --http HOST:PORT|off      HTTP listener: REST, WebSocket, /healthz, /metrics (default 0.0.0.0:8082)
+  --sqs HOST:PORT|off       SQS API listener (default 0.0.0.0:9324)
+  --advertise-kafka HOST:PORT
+                            the address Kafka clients are told to connect to (default: the
+                            Kafka listener's address, or 127.0.0.1 when it listens on 0.0.0.0)
+  --config FILE             broker settings as a properties file (Kafka's names, e.g.
+                            num.partitions=3, log.segment.bytes=1073741824)
+  --set KEY=VALUE           one broker setting; overrides --config; may repeat
+  --log-level LEVEL         trace, debug, info, warn, error (default info)
+  --io-threads N            network threads (default: one per core)
+  --help                    this text
+  --version                 the version
+
+A listener given as 'off' is not opened. Settings are documented in docs/configuration.md.
+)";
+}
+
+std::optional<config> parse_command_line(int argc, char** argv) {
+    config c;
+    std::vector<std::pair<std::string, std::string>> sets;
+    std::optional<std::filesystem::path> config_file;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        std::string value;
+        bool has_inline = false;
+        if (arg.rfind("--", 0) == 0) {
+            auto eq = arg.find('=');
+            if (eq != std::string::npos && arg.rfind("--set", 0) != 0) {
+                value = arg.substr(eq + 1);
+                arg = arg.substr(0, eq);
+                has_inline = true;
+            }
+        }
+        auto need_value = [&]() -> std::string {
+            if (has_inline) {
+                return value;
+            }
+            if (i + 1 >= argc) {
+                throw config_error(arg + ": missing value");
+            }
+            return argv[++i];
+        };
+        if (arg == "--help" || arg == "-h") {
+            std::fputs(usage_text().c_str(), stdout);
+            return std::nullopt;
+        }
+        if (arg == "--version") {
+            std::puts("sluice 0.1.0");
+            return std::nullopt;
+        }
+        if (arg == "--data-dir") {
+            c.data_dir = need_value();
+        } else if (arg == "--kafka") {
+            c.kafka = parse_endpoint(need_value(), arg);
+        } else if (arg == "--http") {
+            c.http = parse_endpoint(need_value(), arg);
+        } else if (arg == "--sqs") {
+            c.sqs = parse_endpoint(need_value(), arg);
+        } else if (arg == "--advertise-kafka") {
+            auto e = parse_endpoint(need_value(), arg);
+            if (!e.enabled || e.port == 0) {
+                throw config_error("--advertise-kafka: needs a real HOST:PORT");
+            }
+            c.advertise_kafka = e;
+        } else if (arg == "--config") {
+            config_file = need_value();
+        } else if (arg == "--set" || arg.rfind("--set=", 0) == 0) {
+            std::string kv = arg == "--set" ? need_value() : arg.substr(6);
+            auto eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                throw config_error("--set: expected KEY=VALUE, got '" + kv + "'");
+            }
+            sets.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+        } else if (arg == "--log-level") {
+            c.log_level = need_value();
+            static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
+            if (std::find(std::begin(levels), std::end(levels), c.log_level) == std::end(levels)) {
+                throw config_error("--log-level: unknown level '" + c.log_level + "'");
+            }
+        } else if (arg == "--io-threads") {
+            std::string v = need_value();
+            unsigned n = 0;
+            auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (ec != std::errc() || ptr != v.data() + v.size() || n > 256) {
+                throw config_error("--io-threads: expected a number of threads, got '" + v + "'");
+            }
+            c.io_threads = n;
+        } else {
+            throw config_error("unknown option '" + arg + "' (see sluice --help)");
+        }
+    }
+    if (config_file) {
+        c.properties = read_properties_file(*config_file);
+    }
+    for (auto& [k, v] : sets) {
+        c.properties[k] = v;
+    }
+    return c;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,62 @@
+// The process configuration: command-line flags, the optional properties file (--config), and
+// the broker settings it holds (Kafka's names: num.partitions, log.segment.bytes, ...).
+// Built once in main before anything starts; read-only afterwards.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sluice::gateway {
+
+/// A host:port to listen on or to advertise. `enabled` is false for "off".
+struct endpoint {
+    std::string host;
+    std::uint16_t port = 0;
+    bool enabled = true;
+
+    std::string to_string() const;
+};
+
+/// Thrown for bad flags or settings; main prints what() as one line and exits non-zero.
+class config_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct config {
+    std::filesystem::path data_dir = "./data";
+    endpoint kafka{"0.0.0.0", 9092};
+    endpoint http{"0.0.0.0", 8082};
+    endpoint sqs{"0.0.0.0", 9324};
+    std::optional<endpoint> advertise_kafka;
+    std::string log_level = "info";
+    /// Threads running io_contexts; 0 means one per core.
+    unsigned io_threads = 0;
+    /// Broker settings in Kafka's names, from --config FILE and then each --set key=value.
+    std::map<std::string, std::string> properties;
+
+    /// A setting as an integer/bool/string, or `fallback` when unset; throws config_error when
+    /// the value does not parse.
+    std::int64_t get_int(const std::string& key, std::int64_t fallback) const;
+    bool get_bool(const std::string& key, bool fallback) const;
+    std::string get_string(const std::string& key, const std::string& fallback) const;
+};
+
+/// Parses argv. Returns nullopt when --help or --version was handled (text already printed).
+std::optional<config> parse_command_line(int argc, char** argv);
+
+/// Parses "host:port", "[v6addr]:port", ":port" or "off". Throws config_error.
+endpoint parse_endpoint(const std::string& text, const std::string& flag);
+
+/// Reads a Java-style properties file (key=value, # and ! comments). Throws config_error.
+std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path);
+
+/// The text `sluice --help` prints.
+std::string usage_text();
+
+}  // namespace sluice::gateway
