@@ -113,6 +113,7 @@ class Field:
         if self.is_array and not type_text.endswith("]"):
             raise SchemaError(f"{where}: bad array type '{type_text}'")
         self.struct = None  # resolved Struct for struct-typed fields
+        self.top_level = False  # a field of the request or response struct itself
 
     @property
     def is_struct(self):
@@ -239,6 +240,8 @@ def parse_file(path):
         body_indent = lines[pos][1] if pos < len(lines) else 2
         if toks == ["request"] or toks == ["response"]:
             api.messages[toks[0]] = Message(toks[0], parse_block(body_indent) if body_indent > 0 else [])
+            for f in api.messages[toks[0]].fields:
+                f.top_level = True
         elif toks[0] == "struct" and len(toks) == 2:
             api.shared[toks[1]] = Struct(toks[1], parse_block(body_indent), f"{path}:{ln}")
         else:
@@ -504,7 +507,7 @@ class Emitter:
         for f in fields:
             attrs = " // sensitive" if f.sensitive else ""
             init = default_expr(f)
-            decl.append(f"    {field_cxx(f)} {safe(f.name)}{{{init if init != '{}' else ''}}};{attrs}")
+            decl.append(f"    {field_cxx(f)} {member_name(f)}{{{init if init != '{}' else ''}}};{attrs}")
         decl.append("    ::sluice::protocol::kafka::tagged_fields unknown_tagged_fields;")
         decl.append("")
         decl.append("    void encode(::sluice::protocol::writer& w, std::int16_t version) const;")
@@ -517,6 +520,7 @@ class Emitter:
         # decode
         src.append(f"void {self.qual(qual)}::decode(reader& r, std::int16_t version) {{")
         src.append(f"    [[maybe_unused]] const bool flex = {self.flex_cond()};")
+        src.append("    (void)version;  // unused when no field depends on the version")
         for f in fields:
             if f.tag is not None:
                 continue
@@ -524,10 +528,10 @@ class Emitter:
             if cond == "false":
                 continue
             if cond == "true":
-                self.read_field(f, src, 4, safe(f.name))
+                self.read_field(f, src, 4, member_name(f))
             else:
                 src.append(f"    if ({cond}) {{")
-                self.read_field(f, src, 8, safe(f.name))
+                self.read_field(f, src, 8, member_name(f))
                 src.append("    }")
         if api.flex is not None:
             src.append("    if (flex) {")
@@ -551,7 +555,7 @@ class Emitter:
                     src.append(f"                    if ({cond}) {{")
                     src.append("                        known = true;")
                     src.append("                        [&](reader& r) {")
-                    self.read_field(f, src, 28, safe(f.name))
+                    self.read_field(f, src, 28, member_name(f))
                     src.append("                        }(tr);")
                     src.append("                        if (!tr.ok()) { r.fail(errc::invalid_value); }")
                     src.append("                    }")
@@ -570,6 +574,7 @@ class Emitter:
         # encode
         src.append(f"void {self.qual(qual)}::encode(writer& w, std::int16_t version) const {{")
         src.append(f"    [[maybe_unused]] const bool flex = {self.flex_cond()};")
+        src.append("    (void)version;  // unused when no field depends on the version")
         for f in fields:
             if f.tag is not None:
                 continue
@@ -577,10 +582,10 @@ class Emitter:
             if cond == "false":
                 continue
             if cond == "true":
-                self.write_field(f, src, 4, safe(f.name))
+                self.write_field(f, src, 4, member_name(f))
             else:
                 src.append(f"    if ({cond}) {{")
-                self.write_field(f, src, 8, safe(f.name))
+                self.write_field(f, src, 8, member_name(f))
                 src.append("    }")
         if api.flex is not None:
             src.append("    if (flex) {")
@@ -588,10 +593,10 @@ class Emitter:
             src.append("        std::vector<codec::pending_tag> known;")
             for f in tagged:
                 cond = f.versions.cond("version", api.lo, api.hi)
-                src.append(f"        if (({cond}) && !({safe(f.name)} == {self.typed_default(f)})) {{")
+                src.append(f"        if (({cond}) && !({member_name(f)} == {self.typed_default(f)})) {{")
                 src.append("            writer tw;")
                 src.append("            [&](writer& w) {")
-                self.write_field(f, src, 16, safe(f.name))
+                self.write_field(f, src, 16, member_name(f))
                 src.append("            }(tw);")
                 src.append(f"            known.push_back({{{f.tag}, std::move(tw.buffer())}});")
                 src.append("        }")
@@ -610,7 +615,7 @@ class Emitter:
                 src.append(f'    os << "{sep}{f.name}=<redacted>";')
             else:
                 src.append(f'    os << "{sep}{f.name}=";')
-                src.append(f"    codec::print(os, {safe(f.name)});")
+                src.append(f"    codec::print(os, {member_name(f)});")
         src.append("    os << '}';")
         src.append("}")
         src.append("")
@@ -637,6 +642,18 @@ class Emitter:
 
 def safe(name):
     return name + "_" if name in CXX_KEYWORDS else name
+
+
+# Static members every message struct declares; a top-level field with one of these names
+# (FindCoordinator's `key`) gets a trailing underscore instead.
+MESSAGE_MEMBERS = {"key", "min_version", "max_version", "first_flexible_version", "is_flexible"}
+
+
+def member_name(f):
+    """The C++ member name of a field."""
+    if f.top_level and f.name in MESSAGE_MEMBERS:
+        return f.name + "_"
+    return safe(f.name)
 
 
 def struct_order(fields, seen, order):
@@ -879,7 +896,7 @@ class SampleEmitter:
             if cond == "false":
                 continue
             out.append(f"    if ({cond}) {{")
-            target = f"m.{safe(f.name)}"
+            target = f"m.{member_name(f)}"
             if f.is_array:
                 vec = f"{target}.emplace()" if f.nullable is not None else target
                 out.append(f"        auto& v = {vec};")
