@@ -379,7 +379,10 @@ class Emitter:
                 out.append(f"{p}if (r.i8() < 0) {{")
                 out.append(f"{p}    if ({nullable_now}) {{ {target}.reset(); }} else {{ r.fail(errc::invalid_length); }}")
                 out.append(f"{p}}} else {{")
-                out.append(f"{p}    {target}.emplace().decode(r, version);")
+                # Not emplace(): clang 14 caches "not default-constructible" for a nested struct
+                # seen while its enclosing struct was incomplete.
+                out.append(f"{p}    {target} = std::decay_t<decltype({target})>::value_type{{}};")
+                out.append(f"{p}    {target}->decode(r, version);")
                 out.append(f"{p}}}")
             else:
                 out.append(f"{p}{target}.decode(r, version);")
@@ -509,6 +512,11 @@ class Emitter:
             init = default_expr(f)
             decl.append(f"    {field_cxx(f)} {member_name(f)}{{{init if init != '{}' else ''}}};{attrs}")
         decl.append("    ::sluice::protocol::kafka::tagged_fields unknown_tagged_fields;")
+        if kind == "request":
+            decl.append("    /// Bytes after the body. Kafka ignores them (AbstractRequest.parseRequest); kept so that")
+            decl.append("    /// a frame re-encodes unchanged. compat: librdkafka's all-topics Metadata v9+ request")
+            decl.append("    /// leaves 3 bytes of a 4-byte array-count placeholder (rd_kafka_MetadataRequest0).")
+            decl.append("    ::sluice::protocol::kafka::bytes trailing_bytes;")
         decl.append("")
         decl.append("    void encode(::sluice::protocol::writer& w, std::int16_t version) const;")
         decl.append("    void decode(::sluice::protocol::reader& r, std::int16_t version);")
@@ -569,6 +577,11 @@ class Emitter:
             src.append("            }")
             src.append("        }")
             src.append("    }")
+        if kind == "request":
+            src.append("    if (r.ok() && r.remaining() > 0) {")
+            src.append("        const bytes_view rest = r.take(r.remaining());")
+            src.append("        trailing_bytes.assign(rest.begin(), rest.end());")
+            src.append("    }")
         src.append("}")
         src.append("")
         # encode
@@ -602,6 +615,8 @@ class Emitter:
                 src.append("        }")
             src.append("        codec::write_tag_section(w, known, unknown_tagged_fields);")
             src.append("    }")
+        if kind == "request":
+            src.append("    w.raw(bytes_view(trailing_bytes.data(), trailing_bytes.size()));")
         src.append("}")
         src.append("")
         # print
@@ -907,7 +922,7 @@ class SampleEmitter:
                 self.value(ef, 12, "e", out, depth)
                 out.append("        }")
             elif f.nullable is not None and (f.elem in ("string", "bytes") or f.is_struct):
-                out.append(f"        {target}.emplace();")
+                out.append(f"        {target} = std::decay_t<decltype({target})>::value_type{{}};")
                 self.value(f, 8, f"*{target}", out, depth)
             else:
                 self.value(f, 8, target, out, depth)
