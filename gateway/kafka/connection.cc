@@ -1,0 +1,263 @@
+#include "gateway/kafka/connection.h"
+
+#include <sys/sendfile.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "gateway/kafka/logger.h"
+#include "protocol/core/bytes.h"
+
+namespace sluice::gateway {
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+kafka_connection::kafka_connection(tcp::socket socket, services& svc, dispatcher& disp,
+                                   std::uint64_t id)
+    : socket_(std::move(socket)),
+      svc_(svc),
+      dispatcher_(disp),
+      writer_wakeup_(socket_.get_executor()),
+      reader_wakeup_(socket_.get_executor()),
+      idle_timer_(socket_.get_executor()),
+      last_activity_(std::chrono::steady_clock::now()) {
+    info_.id = id;
+    boost::system::error_code ec;
+    info_.peer = socket_.remote_endpoint(ec);
+    info_.local = socket_.local_endpoint(ec);
+    socket_.set_option(tcp::no_delay(true), ec);
+}
+
+void kafka_connection::stop() {
+    // Graceful: stop reading new requests; the write loop sends the responses of the requests
+    // already read (their appends and fsyncs complete) and then closes the socket.
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+        if (!self->closed_) {
+            boost::system::error_code ec;
+            self->socket_.shutdown(tcp::socket::shutdown_receive, ec);
+            self->wake(self->reader_wakeup_);
+        }
+    });
+}
+
+void kafka_connection::close() {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    boost::system::error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+    wake(writer_wakeup_);
+    wake(reader_wakeup_);
+    idle_timer_.cancel();
+}
+
+asio::awaitable<void> kafka_connection::run() {
+    auto self = shared_from_this();
+    kafka_log().debug("conn {}: accepted from {}", info_.id, info_.peer.address().to_string());
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(ex, idle_watchdog(), asio::detached);
+    asio::co_spawn(ex, write_loop(), asio::detached);
+    try {
+        co_await read_loop();
+    } catch (const std::exception& e) {
+        kafka_log().error("conn {}: read loop failed: {}", info_.id, e.what());
+        close();
+    }
+    reader_done_ = true;
+    wake(writer_wakeup_);
+    kafka_log().debug("conn {}: reader finished", info_.id);
+}
+
+asio::awaitable<void> kafka_connection::read_loop() {
+    const auto max_frame = static_cast<std::uint64_t>(svc_.kafka.max_request_bytes);
+    const auto max_in_flight = static_cast<std::size_t>(svc_.kafka.max_in_flight);
+    std::byte size_prefix[4];
+    while (!closed_) {
+        boost::system::error_code ec;
+        co_await asio::async_read(socket_, asio::buffer(size_prefix, 4),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            if (ec != asio::error::eof && ec != asio::error::operation_aborted &&
+                ec != asio::error::connection_reset) {
+                kafka_log().debug("conn {}: read failed: {}", info_.id, ec.message());
+                close();
+            }
+            // On a clean end of input the write loop sends what is pending, then closes.
+            co_return;
+        }
+        last_activity_ = std::chrono::steady_clock::now();
+        const std::int32_t size = protocol::load_i32(size_prefix);
+        if (size < 8 || static_cast<std::uint64_t>(size) > max_frame) {
+            kafka_log().warn(
+                "conn {} from {}: frame size {} outside [8, {}] (socket.request.max.bytes); "
+                "closing",
+                info_.id, info_.peer.address().to_string(), size, max_frame);
+            close();
+            co_return;
+        }
+        auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size));
+        frame->resize(static_cast<std::size_t>(size));
+        co_await asio::async_read(socket_, asio::buffer(frame->data(), frame->size()),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            kafka_log().debug("conn {}: connection ended inside a {}-byte frame: {}", info_.id,
+                              size, ec.message());
+            close();
+            co_return;
+        }
+        last_activity_ = std::chrono::steady_clock::now();
+        auto s = std::make_shared<slot>();
+        pending_.push_back(s);
+        asio::co_spawn(socket_.get_executor(), handle(std::move(frame), s),
+                       [self = shared_from_this()](std::exception_ptr e) {
+                           if (e) {
+                               try {
+                                   std::rethrow_exception(e);
+                               } catch (const std::exception& ex) {
+                                   kafka_log().error("conn {}: request handler failed: {}",
+                                                     self->info_.id, ex.what());
+                               }
+                               self->close();
+                           }
+                       });
+        // Backpressure: stop reading while too many requests wait for their responses.
+        while (!closed_ && pending_.size() >= max_in_flight) {
+            reader_wakeup_.expires_at(asio::steady_timer::time_point::max());
+            co_await reader_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+    }
+}
+
+asio::awaitable<void> kafka_connection::handle(std::shared_ptr<protocol::byte_buffer> frame,
+                                               std::shared_ptr<slot> s) {
+    s->result = co_await dispatcher_.dispatch(info_, std::move(frame));
+    s->ready = true;
+    wake(writer_wakeup_);
+}
+
+asio::awaitable<void> kafka_connection::write_loop() {
+    auto self = shared_from_this();
+    while (true) {
+        while (!closed_ && !pending_.empty() && pending_.front()->ready) {
+            auto s = pending_.front();
+            pending_.pop_front();
+            wake(reader_wakeup_);
+            switch (s->result.what) {
+                case dispatch_result::action::close:
+                    close();
+                    break;
+                case dispatch_result::action::no_response:
+                    break;
+                case dispatch_result::action::respond:
+                    if (!co_await write_response(s->result.response)) {
+                        close();
+                    }
+                    break;
+            }
+            if (s->result.close_after) {
+                close();
+            }
+            last_activity_ = std::chrono::steady_clock::now();
+        }
+        if (closed_ || (reader_done_ && pending_.empty())) {
+            break;
+        }
+        boost::system::error_code ec;
+        writer_wakeup_.expires_at(asio::steady_timer::time_point::max());
+        co_await writer_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    close();
+}
+
+asio::awaitable<bool> kafka_connection::write_response(const protocol::writer& w) {
+    const auto& buf = w.buffer();
+    std::vector<asio::const_buffer> pieces;
+    std::size_t from = 0;
+    boost::system::error_code ec;
+    auto flush = [&]() -> asio::awaitable<bool> {
+        if (!pieces.empty()) {
+            co_await asio::async_write(socket_, pieces,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+            pieces.clear();
+        }
+        co_return !ec;
+    };
+    for (const auto& sp : w.splices()) {
+        if (sp.at > from) {
+            pieces.emplace_back(buf.data() + from, sp.at - from);
+        }
+        from = sp.at;
+        if (const auto* m = std::get_if<protocol::shared_bytes>(&sp.chunk)) {
+            pieces.emplace_back(m->data.data(), m->data.size());
+            continue;
+        }
+        // A file region: send what is buffered, then let the kernel copy file -> socket.
+        const auto& region = std::get<protocol::file_region>(sp.chunk);
+        if (!co_await flush()) {
+            co_return false;
+        }
+        off_t pos = static_cast<off_t>(region.position);
+        std::size_t left = region.length;
+        if (!socket_.native_non_blocking()) {
+            socket_.native_non_blocking(true, ec);
+        }
+        while (left > 0) {
+            ssize_t n = ::sendfile(socket_.native_handle(), region.fd, &pos, left);
+            if (n > 0) {
+                left -= static_cast<std::size_t>(n);
+                continue;
+            }
+            if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+                co_await socket_.async_wait(tcp::socket::wait_write,
+                                            asio::redirect_error(asio::use_awaitable, ec));
+                if (ec) {
+                    co_return false;
+                }
+                continue;
+            }
+            // n == 0: the file ended early; anything else: a socket or file error. Either
+            // way the frame can no longer be completed.
+            kafka_log().warn("conn {}: sendfile failed after {} of {} bytes: {}", info_.id,
+                             region.length - left, region.length,
+                             n == 0 ? "file shorter than expected" : std::strerror(errno));
+            co_return false;
+        }
+    }
+    if (buf.size() > from) {
+        pieces.emplace_back(buf.data() + from, buf.size() - from);
+    }
+    co_return co_await flush();
+}
+
+asio::awaitable<void> kafka_connection::idle_watchdog() {
+    auto self = shared_from_this();
+    const auto idle = std::chrono::milliseconds(svc_.kafka.idle_timeout_ms);
+    while (!closed_) {
+        idle_timer_.expires_at(last_activity_ + idle);
+        boost::system::error_code ec;
+        co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (closed_) {
+            break;
+        }
+        if (!ec && pending_.empty() &&
+            std::chrono::steady_clock::now() - last_activity_ >= idle) {
+            kafka_log().info("conn {} from {}: idle for {} ms (connections.max.idle.ms); closing",
+                             info_.id, info_.peer.address().to_string(), idle.count());
+            close();
+        }
+    }
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,74 @@
+// One Kafka client connection: reads size-prefixed request frames, hands each to the
+// dispatcher, and writes the responses back in request order.
+//
+//   socket --read_loop--> frame --co_spawn--> dispatcher.dispatch --> slot (ready)
+//                                                                        |
+//   socket <--write_loop-- responses, in the order the requests arrived <-+
+//
+// Requests are pipelined: the read loop keeps reading while earlier requests are in flight (up
+// to max_in_flight), each request runs as its own coroutine, and the write loop sends the
+// responses strictly in arrival order. Handlers start in arrival order, so the part of a
+// handler before its first suspension (e.g. a produce's append) also runs in arrival order.
+//
+// Lifecycle: created by the listener after accept, run() until the peer hangs up, the
+// connection idles past connections.max.idle.ms, a protocol error, or stop().
+// Concurrency: everything runs on the io_context the socket belongs to (one thread), so no
+// member needs a lock; stop() may be called from any thread (it posts).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "gateway/kafka/dispatcher.h"
+#include "gateway/kafka/request_context.h"
+
+namespace sluice::gateway {
+
+class kafka_connection : public std::enable_shared_from_this<kafka_connection> {
+public:
+    kafka_connection(boost::asio::ip::tcp::socket socket, services& svc, dispatcher& disp,
+                     std::uint64_t id);
+
+    /// Serves the connection until it ends. Never throws.
+    boost::asio::awaitable<void> run();
+
+    /// Closes the socket (from any thread); run() then completes.
+    void stop();
+
+    std::uint64_t id() const { return info_.id; }
+
+private:
+    struct slot {
+        bool ready = false;
+        dispatch_result result;
+    };
+
+    boost::asio::awaitable<void> read_loop();
+    boost::asio::awaitable<void> write_loop();
+    boost::asio::awaitable<void> idle_watchdog();
+    boost::asio::awaitable<void> handle(std::shared_ptr<protocol::byte_buffer> frame,
+                                        std::shared_ptr<slot> s);
+    boost::asio::awaitable<bool> write_response(const protocol::writer& w);
+    void close();
+    void wake(boost::asio::steady_timer& t) { t.cancel(); }
+
+    boost::asio::ip::tcp::socket socket_;
+    services& svc_;
+    dispatcher& dispatcher_;
+    connection_info info_;
+    std::deque<std::shared_ptr<slot>> pending_;
+    boost::asio::steady_timer writer_wakeup_;
+    boost::asio::steady_timer reader_wakeup_;
+    boost::asio::steady_timer idle_timer_;
+    std::chrono::steady_clock::time_point last_activity_;
+    bool closed_ = false;
+    bool reader_done_ = false;
+};
+
+}  // namespace sluice::gateway

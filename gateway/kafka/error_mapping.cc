@@ -1,0 +1,67 @@
+#include "gateway/kafka/error_mapping.h"
+
+#include "backend/log/errc.h"
+#include "protocol/core/errc.h"
+
+namespace sluice::gateway {
+namespace kafka = protocol::kafka;
+
+namespace {
+
+// One exhaustive switch per category, no default: a new errc breaks the build until it is
+// mapped here.
+kafka::error_code from_log(backend::log::errc e) {
+    using backend::log::errc;
+    switch (e) {
+        case errc::unknown_topic_or_partition: return kafka::error_code::unknown_topic_or_partition;
+        case errc::topic_already_exists: return kafka::error_code::topic_already_exists;
+        case errc::invalid_topic_name: return kafka::error_code::invalid_topic_exception;
+        case errc::invalid_partitions: return kafka::error_code::invalid_partitions;
+        case errc::invalid_config: return kafka::error_code::invalid_config;
+        case errc::offset_out_of_range: return kafka::error_code::offset_out_of_range;
+        case errc::message_too_large: return kafka::error_code::message_too_large;
+        case errc::corrupt_message: return kafka::error_code::corrupt_message;
+        case errc::invalid_record: return kafka::error_code::invalid_record;
+        case errc::storage_error: return kafka::error_code::kafka_storage_error;
+        case errc::disk_full: return kafka::error_code::kafka_storage_error;
+        case errc::log_closed: return kafka::error_code::not_leader_or_follower;
+        case errc::policy_violation: return kafka::error_code::policy_violation;
+        case errc::segment_corrupt: return kafka::error_code::kafka_storage_error;
+    }
+    return kafka::error_code::unknown_server_error;
+}
+
+kafka::error_code from_protocol(protocol::errc e) {
+    using protocol::errc;
+    switch (e) {
+        case errc::truncated: return kafka::error_code::corrupt_message;
+        case errc::invalid_length: return kafka::error_code::corrupt_message;
+        case errc::invalid_varint: return kafka::error_code::corrupt_message;
+        case errc::unsupported_version: return kafka::error_code::unsupported_version;
+        case errc::unknown_api: return kafka::error_code::invalid_request;
+        case errc::invalid_value: return kafka::error_code::corrupt_message;
+        case errc::crc_mismatch: return kafka::error_code::corrupt_message;
+        case errc::unsupported_compression: return kafka::error_code::unsupported_compression_type;
+        case errc::compression_error: return kafka::error_code::corrupt_message;
+        case errc::too_large: return kafka::error_code::message_too_large;
+        case errc::trailing_bytes: return kafka::error_code::corrupt_message;
+    }
+    return kafka::error_code::unknown_server_error;
+}
+
+}  // namespace
+
+kafka::error_code to_kafka(std::error_code ec) {
+    if (!ec) {
+        return kafka::error_code::none;
+    }
+    if (ec.category() == backend::log::log_category()) {
+        return from_log(static_cast<backend::log::errc>(ec.value()));
+    }
+    if (ec.category() == protocol::protocol_category()) {
+        return from_protocol(static_cast<protocol::errc>(ec.value()));
+    }
+    return kafka::error_code::unknown_server_error;
+}
+
+}  // namespace sluice::gateway

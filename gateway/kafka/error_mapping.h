@@ -1,0 +1,14 @@
+// The one place where module errors become Kafka error codes (STYLE.md section 4).
+#pragma once
+
+#include <system_error>
+
+#include "protocol/kafka/error_code.h"
+
+namespace sluice::gateway {
+
+/// Maps an error from any module to the code a Kafka broker returns for it. Errors from a
+/// category this front does not know map to UNKNOWN_SERVER_ERROR.
+protocol::kafka::error_code to_kafka(std::error_code ec);
+
+}  // namespace sluice::gateway

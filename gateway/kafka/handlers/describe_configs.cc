@@ -1,0 +1,76 @@
+// DescribeConfigs: topic configs (overrides, broker defaults, built-in defaults) and the
+// broker's own settings, with sources, synonyms, types and documentation by version.
+#include <algorithm>
+
+#include "backend/log/log_manager.h"
+#include "gateway/kafka/config_view.h"
+#include "gateway/kafka/handlers/registry.h"
+
+namespace sluice::gateway {
+namespace kafka = protocol::kafka;
+
+boost::asio::awaitable<describe_configs_handler::response> describe_configs_handler::handle(
+    request_context& ctx, request req) {
+    auto& svc = ctx.svc();
+    const std::int16_t version = ctx.version();
+    response resp;
+    for (const auto& res : req.resources) {
+        auto& out = resp.results.emplace_back();
+        out.resource_type = res.resource_type;
+        out.resource_name = res.resource_name;
+        out.error_code = kafka::error_code::none;
+        std::vector<config_entry> entries;
+        const auto type = static_cast<resource_type>(res.resource_type);
+        if (type == resource_type::topic) {
+            auto topic = svc.log.find_topic(res.resource_name);
+            if (!topic) {
+                out.error_code = kafka::error_code::unknown_topic_or_partition;
+                out.error_message = "unknown topic '" + res.resource_name + "'";
+                continue;
+            }
+            entries = describe_topic_configs(svc, *topic);
+        } else if (type == resource_type::broker) {
+            if (!res.resource_name.empty() &&
+                res.resource_name != std::to_string(svc.kafka.node_id)) {
+                out.error_code = kafka::error_code::invalid_request;
+                out.error_message = "unknown broker '" + res.resource_name + "'";
+                continue;
+            }
+            entries = describe_broker_configs(svc);
+        } else if (type == resource_type::broker_logger) {
+            // Logger levels are not exposed as configs; an empty list, as for a broker with none.
+        } else {
+            out.error_code = kafka::error_code::invalid_request;
+            out.error_message = "unsupported resource type " + std::to_string(res.resource_type);
+            continue;
+        }
+        for (auto& e : entries) {
+            if (res.configuration_keys &&
+                std::find(res.configuration_keys->begin(), res.configuration_keys->end(),
+                          e.name) == res.configuration_keys->end()) {
+                continue;
+            }
+            auto& c = out.configs.emplace_back();
+            c.name = e.name;
+            c.value = e.value;
+            c.read_only = e.read_only;
+            c.is_default = e.source == config_source::default_config;
+            c.config_source = static_cast<std::int8_t>(e.source);
+            c.is_sensitive = false;
+            if (version >= 1 && req.include_synonyms) {
+                for (const auto& s : e.synonyms) {
+                    c.synonyms.push_back({s.name, s.value, static_cast<std::int8_t>(s.source), {}});
+                }
+            }
+            c.config_type = static_cast<std::int8_t>(e.type);
+            if (version >= 3 && req.include_documentation) {
+                c.documentation = e.documentation;
+            } else {
+                c.documentation = std::nullopt;
+            }
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,93 @@
+// ListOffsets: the earliest (-2), latest (-1), max-timestamp (-3) offset, or the first offset at
+// or after a timestamp, per partition. v0 answers with a list of old-style offsets.
+#include "backend/log/log_manager.h"
+#include "backend/log/partition_log.h"
+#include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/registry.h"
+
+namespace sluice::gateway {
+namespace kafka = protocol::kafka;
+
+namespace {
+
+constexpr std::int64_t latest_timestamp = -1;
+constexpr std::int64_t earliest_timestamp = -2;
+constexpr std::int64_t max_timestamp = -3;
+constexpr std::int64_t earliest_local_timestamp = -4;
+constexpr std::int64_t latest_tiered_timestamp = -5;
+
+}  // namespace
+
+boost::asio::awaitable<list_offsets_handler::response> list_offsets_handler::handle(request_context& ctx,
+                                                                           request req) {
+    auto& svc = ctx.svc();
+    const std::int16_t version = ctx.version();
+    response resp;
+    for (const auto& t : req.topics) {
+        auto& tout = resp.topics.emplace_back();
+        tout.name = t.name;
+        for (const auto& p : t.partitions) {
+            auto& pout = tout.partitions.emplace_back();
+            pout.partition_index = p.partition_index;
+            pout.error_code = kafka::error_code::none;
+            auto log = svc.log.partition(t.name, p.partition_index);
+            if (!log) {
+                pout.error_code = kafka::error_code::unknown_topic_or_partition;
+                continue;
+            }
+            if (p.current_leader_epoch > 0) {
+                pout.error_code = kafka::error_code::unknown_leader_epoch;
+                continue;
+            }
+            std::int64_t found_ts = -1;
+            offset found(-1);
+            switch (p.timestamp) {
+                case latest_timestamp:
+                    // read_committed readers see up to the last stable offset; without open
+                    // transactions that is the high watermark.
+                    found = log->high_watermark();
+                    break;
+                case earliest_timestamp:
+                case earliest_local_timestamp:
+                    found = log->log_start_offset();
+                    break;
+                case latest_tiered_timestamp:
+                    // No tiered storage: nothing has been uploaded.
+                    found = offset(-1);
+                    break;
+                case max_timestamp: {
+                    const auto m = log->max_timestamp();
+                    found = m.off;
+                    found_ts = m.timestamp;
+                    break;
+                }
+                default: {
+                    if (p.timestamp < 0) {
+                        pout.error_code = kafka::error_code::invalid_request;
+                        continue;
+                    }
+                    auto hit = log->lookup_timestamp(p.timestamp);
+                    if (!hit) {
+                        pout.error_code = to_kafka(hit.error());
+                        continue;
+                    }
+                    found = hit->off;
+                    found_ts = hit->timestamp;
+                    break;
+                }
+            }
+            if (version == 0) {
+                if (found.value >= 0 && p.max_num_offsets > 0) {
+                    pout.old_style_offsets.push_back(found);
+                }
+            } else {
+                pout.offset = found;
+                pout.timestamp = found_ts;
+                pout.leader_epoch = found.value >= 0 ? 0 : -1;
+            }
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,95 @@
+// Metadata: this broker (the only one: leader, controller and coordinator of everything) and
+// the partitions of the requested topics, creating unknown topics when auto-creation is on.
+#include "backend/log/log_manager.h"
+#include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/logger.h"
+
+namespace sluice::gateway {
+namespace kafka = protocol::kafka;
+namespace blog = backend::log;
+
+namespace {
+
+using topic_entry = metadata_handler::response::metadata_response_topic;
+
+void fill_topic(topic_entry& t, const blog::topic_info& info, node_id self) {
+    t.error_code = kafka::error_code::none;
+    t.name = info.name;
+    t.topic_id = info.id;
+    t.is_internal = info.internal;
+    t.partitions.reserve(static_cast<std::size_t>(info.partitions));
+    for (std::int32_t p = 0; p < info.partitions; ++p) {
+        auto& part = t.partitions.emplace_back();
+        part.error_code = kafka::error_code::none;
+        part.partition_index = partition_id(p);
+        part.leader_id = self;
+        part.leader_epoch = 0;
+        part.replica_nodes = {self};
+        part.isr_nodes = {self};
+    }
+}
+
+}  // namespace
+
+boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(request_context& ctx,
+                                                                   request req) {
+    auto& svc = ctx.svc();
+    const node_id self(svc.kafka.node_id);
+    response resp;
+    auto [host, port] = advertised_kafka_address(ctx);
+    resp.brokers.push_back({self, host, port, std::nullopt, {}});
+    resp.cluster_id = svc.kafka.cluster_id;
+    resp.controller_id = self;
+
+    // compat: v0 has no null list; an empty list there means every topic.
+    const bool all_topics = !req.topics || (ctx.version() == 0 && req.topics->empty());
+    if (all_topics) {
+        for (const auto& info : svc.log.list_topics()) {
+            fill_topic(resp.topics.emplace_back(), info, self);
+        }
+        co_return resp;
+    }
+
+    // Auto-creation: asked for by the client (v4+; implied before) and allowed by the broker.
+    const bool may_create = svc.kafka.auto_create_topics && req.allow_auto_topic_creation;
+    for (const auto& wanted : *req.topics) {
+        auto& t = resp.topics.emplace_back();
+        std::optional<blog::topic_info> info;
+        if (!wanted.name && !wanted.topic_id.is_zero()) {
+            info = svc.log.find_topic(wanted.topic_id);
+            if (!info) {
+                t.error_code = kafka::error_code::unknown_topic_id;
+                t.topic_id = wanted.topic_id;
+                t.name = std::nullopt;
+                continue;
+            }
+        } else {
+            const std::string name = wanted.name.value_or("");
+            t.name = name;
+            info = svc.log.find_topic(name);
+            if (!info && may_create) {
+                auto created = svc.log.create_topic(name, svc.kafka.num_partitions, {});
+                if (created) {
+                    kafka_log().info("auto-created topic '{}' with {} partitions for client '{}'",
+                                     name, svc.kafka.num_partitions, ctx.client_id());
+                    info = *created;
+                } else {
+                    info = svc.log.find_topic(name);  // created concurrently by someone else
+                    if (!info) {
+                        t.error_code = to_kafka(created.error());
+                        continue;
+                    }
+                }
+            }
+            if (!info) {
+                t.error_code = kafka::error_code::unknown_topic_or_partition;
+                continue;
+            }
+        }
+        fill_topic(t, *info, self);
+    }
+    co_return resp;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,29 @@
+#include "gateway/kafka/handlers/registry.h"
+
+#include <array>
+
+namespace sluice::gateway {
+
+std::span<const handler_entry> handler_registry() {
+    // Ascending by API key.
+    static const std::array table = {
+        entry_for<produce_handler>(),                    // 0
+        entry_for<fetch_handler>(),                      // 1
+        entry_for<list_offsets_handler>(),               // 2
+        entry_for<metadata_handler>(),                   // 3
+        entry_for<api_versions_handler>(),               // 18
+        entry_for<create_topics_handler>(),              // 19
+        entry_for<delete_topics_handler>(),              // 20
+        entry_for<delete_records_handler>(),             // 21
+        entry_for<offset_for_leader_epoch_handler>(),    // 23
+        entry_for<describe_configs_handler>(),           // 32
+        entry_for<alter_configs_handler>(),              // 33
+        entry_for<describe_log_dirs_handler>(),          // 35
+        entry_for<create_partitions_handler>(),          // 37
+        entry_for<incremental_alter_configs_handler>(),  // 44
+        entry_for<describe_cluster_handler>(),           // 60
+    };
+    return table;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,23 @@
+// The "kafka" logger: connection lifecycle and per-request decisions of the Kafka front.
+#pragma once
+
+#include "backend/logger.h"
+
+namespace sluice::gateway {
+
+inline spdlog::logger& kafka_log() {
+    static spdlog::logger& l = named_logger("kafka");
+    return l;
+}
+
+inline spdlog::logger& server_log() {
+    static spdlog::logger& l = named_logger("server");
+    return l;
+}
+
+inline spdlog::logger& http_log() {
+    static spdlog::logger& l = named_logger("http");
+    return l;
+}
+
+}  // namespace sluice::gateway

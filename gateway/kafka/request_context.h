@@ -1,0 +1,75 @@
+// What a Kafka request handler knows about the request it serves: the header, the connection
+// it came on, and the broker's services. Created by the dispatcher per request; lives until the
+// handler's coroutine completes. Used only on the connection's io thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "gateway/server/services.h"
+#include "protocol/kafka/header.h"
+
+namespace sluice::gateway {
+
+/// Facts about one client connection, fixed after accept.
+struct connection_info {
+    std::uint64_t id = 0;
+    boost::asio::ip::tcp::endpoint peer;
+    boost::asio::ip::tcp::endpoint local;  // the address the client reached us on
+};
+
+class request_context {
+public:
+    request_context(services& svc, const connection_info& conn,
+                    const protocol::kafka::request_header& header,
+                    boost::asio::any_io_executor executor)
+        : svc_(svc), conn_(conn), header_(header), executor_(std::move(executor)) {}
+
+    services& svc() const { return svc_; }
+    const connection_info& connection() const { return conn_; }
+    const protocol::kafka::request_header& header() const { return header_; }
+    std::int16_t version() const { return header_.api_version; }
+    const std::string& client_id() const {
+        static const std::string none;
+        return header_.client_id ? *header_.client_id : none;
+    }
+    const boost::asio::any_io_executor& executor() const { return executor_; }
+
+    /// acks=0 produce: the dispatcher sends nothing back.
+    void suppress_response() { suppress_response_ = true; }
+    bool response_suppressed() const { return suppress_response_; }
+
+    /// Ask the connection to close after this request (e.g. acks=0 produce that failed, which
+    /// Kafka signals by disconnecting so the client refreshes its metadata).
+    void close_connection_after() { close_after_ = true; }
+    bool close_after() const { return close_after_; }
+
+private:
+    services& svc_;
+    const connection_info& conn_;
+    const protocol::kafka::request_header& header_;
+    boost::asio::any_io_executor executor_;
+    bool suppress_response_ = false;
+    bool close_after_ = false;
+};
+
+/// The host:port clients are told to use: --advertise-kafka, else the address this client
+/// reached us on (so a client never gets an address it cannot reach).
+inline std::pair<std::string, std::int32_t> advertised_kafka_address(const request_context& ctx) {
+    const auto& adv = ctx.svc().kafka.advertised;
+    if (!adv.host.empty()) {
+        return {adv.host, adv.port};
+    }
+    const auto& local = ctx.connection().local;
+    auto addr = local.address();
+    if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
+        addr = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, addr.to_v6());
+    }
+    return {addr.to_string(), local.port()};
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,39 @@
+// The broker's shared services, built once by run_server and handed (by reference) to every
+// listener and request handler. Owns nothing; run_server owns the objects and outlives every
+// connection. Thread-safety is that of each service.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gateway/server/config.h"
+#include "gateway/server/metrics.h"
+
+namespace sluice::backend::log {
+class log_manager;
+}
+
+namespace sluice::gateway {
+
+/// Settings of the Kafka front, read once from the configuration (Kafka's names).
+struct kafka_settings {
+    std::int32_t node_id = 0;
+    std::string cluster_id;
+    /// --advertise-kafka; empty host means "the address the client connected to".
+    endpoint advertised;
+    bool auto_create_topics = true;            // auto.create.topics.enable
+    std::int32_t num_partitions = 1;           // num.partitions
+    std::int64_t max_request_bytes = 104857600;  // socket.request.max.bytes
+    std::int64_t idle_timeout_ms = 600000;     // connections.max.idle.ms
+    std::int32_t max_in_flight = 64;           // pipelined requests read ahead per connection
+    bool delete_topic_enable = true;           // delete.topic.enable
+};
+
+struct services {
+    const config& cfg;
+    kafka_settings kafka;
+    metrics_registry& metrics;
+    backend::log::log_manager& log;
+};
+
+}  // namespace sluice::gateway

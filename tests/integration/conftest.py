@@ -1,0 +1,17 @@
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Sluice  # noqa: E402
+
+
+@pytest.fixture
+def broker():
+    """A fresh sluice with an empty data directory, stopped after the test."""
+    s = Sluice().start()
+    try:
+        yield s
+    finally:
+        s.close()

@@ -1,0 +1,170 @@
+"""Starts and stops the real sluice binary for integration tests.
+
+A test gets a running broker on free ports (listeners bound to port 0 on 127.0.0.1, the real
+ports read from the "listening:" log line), a temporary data directory, and helpers to stop it
+(SIGTERM), kill it (SIGKILL) and restart it on the same data. Every wait has a bound.
+"""
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def sluice_binary():
+    path = os.environ.get("SLUICE_BIN", os.path.join(ROOT, "build", "release", "sluice"))
+    if not os.path.exists(path):
+        raise RuntimeError(f"sluice binary not found at {path}; build first or set SLUICE_BIN")
+    return path
+
+
+def wait_for(predicate, timeout, what, interval=0.02):
+    """Polls predicate until it returns a truthy value or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Sluice:
+    def __init__(self, data_dir=None, args=(), settings=None):
+        self._tmp = None
+        if data_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="sluice-test-")
+            data_dir = self._tmp.name
+        self.data_dir = data_dir
+        self.args = list(args)
+        self.settings = dict(settings or {})
+        self.proc = None
+        self.kafka_port = None
+        self.http_port = None
+        self.log_lines = []
+        self._log_lock = threading.Lock()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self, timeout=30):
+        cmd = [sluice_binary(), "--data-dir", self.data_dir, "--kafka", "127.0.0.1:0",
+               "--http", "127.0.0.1:0", "--sqs", "off"] + self.args
+        for k, v in self.settings.items():
+            cmd += ["--set", f"{k}={v}"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, errors="replace")
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
+        line = wait_for(lambda: self._find_line("listening:") or self._exited(), timeout,
+                        "sluice to start listening")
+        if line is True:
+            raise RuntimeError("sluice exited during start:\n" + self.log_text())
+        m = re.search(r"kafka=[^ ]*:(\d+)", line)
+        self.kafka_port = int(m.group(1)) if m else None
+        m = re.search(r"http=[^ ]*:(\d+)", line)
+        self.http_port = int(m.group(1)) if m else None
+        return self
+
+    def _exited(self):
+        return self.proc.poll() is not None
+
+    def _read_log(self):
+        for line in self.proc.stderr:
+            with self._log_lock:
+                self.log_lines.append(line.rstrip("\n"))
+
+    def _find_line(self, needle):
+        with self._log_lock:
+            for line in self.log_lines:
+                if needle in line:
+                    return line
+        return None
+
+    def log_text(self):
+        with self._log_lock:
+            return "\n".join(self.log_lines)
+
+    def wait_log(self, needle, timeout=10):
+        return wait_for(lambda: self._find_line(needle), timeout, f"log line '{needle}'")
+
+    def stop(self, timeout=30):
+        """SIGTERM and wait; returns the exit code."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+                raise RuntimeError("sluice did not stop within %ss of SIGTERM" % timeout)
+        self._reader.join(5)
+        return self.proc.returncode
+
+    def kill(self):
+        """SIGKILL: the crash case."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self._reader.join(5)
+
+    def restart(self):
+        self.stop()
+        self.log_lines = []
+        return self.start()
+
+    def close(self):
+        try:
+            self.stop()
+        finally:
+            if self._tmp:
+                self._tmp.cleanup()
+
+    # --- addresses ---------------------------------------------------------------------------
+    @property
+    def bootstrap(self):
+        return f"127.0.0.1:{self.kafka_port}"
+
+    @property
+    def http_url(self):
+        return f"http://127.0.0.1:{self.http_port}"
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+
+# --- raw Kafka protocol helpers for tests that need exact bytes ------------------------------
+
+def kafka_request(api_key, version, correlation_id, body=b"", client_id="raw-test",
+                  flexible_header=False):
+    cid = client_id.encode()
+    header = struct.pack(">hhih", api_key, version, correlation_id, len(cid)) + cid
+    if flexible_header:
+        header += b"\x00"
+    payload = header + body
+    return struct.pack(">i", len(payload)) + payload
+
+
+def read_frame(sock, timeout=10):
+    sock.settimeout(timeout)
+    size = struct.unpack(">i", recv_exact(sock, 4))[0]
+    return recv_exact(sock, size)
+
+
+def recv_exact(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("connection closed after %d of %d bytes" % (len(data), n))
+        data += chunk
+    return data
+
+
+def connect(port, timeout=10):
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout)
