@@ -3,7 +3,7 @@ assign/seek, every compression codec."""
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
 
 
@@ -48,22 +48,36 @@ def test_admin_create_describe_alter_delete(broker):
     assert "compacted" in a.list_topics(timeout=10).topics
 
 
+def error_code_of(fn):
+    with pytest.raises(KafkaException) as e:
+        fn()
+    return e.value.args[0].code()
+
+
 def test_admin_errors_are_kafka_errors(broker):
     a = admin(broker)
     wait_all(a.create_topics([NewTopic("dup", 1, 1)]))
-    with pytest.raises(KafkaException) as e:
-        wait_all(a.create_topics([NewTopic("dup", 1, 1)]))
-    assert "TOPIC_ALREADY_EXISTS" in str(e.value) or "already exists" in str(e.value)
-    with pytest.raises(KafkaException) as e:
-        wait_all(a.create_topics([NewTopic("bad/name", 1, 1)]))
-    assert "INVALID_TOPIC" in str(e.value) or "Invalid" in str(e.value)
-    with pytest.raises(KafkaException) as e:
-        wait_all(a.create_topics([NewTopic("cfg", 1, 1, config={"no.such.config": "1"})]))
-    assert "INVALID_CONFIG" in str(e.value) or "config" in str(e.value).lower()
-    with pytest.raises(KafkaException):
-        wait_all(a.create_partitions([NewPartitions("dup", 1)]))  # cannot shrink
-    with pytest.raises(KafkaException):
-        wait_all(a.delete_topics(["never-existed"], operation_timeout=10))
+    assert error_code_of(lambda: wait_all(a.create_topics([NewTopic("dup", 1, 1)]))) == \
+        KafkaError.TOPIC_ALREADY_EXISTS
+    assert error_code_of(lambda: wait_all(a.create_topics([NewTopic("bad/name", 1, 1)]))) == \
+        KafkaError.TOPIC_EXCEPTION
+    assert error_code_of(lambda: wait_all(a.create_topics(
+        [NewTopic("cfg", 1, 1, config={"no.such.config": "1"})]))) == KafkaError.INVALID_CONFIG
+    assert error_code_of(lambda: wait_all(a.create_topics(
+        [NewTopic("cfg", 1, 1, config={"retention.ms": "soon"})]))) == KafkaError.INVALID_CONFIG
+    assert error_code_of(lambda: wait_all(a.create_topics([NewTopic("rf", 1, 3)]))) == \
+        KafkaError.INVALID_REPLICATION_FACTOR
+    assert error_code_of(lambda: wait_all(a.create_topics([NewTopic("zero", 0, 1)]))) == \
+        KafkaError.INVALID_PARTITIONS
+    # Cannot shrink, cannot grow an unknown topic, cannot delete what does not exist.
+    assert error_code_of(lambda: wait_all(a.create_partitions([NewPartitions("dup", 1)]))) == \
+        KafkaError.INVALID_PARTITIONS
+    assert error_code_of(lambda: wait_all(a.create_partitions([NewPartitions("nope", 3)]))) == \
+        KafkaError.UNKNOWN_TOPIC_OR_PART
+    assert error_code_of(lambda: wait_all(a.delete_topics(["never-existed"],
+                                                          operation_timeout=10))) == \
+        KafkaError.UNKNOWN_TOPIC_OR_PART
+    assert "cfg" not in a.list_topics(timeout=10).topics
 
 
 def produce_numbered(broker, topic, count, partitions, **conf):
@@ -111,8 +125,8 @@ def consume_assigned(broker, topic, partitions, expected, timeout=120):
 
 
 def test_acks_all_100k_records_across_six_partitions_read_back_by_assign(broker):
-    wait_all(admin(broker).create_topics([NewTopic("bulk", num_partitions=6,
-                                                   replication_factor=1)]))
+    a = admin(broker)  # keep the handle alive until the futures complete
+    wait_all(a.create_topics([NewTopic("bulk", num_partitions=6, replication_factor=1)]))
     acked = produce_numbered(broker, "bulk", 100000, 6)
     assert len(acked) == 100000
     got = consume_assigned(broker, "bulk", 6, 100000)
