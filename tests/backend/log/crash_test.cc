@@ -1,0 +1,3 @@
+namespace sluice::backend::test {
+int crash_writer_main(int, char**) { return 2; }
+}
