@@ -1,6 +1,7 @@
 #include "gateway/kafka/produce_payload.h"
 
 #include "protocol/core/errc.h"
+#include "protocol/kafka/legacy_message.h"
 #include "protocol/kafka/record_batch.h"
 
 namespace sluice::gateway {
@@ -24,8 +25,16 @@ result<produce_payload> produce_payload::from(const kafka::records& records,
         return p;
     }
     if (magic == 0 || magic == 1) {
-        // TODO(sluice): convert legacy message sets once protocol/kafka/legacy_message lands.
-        return fail(protocol::errc::invalid_value);
+        // compat: Produce v0-2 (and some old clients at any version) carry magic 0/1 message
+        // sets; the log stores only v2 batches, so convert (Kafka's LogValidator does too).
+        auto converted = kafka::convert_legacy_to_batch(chunk->data);
+        if (!converted) {
+            return fail(converted.error());
+        }
+        auto owned = std::make_shared<protocol::byte_buffer>(std::move(*converted));
+        p.bytes_ = owned->mutable_view();
+        p.owner_ = std::move(owned);
+        return p;
     }
     return fail(protocol::errc::invalid_value);
 }

@@ -11,6 +11,7 @@
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/records_io.h"
+#include "protocol/kafka/legacy_message.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -134,7 +135,7 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
 
     if (version <= 3) {
         // Fetch v0-1 read magic 0 messages, v2-3 magic 1: convert the stored v2 batches.
-        const std::int8_t magic = version <= 1 ? 0 : 1;
+        const std::int8_t magic = kafka::legacy_magic_for_fetch(version);
         for (auto& t : targets) {
             auto& pout = *t.out;
             if (pout.records.is_null() || pout.records.size() == 0) {
@@ -146,8 +147,14 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
                 pout.records = kafka::records::empty();
                 continue;
             }
-            (void)magic;  // TODO(sluice): down-convert once legacy_message lands.
-            pout.records = kafka::records::copy_of(bytes->view());
+            auto converted = kafka::convert_batches_to_legacy(
+                bytes->view(), magic, kafka::default_max_decompressed_bytes);
+            if (!converted) {
+                pout.error_code = kafka::error_code::corrupt_message;
+                pout.records = kafka::records::empty();
+                continue;
+            }
+            pout.records = kafka::records::copy_of(converted->view());
         }
     }
     co_return resp;
