@@ -60,6 +60,10 @@ struct memory_file_system::state {
     int failing_writes = 0;
     std::error_code write_error;
     std::uint64_t syncs = 0;
+    std::string rename_needle;
+    int rename_skip = 0;
+    int failing_renames = 0;
+    std::error_code rename_error;
 
     std::shared_ptr<node> make_node(bool dir) { return std::make_shared<node>(dir, used); }
 };
@@ -330,6 +334,16 @@ result<void> memory_file_system::remove_all(const std::string& path) {
 result<void> memory_file_system::rename(const std::string& from, const std::string& to) {
     std::shared_ptr<node> replaced;
     std::lock_guard lock(state_->mu);
+    if (state_->failing_renames > 0 &&
+        (from.find(state_->rename_needle) != std::string::npos ||
+         to.find(state_->rename_needle) != std::string::npos)) {
+        if (state_->rename_skip > 0) {
+            --state_->rename_skip;
+        } else {
+            --state_->failing_renames;
+            return fail(state_->rename_error);
+        }
+    }
     auto src = locate_parent(state_->root, from);
     if (!src) {
         return fail(src.error());
@@ -431,6 +445,14 @@ void memory_file_system::fail_next_writes(int n, std::error_code ec) {
     std::lock_guard lock(state_->mu);
     state_->failing_writes = n;
     state_->write_error = ec;
+}
+
+void memory_file_system::fail_renames(std::string needle, int n, std::error_code ec, int skip) {
+    std::lock_guard lock(state_->mu);
+    state_->rename_needle = std::move(needle);
+    state_->failing_renames = n;
+    state_->rename_error = ec;
+    state_->rename_skip = skip;
 }
 
 std::uint64_t memory_file_system::sync_count() const {

@@ -56,6 +56,9 @@ public:
     void fail_next_syncs(int n, std::error_code ec);
     /// The next n writes fail with `ec` (and write nothing).
     void fail_next_writes(int n, std::error_code ec);
+    /// Renames whose source or target path contains `needle`: after `skip` of them succeed,
+    /// the next n fail with `ec`.
+    void fail_renames(std::string needle, int n, std::error_code ec, int skip = 0);
     /// Number of successful file syncs so far.
     std::uint64_t sync_count() const;
 

@@ -1,9 +1,403 @@
+// partition_log::compact: log compaction (cleanup.policy=compact) keeps the latest record of
+// every key in the sealed segments and drops tombstones once delete.retention.ms has passed.
+//
+//   sealed, durable segments older than min.compaction.lag.ms     active segment (untouched)
+//   [s0][s1][s2][s3] ...                                          [active]
+//     1. key map: key -> offset of its latest record in [s0..sN)
+//     2. rewrite into <dir>/cleaning/: consecutive segments merged while they fit
+//        segment.bytes; a batch whose records all survive is copied byte for byte, one that
+//        lost some is rebuilt with the survivors' encoded records, same base offset,
+//        base timestamp and last offset delta (so offsets never change and producer
+//        sequence ranges stay as they were), recompressed with its codec
+//     3. fsync everything, write cleaning/range, rename cleaning/ -> swap/ (the commit point)
+//     4. under the partition lock: replace the segments, move swap/* into place
+//        (partition_recovery.cc's complete_swap, which also finishes a swap after a crash)
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "backend/io/file.h"
 #include "backend/log/partition_log.h"
+#include "backend/logger.h"
+#include "protocol/core/assert.h"
+#include "protocol/kafka/compression.h"
+#include "protocol/kafka/record.h"
 
 namespace sluice::backend::log {
 
-result<compaction_result> partition_log::compact(std::int64_t) { return compaction_result{}; }
+namespace kafka = protocol::kafka;
 
-bool partition_log::needs_compaction(std::int64_t) const { return false; }
+namespace {
+
+struct key_info {
+    std::int64_t offset = -1;
+};
+
+// What the first pass learns about the keys of the cleanable segments.
+class key_map {
+public:
+    explicit key_map(std::size_t budget) : budget_(budget) {}
+    void put(protocol::bytes_view key, std::int64_t off) {
+        auto [it, fresh] = map_.try_emplace(std::string(protocol::as_chars(key)));
+        if (fresh) {
+            bytes_ += it->first.size() + 64;
+        }
+        it->second.offset = off;
+    }
+    std::int64_t latest(protocol::bytes_view key) const {
+        auto it = map_.find(std::string(protocol::as_chars(key)));
+        return it == map_.end() ? -1 : it->second.offset;
+    }
+    bool full() const { return bytes_ >= budget_; }
+
+private:
+    std::unordered_map<std::string, key_info> map_;
+    std::size_t bytes_ = 0;
+    std::size_t budget_;
+};
+
+// The batch rebuilt with only the records `keep` says yes to; nullopt when all are kept.
+struct filtered {
+    bool all = true;
+    std::int32_t kept = 0;
+    protocol::byte_buffer bytes;
+};
+
+template <typename Keep>
+result<filtered> filter_batch(protocol::bytes_view batch, Keep keep) {
+    filtered out;
+    auto it = kafka::record_iterator::open(batch, kafka::default_max_decompressed_bytes);
+    if (!it) {
+        return fail(it.error());
+    }
+    const kafka::batch_header& h = it->header();
+    protocol::byte_buffer records;
+    std::int64_t max_ts = -1;
+    kafka::record_view r;
+    while (it->next(r)) {
+        if (keep(r)) {
+            ++out.kept;
+            records.append(r.encoded);
+            max_ts = std::max(max_ts, r.timestamp);
+        } else {
+            out.all = false;
+        }
+    }
+    if (it->error()) {
+        return fail(it->error());
+    }
+    if (out.all || out.kept == 0) {
+        return out;
+    }
+    out.bytes.resize(kafka::batch_header_size);
+    if (h.codec() == kafka::compression::none) {
+        out.bytes.append(records.view());
+    } else if (auto c = kafka::compress(h.codec(), records.view(), out.bytes); !c) {
+        return fail(c.error());
+    }
+    kafka::batch_header nh = h;
+    nh.records_count = out.kept;
+    nh.batch_length = static_cast<std::int32_t>(out.bytes.size() - kafka::batch_log_overhead);
+    if (!h.uses_log_append_time()) {
+        nh.max_timestamp = max_ts;
+    }
+    kafka::write_batch_header(out.bytes.mutable_view(), nh);
+    protocol::store_u32(out.bytes.data() + kafka::batch_crc_offset,
+                        kafka::compute_batch_crc(out.bytes.view()));
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<segment>> partition_log::cleanable_locked(std::int64_t now_ms,
+                                                                     bool durable_only) const {
+    std::vector<std::shared_ptr<segment>> out;
+    const auto& cfg = *config_;
+    for (std::size_t i = 0; i + 1 < segments_.size(); ++i) {
+        const auto& s = segments_[i];
+        const std::int64_t ts = s->max_timestamp >= 0 ? s->max_timestamp : s->first_append_ms;
+        if (!s->sealed || (durable_only && !s->seal_persisted) || s->deleted || s->corrupt_at >= 0 ||
+            (ts >= 0 && now_ms - ts < cfg.min_compaction_lag_ms)) {
+            break;
+        }
+        out.push_back(s);
+    }
+    return out;
+}
+
+bool partition_log::needs_compaction(std::int64_t now_ms) const {
+    std::lock_guard lock(mu_);
+    if (closed_ || !config_->cleanup_compact) {
+        return false;
+    }
+    std::uint64_t total = 0;
+    std::uint64_t dirty = 0;
+    bool overdue = false;
+    for (const auto& s : cleanable_locked(now_ms, false)) {
+        total += s->size;
+        if (s->next_offset > compacted_until_) {
+            dirty += s->size;
+            const std::int64_t ts = s->max_timestamp >= 0 ? s->max_timestamp : s->first_append_ms;
+            overdue = overdue || (ts >= 0 && now_ms - ts >= config_->max_compaction_lag_ms);
+        }
+    }
+    return dirty > 0 &&
+           (overdue || static_cast<double>(dirty) >=
+                           config_->min_cleanable_dirty_ratio * static_cast<double>(total));
+}
+
+std::shared_ptr<segment> partition_log::adopt_compacted(const segment& o) {
+    // The output now lives in the partition folder under the same name.
+    auto seg = std::make_shared<segment>(env_->files, dir_, o.base_offset());
+    seg->size = o.size;
+    seg->next_offset = o.next_offset;
+    seg->max_timestamp = o.max_timestamp;
+    seg->max_timestamp_offset = o.max_timestamp_offset;
+    seg->first_append_ms = o.first_append_ms;
+    seg->sealed = true;
+    seg->seal_persisted = true;
+    seg->dir_durable = true;
+    seg->synced = {seg->size, seg->next_offset, seg->max_timestamp, seg->max_timestamp_offset};
+    (void)seg->offset_index().load(seg->size);
+    (void)seg->time_index().load(seg->size);
+    seg->reset_to(seg->synced);
+    seg->verified_to = seg->size;
+    return seg;
+}
+
+result<compaction_result> partition_log::compact(std::int64_t now_ms) {
+    std::lock_guard admin(admin_mu_);
+    // Only durable, sealed segments are compacted: finish any pending seal first (this is a
+    // background thread; the flusher would do the same).
+    if (needs_sync()) {
+        sync_round(false);
+    }
+    compaction_result out;
+    std::vector<std::shared_ptr<segment>> inputs;
+    std::shared_ptr<const topic_config> cfg;
+    offset end{0};
+    {
+        std::lock_guard lock(mu_);
+        if (closed_) {
+            return fail(errc::log_closed);
+        }
+        cfg = config_;
+        if (!cfg->cleanup_compact) {
+            return out;
+        }
+        inputs = cleanable_locked(now_ms, true);
+        if (inputs.empty()) {
+            return out;
+        }
+        end = segments_[inputs.size()]->base_offset();
+    }
+    auto& fs = env_->fs();
+
+    // 1. The latest offset of every key, segment by segment until the memory budget is spent.
+    key_map keys(env_->compaction_map_bytes);
+    std::size_t mapped = 0;
+    for (const auto& s : inputs) {
+        auto f = s->log_file().get();
+        if (!f) {
+            return fail(map_io_error(f.error(), "reading a segment to compact"));
+        }
+        batch_scanner scan(**f, 0, s->size, true, s->base_offset());
+        batch_scanner::item it;
+        while (true) {
+            auto o = scan.next(it);
+            if (!o) {
+                return fail(map_io_error(o.error(), "reading a segment to compact"));
+            }
+            if (*o == batch_scanner::outcome::end) {
+                break;
+            }
+            if (*o != batch_scanner::outcome::batch) {
+                return fail(errc::segment_corrupt);
+            }
+            if (it.header.is_control()) {
+                continue;
+            }
+            auto records = kafka::record_iterator::open(scan.last_batch(),
+                                                        kafka::default_max_decompressed_bytes);
+            if (!records) {
+                return fail(errc::segment_corrupt);
+            }
+            kafka::record_view r;
+            while (records->next(r)) {
+                if (r.key) {
+                    keys.put(*r.key, r.offset);
+                }
+            }
+        }
+        ++mapped;
+        if (keys.full()) {
+            break;
+        }
+    }
+    if (mapped < inputs.size()) {
+        end = inputs[mapped]->base_offset();
+        inputs.resize(mapped);
+    }
+
+    // 2. Rewrite into cleaning/, merging neighbours while they fit one segment.
+    const std::string cleaning = io::join_path(dir_, "cleaning");
+    if (auto r = fs.remove_all(cleaning); !r) {
+        return fail(map_io_error(r.error(), "clearing the compaction folder"));
+    }
+    if (auto r = fs.create_directory(cleaning); !r) {
+        return fail(map_io_error(r.error(), "creating the compaction folder"));
+    }
+    auto keep = [&](const kafka::record_view& r) {
+        if (!r.key || keys.latest(*r.key) != r.offset) {
+            return false;  // superseded, or no key (a compacted topic has no use for it)
+        }
+        // A tombstone stays readable for delete.retention.ms, then goes.
+        return r.value.has_value() || now_ms - r.timestamp < cfg->delete_retention_ms;
+    };
+    std::vector<std::shared_ptr<segment>> outputs;
+    std::shared_ptr<segment> current;
+    std::shared_ptr<io::file> current_file;
+    for (const auto& s : inputs) {
+        const std::uint64_t limit = static_cast<std::uint64_t>(cfg->segment_bytes);
+        if (!current || current->size + s->size > limit ||
+            s->next_offset - current->base_offset() >= std::numeric_limits<std::int32_t>::max()) {
+            current = std::make_shared<segment>(env_->files, cleaning, s->base_offset());
+            auto f = current->log_file().get();
+            if (!f) {
+                return fail(map_io_error(f.error(), "creating a compacted segment"));
+            }
+            current_file = *f;
+            outputs.push_back(current);
+        }
+        out.bytes_before += static_cast<std::int64_t>(s->size);
+        auto f = s->log_file().get();
+        if (!f) {
+            return fail(map_io_error(f.error(), "reading a segment to compact"));
+        }
+        batch_scanner scan(**f, 0, s->size, true, s->base_offset());
+        batch_scanner::item it;
+        while (true) {
+            auto o = scan.next(it);
+            if (!o) {
+                return fail(map_io_error(o.error(), "reading a segment to compact"));
+            }
+            if (*o == batch_scanner::outcome::end) {
+                break;
+            }
+            if (*o != batch_scanner::outcome::batch) {
+                return fail(errc::segment_corrupt);
+            }
+            protocol::bytes_view bytes = scan.last_batch();
+            filtered kept;
+            if (!it.header.is_control()) {
+                auto fb = filter_batch(bytes, keep);
+                if (!fb) {
+                    return fail(errc::segment_corrupt);
+                }
+                kept = std::move(*fb);
+                out.records_removed += it.header.records_count - kept.kept;
+                if (kept.kept == 0) {
+                    continue;
+                }
+                if (!kept.all) {
+                    bytes = kept.bytes.view();
+                }
+            }
+            auto h = kafka::read_batch_header(bytes);
+            if (auto w = current_file->write_at(bytes, current->size); !w) {
+                return fail(map_io_error(w.error(), "writing a compacted segment"));
+            }
+            current->index_batch(*h, current->size, cfg->index_interval_bytes);
+            current->size += bytes.size();
+            current->next_offset = offset(h->last_offset() + 1);
+        }
+        // Keep the input's offset range even if its last batches went: offsets are never
+        // handed out twice, and the segment boundaries stay where they were.
+        current->next_offset = std::max(current->next_offset, s->next_offset);
+    }
+    for (const auto& o : outputs) {
+        auto f = o->log_file().get();
+        if (!f) {
+            return fail(map_io_error(f.error(), "syncing a compacted segment"));
+        }
+        if (auto r = (*f)->sync(); !r) {
+            return fail(map_io_error(r.error(), "syncing a compacted segment"));
+        }
+        auto header = o->sealed_header();
+        if (auto r = o->offset_index().write_sealed(header); !r) {
+            return fail(map_io_error(r.error(), "writing a compacted index"));
+        }
+        if (auto r = o->time_index().write_sealed(header); !r) {
+            return fail(map_io_error(r.error(), "writing a compacted index"));
+        }
+        o->log_file().close();
+        out.bytes_after += static_cast<std::int64_t>(o->size);
+    }
+    std::string range = std::to_string(inputs.front()->base_offset().value) + " " +
+                        std::to_string(end.value) + "\n";
+    for (const auto& o : outputs) {
+        range += std::to_string(o->base_offset().value) + " ";
+    }
+    range += "\n";
+    if (auto r = io::write_file_atomic(fs, io::join_path(cleaning, "range"),
+                                       protocol::as_bytes(range));
+        !r) {
+        return fail(map_io_error(r.error(), "writing the compaction range"));
+    }
+    // 3. The commit point.
+    if (auto r = fs.rename(cleaning, io::join_path(dir_, "swap")); !r) {
+        return fail(map_io_error(r.error(), "committing a compaction"));
+    }
+    if (auto r = fs.sync_dir(dir_); !r) {
+        return fail(map_io_error(r.error(), "committing a compaction"));
+    }
+
+    // 4. Swap, with appends and new reads held off for the renames. Readers still holding an
+    // old segment notice it was deleted and read again.
+    bool swap_failed = false;
+    {
+        std::lock_guard lock(mu_);
+        SLUICE_CHECK(segments_.size() > inputs.size());
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            SLUICE_CHECK(segments_[i] == inputs[i]);
+            inputs[i]->deleted = true;
+            inputs[i]->log_file().close();
+            inputs[i]->offset_index().close_file();
+            inputs[i]->time_index().close_file();
+        }
+        if (auto r = complete_swap(); !r) {
+            // Some files may be moved and some not: serving either version could be wrong.
+            // The partition closes; the next open finishes the swap from the swap folder.
+            storage_log().error("{}-{}: finishing a compaction swap failed ({}); the partition "
+                                "is closed until the broker restarts",
+                                topic_, id_.value, r.error().message());
+            swap_failed = true;
+        } else {
+            std::vector<std::shared_ptr<segment>> fresh;
+            for (const auto& o : outputs) {
+                fresh.push_back(adopt_compacted(*o));
+            }
+            segments_.erase(segments_.begin(),
+                            segments_.begin() + static_cast<std::ptrdiff_t>(inputs.size()));
+            segments_.insert(segments_.begin(), fresh.begin(), fresh.end());
+            size_bytes_ = 0;
+            for (const auto& seg : segments_) {
+                size_bytes_ += static_cast<std::int64_t>(seg->size);
+            }
+            compacted_until_ = std::max(compacted_until_, end);
+        }
+    }
+    if (swap_failed) {
+        (void)close(false);
+        return fail(errc::storage_error);
+    }
+    out.segments_cleaned = static_cast<std::int32_t>(inputs.size());
+    storage_log().info(
+        "{}-{}: compacted {} segments into {} ({} -> {} bytes, {} records removed), offsets "
+        "below {}",
+        topic_, id_.value, inputs.size(), outputs.size(), out.bytes_before, out.bytes_after,
+        out.records_removed, end.value);
+    return out;
+}
 
 }  // namespace sluice::backend::log

@@ -9,6 +9,8 @@
 #include "backend/io/file.h"
 #include "backend/log/flusher.h"
 #include "backend/logger.h"
+#include "protocol/kafka/compression.h"
+#include "protocol/kafka/record.h"
 
 namespace sluice::backend::log {
 
@@ -174,6 +176,17 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
         if (h->is_control() && !opts.allow_control_batches) {
             return fail(errc::invalid_record);
         }
+        if (cfg->cleanup_compact && !h->is_control()) {
+            // compat: Kafka's LogValidator refuses keyless records in compacted topics. Only
+            // these topics pay for a look inside the batch (decompressing it if needed).
+            auto summary = kafka::summarize_records(b, kafka::default_max_decompressed_bytes);
+            if (!summary || summary->count != h->records_count) {
+                return fail(errc::corrupt_message);
+            }
+            if (summary->has_null_key || !summary->offsets_consecutive) {
+                return fail(errc::invalid_record);
+            }
+        }
         pending.push_back({static_cast<std::size_t>(b.data() - batches.data()), *h});
         records += h->records_count;
     }
@@ -318,8 +331,40 @@ void partition_log::register_flush_waiter(std::unique_ptr<flush_waiter> w) {
     }
 }
 
+namespace {
+// A segment deleted (retention, compaction) while a reader used it: read again.
+bool any_deleted(const std::vector<std::shared_ptr<segment>>& used) {
+    return std::any_of(used.begin(), used.end(), [](const auto& s) { return s->deleted.load(); });
+}
+constexpr int read_attempts = 8;
+}  // namespace
+
 result<read_result> partition_log::read(offset from, std::size_t max_bytes,
                                         const read_options& opts) {
+    std::vector<std::shared_ptr<segment>> used;
+    for (int attempt = 1;; ++attempt) {
+        used.clear();
+        auto r = read_attempt(from, max_bytes, opts, used);
+        if (attempt == read_attempts || !any_deleted(used)) {
+            return r;
+        }
+    }
+}
+
+result<timestamp_and_offset> partition_log::lookup_timestamp(std::int64_t ts_ms) {
+    std::vector<std::shared_ptr<segment>> used;
+    for (int attempt = 1;; ++attempt) {
+        used.clear();
+        auto r = lookup_attempt(ts_ms, used);
+        if (attempt == read_attempts || !any_deleted(used)) {
+            return r;
+        }
+    }
+}
+
+result<read_result> partition_log::read_attempt(offset from, std::size_t max_bytes,
+                                                const read_options& opts,
+                                                std::vector<std::shared_ptr<segment>>& used) {
     struct snapshot {
         std::shared_ptr<segment> seg;
         std::uint64_t size;
@@ -346,6 +391,7 @@ result<read_result> partition_log::read(offset from, std::size_t max_bytes,
         for (std::size_t i = find_segment_locked(from); i < segments_.size() && segs.size() < 4;
              ++i) {
             segs.push_back({segments_[i], segments_[i]->size});
+            used.push_back(segments_[i]);
         }
     }
     offset limit = out.high_watermark;
@@ -482,7 +528,8 @@ result<read_result> partition_log::read(offset from, std::size_t max_bytes,
     return out;
 }
 
-result<timestamp_and_offset> partition_log::lookup_timestamp(std::int64_t ts_ms) {
+result<timestamp_and_offset> partition_log::lookup_attempt(
+    std::int64_t ts_ms, std::vector<std::shared_ptr<segment>>& used) {
     struct snapshot {
         std::shared_ptr<segment> seg;
         std::uint64_t size;
@@ -498,6 +545,7 @@ result<timestamp_and_offset> partition_log::lookup_timestamp(std::int64_t ts_ms)
         for (const auto& s : segments_) {
             if (s->max_timestamp >= ts_ms && s->next_offset > log_start_) {
                 segs.push_back({s, s->size});
+                used.push_back(s);
             }
         }
     }

@@ -279,6 +279,13 @@ private:
     std::error_code map_io_error(const std::error_code& ec, const char* what) const;
     void sync_round(bool final_close);
     void note_index_damage(const std::shared_ptr<segment>& seg);
+    result<read_result> read_attempt(offset from, std::size_t max_bytes, const read_options& opts,
+                                     std::vector<std::shared_ptr<segment>>& used);
+    result<timestamp_and_offset> lookup_attempt(std::int64_t ts_ms,
+                                                std::vector<std::shared_ptr<segment>>& used);
+    std::vector<std::shared_ptr<segment>> cleanable_locked(std::int64_t now_ms,
+                                                           bool durable_only) const;
+    std::shared_ptr<segment> adopt_compacted(const segment& output);
     void rebuild_damaged_indexes();
 
     template <typename Handler>
@@ -304,6 +311,7 @@ private:
     std::mutex sync_mu_;                 // one sync round at a time
     std::atomic<bool> sync_queued_{false};
     std::mutex admin_mu_;                // delete_records, retention and compaction, one at a time
+    offset compacted_until_{0};          // segments below were compacted in this process
     recovery_report recovery_;
 };
 

@@ -183,6 +183,8 @@ result<batch_scanner::outcome> batch_scanner::next(item& out) {
     }
     out.position = pos_;
     out.header = *h;
+    last_ = verify_crc_ ? protocol::bytes_view(p, static_cast<std::size_t>(total))
+                        : protocol::bytes_view{};
     pos_ += total;
     min_next_ = offset(h->last_offset() + 1);
     return outcome::batch;

@@ -115,6 +115,9 @@ public:
     result<outcome> next(item& out);
     /// Where the next batch starts (after the last one returned).
     std::uint64_t position() const { return pos_; }
+    /// The bytes of the batch next() returned last (verify_crc scanners only; valid until the
+    /// next call).
+    protocol::bytes_view last_batch() const { return last_; }
     /// A short description of why the scan stopped with truncated or corrupt.
     const char* reason() const { return reason_; }
 
@@ -129,6 +132,7 @@ private:
     std::vector<std::byte> buf_;
     std::uint64_t buf_pos_ = 0;   // file position of buf_[0]
     std::size_t buf_len_ = 0;
+    protocol::bytes_view last_;
     const char* reason_ = "";
 };
 

@@ -443,6 +443,9 @@ result<void> sparse_index::write_unsealed_all() {
 
 result<void> sparse_index::truncate_values_from(std::int64_t value_limit) {
     std::lock_guard lock(mu_);
+    if (!verified_) {
+        verify_locked();
+    }
     while (!tail_.empty() && tail_.back().value >= value_limit) {
         tail_.pop_back();
     }
@@ -475,6 +478,8 @@ result<void> sparse_index::reset() {
     tail_.clear();
     file_count_ = 0;
     file_last_.reset();
+    verified_ = true;
+    damaged_ = false;
     file_.close();
     return file_.fs().remove(file_.path());
 }
