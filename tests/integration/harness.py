@@ -57,6 +57,8 @@ class Sluice:
                "--http", "127.0.0.1:0", "--sqs", "off"] + self.args
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
+        with self._log_lock:
+            self.log_lines = []  # a restart must not find the previous run's "listening:" line
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, errors="replace")
         self._reader = threading.Thread(target=self._read_log, daemon=True)
@@ -115,7 +117,6 @@ class Sluice:
 
     def restart(self):
         self.stop()
-        self.log_lines = []
         return self.start()
 
     def close(self):

@@ -63,7 +63,13 @@ def test_acknowledged_records_survive_sigkill():
 
             t = threading.Thread(target=pump)
             t.start()
-            wait_for(lambda: len(acked) >= target, 60, "20000 acknowledged records")
+            try:
+                wait_for(lambda: len(acked) >= target, 60, "20000 acknowledged records")
+            except TimeoutError:
+                stop.set()
+                t.join(30)
+                raise AssertionError(f"round {round_}: only {len(acked)} of {target} acked; "
+                                     f"sluice log:\n{s.log_text()[-3000:]}")
             s.kill()  # SIGKILL while the producer is still sending
             stop.set()
             t.join(30)
