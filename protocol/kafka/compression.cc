@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <span>
 
@@ -33,7 +34,10 @@ public:
         if (produced > max_) {
             return {};
         }
-        std::size_t allowed = max_ - produced + 1;
+        std::size_t allowed = max_ - produced;
+        if (allowed < std::numeric_limits<std::size_t>::max()) {
+            ++allowed;  // the one byte past the limit that reveals a bomb
+        }
         std::size_t free = out_.capacity() - out_.size();
         if (free == 0) {
             std::size_t want = std::min(allowed, std::max(next_chunk_, produced));

@@ -5,6 +5,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,16 @@ TEST_P(CompressionRoundTrip, TruncatedInputFails) {
 
 INSTANTIATE_TEST_SUITE_P(Compression, CompressionRoundTrip, ::testing::ValuesIn(all_codecs),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Compression, LargestSizeLimitMeansNoLimit) {
+    auto packed = compressed(compression::gzip, as_bytes("no limit"));
+
+    byte_buffer out;
+    auto r = decompress(compression::gzip, packed.view(), out, SIZE_MAX);
+
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(text(out.view()), "no limit");
+}
 
 TEST(Compression, GarbageInputFailsForEveryCodec) {
     std::vector<std::byte> garbage(64, std::byte{0xff});
