@@ -288,7 +288,8 @@ std::int8_t legacy_magic_for_fetch(std::int16_t fetch_version) {
 }
 
 result<byte_buffer> convert_batches_to_legacy(bytes_view batches, std::int8_t magic,
-                                              std::size_t max_decompressed) {
+                                              std::size_t max_decompressed,
+                                              std::int64_t first_offset) {
     if (magic != 0 && magic != 1) {
         return fail(errc::invalid_value);
     }
@@ -305,6 +306,9 @@ result<byte_buffer> convert_batches_to_legacy(bytes_view batches, std::int8_t ma
                 return fail(set.error());
             }
             for (auto m : set->messages) {
+                if (m.offset < first_offset) {
+                    continue;
+                }
                 m.magic = magic;
                 m.attributes = static_cast<std::int8_t>(
                     magic == 1 && m.log_append_time() ? legacy_attr_timestamp_type : 0);
@@ -322,6 +326,9 @@ result<byte_buffer> convert_batches_to_legacy(bytes_view batches, std::int8_t ma
         bool append_time = it->header().uses_log_append_time();
         record_view rec;
         while (it->next(rec)) {
+            if (rec.offset < first_offset) {
+                continue;
+            }
             legacy_message m;
             m.offset = rec.offset;
             m.magic = magic;

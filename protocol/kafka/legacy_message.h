@@ -121,9 +121,12 @@ std::int8_t legacy_magic_for_fetch(std::int16_t fetch_version);
 ///   - headers are dropped; magic 1 keeps timestamps and the log-append-time flag;
 ///   - control batches (transaction markers) are skipped, as Kafka does;
 ///   - legacy messages met in the input are re-emitted at the target magic;
+///   - records below `first_offset` (the fetch offset, which may fall inside the first
+///     batch) are skipped, as Kafka's down-conversion does;
 ///   - a partial batch at the end of the input is ignored (a fetch may cut one off).
 /// The CRC of the input batches is not checked (they were validated on append).
 result<byte_buffer> convert_batches_to_legacy(bytes_view batches, std::int8_t magic,
-                                              std::size_t max_decompressed);
+                                              std::size_t max_decompressed,
+                                              std::int64_t first_offset = 0);
 
 }  // namespace sluice::protocol::kafka

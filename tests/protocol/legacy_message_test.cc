@@ -473,6 +473,19 @@ TEST(LegacyConversion, PartialBatchAtTheEndIsIgnored) {
     EXPECT_EQ(d->messages.size(), 2u);
 }
 
+TEST(LegacyConversion, RecordsBelowTheFetchOffsetAreSkipped) {
+    auto log = stored_batches();
+
+    auto set = convert_batches_to_legacy(log.view(), 1, mib, 101);
+    ASSERT_TRUE(set.has_value());
+    auto d = decode_legacy_messages(set->view());
+
+    ASSERT_TRUE(d.has_value());
+    ASSERT_EQ(d->messages.size(), 2u);
+    EXPECT_EQ(d->messages[0].offset, 101);
+    EXPECT_EQ(d->messages[1].offset, 103);
+}
+
 TEST(LegacyConversion, MagicAboveOneIsRefused) {
     auto log = stored_batches();
 
