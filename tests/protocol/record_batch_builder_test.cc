@@ -106,7 +106,8 @@ TEST(RecordBatchBuilder, IsEmptyAndReusableAfterFinish) {
 
 TEST(RecordBatchBuilder, EncodedRecordSizeMatchesWhatIsWritten) {
     std::array<header_view, 1> headers = {header_view{"h", as_bytes("value")}};
-    new_record rec{as_bytes("key"), as_bytes(std::string(300, 'x')), headers, 99};
+    std::string value(300, 'x');
+    new_record rec{as_bytes("key"), as_bytes(value), headers, 99};
     record_batch_builder b;
 
     b.add(rec);
