@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "protocol/kafka/compression.h"
@@ -103,7 +104,9 @@ void batch_with_fixed_crc(bytes_view input) {
         }
     }
     for (std::int8_t magic : {std::int8_t{0}, std::int8_t{1}}) {
-        auto legacy = convert_batches_to_legacy(data, magic, max_decompressed);
+        // No fetch offset: fuzzed offset deltas may make record offsets negative.
+        auto legacy = convert_batches_to_legacy(data, magic, max_decompressed,
+                                                std::numeric_limits<std::int64_t>::min());
         if (!legacy) {
             continue;
         }
