@@ -4,6 +4,9 @@
 #include "backend/log/partition_log.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/records_io.h"
+#include "protocol/kafka/compression.h"
+#include "protocol/kafka/record.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -15,6 +18,38 @@ constexpr std::int64_t earliest_timestamp = -2;
 constexpr std::int64_t max_timestamp = -3;
 constexpr std::int64_t earliest_local_timestamp = -4;
 constexpr std::int64_t latest_tiered_timestamp = -5;
+
+/// The index finds the first batch whose max timestamp reaches `target`; Kafka answers with the
+/// first record in it that does, so look inside that batch. On any read problem the batch's
+/// own answer stands.
+void refine_to_record(backend::log::partition_log& log, std::int64_t target, offset& found,
+                      std::int64_t& found_ts) {
+    backend::log::read_options opts;
+    opts.min_one_batch = true;
+    auto got = log.read(found, 1, opts);
+    if (!got) {
+        return;
+    }
+    auto bytes = read_records_into_memory(got->records);
+    if (!bytes) {
+        return;
+    }
+    kafka::batch_cursor cursor(bytes->view());
+    for (auto b = cursor.next(); !b.empty(); b = cursor.next()) {
+        auto it = kafka::record_iterator::open(b, kafka::default_max_decompressed_bytes);
+        if (!it) {
+            return;
+        }
+        kafka::record_view r;
+        while (it->next(r)) {
+            if (r.offset >= found.value && r.timestamp >= target) {
+                found = offset(r.offset);
+                found_ts = r.timestamp;
+                return;
+            }
+        }
+    }
+}
 
 }  // namespace
 
@@ -73,6 +108,9 @@ boost::asio::awaitable<list_offsets_handler::response> list_offsets_handler::han
                     }
                     found = hit->off;
                     found_ts = hit->timestamp;
+                    if (found.value >= 0) {
+                        refine_to_record(*log, p.timestamp, found, found_ts);
+                    }
                     break;
                 }
             }
