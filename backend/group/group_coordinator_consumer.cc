@@ -1,0 +1,509 @@
+// group_coordinator: the KIP-848 consumer protocol (ConsumerGroupHeartbeat) with server-side
+// assignment. compat: validation, member epochs, static members and reconciliation follow
+// Kafka's GroupMetadataManager.consumerGroupHeartbeat and CurrentAssignmentBuilder (3.9).
+#include <algorithm>
+#include <regex>
+
+#include "backend/group/errc.h"
+#include "backend/group/group_coordinator.h"
+#include "backend/log/log_manager.h"
+#include "backend/logger.h"
+
+namespace sluice::backend::group {
+
+namespace {
+
+std::string session_key(const std::string& group, const std::string& member) {
+    return "cs\x1f" + group + "\x1f" + member;
+}
+std::string rebalance_key(const std::string& group, const std::string& member) {
+    return "cr\x1f" + group + "\x1f" + member;
+}
+
+consumer_heartbeat_result heartbeat_error(errc e, std::string message = {}) {
+    consumer_heartbeat_result r;
+    r.error = make_error_code(e);
+    if (!message.empty()) {
+        r.error_message = std::move(message);
+    }
+    return r;
+}
+
+bool has_regex(const consumer_member& m) {
+    return m.subscribed_topic_regex && !m.subscribed_topic_regex->empty();
+}
+
+/// Whether `owned` lists only partitions of `assigned` (compat: GroupMetadataManager.isSubset).
+bool is_subset(const std::optional<std::vector<owned_partitions>>& owned,
+               const topic_partitions& assigned) {
+    if (!owned) {
+        return false;
+    }
+    for (const auto& tp : *owned) {
+        auto it = assigned.find(tp.topic_id);
+        if (it == assigned.end()) {
+            if (!tp.partitions.empty()) {
+                return false;
+            }
+            continue;
+        }
+        for (std::int32_t p : tp.partitions) {
+            if (!it->second.contains(p)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<owned_partitions>> group_coordinator::to_owned(
+    const topic_partitions& tp) const {
+    std::vector<owned_partitions> out;
+    for (const auto& [id, parts] : tp) {
+        out.push_back({id, std::vector<std::int32_t>(parts.begin(), parts.end())});
+    }
+    return out;
+}
+
+void group_coordinator::cancel_consumer_timers_locked(const std::string& group_id) {
+    auto* e = find_locked(group_id);
+    if (e == nullptr || !e->consumer) {
+        return;
+    }
+    for (const auto& [id, _] : e->consumer->members()) {
+        timers_.cancel(session_key(group_id, id));
+        timers_.cancel(rebalance_key(group_id, id));
+    }
+}
+
+std::map<std::string, subscribed_topic> group_coordinator::subscription_metadata_locked(
+    const consumer_group& g, const consumer_member* extra) {
+    std::set<std::string> names;
+    std::vector<std::regex> patterns;
+    auto collect = [&](const consumer_member& m) {
+        names.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+        if (has_regex(m)) {
+            try {
+                patterns.emplace_back(*m.subscribed_topic_regex, std::regex::ECMAScript);
+            } catch (const std::regex_error&) {
+                // validated on the way in; an old bad pattern matches nothing
+            }
+        }
+    };
+    for (const auto& [_, m] : g.members()) {
+        collect(m);
+    }
+    if (extra != nullptr) {
+        collect(*extra);
+    }
+    std::map<std::string, subscribed_topic> out;
+    if (!patterns.empty()) {
+        for (const auto& t : log_.list_topics()) {
+            if (t.internal) {
+                continue;
+            }
+            for (const auto& re : patterns) {
+                if (std::regex_match(t.name, re)) {
+                    out[t.name] = {t.id, t.partitions};
+                    break;
+                }
+            }
+        }
+    }
+    for (const auto& name : names) {
+        if (out.contains(name)) {
+            continue;
+        }
+        if (auto info = log_.find_topic(name)) {
+            out[name] = {info->id, info->partitions};
+        }
+    }
+    return out;
+}
+
+void group_coordinator::compute_target_locked(consumer_group& g) {
+    const auto& meta = g.subscription_metadata();
+    topic_sizes sizes;
+    for (const auto& [_, t] : meta) {
+        sizes[t.id] = t.partitions;
+    }
+    std::vector<assignor_member> members;
+    for (const auto& [id, m] : g.members()) {
+        assignor_member am;
+        am.member_id = id;
+        std::optional<std::regex> re;
+        if (has_regex(m)) {
+            try {
+                re.emplace(*m.subscribed_topic_regex, std::regex::ECMAScript);
+            } catch (const std::regex_error&) {
+            }
+        }
+        for (const auto& [name, t] : meta) {
+            const bool by_name = std::find(m.subscribed_topic_names.begin(),
+                                           m.subscribed_topic_names.end(),
+                                           name) != m.subscribed_topic_names.end();
+            if (by_name || (re && std::regex_match(name, *re))) {
+                am.topics.insert(t.id);
+            }
+        }
+        am.current = g.target_of(id);
+        members.push_back(std::move(am));
+    }
+    const std::string assignor = g.preferred_assignor(cfg_.consumer_assignors.front());
+    auto target = assignor == "range" ? assign_range(members, sizes)
+                                      : assign_uniform(members, sizes);
+    g.set_target_assignment(g.group_epoch(), std::move(target));
+    group_log().info("group {}: target assignment for epoch {} computed by the {} assignor "
+                     "({} members, {} topics)",
+                     g.id(), g.group_epoch(), assignor, members.size(), sizes.size());
+}
+
+void group_coordinator::schedule_consumer_session_locked(const consumer_group& g,
+                                                         const consumer_member& m) {
+    const std::string gid = g.id();
+    const std::string mid = m.member_id;
+    timers_.schedule(session_key(gid, mid), mono() + cfg_.consumer_session_timeout_ms,
+                     [this, gid, mid] {
+                         fence_consumer_member_locked(gid, mid, "session timeout");
+                     });
+}
+
+void group_coordinator::fence_consumer_member_locked(const std::string& group_id,
+                                                     const std::string& member_id,
+                                                     const std::string& why) {
+    auto* e = find_locked(group_id);
+    if (e == nullptr || !e->consumer || e->consumer->member(member_id) == nullptr) {
+        return;
+    }
+    consumer_group& g = *e->consumer;
+    timers_.cancel(session_key(group_id, member_id));
+    timers_.cancel(rebalance_key(group_id, member_id));
+    g.remove(member_id);
+    g.set_group_epoch(g.group_epoch() + 1);
+    g.set_subscription_metadata(subscription_metadata_locked(g, nullptr));
+    g.touch_state(wall());
+    group_log().info("group {}: member {} removed ({}); group epoch {}", group_id, member_id, why,
+                     g.group_epoch());
+    store_group_locked(group_id);
+}
+
+consumer_heartbeat_result group_coordinator::consumer_leave_locked(
+    const consumer_heartbeat_request& req) {
+    auto* e = find_locked(req.group_id);
+    if (e == nullptr || e->kind != group_kind::consumer || !e->consumer) {
+        return heartbeat_error(errc::group_id_not_found,
+                               "Group " + req.group_id + " is not a consumer group.");
+    }
+    consumer_group& g = *e->consumer;
+    consumer_heartbeat_result r;
+    r.member_id = req.member_id;
+    r.member_epoch = req.member_epoch;
+    if (!req.instance_id) {
+        if (g.member(req.member_id) == nullptr) {
+            return heartbeat_error(errc::unknown_member_id);
+        }
+        fence_consumer_member_locked(req.group_id, req.member_id, "left the group");
+        return r;
+    }
+    auto sid = g.static_member_id(*req.instance_id);
+    if (!sid) {
+        return heartbeat_error(errc::unknown_member_id,
+                               "Instance id " + *req.instance_id + " is unknown.");
+    }
+    if (*sid != req.member_id) {
+        return heartbeat_error(errc::fenced_instance_id);
+    }
+    if (req.member_epoch == leave_group_static_member_epoch) {
+        // A static member leaving for now keeps its partitions until its session expires or
+        // it comes back under a new member id.
+        consumer_member m = *g.member(*sid);
+        m.member_epoch = leave_group_static_member_epoch;
+        m.pending_revocation.clear();
+        g.upsert(std::move(m));
+        group_log().info("group {}: static member {} ({}) left temporarily", req.group_id, *sid,
+                         *req.instance_id);
+        return r;
+    }
+    fence_consumer_member_locked(req.group_id, *sid, "static member left the group");
+    return r;
+}
+
+consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
+    const consumer_heartbeat_request& req) {
+    std::lock_guard lock(mu_);
+    if (auto ec = check_loaded()) {
+        consumer_heartbeat_result r;
+        r.error = ec;
+        return r;
+    }
+    // Validation (compat: throwIfConsumerGroupHeartbeatRequestIsInvalid).
+    const std::int32_t epoch = req.member_epoch;
+    if (req.group_id.empty()) {
+        return heartbeat_error(errc::invalid_request, "GroupId can't be empty.");
+    }
+    if (req.instance_id && req.instance_id->empty()) {
+        return heartbeat_error(errc::invalid_request, "InstanceId can't be empty.");
+    }
+    if (req.rack_id && req.rack_id->empty()) {
+        return heartbeat_error(errc::invalid_request, "RackId can't be empty.");
+    }
+    const bool has_names = req.subscribed_topic_names && !req.subscribed_topic_names->empty();
+    const bool has_re = req.subscribed_topic_regex && !req.subscribed_topic_regex->empty();
+    if (epoch > 0 || epoch == leave_group_member_epoch) {
+        if (req.member_id.empty()) {
+            return heartbeat_error(errc::invalid_request, "MemberId can't be empty.");
+        }
+    } else if (epoch == 0) {
+        if (req.rebalance_timeout_ms < 0) {
+            return heartbeat_error(errc::invalid_request,
+                                   "RebalanceTimeoutMs must be provided in first request.");
+        }
+        if (!req.topic_partitions || !req.topic_partitions->empty()) {
+            return heartbeat_error(errc::invalid_request,
+                                   "TopicPartitions must be empty when (re-)joining.");
+        }
+        if (!has_names && !has_re) {
+            return heartbeat_error(errc::invalid_request,
+                                   "SubscribedTopicNames or SubscribedTopicRegex must be set in "
+                                   "first request.");
+        }
+    } else if (epoch == leave_group_static_member_epoch) {
+        if (req.member_id.empty()) {
+            return heartbeat_error(errc::invalid_request, "MemberId can't be empty.");
+        }
+        if (!req.instance_id) {
+            return heartbeat_error(errc::invalid_request, "InstanceId can't be null.");
+        }
+    } else {
+        return heartbeat_error(errc::invalid_request, "MemberEpoch is invalid.");
+    }
+    if (req.server_assignor &&
+        std::find(cfg_.consumer_assignors.begin(), cfg_.consumer_assignors.end(),
+                  *req.server_assignor) == cfg_.consumer_assignors.end()) {
+        return heartbeat_error(errc::unsupported_assignor,
+                               "ServerAssignor " + *req.server_assignor + " is not supported.");
+    }
+    if (has_re) {
+        try {
+            std::regex check(*req.subscribed_topic_regex, std::regex::ECMAScript);
+        } catch (const std::regex_error& ex) {
+            return heartbeat_error(errc::invalid_regular_expression,
+                                   "SubscribedTopicRegex does not compile: " +
+                                       std::string(ex.what()));
+        }
+    }
+    if (epoch < 0) {
+        auto r = consumer_leave_locked(req);
+        arm_locked();
+        return r;
+    }
+
+    // The group: created by a joining member; an empty classic group becomes a consumer group.
+    auto* e = find_locked(req.group_id);
+    if (e == nullptr) {
+        if (epoch != 0) {
+            return heartbeat_error(errc::group_id_not_found,
+                                   "Consumer group " + req.group_id + " not found.");
+        }
+        e = &groups_[req.group_id];
+        e->kind = group_kind::consumer;
+        e->consumer = std::make_unique<consumer_group>(req.group_id, wall());
+    } else if (e->kind == group_kind::classic) {
+        const bool empty_classic = !e->classic || (e->classic->in(classic_state::empty) &&
+                                                   e->classic->pending_members() == 0);
+        if (epoch != 0 || !empty_classic) {
+            return heartbeat_error(errc::group_id_not_found,
+                                   "Group " + req.group_id + " is not a consumer group.");
+        }
+        const std::int32_t previous_generation = e->classic ? e->classic->generation() : 0;
+        e->classic.reset();
+        e->kind = group_kind::consumer;
+        e->consumer = std::make_unique<consumer_group>(req.group_id, wall());
+        e->consumer->set_group_epoch(previous_generation);
+        group_log().info("group {}: empty classic group converted to a consumer group",
+                         req.group_id);
+    }
+    consumer_group& g = *e->consumer;
+    if (g.members().size() >= static_cast<std::size_t>(cfg_.consumer_max_size) &&
+        (req.member_id.empty() || g.member(req.member_id) == nullptr)) {
+        return heartbeat_error(errc::group_max_size_reached,
+                               "The consumer group has reached its maximum capacity of " +
+                                   std::to_string(cfg_.consumer_max_size) + " members.");
+    }
+    const std::string member_id = req.member_id.empty() ? uuid::random().to_base64() : req.member_id;
+
+    // The member: new, rejoining, replacing a static instance, or heartbeating.
+    consumer_member current;
+    bool is_new = false;
+    auto check_epoch = [&](const consumer_member& m) -> std::optional<consumer_heartbeat_result> {
+        if (epoch > m.member_epoch) {
+            return heartbeat_error(errc::fenced_member_epoch,
+                                   "The member epoch " + std::to_string(epoch) +
+                                       " is ahead of the group's " +
+                                       std::to_string(m.member_epoch) + ".");
+        }
+        if (epoch < m.member_epoch &&
+            (epoch != m.previous_member_epoch || !is_subset(req.topic_partitions, m.assigned))) {
+            return heartbeat_error(errc::fenced_member_epoch,
+                                   "The member epoch " + std::to_string(epoch) +
+                                       " is behind the group's " +
+                                       std::to_string(m.member_epoch) + ".");
+        }
+        return std::nullopt;
+    };
+    if (!req.instance_id) {
+        if (auto* m = g.member(member_id)) {
+            if (epoch != 0) {
+                if (auto bad = check_epoch(*m)) {
+                    return *bad;
+                }
+            }
+            current = *m;
+        } else if (epoch == 0) {
+            is_new = true;
+            current.member_id = member_id;
+        } else {
+            return heartbeat_error(errc::unknown_member_id,
+                                   "Member " + member_id + " is not a member of group " +
+                                       req.group_id + ".");
+        }
+    } else {
+        auto sid = g.static_member_id(*req.instance_id);
+        consumer_member* existing = sid ? g.member(*sid) : nullptr;
+        if (epoch == 0) {
+            if (existing == nullptr) {
+                is_new = g.member(member_id) == nullptr;
+                current = is_new ? consumer_member{} : *g.member(member_id);
+                current.member_id = member_id;
+            } else if (existing->member_id == member_id &&
+                       existing->member_epoch != leave_group_static_member_epoch) {
+                current = *existing;  // the same static member rejoining
+            } else if (existing->member_epoch != leave_group_static_member_epoch) {
+                return heartbeat_error(errc::unreleased_instance_id,
+                                       "Static member " + member_id + " with instance id " +
+                                           *req.instance_id +
+                                           " cannot join: the instance id is owned by member " +
+                                           existing->member_id + ".");
+            } else {
+                // Take over the instance's partitions under the new member id.
+                consumer_member replaced = *existing;
+                const std::string old_id = replaced.member_id;
+                g.move_target(old_id, member_id);
+                timers_.cancel(session_key(req.group_id, old_id));
+                timers_.cancel(rebalance_key(req.group_id, old_id));
+                g.remove(old_id);
+                replaced.member_id = member_id;
+                replaced.member_epoch = 0;
+                replaced.previous_member_epoch = 0;
+                replaced.state = member_state::stable;
+                replaced.pending_revocation.clear();
+                current = std::move(replaced);
+                group_log().info("group {}: static member {} replaces {} (instance {})",
+                                 req.group_id, member_id, old_id, *req.instance_id);
+            }
+        } else {
+            if (existing == nullptr) {
+                return heartbeat_error(errc::unknown_member_id,
+                                       "Instance id " + *req.instance_id + " is unknown.");
+            }
+            if (existing->member_id != member_id) {
+                return heartbeat_error(errc::fenced_instance_id);
+            }
+            if (auto bad = check_epoch(*existing)) {
+                return *bad;
+            }
+            current = *existing;
+        }
+    }
+
+    // 1. Update the member; a new member or a changed subscription bumps the group epoch.
+    consumer_member updated = current;
+    if (req.instance_id) {
+        updated.instance_id = req.instance_id;
+    }
+    if (req.rack_id) {
+        updated.rack_id = req.rack_id;
+    }
+    if (req.rebalance_timeout_ms >= 0) {
+        updated.rebalance_timeout_ms = req.rebalance_timeout_ms;
+    }
+    if (req.server_assignor) {
+        updated.server_assignor = req.server_assignor;
+    }
+    if (req.subscribed_topic_names) {
+        updated.subscribed_topic_names = *req.subscribed_topic_names;
+    }
+    if (req.subscribed_topic_regex) {
+        updated.subscribed_topic_regex = req.subscribed_topic_regex;
+    }
+    updated.client_id = req.client.client_id;
+    updated.client_host = req.client.client_host;
+    bool bump = is_new || updated.subscribed_topic_names != current.subscribed_topic_names ||
+                updated.subscribed_topic_regex.value_or("") !=
+                    current.subscribed_topic_regex.value_or("");
+    const topic_partitions before = current.assigned;
+    g.upsert(updated);
+
+    // 2. Topics appear, disappear or grow: that changes the assignment too.
+    auto meta = subscription_metadata_locked(g, nullptr);
+    if (meta != g.subscription_metadata()) {
+        g.set_subscription_metadata(std::move(meta));
+        bump = true;
+    }
+    if (bump) {
+        g.set_group_epoch(g.group_epoch() + 1);
+        g.touch_state(wall());
+        group_log().info("group {}: epoch {} ({})", req.group_id, g.group_epoch(),
+                         is_new ? "member " + member_id + " joined" : "subscriptions changed");
+        store_group_locked(req.group_id);
+    }
+    if (g.group_epoch() > g.assignment_epoch()) {
+        compute_target_locked(g);
+        rebalances_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+    // 3. Move the member one step toward its target.
+    consumer_member& m = *g.member(member_id);
+    const member_state state_before = m.state;
+    g.reconcile(m, req.topic_partitions);
+    if (m.state == member_state::unrevoked_partitions) {
+        if (state_before != member_state::unrevoked_partitions ||
+            !timers_.scheduled(rebalance_key(req.group_id, member_id))) {
+            const std::string gid = req.group_id;
+            const std::int32_t at_epoch = m.member_epoch;
+            timers_.schedule(rebalance_key(gid, member_id), mono() + m.rebalance_timeout_ms,
+                             [this, gid, member_id, at_epoch] {
+                                 auto* ge = find_locked(gid);
+                                 if (ge == nullptr || !ge->consumer) {
+                                     return;
+                                 }
+                                 auto* gm = ge->consumer->member(member_id);
+                                 if (gm != nullptr && gm->member_epoch == at_epoch &&
+                                     gm->state == member_state::unrevoked_partitions) {
+                                     fence_consumer_member_locked(gid, member_id,
+                                                                  "rebalance timeout");
+                                 }
+                             });
+        }
+    } else {
+        timers_.cancel(rebalance_key(req.group_id, member_id));
+    }
+    schedule_consumer_session_locked(g, m);
+
+    consumer_heartbeat_result r;
+    r.member_id = member_id;
+    r.member_epoch = m.member_epoch;
+    r.heartbeat_interval_ms = cfg_.consumer_heartbeat_interval_ms;
+    const bool full = epoch == 0 || (req.rebalance_timeout_ms >= 0 &&
+                                     (req.subscribed_topic_names || req.subscribed_topic_regex) &&
+                                     req.topic_partitions);
+    if (full || m.assigned != before) {
+        r.assignment = to_owned(m.assigned);
+    }
+    arm_locked();
+    return r;
+}
+
+}  // namespace sluice::backend::group
