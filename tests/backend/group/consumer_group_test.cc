@@ -1,0 +1,209 @@
+// The KIP-848 consumer protocol: joining, server-side assignment, incremental reconciliation
+// (revoke before reassign), epochs, static members, and the assignors.
+#include "backend/group/assignor.h"
+#include "tests/backend/group/group_test_support.h"
+
+namespace sluice::backend::group::test {
+namespace {
+
+class ConsumerGroupTest : public GroupTest {
+protected:
+    uuid topic_id() { return log->find_topic("t")->id; }
+
+    consumer_heartbeat_request hb(const std::string& member, std::int32_t epoch,
+                                  std::optional<std::vector<owned_partitions>> owned) {
+        consumer_heartbeat_request r;
+        r.group_id = "cg";
+        r.member_id = member;
+        r.member_epoch = epoch;
+        if (epoch == 0) {
+            r.rebalance_timeout_ms = 30000;
+            r.subscribed_topic_names = std::vector<std::string>{"t"};
+        }
+        r.topic_partitions = std::move(owned);
+        r.client = {"c", "/127.0.0.1"};
+        return r;
+    }
+    static std::set<std::int32_t> parts_of(const consumer_heartbeat_result& r) {
+        std::set<std::int32_t> out;
+        if (r.assignment) {
+            for (const auto& tp : *r.assignment) {
+                out.insert(tp.partitions.begin(), tp.partitions.end());
+            }
+        }
+        return out;
+    }
+    std::vector<owned_partitions> owned(const std::set<std::int32_t>& parts) {
+        return {{topic_id(), std::vector<std::int32_t>(parts.begin(), parts.end())}};
+    }
+};
+
+TEST_F(ConsumerGroupTest, FirstMemberGetsEveryPartition) {
+    auto r = coord->consumer_heartbeat_now(hb("m1", 0, std::vector<owned_partitions>{}));
+    ASSERT_FALSE(r.error) << r.error.message();
+    EXPECT_EQ(r.member_id, "m1");
+    EXPECT_EQ(r.member_epoch, 1);
+    EXPECT_EQ(r.heartbeat_interval_ms, cfg.consumer_heartbeat_interval_ms);
+    EXPECT_EQ(parts_of(r), (std::set<std::int32_t>{0, 1, 2, 3, 4, 5}));
+    auto groups = coord->list_groups({}, {"consumer"});
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].state, "Stable");
+    EXPECT_TRUE(coord->list_groups({}, {"classic"}).empty());
+}
+
+TEST_F(ConsumerGroupTest, SecondMemberGetsPartitionsOnlyAfterTheFirstRevokesThem) {
+    auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    auto b = coord->consumer_heartbeat_now(hb("b", 0, std::vector<owned_partitions>{}));
+    ASSERT_FALSE(b.error);
+    EXPECT_EQ(b.member_epoch, 2);
+    EXPECT_TRUE(parts_of(b).empty());  // its partitions are still a's
+
+    // a learns it must give three up: it keeps its epoch until it does.
+    auto a2 = coord->consumer_heartbeat_now(hb("a", 1, owned({0, 1, 2, 3, 4, 5})));
+    ASSERT_FALSE(a2.error);
+    EXPECT_EQ(a2.member_epoch, 1);
+    auto kept = parts_of(a2);
+    EXPECT_EQ(kept.size(), 3u);
+
+    // Until a acknowledges, b gets nothing.
+    auto b2 = coord->consumer_heartbeat_now(hb("b", 2, owned({})));
+    EXPECT_TRUE(parts_of(b2).empty());
+
+    auto a3 = coord->consumer_heartbeat_now(hb("a", 1, owned(kept)));
+    EXPECT_EQ(a3.member_epoch, 2);
+    auto b3 = coord->consumer_heartbeat_now(hb("b", 2, owned({})));
+    auto given = parts_of(b3);
+    EXPECT_EQ(given.size(), 3u);
+    for (auto p : given) {
+        EXPECT_FALSE(kept.contains(p));
+    }
+    auto d = coord->describe_consumer_groups({"cg"});
+    EXPECT_EQ(d[0].state, "Stable");
+    EXPECT_EQ(d[0].group_epoch, 2);
+}
+
+TEST_F(ConsumerGroupTest, EpochsAreChecked) {
+    coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    EXPECT_EQ(coord->consumer_heartbeat_now(hb("a", 7, owned({}))).error,
+              errc::fenced_member_epoch);
+    EXPECT_EQ(coord->consumer_heartbeat_now(hb("ghost", 1, owned({}))).error,
+              errc::unknown_member_id);
+    auto bad = hb("a", 0, std::nullopt);
+    EXPECT_EQ(coord->consumer_heartbeat_now(bad).error, errc::invalid_request);
+    bad = hb("x", 0, std::vector<owned_partitions>{});
+    bad.server_assignor = "sticky";
+    EXPECT_EQ(coord->consumer_heartbeat_now(bad).error, errc::unsupported_assignor);
+    bad = hb("x", -3, std::nullopt);
+    EXPECT_EQ(coord->consumer_heartbeat_now(bad).error, errc::invalid_request);
+}
+
+TEST_F(ConsumerGroupTest, LeavingFreesPartitionsAndSessionExpiryFences) {
+    coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    auto b = coord->consumer_heartbeat_now(hb("b", 0, std::vector<owned_partitions>{}));
+    auto a2 = coord->consumer_heartbeat_now(hb("a", 1, owned({0, 1, 2, 3, 4, 5})));
+    coord->consumer_heartbeat_now(hb("a", 1, owned(parts_of(a2))));
+    auto left = coord->consumer_heartbeat_now(hb("a", leave_group_member_epoch, std::nullopt));
+    EXPECT_FALSE(left.error);
+    EXPECT_EQ(left.member_epoch, -1);
+    auto b2 = coord->consumer_heartbeat_now(hb("b", b.member_epoch, owned({})));
+    EXPECT_EQ(parts_of(b2).size(), 6u);
+
+    // b stops heartbeating: fenced after the session timeout.
+    advance(cfg.consumer_session_timeout_ms + 1);
+    EXPECT_EQ(coord->consumer_heartbeat_now(hb("b", b2.member_epoch, owned({}))).error,
+              errc::unknown_member_id);
+    EXPECT_EQ(coord->list_groups({"Empty"}, {}).size(), 1u);
+}
+
+TEST_F(ConsumerGroupTest, CommitsNeedTheCurrentMemberEpoch) {
+    auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    EXPECT_FALSE(commit("cg", a.member_epoch, "a", {{0, 5}}, "t", 9).topics[0].partitions[0].error);
+    EXPECT_EQ(commit("cg", a.member_epoch + 1, "a", {{0, 5}}, "t", 9).topics[0].partitions[0].error,
+              errc::fenced_member_epoch);
+    coord->consumer_heartbeat_now(hb("b", 0, std::vector<owned_partitions>{}));  // epoch 2
+    auto a2 = coord->consumer_heartbeat_now(hb("a", 1, owned({0, 1, 2, 3, 4, 5})));
+    coord->consumer_heartbeat_now(hb("a", 1, owned(parts_of(a2))));  // a moves to epoch 2
+    EXPECT_EQ(commit("cg", 1, "a", {{0, 6}}, "t", 9).topics[0].partitions[0].error,
+              errc::stale_member_epoch);
+    EXPECT_EQ(commit("cg", 2, "a", {{0, 6}}, "t", 8).topics[0].partitions[0].error,
+              errc::unsupported_version);
+    EXPECT_EQ(committed("cg", 0), 5);
+}
+
+TEST_F(ConsumerGroupTest, ClassicAndConsumerGroupsCoexist) {
+    auto [member, gen] = stable_single("classic");
+    auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    ASSERT_FALSE(a.error);
+    EXPECT_EQ(parts_of(a).size(), 6u);
+    EXPECT_FALSE(beat("classic", member, gen));
+    // A classic join cannot enter the consumer group, and vice versa.
+    auto j = join(join_req("cg", ""));
+    EXPECT_EQ(j.get().error, errc::inconsistent_group_protocol);
+    auto into_classic = hb("z", 0, std::vector<owned_partitions>{});
+    into_classic.group_id = "classic";
+    EXPECT_EQ(coord->consumer_heartbeat_now(into_classic).error, errc::group_id_not_found);
+    EXPECT_EQ(coord->list_groups({}, {}).size(), 2u);
+}
+
+TEST_F(ConsumerGroupTest, StaticMemberComesBackUnderANewIdWithItsPartitions) {
+    auto r = hb("a1", 0, std::vector<owned_partitions>{});
+    r.instance_id = "inst";
+    auto a = coord->consumer_heartbeat_now(r);
+    ASSERT_FALSE(a.error);
+    auto leave = hb("a1", leave_group_static_member_epoch, std::nullopt);
+    leave.instance_id = "inst";
+    EXPECT_EQ(coord->consumer_heartbeat_now(leave).member_epoch, -2);
+
+    auto other = hb("a2", 0, std::vector<owned_partitions>{});
+    other.instance_id = "inst";
+    auto back = coord->consumer_heartbeat_now(other);
+    ASSERT_FALSE(back.error) << back.error.message();
+    EXPECT_EQ(parts_of(back).size(), 6u);
+
+    // While a2 holds the instance, another member cannot take it.
+    auto thief = hb("a3", 0, std::vector<owned_partitions>{});
+    thief.instance_id = "inst";
+    EXPECT_EQ(coord->consumer_heartbeat_now(thief).error, errc::unreleased_instance_id);
+}
+
+TEST(Assignors, UniformIsBalancedAndSticky) {
+    uuid t1 = uuid::random();
+    uuid t2 = uuid::random();
+    topic_sizes sizes{{t1, 6}, {t2, 3}};
+    std::vector<assignor_member> members = {{"a", {t1, t2}, {}}, {"b", {t1, t2}, {}},
+                                            {"c", {t1, t2}, {}}};
+    auto first = assign_uniform(members, sizes);
+    std::set<std::pair<uuid, std::int32_t>> seen;
+    for (const auto& [m, tp] : first) {
+        std::size_t n = 0;
+        for (const auto& [t, parts] : tp) {
+            for (auto p : parts) {
+                EXPECT_TRUE(seen.insert({t, p}).second);
+                ++n;
+            }
+        }
+        EXPECT_EQ(n, 3u) << m;
+    }
+    EXPECT_EQ(seen.size(), 9u);
+    // Dropping c moves only c's partitions.
+    std::vector<assignor_member> two = {{"a", {t1, t2}, first["a"]}, {"b", {t1, t2}, first["b"]}};
+    auto second = assign_uniform(two, sizes);
+    for (const auto& m : {"a", "b"}) {
+        for (const auto& [t, parts] : first[m]) {
+            for (auto p : parts) {
+                EXPECT_TRUE(second[m][t].contains(p));
+            }
+        }
+    }
+}
+
+TEST(Assignors, RangeGivesContiguousRangesPerTopic) {
+    uuid t = uuid::random();
+    std::vector<assignor_member> members = {{"b", {t}, {}}, {"a", {t}, {}}};
+    auto out = assign_range(members, {{t, 5}});
+    EXPECT_EQ(out["a"][t], (std::set<std::int32_t>{0, 1, 2}));
+    EXPECT_EQ(out["b"][t], (std::set<std::int32_t>{3, 4}));
+}
+
+}  // namespace
+}  // namespace sluice::backend::group::test

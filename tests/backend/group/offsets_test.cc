@@ -1,0 +1,211 @@
+// Committed offsets: validation against generations, fetch forms, durability and replay,
+// deletion, retention; the record encoding of __consumer_offsets.
+#include "backend/group/group_records.h"
+#include "backend/log/partition_log.h"
+#include "tests/backend/group/group_test_support.h"
+#include "tests/backend/support.h"
+
+namespace sluice::backend::group::test {
+namespace {
+
+TEST(GroupRecords, KeysAndValuesRoundTrip) {
+    committed_offset c{offset(42), 3, std::string("meta"), 1000, -1};
+    auto rec = offset_record("g", "t", 5, c);
+    auto key = decode_key(protocol::bytes_view(rec.key.data(), rec.key.size()));
+    ASSERT_TRUE(key);
+    EXPECT_EQ(std::get<offset_key>(*key), (offset_key{"g", "t", 5}));
+    auto value = decode_offset_value(protocol::bytes_view(rec.value->data(), rec.value->size()));
+    ASSERT_TRUE(value);
+    EXPECT_EQ(*value, c);
+
+    stored_group g;
+    g.protocol_type = "consumer";
+    g.generation_id = 7;
+    g.protocol_name = "range";
+    g.leader = "m1";
+    g.members.push_back({"m1", "i1", "client", "/127.0.0.1", 30000, 10000, "consumer",
+                         {std::byte{1}}, {std::byte{2}}});
+    auto grec = group_record("g", g);
+    auto gv = decode_group_value(protocol::bytes_view(grec.value->data(), grec.value->size()));
+    ASSERT_TRUE(gv);
+    EXPECT_EQ(*gv, g);
+    EXPECT_FALSE(group_tombstone("g").value);
+}
+
+TEST(GroupRecords, GarbageIsRejectedNotTrusted) {
+    std::vector<std::byte> junk(7, std::byte{0x7f});
+    EXPECT_FALSE(decode_key(protocol::bytes_view(junk.data(), junk.size())));
+    EXPECT_FALSE(decode_offset_value(protocol::bytes_view(junk.data(), junk.size())));
+    EXPECT_FALSE(decode_group_value(protocol::bytes_view(junk.data(), junk.size())));
+}
+
+TEST_F(GroupTest, SimpleConsumerCommitsWithoutAGroup) {
+    auto r = commit("simple", -1, "", {{0, 10}, {1, 20}});
+    EXPECT_FALSE(r.topics[0].partitions[0].error);
+    EXPECT_EQ(committed("simple", 0), 10);
+    EXPECT_EQ(committed("simple", 1), 20);
+    EXPECT_EQ(committed("simple", 2), -1);
+    EXPECT_EQ(committed("never", 0), -1);
+}
+
+TEST_F(GroupTest, CommitsFromStaleGenerationsAreRejected) {
+    auto [member, gen] = stable_single("g");
+    EXPECT_FALSE(commit("g", gen, member, {{0, 5}}).topics[0].partitions[0].error);
+    EXPECT_EQ(commit("g", gen - 1, member, {{0, 6}}).topics[0].partitions[0].error,
+              errc::illegal_generation);
+    EXPECT_EQ(commit("g", gen, "ghost", {{0, 6}}).topics[0].partitions[0].error,
+              errc::unknown_member_id);
+    // Without a generation the group must be empty.
+    EXPECT_EQ(commit("g", -1, "", {{0, 6}}).topics[0].partitions[0].error,
+              errc::unknown_member_id);
+    // Unknown group with a generation: v9 GROUP_ID_NOT_FOUND, before ILLEGAL_GENERATION.
+    EXPECT_EQ(commit("nope", 3, "m", {{0, 1}}, "t", 9).topics[0].partitions[0].error,
+              errc::group_id_not_found);
+    EXPECT_EQ(commit("nope", 3, "m", {{0, 1}}, "t", 8).topics[0].partitions[0].error,
+              errc::illegal_generation);
+    EXPECT_EQ(committed("g", 0), 5);
+}
+
+TEST_F(GroupTest, CommitDuringSyncIsRebalanceInProgress) {
+    auto a = join_new("g");
+    auto b = join_new("g");
+    // b joined during the initial delay: the delay starts once more (up to the rebalance
+    // timeout), as in Kafka.
+    advance(cfg.initial_rebalance_delay_ms);
+    advance(cfg.initial_rebalance_delay_ms);
+    EXPECT_EQ(commit("g", 1, a.get().member_id, {{0, 1}}).topics[0].partitions[0].error,
+              errc::rebalance_in_progress);
+}
+
+TEST_F(GroupTest, CommitChecksPartitionsAndMetadata) {
+    offset_commit_request r;
+    r.group_id = "g";
+    r.api_version = 8;
+    r.topics.push_back({"t", {{0, offset(1), -1, std::string(5000, 'x')}, {9, offset(1), -1, {}}}});
+    r.topics.push_back({"missing", {{0, offset(1), -1, {}}}});
+    auto res = coord->commit_offsets_now(r);
+    EXPECT_EQ(res.topics[0].partitions[0].error, errc::offset_metadata_too_large);
+    EXPECT_EQ(res.topics[0].partitions[1].error, errc::unknown_topic_or_partition);
+    EXPECT_EQ(res.topics[1].partitions[0].error, errc::unknown_topic_or_partition);
+}
+
+TEST_F(GroupTest, FetchAllPartitionsAndSeveralGroups) {
+    commit("a", -1, "", {{0, 1}, {3, 4}});
+    commit("b", -1, "", {{1, 7}}, "u");
+    offset_fetch_request all_a;
+    all_a.group_id = "a";
+    offset_fetch_request some_b;
+    some_b.group_id = "b";
+    some_b.topics = std::vector<fetch_topic>{{"u", {0, 1}}};
+    auto res = coord->fetch_offsets({all_a, some_b});
+    ASSERT_EQ(res.size(), 2u);
+    ASSERT_EQ(res[0].topics.size(), 1u);
+    EXPECT_EQ(res[0].topics[0].name, "t");
+    ASSERT_EQ(res[0].topics[0].partitions.size(), 2u);
+    EXPECT_EQ(res[0].topics[0].partitions[1].committed, offset(4));
+    EXPECT_EQ(res[0].topics[0].partitions[1].metadata, "meta");
+    EXPECT_EQ(res[1].topics[0].partitions[0].committed, offset(-1));
+    EXPECT_EQ(res[1].topics[0].partitions[1].committed, offset(7));
+}
+
+TEST_F(GroupTest, OffsetsAndGroupsSurviveARestart) {
+    auto [member, gen] = stable_single("g");
+    commit("g", gen, member, {{0, 100}, {5, 500}});
+    commit("simple", -1, "", {{2, 7}});
+    commit("gone", -1, "", {{2, 9}});
+    ASSERT_FALSE(coord->delete_groups_now({"gone"})[0].second);
+    restart();
+    EXPECT_EQ(committed("g", 0), 100);
+    EXPECT_EQ(committed("g", 5), 500);
+    EXPECT_EQ(committed("simple", 2), 7);
+    EXPECT_EQ(committed("gone", 2), -1);
+    // The classic group came back Stable with its member and generation.
+    EXPECT_FALSE(beat("g", member, gen));
+    auto d = coord->describe_groups({"g"});
+    EXPECT_EQ(d[0].state, "Stable");
+    ASSERT_EQ(d[0].members.size(), 1u);
+    EXPECT_EQ(d[0].members[0].assignment, assignment("t", {0, 1, 2, 3, 4, 5}));
+    // ... and its member expires if it does not come back.
+    advance(10001);
+    EXPECT_EQ(beat("g", member, gen), errc::unknown_member_id);
+}
+
+TEST_F(GroupTest, FlushedCommitsSurviveACrash) {
+    commit("g", -1, "", {{0, 11}});
+    auto err = sluice::backend::test::run_until_done(coord->flush_group("g"));
+    ASSERT_FALSE(err);
+    coord->stop();
+    coord.reset();
+    auto crashed = fs->crash_copy();
+    log.reset();  // abandon the old log as a crash would (its files live on in `fs`)
+    fs = crashed;
+    open_log();
+    start();
+    EXPECT_EQ(committed("g", 0), 11);
+}
+
+TEST_F(GroupTest, DeleteGroups) {
+    auto [member, gen] = stable_single("busy");
+    commit("idle", -1, "", {{0, 1}});
+    auto res = coord->delete_groups_now({"busy", "idle", "nope"});
+    EXPECT_EQ(res[0].second, errc::non_empty_group);
+    EXPECT_FALSE(res[1].second);
+    EXPECT_EQ(res[2].second, errc::group_id_not_found);
+    EXPECT_EQ(committed("idle", 0), -1);
+    EXPECT_TRUE(coord->list_groups({}, {}).size() == 1);
+}
+
+TEST_F(GroupTest, OffsetDeleteRefusesSubscribedTopics) {
+    auto [member, gen] = stable_single("g");  // subscribed to "t"
+    commit("g", gen, member, {{0, 1}});
+    commit("g", gen, member, {{0, 2}}, "u");
+    auto res = coord->delete_offsets_now("g", {{"t", {0}}, {"u", {0, 1}}});
+    EXPECT_FALSE(res.error);
+    EXPECT_EQ(res.topics[0].partitions[0].error, errc::group_subscribed_to_topic);
+    EXPECT_FALSE(res.topics[1].partitions[0].error);
+    EXPECT_EQ(committed("g", 0, "u"), -1);
+    EXPECT_EQ(committed("g", 0, "t"), 1);
+    EXPECT_EQ(coord->delete_offsets_now("nope", {{"t", {0}}}).error, errc::group_id_not_found);
+}
+
+TEST_F(GroupTest, EmptyGroupOffsetsExpireAfterRetention) {
+    cfg.offsets_retention_ms = 60000;
+    cfg.offsets_retention_check_interval_ms = 1000;
+    restart();
+    auto [member, gen] = stable_single("g");
+    commit("g", gen, member, {{0, 3}});
+    commit("simple", -1, "", {{1, 4}});
+    for (int i = 0; i < 20; ++i) {  // 60 s with a live member
+        advance(3000);
+        ASSERT_FALSE(beat("g", member, gen));
+    }
+    EXPECT_EQ(committed("simple", 1), -1);  // a simple group's offsets age from their commit
+    EXPECT_EQ(committed("g", 0), 3);        // a group with members keeps its offsets
+    ASSERT_FALSE(coord->leave_group_now("g", {{member, std::nullopt, std::nullopt}}).error);
+    advance(30000);
+    EXPECT_EQ(committed("g", 0), 3);  // empty for 30 s only
+    advance(30000);
+    EXPECT_EQ(committed("g", 0), -1);
+    EXPECT_TRUE(coord->list_groups({}, {}).empty());
+}
+
+TEST_F(GroupTest, ViewShowsLag) {
+    auto part = log->partition("t", partition_id(0));
+    ASSERT_TRUE(part);
+    for (int i = 0; i < 3; ++i) {
+        auto batch = sluice::backend::test::make_batch(5, 10, now);
+        log::append_options o;
+        o.now_ms = now;
+        ASSERT_TRUE(part->append(batch, o));
+    }
+    commit("g", -1, "", {{0, 6}});
+    auto v = coord->view_group("g");
+    ASSERT_TRUE(v);
+    ASSERT_EQ(v->offsets.size(), 1u);
+    EXPECT_EQ(v->offsets[0].log_end, 15);
+    EXPECT_EQ(v->offsets[0].lag, 9);
+    EXPECT_FALSE(coord->view_group("none"));
+}
+
+}  // namespace
+}  // namespace sluice::backend::group::test
