@@ -161,7 +161,7 @@ std::shared_ptr<segment> partition_log::adopt_compacted(const segment& o) {
     (void)seg->offset_index().load(seg->size);
     (void)seg->time_index().load(seg->size);
     seg->reset_to(seg->synced);
-    seg->verified_to = seg->size;
+    seg->mark_verified(0, seg->size);  // written (and CRC'd) by this process
     return seg;
 }
 

@@ -283,9 +283,7 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
         if (active->first_append_ms < 0) {
             active->first_append_ms = opts.now_ms;
         }
-        if (active->verified_to.load() == active->size) {
-            active->verified_to = active->size + total;  // CRCs were checked above
-        }
+        active->mark_verified(active->size, active->size + total);  // CRCs checked above
         active->size += total;
         active->next_offset = next;
         out.base_offset = log_end_;
@@ -475,7 +473,7 @@ result<read_result> partition_log::read_attempt(offset from, std::size_t max_byt
                 break;
             }
         }
-        if (first && (opts.verify_crc || *first + total > s.seg->verified_to.load())) {
+        if (first && (opts.verify_crc || !s.seg->is_verified(*first, *first + total))) {
             // Not yet checked in this process: check before serving, so corruption inside a
             // segment is reported instead of handed to clients.
             batch_scanner check(**f, *first, *first + total, true, offset(0));
@@ -504,10 +502,7 @@ result<read_result> partition_log::read_attempt(offset from, std::size_t max_byt
                 }
                 total = good - *first;
             } else {
-                std::uint64_t seen = s.seg->verified_to.load();
-                while (*first <= seen && *first + total > seen &&
-                       !s.seg->verified_to.compare_exchange_weak(seen, *first + total)) {
-                }
+                s.seg->mark_verified(*first, *first + total);
             }
         }
         if (first) {

@@ -295,8 +295,8 @@ result<partition_log::segment_check> partition_log::recover_segment(segment& seg
         }
         break;
     }
+    seg.mark_verified(scanned_from, seg.size);  // just checked
     if (scanned_from == 0) {
-        seg.verified_to = seg.size;  // the whole segment was just checked
         if (file_size > 0 && (rebuild || !oi->found || !ti->found)) {
             ++recovery_.indexes_rebuilt;  // rebuilt, or built because the files were missing
         }

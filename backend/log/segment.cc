@@ -46,6 +46,22 @@ void segment::index_batch(const kafka::batch_header& h, std::uint64_t position,
     }
 }
 
+bool segment::is_verified(std::uint64_t from, std::uint64_t to) const {
+    std::lock_guard lock(verify_mu_);
+    return from >= verified_lo_ && to <= verified_hi_;
+}
+
+void segment::mark_verified(std::uint64_t from, std::uint64_t to) {
+    std::lock_guard lock(verify_mu_);
+    if (from <= verified_hi_ && to >= verified_lo_) {
+        verified_lo_ = std::min(verified_lo_, from);
+        verified_hi_ = std::max(verified_hi_, to);
+    } else if (to - from > verified_hi_ - verified_lo_) {
+        verified_lo_ = from;
+        verified_hi_ = to;
+    }
+}
+
 index_header segment::sealed_header() const {
     index_header h;
     h.sealed = true;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -76,11 +77,16 @@ public:
     sync_point synced;                    // state at the last fsync
     /// Position of the first batch found corrupt (reads stop there); -1 when none.
     std::atomic<std::int64_t> corrupt_at{-1};
-    /// Bytes below this position had their CRCs checked in this process (on append, by a
-    /// recovery scan or by an earlier read); reads check CRCs above it before serving.
-    std::atomic<std::uint64_t> verified_to{0};
+    /// The byte range [lo, hi) whose CRCs were checked in this process (on append, by a
+    /// recovery scan, by an earlier read); reads check CRCs outside it before serving.
+    bool is_verified(std::uint64_t from, std::uint64_t to) const;
+    /// Records that [from, to) was checked; joins the known range when they touch.
+    void mark_verified(std::uint64_t from, std::uint64_t to);
 
 private:
+    mutable std::mutex verify_mu_;
+    std::uint64_t verified_lo_ = 0;
+    std::uint64_t verified_hi_ = 0;
     offset base_;
     io::cached_file log_;
     sparse_index offsets_;
