@@ -413,7 +413,6 @@ void print_throughput(const options& o, const char* mode, std::int64_t records,
 // --- produce -----------------------------------------------------------------------------
 
 struct produce_state {
-    std::vector<std::int64_t> sent_ns;     // by record index
     std::vector<std::int64_t> latency_ns;  // in delivery order
     std::int64_t delivered = 0;
     std::int64_t failed = 0;
@@ -421,19 +420,19 @@ struct produce_state {
     rd_kafka_resp_err_t first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
 };
 
+/// Delivery latency is librdkafka's own: from the produce() call (its enqueue timestamp) to
+/// this report, so the send loop reads no clock per record.
 void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
     auto* st = static_cast<produce_state*>(opaque);
-    const std::int64_t now = now_ns();
-    st->last_delivery_ns = now;
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         if (st->failed++ == 0) {
             st->first_error = m->err;
         }
         return;
     }
-    const auto idx = reinterpret_cast<std::uintptr_t>(m->_private);
-    if (idx < st->sent_ns.size()) {
-        st->latency_ns.push_back(now - st->sent_ns[idx]);
+    const std::int64_t us = rd_kafka_message_latency(m);
+    if (us >= 0) {
+        st->latency_ns.push_back(us * 1000);
     }
     ++st->delivered;
 }
@@ -452,7 +451,6 @@ struct produce_outcome {
 produce_outcome produce_records(const options& o, const target& t, std::int64_t deadline_ns,
                                 bool round_robin = false) {
     produce_state st;
-    st.sent_ns.assign(static_cast<std::size_t>(o.records), 0);
     st.latency_ns.reserve(static_cast<std::size_t>(o.records));
     rd_kafka_conf_t* conf = producer_conf(o, t);
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
@@ -470,13 +468,10 @@ produce_outcome produce_records(const options& o, const target& t, std::int64_t 
     std::int64_t produced = 0;
     bool timed_out = false;
     while (produced < o.records && !timed_out) {
-        st.sent_ns[static_cast<std::size_t>(produced)] = now_ns();
         const auto partition = round_robin ? static_cast<std::int32_t>(produced % parts)
                                            : RD_KAFKA_PARTITION_UA;
         if (rd_kafka_produce(rkt, partition, RD_KAFKA_MSG_F_COPY, payload.data(),
-                             payload.size(), nullptr, 0,
-                             reinterpret_cast<void*>(static_cast<std::uintptr_t>(produced))) ==
-            0) {
+                             payload.size(), nullptr, 0, nullptr) == 0) {
             ++produced;
             if ((produced & 1023) == 0) {
                 rd_kafka_poll(rk, 0);
@@ -494,6 +489,7 @@ produce_outcome produce_records(const options& o, const target& t, std::int64_t 
     while (st.delivered + st.failed < produced && now_ns() < deadline_ns) {
         rd_kafka_poll(rk, 10);
     }
+    st.last_delivery_ns = now_ns();  // poll() returns as soon as it served the last report
     produce_outcome out;
     out.delivered = st.delivered;
     out.failed = st.failed + (produced - st.delivered - st.failed);
@@ -567,8 +563,9 @@ void run_consume(const options& o, const target& t, std::int64_t deadline_ns) {
             continue;
         }
         if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-            ++got;
-            last = now_ns();
+            if (++got == o.records) {
+                last = now_ns();  // not per record: the clock read would be a visible cost
+            }
         } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
             const auto p = static_cast<std::size_t>(m->partition);
             if (stored < o.records && p < low.size()) {
@@ -579,6 +576,9 @@ void run_consume(const options& o, const target& t, std::int64_t deadline_ns) {
             std::fprintf(stderr, "kafka_load: consume: %s\n", rd_kafka_message_errstr(m));
         }
         rd_kafka_message_destroy(m);
+    }
+    if (got < o.records) {
+        last = now_ns();
     }
     const double seconds = static_cast<double>(last - start) / 1e9;
     copt.partitions = parts;
@@ -609,9 +609,24 @@ struct latency_consumer {
     std::atomic<std::int64_t> drain_until_ns{std::numeric_limits<std::int64_t>::max()};
     std::atomic<std::int64_t> received{0};
     std::atomic<bool> ready{false};
-    std::vector<std::int64_t> latency_ns;
+    std::vector<std::int64_t> latency_ns;  // consumer thread: send to receive
+    std::vector<std::int64_t> ack_ns;      // producer poll thread: send to delivery report
     std::int64_t errors = 0;
 };
+
+/// Delivery reports in latency mode: the produce round trip of each measured record, read from
+/// the stamp in its payload (librdkafka keeps the copied payload until the report).
+void on_latency_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+    auto* lc = static_cast<latency_consumer*>(opaque);
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR || m->len < sizeof(stamp)) {
+        return;
+    }
+    stamp s{};
+    std::memcpy(&s, m->payload, sizeof s);
+    if (s.nonce == lc->nonce && s.sent_ns >= lc->measure_from_ns.load()) {
+        lc->ack_ns.push_back(now_ns() - s.sent_ns);
+    }
+}
 
 void consume_latency(const options& o, const target& t, latency_consumer& lc,
                      std::int64_t deadline_ns) {
@@ -655,8 +670,11 @@ void run_latency(const options& o, const target& t, std::int64_t deadline_ns) {
     lc.nonce = static_cast<std::uint64_t>(now_ns()) ^ 0x9e3779b97f4a7c15ULL;
     const auto expected = static_cast<std::size_t>(o.rate * (o.duration_s + 1));
     lc.latency_ns.reserve(expected);
+    lc.ack_ns.reserve(expected);
 
     rd_kafka_conf_t* conf = producer_conf(o, t);
+    rd_kafka_conf_set_dr_msg_cb(conf, on_latency_delivery);
+    rd_kafka_conf_set_opaque(conf, &lc);
     rd_kafka_t* rk = make_client(RD_KAFKA_PRODUCER, conf);
     partition_count(rk, o.topic, deadline_ns);
     rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, o.topic.c_str(), nullptr);
@@ -665,6 +683,15 @@ void run_latency(const options& o, const target& t, std::int64_t deadline_ns) {
     while (!lc.ready && now_ns() < deadline_ns) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+
+    // Delivery reports are served by their own thread so that their timing does not depend on
+    // the send loop's millisecond ticks.
+    std::atomic<bool> stop_polling{false};
+    std::thread poller([&] {
+        while (!stop_polling) {
+            rd_kafka_poll(rk, 50);
+        }
+    });
 
     std::string payload(o.size, 'x');
     const std::int64_t start = now_ns();
@@ -690,14 +717,15 @@ void run_latency(const options& o, const target& t, std::int64_t deadline_ns) {
             }
             ++sent;
         }
-        rd_kafka_poll(rk, 0);
         next_tick += std::chrono::milliseconds(1);
         std::this_thread::sleep_until(next_tick);
     }
     const double send_seconds = static_cast<double>(now_ns() - start) / 1e9;
     while (rd_kafka_outq_len(rk) > 0 && now_ns() < deadline_ns) {
-        rd_kafka_poll(rk, 10);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    stop_polling = true;
+    poller.join();
     lc.drain_until_ns = now_ns() + 10'000'000'000;  // lost records must not stall the run
     lc.produced = sent;
     consumer.join();
@@ -706,20 +734,23 @@ void run_latency(const options& o, const target& t, std::int64_t deadline_ns) {
 
     const std::int64_t received = lc.received.load();
     auto lat = summarize(lc.latency_ns);
+    auto ack = summarize(lc.ack_ns);
     const bool complete = received == sent && queue_full == 0;
     std::printf("{\"mode\":\"latency\",\"target\":\"%s\",\"acks\":\"%s\",\"partitions\":%d,"
                 "\"size\":%zu,\"rate\":%.0f,\"sent\":%" PRId64 ",\"received\":%" PRId64
                 ",\"measured\":%zu,\"send_rate\":%.0f,\"queue_full\":%" PRId64
                 ",\"errors\":%" PRId64 ",\"complete\":%s,\"p50_ms\":%.3f,\"p99_ms\":%.3f,"
-                "\"p999_ms\":%.3f,\"max_ms\":%.3f}\n",
+                "\"p999_ms\":%.3f,\"max_ms\":%.3f,\"ack_p50_ms\":%.3f,\"ack_p99_ms\":%.3f,"
+                "\"ack_p999_ms\":%.3f}\n",
                 o.label.c_str(), o.acks.c_str(), o.partitions, o.size, o.rate, sent, received,
                 lc.latency_ns.size(), static_cast<double>(sent) / send_seconds, queue_full,
                 lc.errors, complete ? "true" : "false", lat.p50_ms, lat.p99_ms, lat.p999_ms,
-                lat.max_ms);
+                lat.max_ms, ack.p50_ms, ack.p99_ms, ack.p999_ms);
     std::printf("# latency  %-7s %.0f rec/s for %.0f s (+%.0f s warm-up): end-to-end p50 %.2f "
-                "p99 %.2f p99.9 %.2f max %.2f ms (%" PRId64 " sent, %" PRId64 " received)\n",
+                "p99 %.2f p99.9 %.2f max %.2f ms; produce ack p50 %.2f p99 %.2f p99.9 %.2f ms "
+                "(%" PRId64 " sent, %" PRId64 " received)\n",
                 o.label.c_str(), o.rate, o.duration_s, o.warmup_s, lat.p50_ms, lat.p99_ms,
-                lat.p999_ms, lat.max_ms, sent, received);
+                lat.p999_ms, lat.max_ms, ack.p50_ms, ack.p99_ms, ack.p999_ms, sent, received);
     std::fflush(stdout);
 }
 
