@@ -11,6 +11,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "gateway/http/group_routes.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
@@ -173,6 +174,9 @@ http_answer http_server::route(const std::string& method, const std::string& tar
             return {405, "application/json", json_error(405, "use GET")};
         }
         return {200, "text/plain; version=0.0.4", svc_.metrics.render()};
+    }
+    if (auto answer = group_route(svc_.groups, method, path)) {
+        return std::move(*answer);
     }
     return {404, "application/json", json_error(404, "no route for " + method + " " + path)};
 }

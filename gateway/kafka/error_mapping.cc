@@ -1,5 +1,6 @@
 #include "gateway/kafka/error_mapping.h"
 
+#include "backend/group/errc.h"
 #include "backend/log/errc.h"
 #include "protocol/core/errc.h"
 
@@ -31,6 +32,44 @@ kafka::error_code from_log(backend::log::errc e) {
     return kafka::error_code::unknown_server_error;
 }
 
+kafka::error_code from_group(backend::group::errc e) {
+    using backend::group::errc;
+    switch (e) {
+        // compat: Kafka answers COORDINATOR_LOAD_IN_PROGRESS while it replays the offsets topic.
+        case errc::coordinator_loading: return kafka::error_code::coordinator_load_in_progress;
+        case errc::coordinator_unavailable: return kafka::error_code::coordinator_not_available;
+        case errc::invalid_group_id: return kafka::error_code::invalid_group_id;
+        case errc::group_id_not_found: return kafka::error_code::group_id_not_found;
+        case errc::unknown_member_id: return kafka::error_code::unknown_member_id;
+        case errc::member_id_required: return kafka::error_code::member_id_required;
+        case errc::illegal_generation: return kafka::error_code::illegal_generation;
+        case errc::rebalance_in_progress: return kafka::error_code::rebalance_in_progress;
+        case errc::inconsistent_group_protocol:
+            return kafka::error_code::inconsistent_group_protocol;
+        case errc::invalid_session_timeout: return kafka::error_code::invalid_session_timeout;
+        case errc::group_max_size_reached: return kafka::error_code::group_max_size_reached;
+        case errc::fenced_instance_id: return kafka::error_code::fenced_instance_id;
+        case errc::non_empty_group: return kafka::error_code::non_empty_group;
+        case errc::group_subscribed_to_topic: return kafka::error_code::group_subscribed_to_topic;
+        case errc::offset_metadata_too_large: return kafka::error_code::offset_metadata_too_large;
+        case errc::unknown_topic_or_partition:
+            return kafka::error_code::unknown_topic_or_partition;
+        case errc::invalid_request: return kafka::error_code::invalid_request;
+        case errc::unsupported_assignor: return kafka::error_code::unsupported_assignor;
+        case errc::fenced_member_epoch: return kafka::error_code::fenced_member_epoch;
+        case errc::stale_member_epoch: return kafka::error_code::stale_member_epoch;
+        case errc::unreleased_instance_id: return kafka::error_code::unreleased_instance_id;
+        case errc::unsupported_version: return kafka::error_code::unsupported_version;
+        case errc::invalid_regular_expression:
+            return kafka::error_code::invalid_regular_expression;
+        // compat: GroupMetadataManager.appendGroupMetadataErrorToResponseError maps a record
+        // too large to UNKNOWN_SERVER_ERROR and a storage failure to NOT_COORDINATOR.
+        case errc::record_too_large: return kafka::error_code::unknown_server_error;
+        case errc::storage_error: return kafka::error_code::not_coordinator;
+    }
+    return kafka::error_code::unknown_server_error;
+}
+
 kafka::error_code from_protocol(protocol::errc e) {
     using protocol::errc;
     switch (e) {
@@ -57,6 +96,9 @@ kafka::error_code to_kafka(std::error_code ec) {
     }
     if (ec.category() == backend::log::log_category()) {
         return from_log(static_cast<backend::log::errc>(ec.value()));
+    }
+    if (ec.category() == backend::group::group_category()) {
+        return from_group(static_cast<backend::group::errc>(ec.value()));
     }
     if (ec.category() == protocol::protocol_category()) {
         return from_protocol(static_cast<protocol::errc>(ec.value()));

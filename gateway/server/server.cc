@@ -20,8 +20,10 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "backend/group/group_coordinator.h"
 #include "backend/log/log_manager.h"
 #include "backend/logger.h"
+#include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
@@ -124,12 +126,80 @@ kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster
     return k;
 }
 
+/// The group coordinator's settings (Kafka's names; docs/consumer-groups.md).
+backend::group::coordinator_config read_group_settings(const config& cfg) {
+    backend::group::coordinator_config g;
+    auto int_setting = [&](const char* key, std::int64_t fallback, std::int64_t min,
+                           std::int64_t max) {
+        const std::int64_t v = cfg.get_int(key, fallback);
+        if (v < min || v > max) {
+            throw config_error(std::string(key) + ": must be between " + std::to_string(min) +
+                               " and " + std::to_string(max));
+        }
+        return v;
+    };
+    constexpr std::int64_t int_max = 2147483647;
+    g.min_session_timeout_ms = static_cast<std::int32_t>(
+        int_setting("group.min.session.timeout.ms", g.min_session_timeout_ms, 1, int_max));
+    g.max_session_timeout_ms = static_cast<std::int32_t>(int_setting(
+        "group.max.session.timeout.ms", g.max_session_timeout_ms, g.min_session_timeout_ms,
+        int_max));
+    g.initial_rebalance_delay_ms = static_cast<std::int32_t>(int_setting(
+        "group.initial.rebalance.delay.ms", g.initial_rebalance_delay_ms, 0, int_max));
+    g.max_size = static_cast<std::int32_t>(int_setting("group.max.size", g.max_size, 1, int_max));
+    g.offsets_retention_ms =
+        int_setting("offsets.retention.minutes", g.offsets_retention_ms / 60000, 1,
+                    int_max) * 60000;
+    g.offsets_retention_check_interval_ms =
+        int_setting("offsets.retention.check.interval.ms",
+                    g.offsets_retention_check_interval_ms, 1, int_max);
+    g.offset_metadata_max_bytes = static_cast<std::int32_t>(int_setting(
+        "offset.metadata.max.bytes", g.offset_metadata_max_bytes, 0, int_max));
+    g.offsets_topic_partitions = static_cast<std::int32_t>(int_setting(
+        "offsets.topic.num.partitions", g.offsets_topic_partitions, 1, 1000));
+    g.offsets_topic_segment_bytes = static_cast<std::int32_t>(int_setting(
+        "offsets.topic.segment.bytes", g.offsets_topic_segment_bytes, 1048576, int_max));
+    g.consumer_heartbeat_interval_ms = static_cast<std::int32_t>(int_setting(
+        "group.consumer.heartbeat.interval.ms", g.consumer_heartbeat_interval_ms, 1, int_max));
+    g.consumer_session_timeout_ms = static_cast<std::int32_t>(int_setting(
+        "group.consumer.session.timeout.ms", g.consumer_session_timeout_ms, 1, int_max));
+    g.consumer_max_size = static_cast<std::int32_t>(
+        int_setting("group.consumer.max.size", g.consumer_max_size, 1, int_max));
+    const std::string assignors = cfg.get_string("group.consumer.assignors", "uniform,range");
+    g.consumer_assignors.clear();
+    std::size_t start = 0;
+    while (start <= assignors.size()) {
+        std::size_t end = assignors.find(',', start);
+        if (end == std::string::npos) {
+            end = assignors.size();
+        }
+        std::string name = assignors.substr(start, end - start);
+        name.erase(0, name.find_first_not_of(" \t"));
+        name.erase(name.find_last_not_of(" \t") + 1);
+        if (!name.empty()) {
+            if (!backend::group::known_assignor(name)) {
+                throw config_error("group.consumer.assignors: unknown assignor '" + name +
+                                   "' (uniform, range)");
+            }
+            g.consumer_assignors.push_back(name);
+        }
+        start = end + 1;
+    }
+    if (g.consumer_assignors.empty()) {
+        throw config_error("group.consumer.assignors: name at least one assignor");
+    }
+    return g;
+}
+
 }  // namespace
 
 int run_server(const config& cfg) {
     spdlog::set_level(spdlog::level::from_str(cfg.log_level));
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%n] %v");
     auto& log = server_log();
+    // A peer that closes its connection while a response is sent with sendfile (which has no
+    // MSG_NOSIGNAL) would kill the process with SIGPIPE; the write fails with EPIPE instead.
+    std::signal(SIGPIPE, SIG_IGN);
 
     data_dir_lock lock(cfg.data_dir);
     raise_open_files_limit();
@@ -153,8 +223,13 @@ int run_server(const config& cfg) {
     }
     std::unique_ptr<backend::log::log_manager> log_manager = std::move(*opened);
 
-    services svc{cfg, read_kafka_settings(cfg, cluster_id), metrics, *log_manager};
+    auto groups = std::make_unique<backend::group::group_coordinator>(*log_manager,
+                                                                      read_group_settings(cfg));
+    services svc{cfg, read_kafka_settings(cfg, cluster_id), metrics, *log_manager, *groups};
     io_pool pool(cfg.io_threads);
+    // Group timeouts run on the first io thread; __consumer_offsets replays on a loader thread.
+    groups->start(pool.context(0).get_executor());
+    metrics.add_collector([g = groups.get()](std::string& out) { render_group_metrics(*g, out); });
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
@@ -205,6 +280,8 @@ int run_server(const config& cfg) {
     if (http) {
         http->stop();
     }
+    // Parked JoinGroup/SyncGroup calls are answered now so that connections can finish.
+    groups->stop();
     tracker.stop_all();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (tracker.size() > 0 && std::chrono::steady_clock::now() < deadline) {
@@ -216,6 +293,7 @@ int run_server(const config& cfg) {
     }
     pool.stop();
     pool.join();
+    groups.reset();
     log_manager->close();
     log.info("sluice stopped");
     return 0;

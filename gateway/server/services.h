@@ -12,6 +12,9 @@
 namespace sluice::backend::log {
 class log_manager;
 }
+namespace sluice::backend::group {
+class group_coordinator;
+}
 
 namespace sluice::gateway {
 
@@ -34,6 +37,7 @@ struct services {
     kafka_settings kafka;
     metrics_registry& metrics;
     backend::log::log_manager& log;
+    backend::group::group_coordinator& groups;
 };
 
 }  // namespace sluice::gateway

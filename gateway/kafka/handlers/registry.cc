@@ -11,6 +11,15 @@ std::span<const handler_entry> handler_registry() {
         entry_for<fetch_handler>(),                      // 1
         entry_for<list_offsets_handler>(),               // 2
         entry_for<metadata_handler>(),                   // 3
+        entry_for<offset_commit_handler>(),              // 8
+        entry_for<offset_fetch_handler>(),               // 9
+        entry_for<find_coordinator_handler>(),           // 10
+        entry_for<join_group_handler>(),                 // 11
+        entry_for<heartbeat_handler>(),                  // 12
+        entry_for<leave_group_handler>(),                // 13
+        entry_for<sync_group_handler>(),                 // 14
+        entry_for<describe_groups_handler>(),            // 15
+        entry_for<list_groups_handler>(),                // 16
         entry_for<api_versions_handler>(),               // 18
         entry_for<create_topics_handler>(),              // 19
         entry_for<delete_topics_handler>(),              // 20
@@ -20,8 +29,12 @@ std::span<const handler_entry> handler_registry() {
         entry_for<alter_configs_handler>(),              // 33
         entry_for<describe_log_dirs_handler>(),          // 35
         entry_for<create_partitions_handler>(),          // 37
+        entry_for<delete_groups_handler>(),              // 42
         entry_for<incremental_alter_configs_handler>(),  // 44
+        entry_for<offset_delete_handler>(),              // 47
         entry_for<describe_cluster_handler>(),           // 60
+        entry_for<consumer_group_heartbeat_handler>(),   // 68
+        entry_for<consumer_group_describe_handler>(),    // 69
     };
     return table;
 }

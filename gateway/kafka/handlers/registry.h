@@ -29,6 +29,15 @@ SLUICE_KAFKA_HANDLER(produce, 0, 11);
 SLUICE_KAFKA_HANDLER(fetch, 0, 18);
 SLUICE_KAFKA_HANDLER(list_offsets, 0, 10);
 SLUICE_KAFKA_HANDLER(metadata, 0, 13);
+SLUICE_KAFKA_HANDLER(offset_commit, 0, 9);
+SLUICE_KAFKA_HANDLER(offset_fetch, 0, 9);
+SLUICE_KAFKA_HANDLER(find_coordinator, 0, 6);
+SLUICE_KAFKA_HANDLER(join_group, 0, 9);
+SLUICE_KAFKA_HANDLER(heartbeat, 0, 4);
+SLUICE_KAFKA_HANDLER(leave_group, 0, 5);
+SLUICE_KAFKA_HANDLER(sync_group, 0, 5);
+SLUICE_KAFKA_HANDLER(describe_groups, 0, 6);
+SLUICE_KAFKA_HANDLER(list_groups, 0, 5);
 SLUICE_KAFKA_HANDLER(api_versions, 0, 4);
 SLUICE_KAFKA_HANDLER(create_topics, 0, 7);
 SLUICE_KAFKA_HANDLER(delete_topics, 0, 6);
@@ -38,8 +47,12 @@ SLUICE_KAFKA_HANDLER(describe_configs, 0, 4);
 SLUICE_KAFKA_HANDLER(alter_configs, 0, 2);
 SLUICE_KAFKA_HANDLER(describe_log_dirs, 0, 4);
 SLUICE_KAFKA_HANDLER(create_partitions, 0, 3);
+SLUICE_KAFKA_HANDLER(delete_groups, 0, 2);
 SLUICE_KAFKA_HANDLER(incremental_alter_configs, 0, 1);
+SLUICE_KAFKA_HANDLER(offset_delete, 0, 0);
 SLUICE_KAFKA_HANDLER(describe_cluster, 0, 2);
+SLUICE_KAFKA_HANDLER(consumer_group_heartbeat, 0, 1);
+SLUICE_KAFKA_HANDLER(consumer_group_describe, 0, 1);
 
 #undef SLUICE_KAFKA_HANDLER
 

@@ -1,0 +1,213 @@
+#include "gateway/http/group_routes.h"
+
+#include <cstdio>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "backend/group/group_coordinator.h"
+#include "gateway/server/metrics.h"
+
+namespace sluice::gateway {
+namespace bgroup = backend::group;
+
+namespace {
+
+constexpr std::string_view prefix = "/v1/groups";
+
+std::string json_string(std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (c < 0x20) {
+                    out += fmt::format("\\u{:04x}", c);
+                } else {
+                    out.push_back(static_cast<char>(c));
+                }
+        }
+    }
+    out.push_back('"');
+    return out;
+}
+
+std::string json_optional(const std::optional<std::string>& s) {
+    return s ? json_string(*s) : "null";
+}
+
+/// Percent-decoding of one path segment; nullopt on a malformed escape.
+std::optional<std::string> url_decode(std::string_view s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out.push_back(s[i]);
+            continue;
+        }
+        if (i + 2 >= s.size()) {
+            return std::nullopt;
+        }
+        unsigned v = 0;
+        if (std::sscanf(std::string(s.substr(i + 1, 2)).c_str(), "%2x", &v) != 1) {
+            return std::nullopt;
+        }
+        out.push_back(static_cast<char>(v));
+        i += 2;
+    }
+    return out;
+}
+
+std::int64_t total_lag(const bgroup::group_view& g) {
+    std::int64_t lag = 0;
+    for (const auto& p : g.offsets) {
+        if (p.lag > 0) {
+            lag += p.lag;
+        }
+    }
+    return lag;
+}
+
+std::string summary_json(const bgroup::group_view& g) {
+    return fmt::format(
+        "{{\"group_id\":{},\"type\":{},\"state\":{},\"protocol_type\":{},\"protocol\":{},"
+        "\"generation\":{},\"members\":{},\"lag\":{}}}",
+        json_string(g.group_id), json_string(g.type), json_string(g.state),
+        json_string(g.protocol_type), json_string(g.protocol), g.generation, g.members.size(),
+        total_lag(g));
+}
+
+std::string detail_json(const bgroup::group_view& g) {
+    std::string members;
+    for (const auto& m : g.members) {
+        std::string assignment;
+        for (const auto& [topic, parts] : m.assignment) {
+            std::string list;
+            for (auto p : parts) {
+                list += (list.empty() ? "" : ",") + std::to_string(p);
+            }
+            assignment += fmt::format("{}{{\"topic\":{},\"partitions\":[{}]}}",
+                                      assignment.empty() ? "" : ",", json_string(topic), list);
+        }
+        members += fmt::format(
+            "{}{{\"member_id\":{},\"instance_id\":{},\"client_id\":{},\"client_host\":{},"
+            "\"assignment\":[{}]}}",
+            members.empty() ? "" : ",", json_string(m.member_id), json_optional(m.instance_id),
+            json_string(m.client_id), json_string(m.client_host), assignment);
+    }
+    std::string offsets;
+    for (const auto& p : g.offsets) {
+        offsets += fmt::format(
+            "{}{{\"topic\":{},\"partition\":{},\"committed_offset\":{},\"log_end_offset\":{},"
+            "\"lag\":{},\"metadata\":{}}}",
+            offsets.empty() ? "" : ",", json_string(p.topic), p.partition, p.committed,
+            p.log_end, p.lag, json_optional(p.metadata));
+    }
+    return fmt::format(
+        "{{\"group_id\":{},\"type\":{},\"state\":{},\"protocol_type\":{},\"protocol\":{},"
+        "\"generation\":{},\"lag\":{},\"members\":[{}],\"offsets\":[{}]}}",
+        json_string(g.group_id), json_string(g.type), json_string(g.state),
+        json_string(g.protocol_type), json_string(g.protocol), g.generation, total_lag(g),
+        members, offsets);
+}
+
+http_answer error_answer(unsigned status, const std::string& message) {
+    return {status, "application/json",
+            fmt::format("{{\"error_code\":{},\"message\":{}}}", status, json_string(message))};
+}
+
+}  // namespace
+
+std::optional<http_answer> group_route(bgroup::group_coordinator& groups, const std::string& method,
+                                       const std::string& path) {
+    if (path.compare(0, prefix.size(), prefix) != 0 ||
+        (path.size() > prefix.size() && path[prefix.size()] != '/')) {
+        return std::nullopt;
+    }
+    if (method != "GET") {
+        return error_answer(405, "use GET");
+    }
+    std::string_view rest = std::string_view(path).substr(prefix.size());
+    if (rest.empty() || rest == "/") {
+        std::string body;
+        for (const auto& g : groups.view_groups()) {
+            body += (body.empty() ? "" : ",") + summary_json(g);
+        }
+        return http_answer{200, "application/json", "{\"groups\":[" + body + "]}"};
+    }
+    rest.remove_prefix(1);
+    if (rest.find('/') != std::string_view::npos) {
+        return error_answer(404, "no route for GET " + path);
+    }
+    auto id = url_decode(rest);
+    if (!id) {
+        return error_answer(400, "malformed group id in the path");
+    }
+    auto view = groups.view_group(*id);
+    if (!view) {
+        return error_answer(404, "group " + *id + " not found");
+    }
+    return http_answer{200, "application/json", detail_json(*view)};
+}
+
+void render_group_metrics(bgroup::group_coordinator& groups, std::string& out) {
+    const auto views = groups.view_groups();
+    out += "# HELP sluice_consumer_group_lag Records between a group's committed offset and the "
+           "partition's high watermark\n# TYPE sluice_consumer_group_lag gauge\n";
+    for (const auto& g : views) {
+        for (const auto& p : g.offsets) {
+            if (p.lag < 0) {
+                continue;
+            }
+            out += fmt::format("sluice_consumer_group_lag{{{}}} {}\n",
+                               metrics_registry::format_labels({{"group", g.group_id},
+                                                                {"topic", p.topic},
+                                                                {"partition",
+                                                                 std::to_string(p.partition)}}),
+                               p.lag);
+        }
+    }
+    out += "# HELP sluice_consumer_group_committed_offset A group's committed offset per "
+           "partition\n# TYPE sluice_consumer_group_committed_offset gauge\n";
+    for (const auto& g : views) {
+        for (const auto& p : g.offsets) {
+            out += fmt::format("sluice_consumer_group_committed_offset{{{}}} {}\n",
+                               metrics_registry::format_labels({{"group", g.group_id},
+                                                                {"topic", p.topic},
+                                                                {"partition",
+                                                                 std::to_string(p.partition)}}),
+                               p.committed);
+        }
+    }
+    out += "# HELP sluice_consumer_group_members Members of each consumer group\n"
+           "# TYPE sluice_consumer_group_members gauge\n";
+    std::map<std::pair<std::string, std::string>, int> by_state;
+    for (const auto& g : views) {
+        out += fmt::format("sluice_consumer_group_members{{{}}} {}\n",
+                           metrics_registry::format_labels(
+                               {{"group", g.group_id}, {"type", g.type}, {"state", g.state}}),
+                           g.members.size());
+        ++by_state[{g.type, g.state}];
+    }
+    out += "# HELP sluice_consumer_groups Consumer groups by type and state\n"
+           "# TYPE sluice_consumer_groups gauge\n";
+    for (const auto& [key, n] : by_state) {
+        out += fmt::format("sluice_consumer_groups{{{}}} {}\n",
+                           metrics_registry::format_labels({{"type", key.first},
+                                                            {"state", key.second}}),
+                           n);
+    }
+    out += fmt::format(
+        "# HELP sluice_consumer_group_rebalances_total Rebalances completed (classic generations "
+        "and KIP-848 target assignments)\n# TYPE sluice_consumer_group_rebalances_total counter\n"
+        "sluice_consumer_group_rebalances_total {}\n"
+        "# HELP sluice_consumer_group_offset_commits_total Partition offsets committed\n"
+        "# TYPE sluice_consumer_group_offset_commits_total counter\n"
+        "sluice_consumer_group_offset_commits_total {}\n",
+        groups.rebalances(), groups.offset_commits());
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,25 @@
+// The consumer-group views of the HTTP front: GET /v1/groups (every group, with its total
+// lag) and GET /v1/groups/{group} (members, assignments, committed offsets and lag per
+// partition) as JSON, and the group metrics on /metrics (lag per group and partition).
+// Read-only views of the group coordinator; thread-safe as the coordinator is.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "gateway/http/http_server.h"
+
+namespace sluice::backend::group {
+class group_coordinator;
+}
+
+namespace sluice::gateway {
+
+/// The answer for `path` when it is /v1/groups or below; nullopt for any other path.
+std::optional<http_answer> group_route(backend::group::group_coordinator& groups,
+                                       const std::string& method, const std::string& path);
+
+/// Appends the group metrics in the Prometheus text format (a metrics_registry collector).
+void render_group_metrics(backend::group::group_coordinator& groups, std::string& out);
+
+}  // namespace sluice::gateway

@@ -1,0 +1,63 @@
+// ConsumerGroupHeartbeat (KIP-848): join, heartbeat, change subscriptions and leave a
+// consumer group in one call; the coordinator assigns partitions (uniform or range) and
+// answers each member with its assignment.
+#include "backend/group/group_coordinator.h"
+#include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/group_support.h"
+#include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/logger.h"
+
+namespace sluice::gateway {
+namespace kafka = protocol::kafka;
+namespace bgroup = backend::group;
+
+boost::asio::awaitable<consumer_group_heartbeat_handler::response>
+consumer_group_heartbeat_handler::handle(request_context& ctx, request req) {
+    bgroup::consumer_heartbeat_request r;
+    r.group_id = std::move(req.group_id);
+    r.member_id = std::move(req.member_id);
+    r.member_epoch = req.member_epoch;
+    r.instance_id = std::move(req.instance_id);
+    r.rack_id = std::move(req.rack_id);
+    r.rebalance_timeout_ms = static_cast<std::int32_t>(req.rebalance_timeout_ms.count());
+    r.subscribed_topic_names = std::move(req.subscribed_topic_names);
+    r.subscribed_topic_regex = std::move(req.subscribed_topic_regex);
+    r.server_assignor = std::move(req.server_assignor);
+    if (req.topic_partitions) {
+        r.topic_partitions.emplace();
+        for (const auto& tp : *req.topic_partitions) {
+            auto& o = r.topic_partitions->emplace_back();
+            o.topic_id = tp.topic_id;
+            for (auto p : tp.partitions) {
+                o.partitions.push_back(p.value);
+            }
+        }
+    }
+    r.client = group_client(ctx);
+    auto res = co_await ctx.svc().groups.consumer_heartbeat(std::move(r));
+
+    response resp;
+    resp.error_code = to_kafka(res.error);
+    resp.error_message = std::move(res.error_message);
+    if (res.error) {
+        kafka_log().debug("conn {} client '{}': ConsumerGroupHeartbeat failed: {}",
+                          ctx.connection().id, ctx.client_id(), res.error.message());
+        co_return resp;
+    }
+    resp.member_id = std::move(res.member_id);
+    resp.member_epoch = res.member_epoch;
+    resp.heartbeat_interval_ms = res.heartbeat_interval_ms;
+    if (res.assignment) {
+        auto& a = resp.assignment.emplace();
+        for (const auto& tp : *res.assignment) {
+            auto& o = a.topic_partitions.emplace_back();
+            o.topic_id = tp.topic_id;
+            for (auto p : tp.partitions) {
+                o.partitions.push_back(partition_id(p));
+            }
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace sluice::gateway

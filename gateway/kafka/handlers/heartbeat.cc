@@ -1,0 +1,21 @@
+// Heartbeat: a classic group member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
+#include "backend/group/group_coordinator.h"
+#include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/registry.h"
+
+namespace sluice::gateway {
+
+boost::asio::awaitable<heartbeat_handler::response> heartbeat_handler::handle(request_context& ctx,
+                                                                             request req) {
+    backend::group::heartbeat_request r;
+    r.group_id = std::move(req.group_id);
+    r.generation_id = req.generation_id;
+    r.member_id = std::move(req.member_id);
+    r.group_instance_id = std::move(req.group_instance_id);
+    auto ec = co_await ctx.svc().groups.heartbeat(std::move(r));
+    response resp;
+    resp.error_code = to_kafka(ec);
+    co_return resp;
+}
+
+}  // namespace sluice::gateway
