@@ -140,7 +140,9 @@ public:
             return std::size_t{0};
         }
         std::size_t n = std::min<std::size_t>(buf.size(), node_->data.size() - pos);
-        std::memcpy(buf.data(), node_->data.data() + pos, n);
+        if (n > 0) {
+            std::memcpy(buf.data(), node_->data.data() + pos, n);
+        }
         return n;
     }
 

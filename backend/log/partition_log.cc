@@ -43,6 +43,29 @@ result<kafka::records> make_records(const std::shared_ptr<io::file>& f, std::uin
     return kafka::records(protocol::shared_bytes{std::move(buf), view});
 }
 
+// The first record of the batch at `pos` (of `size` bytes) with offset >= min_offset that
+// `match` accepts: its timestamp and offset. nullopt when none does or the batch cannot be read.
+template <typename Match>
+std::optional<timestamp_and_offset> find_record(io::file& f, std::uint64_t pos, std::uint64_t size,
+                                                std::int64_t min_offset, Match match) {
+    std::vector<std::byte> bytes(static_cast<std::size_t>(size));
+    auto n = f.read_at(bytes, pos);
+    if (!n || *n != bytes.size()) {
+        return std::nullopt;
+    }
+    auto it = kafka::record_iterator::open(bytes, kafka::default_max_decompressed_bytes);
+    if (!it) {
+        return std::nullopt;
+    }
+    kafka::record_view r;
+    while (it->next(r)) {
+        if (r.offset >= min_offset && match(r)) {
+            return timestamp_and_offset{r.timestamp, offset(r.offset)};
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 partition_log::partition_log(std::shared_ptr<const log_env> env, std::string dir,
@@ -587,6 +610,14 @@ result<timestamp_and_offset> partition_log::lookup_attempt(
                 break;
             }
             if (it.header.max_timestamp >= ts_ms && it.header.last_offset() >= start.value) {
+                // compat: Kafka answers with the first record (not batch) at or after the time.
+                auto rec = find_record(**f, it.position, it.header.total_size(), start.value,
+                                       [&](const kafka::record_view& r) {
+                                           return r.timestamp >= ts_ms;
+                                       });
+                if (rec) {
+                    return *rec;
+                }
                 return timestamp_and_offset{it.header.max_timestamp,
                                             std::max(offset(it.header.base_offset), start)};
             }
@@ -604,14 +635,52 @@ result<offset> partition_log::offset_for_timestamp(std::int64_t ts_ms) {
 }
 
 timestamp_and_offset partition_log::max_timestamp() const {
-    std::lock_guard lock(mu_);
     timestamp_and_offset best;
-    for (const auto& s : segments_) {
-        if (s->max_timestamp > best.timestamp) {
-            best = {s->max_timestamp, s->max_timestamp_offset};
+    std::shared_ptr<segment> holder;
+    std::uint64_t size = 0;
+    {
+        std::lock_guard lock(mu_);
+        for (const auto& s : segments_) {
+            if (s->max_timestamp > best.timestamp) {
+                best = {s->max_timestamp, s->max_timestamp_offset};
+                holder = s;
+                size = s->size;
+            }
         }
     }
-    return best;
+    if (!holder) {
+        return best;
+    }
+    // compat: KIP-734 names the record holding the largest timestamp, not its batch: find the
+    // batch (index, then headers) and the record in it. The batch's offset on any failure.
+    auto f = holder->log_file().get();
+    if (!f) {
+        return best;
+    }
+    std::uint64_t pos = 0;
+    offset min_next = holder->base_offset();
+    if (auto e = holder->offset_index().floor(best.off.value, false); e && *e) {
+        pos = static_cast<std::uint64_t>((*e)->value);
+        min_next = offset((*e)->key);
+    }
+    batch_scanner scan(**f, pos, size, false, min_next);
+    batch_scanner::item it;
+    while (true) {
+        auto o = scan.next(it);
+        if (!o || *o != batch_scanner::outcome::batch) {
+            return best;
+        }
+        if (it.header.base_offset == best.off.value) {
+            auto rec = find_record(**f, it.position, it.header.total_size(), 0,
+                                   [&](const kafka::record_view& r) {
+                                       return r.timestamp == best.timestamp;
+                                   });
+            return rec ? *rec : best;
+        }
+        if (it.header.base_offset > best.off.value) {
+            return best;
+        }
+    }
 }
 
 void partition_log::add_waiter(std::shared_ptr<data_waiter> w) {

@@ -195,13 +195,13 @@ public:
     /// from == log end gives empty records.
     result<read_result> read(offset from, std::size_t max_bytes, const read_options& opts);
 
-    /// The first batch whose max timestamp is >= ts_ms: its first offset at or after the log
-    /// start and that max timestamp; {-1, no_offset} when there is none.
+    /// The first record at or after the log start whose timestamp is >= ts_ms (found through
+    /// the time and offset indexes): its timestamp and offset; {-1, no_offset} when none.
     result<timestamp_and_offset> lookup_timestamp(std::int64_t ts_ms);
     /// lookup_timestamp's offset (no_offset when none).
     result<offset> offset_for_timestamp(std::int64_t ts_ms);
-    /// The largest batch timestamp and the first offset of its batch (ListOffsets
-    /// MAX_TIMESTAMP); {-1, no_offset} when the log is empty.
+    /// The largest record timestamp and the offset of the record holding it (ListOffsets
+    /// MAX_TIMESTAMP, KIP-734); {-1, no_offset} when the log is empty.
     timestamp_and_offset max_timestamp() const;
 
     /// Moves the log start offset up to `before` (-1: the high watermark); persisted before

@@ -250,6 +250,23 @@ TEST_F(PartitionLog, OffsetForTimestampFindsFirstBatchAtOrAfterTheTime) {
     EXPECT_EQ(max.off, offset(98));
 }
 
+TEST_F(PartitionLog, TimestampLookupsPointAtTheRecordNotItsBatch) {
+    auto m = open_log();
+    auto p = make_topic(*m, "t");
+    append(*p, make_batch({{std::nullopt, "a", 100}, {std::nullopt, "b", 200},
+                           {std::nullopt, "c", 300}, {std::nullopt, "d", 900},
+                           {std::nullopt, "e", 500}}));
+
+    auto at = p->lookup_timestamp(250);
+    auto max = p->max_timestamp();
+
+    ASSERT_TRUE(at);
+    EXPECT_EQ(at->off, offset(2));
+    EXPECT_EQ(at->timestamp, 300);
+    EXPECT_EQ(max.timestamp, 900);
+    EXPECT_EQ(max.off, offset(3));
+}
+
 TEST_F(PartitionLog, OffsetForTimestampWithOutOfOrderTimestamps) {
     auto m = open_log();
     auto p = make_topic(*m, "t", {{"index.interval.bytes", "0"}});
