@@ -1,0 +1,267 @@
+#include "backend/producer/producer_state_manager.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "backend/log/log_manager.h"
+#include "backend/log/partition_log.h"
+#include "backend/logger.h"
+#include "backend/producer/errc.h"
+
+namespace sluice::backend::producer {
+
+namespace {
+constexpr std::string_view snapshot_ext = ".snapshot";
+
+std::vector<std::int64_t> list_snapshots(io::file_system& fs, const std::string& dir) {
+    std::vector<std::int64_t> out;
+    auto names = fs.list(dir);
+    if (!names) {
+        return out;
+    }
+    for (const auto& n : *names) {
+        if (auto v = parse_snapshot_name(n)) {
+            out.push_back(*v);
+        }
+    }
+    std::sort(out.begin(), out.end(), std::greater<>());
+    return out;
+}
+}  // namespace
+
+std::optional<std::int64_t> parse_snapshot_name(std::string_view name) {
+    if (name.size() != 20 + snapshot_ext.size() || name.substr(20) != snapshot_ext) {
+        return std::nullopt;
+    }
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(name.data(), name.data() + 20, v);
+    if (ec != std::errc{} || p != name.data() + 20 || v < 0) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::string snapshot_file_name(std::int64_t end) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(end));
+    return std::string(buf) + std::string(snapshot_ext);
+}
+
+producer_state_manager::producer_state_manager(log::log_manager& log,
+                                               std::shared_ptr<io::file_system> fs,
+                                               producer_state_settings settings,
+                                               log::clock_fn clock)
+    : log_(log), fs_(std::move(fs)), settings_(settings), clock_(std::move(clock)) {}
+
+producer_state_manager::~producer_state_manager() { stop(); }
+
+void producer_state_manager::start(bool maintenance_thread) {
+    remove_stray_snapshots();
+    if (maintenance_thread && !bg_.joinable()) {
+        bg_ = std::thread([this] { maintenance_loop(); });
+    }
+}
+
+void producer_state_manager::stop() {
+    {
+        std::lock_guard lock(bg_mu_);
+        if (bg_stop_) {
+            return;
+        }
+        bg_stop_ = true;
+    }
+    bg_cv_.notify_all();
+    if (bg_.joinable()) {
+        bg_.join();
+    }
+    const std::size_t n = write_snapshots();
+    if (n > 0) {
+        producer_log().info("wrote {} producer state snapshots at shutdown", n);
+    }
+}
+
+void producer_state_manager::remove_stray_snapshots() {
+    // A snapshot past its partition's end describes bytes a power loss took away: it must never
+    // be loaded, not even after the log grows past it again.
+    for (const auto& t : log_.list_topics()) {
+        for (const auto& p : log_.partitions(t.name)) {
+            const std::int64_t end = p->log_end_offset().value;
+            for (std::int64_t s : list_snapshots(*fs_, p->dir())) {
+                if (s > end) {
+                    producer_log().warn("{}-{}: removing producer snapshot at {} past the log end {}",
+                                        p->topic(), p->partition().value, s, end);
+                    (void)fs_->remove(io::join_path(p->dir(), snapshot_file_name(s)));
+                }
+            }
+        }
+    }
+}
+
+result<std::shared_ptr<partition_producer_state>> producer_state_manager::state_for(
+    const std::shared_ptr<log::partition_log>& log) {
+    std::shared_ptr<slot> s;
+    {
+        std::lock_guard lock(mu_);
+        auto& entry = slots_[log->dir()];
+        if (!entry || entry->log.lock() != log) {
+            // First use, or the topic was deleted and created again under the same folder.
+            entry = std::make_shared<slot>();
+            entry->log = log;
+        }
+        s = entry;
+    }
+    std::lock_guard load_lock(s->load_mu);
+    if (!s->state) {
+        auto loaded = load(*log);
+        if (!loaded) {
+            return fail(loaded.error());
+        }
+        s->state = std::move(*loaded);
+    }
+    return s->state;
+}
+
+result<std::shared_ptr<partition_producer_state>> producer_state_manager::load(
+    log::partition_log& log) {
+    auto st = std::make_shared<partition_producer_state>(log.topic(), log.partition());
+    const std::int64_t end = log.log_end_offset().value;
+    std::int64_t from = log.log_start_offset().value;
+    for (std::int64_t s : list_snapshots(*fs_, log.dir())) {
+        if (s > end) {
+            continue;
+        }
+        auto bytes = io::read_whole_file(*fs_, io::join_path(log.dir(), snapshot_file_name(s)));
+        if (bytes && st->load_snapshot(protocol::bytes_view(bytes->data(), bytes->size()))) {
+            from = std::max(from, s);
+            break;
+        }
+        producer_log().warn("{}-{}: producer snapshot {} is unreadable; using an older one",
+                            log.topic(), log.partition().value, s);
+        st = std::make_shared<partition_producer_state>(log.topic(), log.partition());
+    }
+    std::size_t batches = 0;
+    auto replayed = log.replay(offset(from), [&](protocol::bytes_view batch) {
+        st->apply_stored(batch);
+        ++batches;
+        return true;
+    });
+    if (!replayed) {
+        producer_log().error("{}-{}: cannot rebuild the producer state: {}", log.topic(),
+                             log.partition().value, replayed.error().message());
+        return fail(errc::storage_error);
+    }
+    if (batches > 0) {
+        producer_log().debug("{}-{}: producer state rebuilt from offset {} ({} batches)",
+                             log.topic(), log.partition().value, from, batches);
+    }
+    return st;
+}
+
+result<void> producer_state_manager::write_snapshot(log::partition_log& log,
+                                                    partition_producer_state& st) {
+    std::int64_t end = 0;
+    auto bytes = st.encode_snapshot(end);
+    const std::string path = io::join_path(log.dir(), snapshot_file_name(end));
+    if (auto w = io::write_file_atomic(*fs_, path, bytes.view()); !w) {
+        return fail(errc::storage_error);
+    }
+    st.mark_snapshotted(end);
+    auto all = list_snapshots(*fs_, log.dir());
+    for (std::size_t i = settings_.snapshots_to_keep; i < all.size(); ++i) {
+        (void)fs_->remove(io::join_path(log.dir(), snapshot_file_name(all[i])));
+    }
+    return {};
+}
+
+std::size_t producer_state_manager::write_snapshots() {
+    std::lock_guard pass(snapshot_mu_);
+    std::vector<std::shared_ptr<slot>> slots;
+    {
+        std::lock_guard lock(mu_);
+        for (auto& [_, s] : slots_) {
+            slots.push_back(s);
+        }
+    }
+    std::size_t written = 0;
+    for (auto& s : slots) {
+        std::shared_ptr<partition_producer_state> st;
+        {
+            std::lock_guard load_lock(s->load_mu);
+            st = s->state;
+        }
+        auto log = s->log.lock();
+        if (!st || !log || log->closed() || !st->dirty()) {
+            continue;
+        }
+        if (auto w = write_snapshot(*log, *st); !w) {
+            producer_log().warn("{}-{}: cannot write a producer state snapshot", log->topic(),
+                                log->partition().value);
+            continue;
+        }
+        ++written;
+    }
+    return written;
+}
+
+std::size_t producer_state_manager::expire_producers() {
+    std::vector<std::shared_ptr<slot>> slots;
+    {
+        std::lock_guard lock(mu_);
+        for (auto it = slots_.begin(); it != slots_.end();) {
+            if (it->second->log.expired()) {
+                it = slots_.erase(it);  // the partition was deleted
+            } else {
+                slots.push_back(it->second);
+                ++it;
+            }
+        }
+    }
+    const std::int64_t now = clock_();
+    std::size_t removed = 0;
+    for (auto& s : slots) {
+        std::shared_ptr<partition_producer_state> st;
+        {
+            std::lock_guard load_lock(s->load_mu);
+            st = s->state;
+        }
+        auto log = s->log.lock();
+        if (st && log) {
+            removed += st->expire(now, settings_.producer_id_expiration_ms,
+                                  log->log_start_offset().value);
+        }
+    }
+    return removed;
+}
+
+void producer_state_manager::maintenance_loop() {
+    const auto tick = std::chrono::milliseconds(
+        std::max<std::int64_t>(1000, std::min(settings_.snapshot_interval_ms,
+                                              settings_.expiration_check_interval_ms)));
+    auto next_snapshot = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(settings_.snapshot_interval_ms);
+    auto next_expiry = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(settings_.expiration_check_interval_ms);
+    std::unique_lock lock(bg_mu_);
+    while (!bg_stop_) {
+        bg_cv_.wait_for(lock, tick, [this] { return bg_stop_; });
+        if (bg_stop_) {
+            break;
+        }
+        lock.unlock();
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= next_expiry) {
+            if (auto n = expire_producers(); n > 0) {
+                producer_log().info("expired {} idle producer ids and aborted-index entries", n);
+            }
+            next_expiry = now + std::chrono::milliseconds(settings_.expiration_check_interval_ms);
+        }
+        if (now >= next_snapshot) {
+            (void)write_snapshots();
+            next_snapshot = now + std::chrono::milliseconds(settings_.snapshot_interval_ms);
+        }
+        lock.lock();
+    }
+}
+
+}  // namespace sluice::backend::producer
