@@ -54,7 +54,7 @@ struct cleanup {
 
 // --- the disk itself ------------------------------------------------------------------------
 
-double g_disk_write_bps = 0;   // sequential write, fdatasync at the end included
+double g_disk_write_bps = 0;  // sequential write, fdatasync at the end included
 
 void BM_DiskSequentialWrite(benchmark::State& state) {
     const std::size_t chunk = 1 << 20;
@@ -83,7 +83,11 @@ void BM_DiskSequentialWrite(benchmark::State& state) {
     state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
     g_disk_write_bps = bytes / seconds;
 }
-BENCHMARK(BM_DiskSequentialWrite)->Arg(512)->Iterations(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DiskSequentialWrite)
+    ->Arg(512)
+    ->Iterations(2)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_DiskFsync(benchmark::State& state) {
     const std::string path = bench_root() + "/disk-fsync";
@@ -279,8 +283,8 @@ void BM_Read(benchmark::State& state) {
             if (region.length > sink.size()) {
                 sink.resize(region.length);
             }
-            n += static_cast<std::size_t>(
-                ::pread(region.fd, sink.data(), region.length, static_cast<off_t>(region.position)));
+            n += static_cast<std::size_t>(::pread(region.fd, sink.data(), region.length,
+                                                  static_cast<off_t>(region.position)));
         }
         bytes += static_cast<double>(n);
         // The next fetch starts after the last whole batch returned.
@@ -306,7 +310,11 @@ void append_args(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 // Rates are per wall-clock second (UseRealTime): the disk, not the CPU, is what is measured.
-BENCHMARK(BM_Append)->Apply(append_args)->MinTime(1.0)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Append)
+    ->Apply(append_args)
+    ->MinTime(1.0)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AppendGroupCommit)
     ->Arg(1)
     ->Arg(8)

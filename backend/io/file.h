@@ -43,10 +43,10 @@ public:
 };
 
 enum class open_mode {
-    read_only,    // the file must exist
-    read_write,   // the file must exist
-    create,       // read-write; created empty when missing, kept as is when present
-    create_new,   // read-write; truncated to empty when present
+    read_only,   // the file must exist
+    read_write,  // the file must exist
+    create,      // read-write; created empty when missing, kept as is when present
+    create_new,  // read-write; truncated to empty when present
 };
 
 /// Names, directories and renames. Paths are plain strings joined with '/'.
@@ -94,6 +94,8 @@ result<std::vector<std::byte>> read_whole_file(file_system& fs, const std::strin
 bool is_disk_full(const std::error_code& ec);
 
 /// An error_code for an errno value.
-inline std::error_code errno_code(int e) { return {e, std::generic_category()}; }
+inline std::error_code errno_code(int e) {
+    return {e, std::generic_category()};
+}
 
 }  // namespace sluice::backend::io

@@ -56,10 +56,16 @@ void file_cache::release(cached_file& f) {
 cached_file::cached_file(std::shared_ptr<file_cache> cache, std::string path, open_mode mode)
     : cache_(std::move(cache)), path_(std::move(path)), mode_(mode) {}
 
-cached_file::~cached_file() { cache_->release(*this); }
+cached_file::~cached_file() {
+    cache_->release(*this);
+}
 
-result<std::shared_ptr<file>> cached_file::get() { return cache_->acquire(*this); }
+result<std::shared_ptr<file>> cached_file::get() {
+    return cache_->acquire(*this);
+}
 
-void cached_file::close() { cache_->release(*this); }
+void cached_file::close() {
+    cache_->release(*this);
+}
 
 }  // namespace sluice::backend::io

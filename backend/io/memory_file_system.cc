@@ -37,8 +37,8 @@ struct memory_file_system::node {
     /// Before changing bytes below the synced length, remember the synced content.
     void preserve_durable(std::uint64_t from) {
         if (from < durable_len && !durable_copy) {
-            durable_copy.emplace(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(
-                                                                  durable_len));
+            durable_copy.emplace(data.begin(),
+                                 data.begin() + static_cast<std::ptrdiff_t>(durable_len));
         }
     }
     std::vector<std::byte> durable_content() const {
@@ -164,10 +164,9 @@ public:
             std::uint64_t room = *st_->capacity > used ? *st_->capacity - used : 0;
             if (growth > room) {
                 full = true;
-                std::uint64_t overlap =
-                    node_->data.size() > pos ? node_->data.size() - pos : 0;
-                fits = static_cast<std::size_t>(std::min<std::uint64_t>(data.size(),
-                                                                        overlap + room));
+                std::uint64_t overlap = node_->data.size() > pos ? node_->data.size() - pos : 0;
+                fits =
+                    static_cast<std::size_t>(std::min<std::uint64_t>(data.size(), overlap + room));
                 if (pos > node_->data.size() && room < pos - node_->data.size()) {
                     fits = 0;
                 }
@@ -235,8 +234,8 @@ std::shared_ptr<node> copy_durable(state& fresh, const node& from, std::mt19937_
     if (keep_prefix && !from.durable_copy && from.data.size() > content.size()) {
         std::uint64_t extra = from.data.size() - content.size();
         std::uint64_t keep = std::uniform_int_distribution<std::uint64_t>(0, extra)(rng);
-        content.insert(content.end(), from.data.begin() + static_cast<std::ptrdiff_t>(
-                                                              content.size()),
+        content.insert(content.end(),
+                       from.data.begin() + static_cast<std::ptrdiff_t>(content.size()),
                        from.data.begin() + static_cast<std::ptrdiff_t>(content.size() + keep));
     }
     out->resize(content.size());
@@ -302,7 +301,7 @@ result<void> memory_file_system::remove(const std::string& path) {
     auto loc = locate_parent(state_->root, path);
     if (!loc) {
         return loc.error() == std::errc::no_such_file_or_directory ? result<void>{}
-                                                                    : fail(loc.error());
+                                                                   : fail(loc.error());
     }
     auto it = loc->parent->entries.find(loc->name);
     if (it == loc->parent->entries.end()) {
@@ -322,7 +321,7 @@ result<void> memory_file_system::remove_all(const std::string& path) {
     auto loc = locate_parent(state_->root, path);
     if (!loc) {
         return loc.error() == std::errc::no_such_file_or_directory ? result<void>{}
-                                                                    : fail(loc.error());
+                                                                   : fail(loc.error());
     }
     auto it = loc->parent->entries.find(loc->name);
     if (it == loc->parent->entries.end()) {
@@ -336,9 +335,8 @@ result<void> memory_file_system::remove_all(const std::string& path) {
 result<void> memory_file_system::rename(const std::string& from, const std::string& to) {
     std::shared_ptr<node> replaced;
     std::lock_guard lock(state_->mu);
-    if (state_->failing_renames > 0 &&
-        (from.find(state_->rename_needle) != std::string::npos ||
-         to.find(state_->rename_needle) != std::string::npos)) {
+    if (state_->failing_renames > 0 && (from.find(state_->rename_needle) != std::string::npos ||
+                                        to.find(state_->rename_needle) != std::string::npos)) {
         if (state_->rename_skip > 0) {
             --state_->rename_skip;
         } else {
@@ -435,7 +433,9 @@ void memory_file_system::set_capacity(std::optional<std::uint64_t> bytes) {
     state_->capacity = bytes;
 }
 
-std::uint64_t memory_file_system::used_bytes() const { return state_->used->load(); }
+std::uint64_t memory_file_system::used_bytes() const {
+    return state_->used->load();
+}
 
 void memory_file_system::fail_next_syncs(int n, std::error_code ec) {
     std::lock_guard lock(state_->mu);

@@ -12,7 +12,9 @@
 namespace sluice::backend::io {
 namespace {
 
-std::error_code last_error() { return errno_code(errno); }
+std::error_code last_error() {
+    return errno_code(errno);
+}
 
 class posix_file final : public file {
 public:
@@ -24,8 +26,8 @@ public:
     result<std::size_t> read_at(std::span<std::byte> buf, std::uint64_t pos) override {
         std::size_t done = 0;
         while (done < buf.size()) {
-            ssize_t n = ::pread(fd_, buf.data() + done, buf.size() - done,
-                                static_cast<off_t>(pos + done));
+            ssize_t n =
+                ::pread(fd_, buf.data() + done, buf.size() - done, static_cast<off_t>(pos + done));
             if (n < 0) {
                 if (errno == EINTR) {
                     continue;
@@ -93,10 +95,18 @@ public:
     result<std::shared_ptr<file>> open(const std::string& path, open_mode mode) override {
         int flags = O_CLOEXEC;
         switch (mode) {
-            case open_mode::read_only: flags |= O_RDONLY; break;
-            case open_mode::read_write: flags |= O_RDWR; break;
-            case open_mode::create: flags |= O_RDWR | O_CREAT; break;
-            case open_mode::create_new: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
+            case open_mode::read_only:
+                flags |= O_RDONLY;
+                break;
+            case open_mode::read_write:
+                flags |= O_RDWR;
+                break;
+            case open_mode::create:
+                flags |= O_RDWR | O_CREAT;
+                break;
+            case open_mode::create_new:
+                flags |= O_RDWR | O_CREAT | O_TRUNC;
+                break;
         }
         int fd;
         do {

@@ -110,14 +110,14 @@ result<filtered> filter_batch(protocol::bytes_view batch, Keep keep) {
 }  // namespace
 
 std::vector<std::shared_ptr<segment>> partition_log::cleanable_locked(std::int64_t now_ms,
-                                                                     bool durable_only) const {
+                                                                      bool durable_only) const {
     std::vector<std::shared_ptr<segment>> out;
     const auto& cfg = *config_;
     for (std::size_t i = 0; i + 1 < segments_.size(); ++i) {
         const auto& s = segments_[i];
         const std::int64_t ts = s->max_timestamp >= 0 ? s->max_timestamp : s->first_append_ms;
-        if (!s->sealed || (durable_only && !s->seal_persisted) || s->deleted || s->corrupt_at >= 0 ||
-            (ts >= 0 && now_ms - ts < cfg.min_compaction_lag_ms)) {
+        if (!s->sealed || (durable_only && !s->seal_persisted) || s->deleted ||
+            s->corrupt_at >= 0 || (ts >= 0 && now_ms - ts < cfg.min_compaction_lag_ms)) {
             break;
         }
         out.push_back(s);
@@ -339,8 +339,8 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
         range += std::to_string(o->base_offset().value) + " ";
     }
     range += "\n";
-    if (auto r = io::write_file_atomic(fs, io::join_path(cleaning, "range"),
-                                       protocol::as_bytes(range));
+    if (auto r =
+            io::write_file_atomic(fs, io::join_path(cleaning, "range"), protocol::as_bytes(range));
         !r) {
         return fail(map_io_error(r.error(), "writing the compaction range"));
     }
@@ -368,9 +368,10 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
         if (auto r = complete_swap(); !r) {
             // Some files may be moved and some not: serving either version could be wrong.
             // The partition closes; the next open finishes the swap from the swap folder.
-            storage_log().error("{}-{}: finishing a compaction swap failed ({}); the partition "
-                                "is closed until the broker restarts",
-                                topic_, id_.value, r.error().message());
+            storage_log().error(
+                "{}-{}: finishing a compaction swap failed ({}); the partition "
+                "is closed until the broker restarts",
+                topic_, id_.value, r.error().message());
             swap_failed = true;
         } else {
             std::vector<std::shared_ptr<segment>> fresh;

@@ -10,20 +10,34 @@ public:
     const char* name() const noexcept override { return "log"; }
     std::string message(int v) const override {
         switch (static_cast<errc>(v)) {
-            case errc::unknown_topic_or_partition: return "unknown topic or partition";
-            case errc::topic_already_exists: return "topic already exists";
-            case errc::invalid_topic_name: return "invalid topic name";
-            case errc::invalid_partitions: return "invalid number of partitions";
-            case errc::invalid_config: return "invalid topic configuration";
-            case errc::offset_out_of_range: return "offset out of range";
-            case errc::message_too_large: return "record batch too large";
-            case errc::corrupt_message: return "corrupt record batch";
-            case errc::invalid_record: return "invalid record batch";
-            case errc::storage_error: return "storage I/O error";
-            case errc::disk_full: return "disk full";
-            case errc::log_closed: return "log closed";
-            case errc::policy_violation: return "policy violation";
-            case errc::segment_corrupt: return "stored segment data is corrupt";
+            case errc::unknown_topic_or_partition:
+                return "unknown topic or partition";
+            case errc::topic_already_exists:
+                return "topic already exists";
+            case errc::invalid_topic_name:
+                return "invalid topic name";
+            case errc::invalid_partitions:
+                return "invalid number of partitions";
+            case errc::invalid_config:
+                return "invalid topic configuration";
+            case errc::offset_out_of_range:
+                return "offset out of range";
+            case errc::message_too_large:
+                return "record batch too large";
+            case errc::corrupt_message:
+                return "corrupt record batch";
+            case errc::invalid_record:
+                return "invalid record batch";
+            case errc::storage_error:
+                return "storage I/O error";
+            case errc::disk_full:
+                return "disk full";
+            case errc::log_closed:
+                return "log closed";
+            case errc::policy_violation:
+                return "policy violation";
+            case errc::segment_corrupt:
+                return "stored segment data is corrupt";
         }
         return "unknown log error";
     }

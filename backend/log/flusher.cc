@@ -13,7 +13,9 @@ flusher::flusher(std::size_t threads) {
     }
 }
 
-flusher::~flusher() { stop(); }
+flusher::~flusher() {
+    stop();
+}
 
 void flusher::enqueue(std::shared_ptr<partition_log> p) {
     {

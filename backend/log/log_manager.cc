@@ -143,11 +143,11 @@ result<void> log_manager::start() {
     if (auto r = load_topics(*clean); !r) {
         return r;
     }
-    storage_log().info("log: opened {} ({} topics, {} shutdown, flush policy {})",
-                       opts_.data_dir, topics_.size(), *clean ? "clean" : "unclean",
+    storage_log().info("log: opened {} ({} topics, {} shutdown, flush policy {})", opts_.data_dir,
+                       topics_.size(), *clean ? "clean" : "unclean",
                        opts_.flush == flush_policy::always     ? "always"
                        : opts_.flush == flush_policy::interval ? "interval"
-                                                                : "os");
+                                                               : "os");
     bool background = (opts_.flush == flush_policy::interval && opts_.flush_interval.count() > 0) ||
                       opts_.retention_check_interval.count() > 0 ||
                       opts_.compaction_check_interval.count() > 0;
@@ -206,8 +206,8 @@ result<void> log_manager::load_topics(bool clean) {
         std::string error;
         auto cfg = topic_config::from_overrides(rec.overrides, opts_.defaults, &error);
         if (!cfg) {
-            storage_log().error("log: topic {} has a bad stored config ({}); using defaults",
-                                name, error);
+            storage_log().error("log: topic {} has a bad stored config ({}); using defaults", name,
+                                error);
             cfg = opts_.defaults;
         }
         auto state = std::make_shared<topic_state>();
@@ -344,7 +344,8 @@ result<topic_info> log_manager::create(const std::string& name, std::int32_t par
     }
     if (partitions < 1 || partitions > opts_.max_partitions) {
         if (error_message != nullptr) {
-            *error_message = "partitions must be in [1, " + std::to_string(opts_.max_partitions) + "]";
+            *error_message =
+                "partitions must be in [1, " + std::to_string(opts_.max_partitions) + "]";
         }
         return fail(errc::invalid_partitions);
     }
@@ -413,8 +414,8 @@ result<topic_info> log_manager::create(const std::string& name, std::int32_t par
         ids_[state->info.id] = name;
         topics_[name] = state;
     }
-    storage_log().info("log: created {}topic {} (id {}, {} partitions)", internal ? "internal " : "",
-                       name, state->info.id.to_base64(), partitions);
+    storage_log().info("log: created {}topic {} (id {}, {} partitions)",
+                       internal ? "internal " : "", name, state->info.id.to_base64(), partitions);
     return state->info;
 }
 
@@ -593,7 +594,8 @@ std::shared_ptr<partition_log> log_manager::partition(const std::string& topic,
     return it->second->partitions[static_cast<std::size_t>(p.value)];
 }
 
-std::vector<std::shared_ptr<partition_log>> log_manager::partitions(const std::string& topic) const {
+std::vector<std::shared_ptr<partition_log>> log_manager::partitions(
+    const std::string& topic) const {
     std::shared_lock lock(mu_);
     auto it = topics_.find(topic);
     if (it == topics_.end()) {
@@ -602,7 +604,9 @@ std::vector<std::shared_ptr<partition_log>> log_manager::partitions(const std::s
     return it->second->partitions;
 }
 
-std::size_t log_manager::open_files() const { return env_ ? env_->files->open_count() : 0; }
+std::size_t log_manager::open_files() const {
+    return env_ ? env_->files->open_count() : 0;
+}
 
 std::vector<std::shared_ptr<log_manager::topic_state>> log_manager::snapshot() const {
     std::shared_lock lock(mu_);
@@ -644,8 +648,8 @@ compaction_result log_manager::run_compaction(std::int64_t now_ms) {
                 total.bytes_after += r->bytes_after;
                 total.records_removed += r->records_removed;
             } else {
-                storage_log().warn("{}-{}: compaction failed: {}", p->topic(),
-                                   p->partition().value, r.error().message());
+                storage_log().warn("{}-{}: compaction failed: {}", p->topic(), p->partition().value,
+                                   r.error().message());
             }
         }
     }
@@ -748,9 +752,12 @@ void log_manager::close() {
         }
     }
     empty_trash();
-    storage_log().info("log: closed {}{}", opts_.data_dir, all_clean ? "" : " (unclean: a flush failed)");
+    storage_log().info("log: closed {}{}", opts_.data_dir,
+                       all_clean ? "" : " (unclean: a flush failed)");
 }
 
-log_manager::~log_manager() { close(); }
+log_manager::~log_manager() {
+    close();
+}
 
 }  // namespace sluice::backend::log

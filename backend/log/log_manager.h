@@ -58,8 +58,8 @@ struct topic_info {
     std::string name;
     sluice::uuid id;
     std::int32_t partitions = 0;
-    topic_config config;                            // effective configuration
-    std::map<std::string, std::string> overrides;   // what the topic sets itself
+    topic_config config;                           // effective configuration
+    std::map<std::string, std::string> overrides;  // what the topic sets itself
     bool internal = false;
 };
 
@@ -175,13 +175,13 @@ private:
     log_options opts_;
     std::shared_ptr<log_env> env_;
 
-    mutable std::shared_mutex mu_;   // guards topics_ and ids_ (copy-on-write topic_state)
+    mutable std::shared_mutex mu_;  // guards topics_ and ids_ (copy-on-write topic_state)
     std::map<std::string, std::shared_ptr<const topic_state>> topics_;
     std::map<sluice::uuid, std::string> ids_;
     bool closed_ = false;
     bool started_ = false;
 
-    std::mutex admin_mu_;            // one admin change at a time
+    std::mutex admin_mu_;  // one admin change at a time
 
     std::mutex bg_mu_;
     std::condition_variable bg_cv_;

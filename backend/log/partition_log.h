@@ -36,11 +36,11 @@ namespace sluice::backend::log {
 constexpr offset no_offset{-1};
 
 struct append_result {
-    offset base_offset{-1};           // first offset of the first batch
-    offset last_offset{-1};           // last offset of the last batch
+    offset base_offset{-1};                // first offset of the first batch
+    offset last_offset{-1};                // last offset of the last batch
     std::int64_t log_append_time_ms = -1;  // the stamped time under LogAppendTime, else -1
     offset log_start_offset{-1};
-    bool duplicate = false;           // the validator reported the batches as already stored
+    bool duplicate = false;  // the validator reported the batches as already stored
 };
 
 /// Hook for the producer-state and transaction modules: checks that must run atomically with
@@ -101,11 +101,11 @@ struct timestamp_and_offset {
 
 /// What recovery did when the partition was opened.
 struct recovery_report {
-    std::int64_t truncated_bytes = 0;    // torn or corrupt tail bytes cut off
-    std::int32_t segments_dropped = 0;   // segments after a torn point, deleted
-    std::int32_t indexes_rebuilt = 0;    // segments whose index files were rebuilt
-    std::int32_t corrupt_segments = 0;   // sealed segments with corruption (kept, reported)
-    std::int64_t bytes_validated = 0;    // bytes whose CRCs were checked
+    std::int64_t truncated_bytes = 0;   // torn or corrupt tail bytes cut off
+    std::int32_t segments_dropped = 0;  // segments after a torn point, deleted
+    std::int32_t indexes_rebuilt = 0;   // segments whose index files were rebuilt
+    std::int32_t corrupt_segments = 0;  // sealed segments with corruption (kept, reported)
+    std::int64_t bytes_validated = 0;   // bytes whose CRCs were checked
 };
 
 struct retention_result {
@@ -115,7 +115,7 @@ struct retention_result {
 };
 
 struct compaction_result {
-    std::int32_t segments_cleaned = 0;   // input segments rewritten
+    std::int32_t segments_cleaned = 0;  // input segments rewritten
     std::int64_t bytes_before = 0;
     std::int64_t bytes_after = 0;
     std::int64_t records_removed = 0;
@@ -228,8 +228,7 @@ public:
     /// Calls fn with every batch from `from` (inclusive, snapped to its batch) to the log end,
     /// in order; stops early when fn returns false. Returns the offset after the last batch
     /// seen. For rebuilding state kept in internal compacted topics.
-    result<offset> replay(offset from,
-                          const std::function<bool(protocol::bytes_view batch)>& fn);
+    result<offset> replay(offset from, const std::function<bool(protocol::bytes_view batch)>& fn);
 
     /// Flushes everything (blocking: call from a non-io thread at shutdown), writes the active
     /// segment's indexes, fails later calls with log_closed. With flush=false (topic deletion)
@@ -261,9 +260,9 @@ private:
     result<void> recover(bool clean_shutdown);
     struct segment_check {
         enum class kind { ok, torn, corrupt } what = kind::ok;
-        std::uint64_t at = 0;      // first bad byte
+        std::uint64_t at = 0;  // first bad byte
         const char* reason = "";
-        bool was_sealed = false;   // a sealed index vouched for the segment
+        bool was_sealed = false;  // a sealed index vouched for the segment
     };
     result<segment_check> recover_segment(segment& seg, io::file& f, std::uint64_t file_size,
                                           const topic_config& cfg);
@@ -297,8 +296,8 @@ private:
     const partition_id id_;
 
     mutable std::mutex mu_;
-    std::shared_ptr<const topic_config> config_;             // guarded by mu_
-    std::vector<std::shared_ptr<segment>> segments_;          // sorted by base; never empty
+    std::shared_ptr<const topic_config> config_;      // guarded by mu_
+    std::vector<std::shared_ptr<segment>> segments_;  // sorted by base; never empty
     offset log_start_{0};
     offset log_end_{0};
     offset flushed_{0};
@@ -308,10 +307,10 @@ private:
     std::vector<std::weak_ptr<data_waiter>> data_waiters_;
     std::size_t data_waiters_pruned_size_ = 0;
 
-    std::mutex sync_mu_;                 // one sync round at a time
+    std::mutex sync_mu_;  // one sync round at a time
     std::atomic<bool> sync_queued_{false};
-    std::mutex admin_mu_;                // delete_records, retention and compaction, one at a time
-    offset compacted_until_{0};          // segments below were compacted in this process
+    std::mutex admin_mu_;        // delete_records, retention and compaction, one at a time
+    offset compacted_until_{0};  // segments below were compacted in this process
     recovery_report recovery_;
 };
 

@@ -203,8 +203,8 @@ result<partition_log::segment_check> partition_log::recover_segment(segment& seg
         storage_log().error("{}-{}: segment {} is {} bytes but was sealed at {} bytes", topic_,
                             id_.value, base.value, file_size, oi->header.log_size);
     }
-    bool rebuild = oi->damaged || ti->damaged || sealed_hdr ||
-                   (oi->entries == 0) != (ti->entries == 0);
+    bool rebuild =
+        oi->damaged || ti->damaged || sealed_hdr || (oi->entries == 0) != (ti->entries == 0);
     std::uint64_t scanned_from = 0;
     for (int attempt = 0; attempt < 2; ++attempt) {
         if (rebuild) {
@@ -347,8 +347,8 @@ result<void> partition_log::recover(bool clean_shutdown) {
         auto text = io::read_whole_file(fs, start_path);
         std::optional<std::int64_t> v;
         if (text) {
-            v = parse_int(std::string_view(reinterpret_cast<const char*>(text->data()),
-                                           text->size()));
+            v = parse_int(
+                std::string_view(reinterpret_cast<const char*>(text->data()), text->size()));
         }
         if (v && *v >= 0) {
             checkpoint = offset(*v);
@@ -423,8 +423,8 @@ result<void> partition_log::recover(bool clean_shutdown) {
 
     const std::int64_t now = env_->clock();
     if (segments_.empty() || segments_.back()->sealed) {
-        offset base = segments_.empty() ? checkpoint.value_or(offset(0))
-                                        : segments_.back()->next_offset;
+        offset base =
+            segments_.empty() ? checkpoint.value_or(offset(0)) : segments_.back()->next_offset;
         auto seg = std::make_shared<segment>(env_->files, dir_, base);
         if (auto f = seg->log_file().get(); !f) {
             return fail(map_io_error(f.error(), "creating a segment"));

@@ -112,14 +112,15 @@ void partition_log::sync_round(bool final_close) {
             }
         } else if (t.active) {
             // Only entries that point at synced bytes go to disk (see sparse_index.h).
-            auto a = final_close ? t.seg->offset_index().write_unsealed_all()
-                                 : t.seg->offset_index().persist_below(
-                                       static_cast<std::int64_t>(t.target.size));
+            auto a =
+                final_close
+                    ? t.seg->offset_index().write_unsealed_all()
+                    : t.seg->offset_index().persist_below(static_cast<std::int64_t>(t.target.size));
             auto b = final_close ? t.seg->time_index().write_unsealed_all()
                                  : t.seg->time_index().persist_below(t.target.next_offset.value);
             if (!a || !b) {
-                storage_log().warn("{}-{}: could not write index entries of segment {}: {}",
-                                   topic_, id_.value, t.seg->base_offset().value,
+                storage_log().warn("{}-{}: could not write index entries of segment {}: {}", topic_,
+                                   id_.value, t.seg->base_offset().value,
                                    (!a ? a.error() : b.error()).message());
             }
         }
@@ -178,8 +179,8 @@ void partition_log::sync_round(bool final_close) {
         w->complete(result<void>{});
     }
     if (!failed.empty()) {
-        std::error_code ec = make_error_code(io::is_disk_full(failure) ? errc::disk_full
-                                                                       : errc::storage_error);
+        std::error_code ec =
+            make_error_code(io::is_disk_full(failure) ? errc::disk_full : errc::storage_error);
         for (auto& w : failed) {
             w->complete(fail(ec));
         }
@@ -212,9 +213,8 @@ void partition_log::fail_tail_locked(std::size_t seg_index, const std::error_cod
     seg->reset_to(sp);
     seg->sealed = false;
     seg->seal_persisted = false;
-    std::vector<std::shared_ptr<segment>> dead(segments_.begin() + static_cast<std::ptrdiff_t>(
-                                                                      seg_index + 1),
-                                               segments_.end());
+    std::vector<std::shared_ptr<segment>> dead(
+        segments_.begin() + static_cast<std::ptrdiff_t>(seg_index + 1), segments_.end());
     segments_.resize(seg_index + 1);
     delete_segment_files(dead);
     log_end_ = sp.next_offset;

@@ -68,8 +68,9 @@ index_header segment::sealed_header() const {
     h.log_size = static_cast<std::uint32_t>(size);
     h.next_delta = static_cast<std::uint32_t>(next_offset - base_);
     h.max_timestamp = max_timestamp;
-    h.max_ts_delta =
-        max_timestamp_offset.value < 0 ? 0 : static_cast<std::uint32_t>(max_timestamp_offset - base_);
+    h.max_ts_delta = max_timestamp_offset.value < 0
+                         ? 0
+                         : static_cast<std::uint32_t>(max_timestamp_offset - base_);
     return h;
 }
 
@@ -191,9 +192,8 @@ result<batch_scanner::outcome> batch_scanner::next(item& out) {
         reason_ = "offsets out of order";
         return outcome::corrupt;
     }
-    if (verify_crc_ &&
-        kafka::compute_batch_crc(protocol::bytes_view(p, static_cast<std::size_t>(total))) !=
-            h->crc) {
+    if (verify_crc_ && kafka::compute_batch_crc(
+                           protocol::bytes_view(p, static_cast<std::size_t>(total))) != h->crc) {
         reason_ = "a CRC mismatch";
         return outcome::corrupt;
     }

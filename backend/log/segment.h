@@ -60,21 +60,21 @@ public:
     void reset_to(const sync_point& p);
 
     // --- state, guarded by the partition mutex -------------------------------------------
-    std::uint64_t size = 0;               // bytes of whole batches
-    offset next_offset;                   // one past the last batch's last offset
-    std::int64_t max_timestamp = -1;      // largest batch max_timestamp (-1: none yet)
-    offset max_timestamp_offset{-1};      // first offset of the batch holding max_timestamp
-    std::int64_t first_append_ms = -1;    // clock time of the first batch (segment.ms roll)
+    std::uint64_t size = 0;                 // bytes of whole batches
+    offset next_offset;                     // one past the last batch's last offset
+    std::int64_t max_timestamp = -1;        // largest batch max_timestamp (-1: none yet)
+    offset max_timestamp_offset{-1};        // first offset of the batch holding max_timestamp
+    std::int64_t first_append_ms = -1;      // clock time of the first batch (segment.ms roll)
     std::uint64_t last_index_position = 0;  // position of the last offset index entry
     bool has_index_entry = false;
-    std::int64_t last_time_entry = -1;    // key of the last time index entry
-    bool sealed = false;                  // no more appends
-    bool seal_persisted = false;          // fsynced and sealed indexes written
-    bool dir_durable = false;             // its name survives a crash (directory synced)
-    bool force_sync = false;              // recovered after a crash: fsync before trusting
-    std::atomic<bool> deleted{false};     // removed by retention/compaction (skip sealing)
+    std::int64_t last_time_entry = -1;       // key of the last time index entry
+    bool sealed = false;                     // no more appends
+    bool seal_persisted = false;             // fsynced and sealed indexes written
+    bool dir_durable = false;                // its name survives a crash (directory synced)
+    bool force_sync = false;                 // recovered after a crash: fsync before trusting
+    std::atomic<bool> deleted{false};        // removed by retention/compaction (skip sealing)
     std::atomic<bool> index_rebuild{false};  // a damaged index awaits a rebuild (flusher)
-    sync_point synced;                    // state at the last fsync
+    sync_point synced;                       // state at the last fsync
     /// Position of the first batch found corrupt (reads stop there); -1 when none.
     std::atomic<std::int64_t> corrupt_at{-1};
     /// The byte range [lo, hi) whose CRCs were checked in this process (on append, by a
@@ -136,7 +136,7 @@ private:
     bool verify_crc_;
     offset min_next_;
     std::vector<std::byte> buf_;
-    std::uint64_t buf_pos_ = 0;   // file position of buf_[0]
+    std::uint64_t buf_pos_ = 0;  // file position of buf_[0]
     std::size_t buf_len_ = 0;
     protocol::bytes_view last_;
     const char* reason_ = "";

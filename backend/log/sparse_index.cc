@@ -21,7 +21,9 @@ constexpr std::size_t whole_read_entries = 4096;
 // Binary search with single-entry reads narrows to this window, then reads it at once.
 constexpr std::size_t search_window = 256;
 
-const char* magic_of(index_kind k) { return k == index_kind::offset ? "SLOI" : "SLTI"; }
+const char* magic_of(index_kind k) {
+    return k == index_kind::offset ? "SLOI" : "SLTI";
+}
 
 }  // namespace
 
@@ -292,10 +294,10 @@ void sparse_index::verify_locked() const {
             std::optional<index_entry> prev;
             for (std::size_t i = 0; i < file_count_ && ok; ++i) {
                 index_entry e = decode(raw.data() + i * es);
-                bool in_bounds = kind_ == index_kind::offset
-                                     ? e.key >= base_.value &&
-                                           static_cast<std::uint64_t>(e.value) < log_size_
-                                     : e.value >= base_.value;
+                bool in_bounds =
+                    kind_ == index_kind::offset
+                        ? e.key >= base_.value && static_cast<std::uint64_t>(e.value) < log_size_
+                        : e.value >= base_.value;
                 ok = in_bounds && (!prev || (e.key > prev->key && e.value > prev->value));
                 prev = e;
             }

@@ -87,10 +87,10 @@ public:
     static std::size_t entry_size(index_kind k) { return k == index_kind::offset ? 8 : 12; }
 
     struct loaded {
-        bool found = false;        // a file with a valid header existed
+        bool found = false;  // a file with a valid header existed
         index_header header;
-        std::size_t entries = 0;   // entries kept
-        bool damaged = false;      // entries were cut or the file was unreadable
+        std::size_t entries = 0;  // entries kept
+        bool damaged = false;     // entries were cut or the file was unreadable
     };
     /// Reads the file at open. `log_size` bounds offset index positions.
     result<loaded> load(std::uint64_t log_size);
@@ -140,10 +140,10 @@ private:
     mutable io::cached_file file_;
     mutable std::mutex mu_;
     // Mutable: a lookup's lazy check (const) may find the file damaged and drop it.
-    mutable std::size_t file_count_ = 0;               // entries in the file
-    mutable std::optional<index_entry> file_last_;     // the file's last entry
-    std::vector<index_entry> tail_;            // entries after the file's
-    mutable bool verified_ = true;             // the file part passed its full check
+    mutable std::size_t file_count_ = 0;            // entries in the file
+    mutable std::optional<index_entry> file_last_;  // the file's last entry
+    std::vector<index_entry> tail_;                 // entries after the file's
+    mutable bool verified_ = true;                  // the file part passed its full check
     mutable bool damaged_ = false;
     std::uint32_t expected_crc_ = 0;
     std::uint64_t log_size_ = 0;

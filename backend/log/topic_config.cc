@@ -126,7 +126,9 @@ std::string print_ratio(double d) {
     return s;
 }
 
-std::string print_bool(bool b) { return b ? "true" : "false"; }
+std::string print_bool(bool b) {
+    return b ? "true" : "false";
+}
 
 // The accessors behind each table row.
 struct config_access {
@@ -134,20 +136,20 @@ struct config_access {
     std::string (*get)(const topic_config&);
 };
 
-#define SLUICE_LONG_FIELD(field, min, max)                                            \
-    config_access {                                                                    \
+#define SLUICE_LONG_FIELD(field, min, max)                                                    \
+    config_access {                                                                           \
         [](topic_config& c, std::string_view v) { return parse_long(v, min, max, c.field); }, \
-            [](const topic_config& c) { return std::to_string(c.field); }              \
+            [](const topic_config& c) { return std::to_string(c.field); }                     \
     }
-#define SLUICE_INT_FIELD(field, min)                                                   \
-    config_access {                                                                    \
+#define SLUICE_INT_FIELD(field, min)                                                    \
+    config_access {                                                                     \
         [](topic_config& c, std::string_view v) { return parse_int(v, min, c.field); }, \
-            [](const topic_config& c) { return std::to_string(c.field); }              \
+            [](const topic_config& c) { return std::to_string(c.field); }               \
     }
-#define SLUICE_BOOL_FIELD(field)                                                       \
-    config_access {                                                                    \
-        [](topic_config& c, std::string_view v) { return parse_bool(v, c.field); },   \
-            [](const topic_config& c) { return print_bool(c.field); }                  \
+#define SLUICE_BOOL_FIELD(field)                                                    \
+    config_access {                                                                 \
+        [](topic_config& c, std::string_view v) { return parse_bool(v, c.field); }, \
+            [](const topic_config& c) { return print_bool(c.field); }               \
     }
 
 struct table_row {
@@ -178,7 +180,8 @@ const std::vector<table_row>& table() {
           },
           [](const topic_config& c) { return c.compression_type; }}},
         {{"delete.retention.ms", config_type::long_, "86400000",
-          "How long a tombstone stays readable in a compacted topic", "log.cleaner.delete.retention.ms"},
+          "How long a tombstone stays readable in a compacted topic",
+          "log.cleaner.delete.retention.ms"},
          SLUICE_LONG_FIELD(delete_retention_ms, 0, long_max)},
         {{"file.delete.delay.ms", config_type::long_, "60000",
           "Accepted for compatibility; segments are deleted at once (open readers keep them)",

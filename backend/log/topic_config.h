@@ -22,30 +22,30 @@ enum class timestamp_type { create_time, log_append_time };
 struct topic_config {
     static constexpr std::int64_t no_limit = std::numeric_limits<std::int64_t>::max();
 
-    std::int32_t segment_bytes = 1073741824;          // segment.bytes
-    std::int64_t segment_ms = 604800000;              // segment.ms (7 days)
-    std::int64_t segment_jitter_ms = 0;               // segment.jitter.ms (stored, not applied)
-    std::int32_t segment_index_bytes = 10485760;      // segment.index.bytes
-    std::int64_t retention_ms = 604800000;            // retention.ms; -1 = keep forever
-    std::int64_t retention_bytes = -1;                // retention.bytes; -1 = no size limit
-    bool cleanup_delete = true;                       // cleanup.policy contains "delete"
-    bool cleanup_compact = false;                     // cleanup.policy contains "compact"
-    std::int64_t delete_retention_ms = 86400000;      // delete.retention.ms (tombstones)
-    std::int64_t min_compaction_lag_ms = 0;           // min.compaction.lag.ms
-    std::int64_t max_compaction_lag_ms = no_limit;    // max.compaction.lag.ms
-    double min_cleanable_dirty_ratio = 0.5;           // min.cleanable.dirty.ratio
-    std::int32_t max_message_bytes = 1048588;         // max.message.bytes
+    std::int32_t segment_bytes = 1073741824;        // segment.bytes
+    std::int64_t segment_ms = 604800000;            // segment.ms (7 days)
+    std::int64_t segment_jitter_ms = 0;             // segment.jitter.ms (stored, not applied)
+    std::int32_t segment_index_bytes = 10485760;    // segment.index.bytes
+    std::int64_t retention_ms = 604800000;          // retention.ms; -1 = keep forever
+    std::int64_t retention_bytes = -1;              // retention.bytes; -1 = no size limit
+    bool cleanup_delete = true;                     // cleanup.policy contains "delete"
+    bool cleanup_compact = false;                   // cleanup.policy contains "compact"
+    std::int64_t delete_retention_ms = 86400000;    // delete.retention.ms (tombstones)
+    std::int64_t min_compaction_lag_ms = 0;         // min.compaction.lag.ms
+    std::int64_t max_compaction_lag_ms = no_limit;  // max.compaction.lag.ms
+    double min_cleanable_dirty_ratio = 0.5;         // min.cleanable.dirty.ratio
+    std::int32_t max_message_bytes = 1048588;       // max.message.bytes
     timestamp_type message_timestamp_type = timestamp_type::create_time;  // message.timestamp.type
-    std::int64_t message_timestamp_difference_max_ms = no_limit;  // (stored, not applied)
-    std::int32_t index_interval_bytes = 4096;         // index.interval.bytes
-    std::int64_t flush_messages = no_limit;           // flush.messages (stored, see durability.md)
-    std::int64_t flush_ms = no_limit;                 // flush.ms (stored, see durability.md)
-    std::int64_t file_delete_delay_ms = 60000;        // file.delete.delay.ms (stored)
-    std::string compression_type = "producer";        // compression.type (only "producer" acts)
-    bool message_downconversion_enable = true;        // message.downconversion.enable (stored)
-    std::int32_t min_insync_replicas = 1;             // min.insync.replicas (single node: stored)
-    bool preallocate = false;                         // preallocate (stored)
-    bool unclean_leader_election_enable = false;      // unclean.leader.election.enable (stored)
+    std::int64_t message_timestamp_difference_max_ms = no_limit;          // (stored, not applied)
+    std::int32_t index_interval_bytes = 4096;                             // index.interval.bytes
+    std::int64_t flush_messages = no_limit;       // flush.messages (stored, see durability.md)
+    std::int64_t flush_ms = no_limit;             // flush.ms (stored, see durability.md)
+    std::int64_t file_delete_delay_ms = 60000;    // file.delete.delay.ms (stored)
+    std::string compression_type = "producer";    // compression.type (only "producer" acts)
+    bool message_downconversion_enable = true;    // message.downconversion.enable (stored)
+    std::int32_t min_insync_replicas = 1;         // min.insync.replicas (single node: stored)
+    bool preallocate = false;                     // preallocate (stored)
+    bool unclean_leader_election_enable = false;  // unclean.leader.election.enable (stored)
 
     /// The effective config: `defaults` with `overrides` applied. Unknown keys and bad values
     /// fail with errc::invalid_config; `error` (when given) then names the key and the reason.
@@ -76,7 +76,7 @@ enum class config_type : std::int8_t {
 
 /// One row of the topic config table, for DescribeConfigs and documentation.
 struct config_def {
-    std::string_view name;           // the topic-level key
+    std::string_view name;  // the topic-level key
     config_type type;
     std::string_view default_value;  // Kafka's built-in default, as printed
     std::string_view documentation;  // one line

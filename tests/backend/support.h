@@ -60,13 +60,12 @@ T run_until_done(boost::asio::awaitable<T> a) {
     boost::asio::io_context io;
     std::optional<T> out;
     std::exception_ptr error;
-    boost::asio::co_spawn(
-        io, std::move(a), [&](std::exception_ptr e, T v) {
-            error = e;
-            if (!e) {
-                out.emplace(std::move(v));
-            }
-        });
+    boost::asio::co_spawn(io, std::move(a), [&](std::exception_ptr e, T v) {
+        error = e;
+        if (!e) {
+            out.emplace(std::move(v));
+        }
+    });
     io.run();
     if (error) {
         std::rethrow_exception(error);

@@ -123,8 +123,8 @@ TEST(FileCache, KeepsAtMostMaxOpenFilesAndReopensOnUse) {
     auto cache = std::make_shared<file_cache>(fs, 2);
     std::vector<std::unique_ptr<cached_file>> files;
     for (int i = 0; i < 5; ++i) {
-        files.push_back(std::make_unique<cached_file>(cache, "f" + std::to_string(i),
-                                                      open_mode::create));
+        files.push_back(
+            std::make_unique<cached_file>(cache, "f" + std::to_string(i), open_mode::create));
         auto f = files.back()->get();
         ASSERT_TRUE(f);
         ASSERT_TRUE((*f)->write_at(bytes_of("v" + std::to_string(i)), 0));

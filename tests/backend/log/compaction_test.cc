@@ -200,9 +200,9 @@ TEST_F(Compaction, CompactedLogSurvivesACrashAndReopen) {
         auto m = open_log();
         auto p = compacted_topic(*m);
         for (int i = 0; i < 50; ++i) {
-            ASSERT_TRUE(append_durably(*p, make_batch({{"k" + std::to_string(i % 4),
-                                                        std::string(50, 'q'), clock.now()}}),
-                                       clock.now()));
+            ASSERT_TRUE(append_durably(
+                *p, make_batch({{"k" + std::to_string(i % 4), std::string(50, 'q'), clock.now()}}),
+                clock.now()));
         }
         ASSERT_TRUE(p->compact(clock.now()));
         fs = fs->crash_copy();

@@ -42,8 +42,8 @@ std::vector<test_record> crash_records(int partition, std::uint64_t seq) {
     std::vector<test_record> recs;
     int count = 1 + static_cast<int>(seq % 4);
     for (int i = 0; i < count; ++i) {
-        std::string v = std::to_string(partition) + ":" + std::to_string(seq) + ":" +
-                        std::to_string(i) + ":";
+        std::string v =
+            std::to_string(partition) + ":" + std::to_string(seq) + ":" + std::to_string(i) + ":";
         v.resize(50 + (seq * 37 + static_cast<std::uint64_t>(i) * 11) % 400,
                  static_cast<char>('a' + (seq + static_cast<std::uint64_t>(i)) % 26));
         recs.push_back({std::nullopt, v, static_cast<std::int64_t>(1'700'000'000'000 + seq)});
@@ -136,9 +136,9 @@ int crash_writer_main(int argc, char** argv) {
     }
     st->log = std::move(*opened);
     if (!st->log->find_topic(crash_topic)) {
-        auto t = st->log->create_topic(
-            crash_topic, crash_partitions,
-            {{"segment.bytes", "65536"}, {"index.interval.bytes", "1024"}});
+        auto t =
+            st->log->create_topic(crash_topic, crash_partitions,
+                                  {{"segment.bytes", "65536"}, {"index.interval.bytes", "1024"}});
         if (!t) {
             write_line("error create " + t.error().message() + "\n");
             return 7;
@@ -261,9 +261,8 @@ TEST_F(CrashTest, AcknowledgedBatchesSurviveSigkillAtRandomPoints) {
                     continue;
                 }
                 auto it = stored.find(key.second);
-                ASSERT_NE(it, stored.end())
-                    << "run " << run << ": acknowledged batch " << p << "/" << key.second
-                    << " is missing";
+                ASSERT_NE(it, stored.end()) << "run " << run << ": acknowledged batch " << p << "/"
+                                            << key.second << " is missing";
                 ASSERT_EQ(it->second.first, a.last);
                 auto got = decode_records(it->second.second);
                 auto want = crash_records(p, a.seq);

@@ -14,8 +14,8 @@ using log::errc;
 
 TEST_F(LogManager, TopicNamesFollowKafkaRules) {
     auto m = open_log();
-    for (std::string bad : std::vector<std::string>{"", ".", "..", "a/b", "a b", "ü",
-                                                   std::string(250, 'a')}) {
+    for (std::string bad :
+         std::vector<std::string>{"", ".", "..", "a/b", "a b", "ü", std::string(250, 'a')}) {
         auto r = m->create_topic(bad, 1, {});
         ASSERT_FALSE(r) << bad;
         EXPECT_EQ(r.error(), errc::invalid_topic_name) << bad;
@@ -55,7 +55,8 @@ TEST_F(LogManager, TopicsIdsAndConfigsSurviveReopen) {
         ASSERT_TRUE(t);
         id = t->id;
         EXPECT_FALSE(id.is_zero());
-        ASSERT_TRUE(m->alter_config("orders", {{"retention.ms", "2000"}, {"segment.bytes", "4096"}}));
+        ASSERT_TRUE(
+            m->alter_config("orders", {{"retention.ms", "2000"}, {"segment.bytes", "4096"}}));
         append(*m->partition("orders", partition_id(2)), make_batch(1, 10, 0));
     }
     auto m = open_log();

@@ -253,8 +253,10 @@ TEST_F(PartitionLog, OffsetForTimestampFindsFirstBatchAtOrAfterTheTime) {
 TEST_F(PartitionLog, TimestampLookupsPointAtTheRecordNotItsBatch) {
     auto m = open_log();
     auto p = make_topic(*m, "t");
-    append(*p, make_batch({{std::nullopt, "a", 100}, {std::nullopt, "b", 200},
-                           {std::nullopt, "c", 300}, {std::nullopt, "d", 900},
+    append(*p, make_batch({{std::nullopt, "a", 100},
+                           {std::nullopt, "b", 200},
+                           {std::nullopt, "c", 300},
+                           {std::nullopt, "d", 900},
                            {std::nullopt, "e", 500}}));
 
     auto at = p->lookup_timestamp(250);
@@ -378,7 +380,7 @@ TEST_F(PartitionLog, DroppedWaitersAreForgotten) {
         weak = w;
         p->add_waiter(w);
     }
-    EXPECT_TRUE(weak.expired());  // the partition does not keep waiters alive
+    EXPECT_TRUE(weak.expired());                 // the partition does not keep waiters alive
     append(*p, make_batch(1, 10, clock.now()));  // and notifying expired ones is harmless
 }
 

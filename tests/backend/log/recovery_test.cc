@@ -68,8 +68,8 @@ TEST_F(Recovery, CrashesLoseOnlyUnacknowledgedBatches) {
         }
         ASSERT_EQ(p->log_end_offset(), offset(expect));
         for (const auto& [o, v] : acked) {
-            ASSERT_TRUE(present.count(o)) << "acknowledged offset " << o << " lost in round "
-                                          << round;
+            ASSERT_TRUE(present.count(o))
+                << "acknowledged offset " << o << " lost in round " << round;
             ASSERT_EQ(present[o], v);
         }
         // Unacknowledged survivors become the new truth (a retry would duplicate them).
@@ -94,8 +94,7 @@ TEST_F(Recovery, CrashesLoseOnlyUnacknowledgedBatches) {
             }
         }
         // Power loss: a random prefix of the unsynced bytes of each file may survive.
-        auto crashed = fs->crash_copy(
-            {.keep_random_unsynced_prefix = true, .seed = rng()});
+        auto crashed = fs->crash_copy({.keep_random_unsynced_prefix = true, .seed = rng()});
         m.reset();  // the old process's last writes go to the old file system
         fs = crashed;
     }
@@ -211,7 +210,8 @@ TEST_F(Recovery, DamagedIndexIsNotTrustedAndGetsRebuilt) {
     m->close();  // the flusher rebuilt the damaged index (at the latest while closing)
 
     auto cache = std::make_shared<io::file_cache>(fs, 4);
-    auto segs_size = *(*fs->open("/data/t-0/00000000000000000000.log", io::open_mode::read_only))->size();
+    auto segs_size =
+        *(*fs->open("/data/t-0/00000000000000000000.log", io::open_mode::read_only))->size();
     log::sparse_index rebuilt(log::index_kind::offset, offset(0), cache, path);
     auto loaded = rebuilt.load(segs_size);
     ASSERT_TRUE(loaded);

@@ -69,8 +69,8 @@ TEST_F(Retention, ExpiredActiveSegmentIsReplacedByAnEmptyOneAtTheLogEnd) {
 TEST_F(Retention, NothingIsDeletedUnderRetentionForeverOrCompactOnly) {
     auto m = open_log();
     auto forever = make_topic(*m, "f", {{"segment.bytes", "500"}, {"retention.ms", "-1"}});
-    auto compact = make_topic(*m, "c", {{"segment.bytes", "500"}, {"cleanup.policy", "compact"},
-                                        {"retention.ms", "1"}});
+    auto compact = make_topic(
+        *m, "c", {{"segment.bytes", "500"}, {"cleanup.policy", "compact"}, {"retention.ms", "1"}});
     for (int i = 0; i < 5; ++i) {
         append(*forever, make_batch(1, 300, 0));
         append(*compact, make_batch({{"k", "v", 0}}));

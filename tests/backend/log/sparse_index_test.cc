@@ -62,7 +62,7 @@ TEST_F(SparseIndexTest, LoadCutsEntriesOutOfOrderOrPastTheLog) {
     auto idx = make();
     idx.append({100, 0});
     idx.append({120, 100});
-    idx.append({130, 50});     // position goes backwards
+    idx.append({130, 50});  // position goes backwards
     idx.append({140, 5000});
     ASSERT_TRUE(idx.persist_below(1 << 30));
 

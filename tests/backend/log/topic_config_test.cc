@@ -35,10 +35,10 @@ TEST(TopicConfig, TableDefaultsAgreeWithStructDefaults) {
 TEST(TopicConfig, OverridesApplyOverDefaults) {
     topic_config defaults;
     defaults.retention_ms = 1000;
-    auto c = topic_config::from_overrides(
-        {{"cleanup.policy", "compact,delete"}, {"message.timestamp.type", "LogAppendTime"},
-         {"segment.bytes", "1048576"}},
-        defaults);
+    auto c = topic_config::from_overrides({{"cleanup.policy", "compact,delete"},
+                                           {"message.timestamp.type", "LogAppendTime"},
+                                           {"segment.bytes", "1048576"}},
+                                          defaults);
     ASSERT_TRUE(c);
     EXPECT_TRUE(c->cleanup_compact);
     EXPECT_TRUE(c->cleanup_delete);
