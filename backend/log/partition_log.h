@@ -280,6 +280,15 @@ private:
     void note_index_damage(const std::shared_ptr<segment>& seg);
     result<read_result> read_attempt(offset from, std::size_t max_bytes, const read_options& opts,
                                      std::vector<std::shared_ptr<segment>>& used);
+    struct segment_read {
+        bool found = false;  // `records` holds batches
+        bool stop = false;   // nothing to return, and later segments need not be looked at
+        protocol::kafka::records records;
+    };
+    result<segment_read> read_segment(const std::shared_ptr<segment>& seg, std::uint64_t size,
+                                      offset from, offset limit, std::size_t max_bytes,
+                                      const read_options& opts);
+    void report_corruption(segment& seg, std::uint64_t at, const char* reason);
     result<timestamp_and_offset> lookup_attempt(std::int64_t ts_ms,
                                                 std::vector<std::shared_ptr<segment>>& used);
     std::vector<std::shared_ptr<segment>> cleanable_locked(std::int64_t now_ms,

@@ -90,14 +90,128 @@ result<timestamp_and_offset> partition_log::lookup_timestamp(std::int64_t ts_ms)
     }
 }
 
+void partition_log::report_corruption(segment& seg, std::uint64_t at, const char* reason) {
+    std::int64_t expected = -1;
+    if (seg.corrupt_at.compare_exchange_strong(expected, static_cast<std::int64_t>(at))) {
+        storage_log().error("{}-{}: segment {} is corrupt at byte {} ({}); reads stop there",
+                            topic_, id_.value, seg.base_offset().value, at, reason);
+    }
+}
+
+result<partition_log::segment_read> partition_log::read_segment(const std::shared_ptr<segment>& seg,
+                                                                std::uint64_t size, offset from,
+                                                                offset limit, std::size_t max_bytes,
+                                                                const read_options& opts) {
+    segment_read out;
+    std::uint64_t end = size;
+    std::int64_t bad = seg->corrupt_at.load();
+    const bool capped = bad >= 0 && static_cast<std::uint64_t>(bad) < end;
+    if (capped) {
+        end = static_cast<std::uint64_t>(bad);
+    }
+    auto f = seg->log_file().get();
+    if (!f) {
+        return fail(map_io_error(f.error(), "opening a segment for reading"));
+    }
+    std::uint64_t start_pos = 0;
+    offset min_next = seg->base_offset();
+    auto e = seg->offset_index().floor(from.value, false);
+    if (!e) {
+        return fail(map_io_error(e.error(), "reading an offset index"));
+    }
+    if (seg->offset_index().damaged()) {
+        note_index_damage(seg);
+    }
+    if (*e) {
+        start_pos = static_cast<std::uint64_t>((*e)->value);
+        min_next = offset((*e)->key);
+    }
+    // Whole batches from the one holding `from`, while they fit max_bytes.
+    batch_scanner scan(**f, start_pos, end, opts.verify_crc, min_next);
+    batch_scanner::item it;
+    std::optional<std::uint64_t> first;
+    std::uint64_t total = 0;
+    while (true) {
+        auto o = scan.next(it);
+        if (!o) {
+            return fail(map_io_error(o.error(), "reading a segment"));
+        }
+        if (*o == batch_scanner::outcome::end) {
+            break;
+        }
+        if (*o != batch_scanner::outcome::batch) {
+            report_corruption(*seg, scan.position(), scan.reason());
+            if (!first) {
+                return fail(errc::segment_corrupt);
+            }
+            break;
+        }
+        if (it.header.last_offset() < from.value) {
+            continue;
+        }
+        if (it.header.base_offset >= limit.value) {
+            out.stop = true;
+            break;
+        }
+        const std::uint64_t batch = it.header.total_size();
+        if (!first) {
+            if (batch > max_bytes && !opts.min_one_batch) {
+                out.stop = true;
+                break;
+            }
+            first = it.position;
+        } else if (total + batch > max_bytes) {
+            break;
+        }
+        total += batch;
+        if (total >= max_bytes) {
+            break;
+        }
+    }
+    if (!first) {
+        if (capped && !out.stop) {
+            return fail(errc::segment_corrupt);  // what follows `from` here is unreadable
+        }
+        return out;
+    }
+    if (opts.verify_crc || !seg->is_verified(*first, *first + total)) {
+        // Not yet checked in this process: check before serving, so corruption inside a segment
+        // is reported instead of handed to clients.
+        batch_scanner check(**f, *first, *first + total, true, offset(0));
+        batch_scanner::item c;
+        std::uint64_t good = *first;
+        while (true) {
+            auto o = check.next(c);
+            if (!o) {
+                return fail(map_io_error(o.error(), "reading a segment"));
+            }
+            if (*o != batch_scanner::outcome::batch) {
+                break;
+            }
+            good = check.position();
+        }
+        if (good < *first + total) {
+            report_corruption(*seg, good, check.reason());
+            if (good == *first) {
+                return fail(errc::segment_corrupt);
+            }
+            total = good - *first;
+        } else {
+            seg->mark_verified(*first, *first + total);
+        }
+    }
+    auto recs = make_records(*f, *first, total);
+    if (!recs) {
+        return fail(map_io_error(recs.error(), "reading a segment"));
+    }
+    out.records = std::move(*recs);
+    out.found = true;
+    return out;
+}
+
 result<read_result> partition_log::read_attempt(offset from, std::size_t max_bytes,
                                                 const read_options& opts,
                                                 std::vector<std::shared_ptr<segment>>& used) {
-    struct snapshot {
-        std::shared_ptr<segment> seg;
-        std::uint64_t size;
-    };
-    std::vector<snapshot> segs;
     read_result out;
     {
         std::lock_guard lock(mu_);
@@ -110,18 +224,8 @@ result<read_result> partition_log::read_attempt(offset from, std::size_t max_byt
         if (from < log_start_ || from > log_end_) {
             return fail(errc::offset_out_of_range);
         }
-        out.records = kafka::records::empty();
-        if (from == log_end_) {
-            return out;
-        }
-        // Usually the first segment holds `from`; the next ones serve offsets that compaction
-        // removed from the end of a segment.
-        for (std::size_t i = find_segment_locked(from); i < segments_.size() && segs.size() < 4;
-             ++i) {
-            segs.push_back({segments_[i], segments_[i]->size});
-            used.push_back(segments_[i]);
-        }
     }
+    out.records = kafka::records::empty();
     offset limit = out.high_watermark;
     if (opts.max_offset && *opts.max_offset < limit) {
         limit = *opts.max_offset;
@@ -129,128 +233,48 @@ result<read_result> partition_log::read_attempt(offset from, std::size_t max_byt
     if (from >= limit) {
         return out;
     }
-    for (auto& s : segs) {
-        std::uint64_t end = s.size;
-        std::int64_t bad = s.seg->corrupt_at.load();
-        bool capped = bad >= 0 && static_cast<std::uint64_t>(bad) < end;
-        if (capped) {
-            end = static_cast<std::uint64_t>(bad);
+    // Usually the segment holding `from` answers; later ones serve offsets that compaction
+    // removed from the end of a segment.
+    std::size_t next = 0;
+    bool first_lookup = true;
+    while (true) {
+        std::shared_ptr<segment> seg;
+        std::uint64_t size = 0;
+        {
+            std::lock_guard lock(mu_);
+            if (first_lookup) {
+                next = find_segment_locked(from);
+                first_lookup = false;
+            } else if (!used.empty()) {
+                // The list may have changed (retention, compaction): continue after the last
+                // segment looked at, by base offset.
+                offset last = used.back()->base_offset();
+                next = static_cast<std::size_t>(
+                    std::upper_bound(segments_.begin(), segments_.end(), last,
+                                     [](offset v, const std::shared_ptr<segment>& s) {
+                                         return v < s->base_offset();
+                                     }) -
+                    segments_.begin());
+            }
+            if (next >= segments_.size()) {
+                return out;
+            }
+            seg = segments_[next];
+            size = seg->size;
         }
-        auto f = s.seg->log_file().get();
-        if (!f) {
-            return fail(map_io_error(f.error(), "opening a segment for reading"));
+        used.push_back(seg);
+        auto r = read_segment(seg, size, from, limit, max_bytes, opts);
+        if (!r) {
+            return fail(r.error());
         }
-        std::uint64_t start_pos = 0;
-        offset min_next = s.seg->base_offset();
-        auto e = s.seg->offset_index().floor(from.value, false);
-        if (!e) {
-            return fail(map_io_error(e.error(), "reading an offset index"));
-        }
-        if (s.seg->offset_index().damaged()) {
-            note_index_damage(s.seg);
-        }
-        if (*e) {
-            start_pos = static_cast<std::uint64_t>((*e)->value);
-            min_next = offset((*e)->key);
-        }
-        batch_scanner scan(**f, start_pos, end, opts.verify_crc, min_next);
-        batch_scanner::item it;
-        std::optional<std::uint64_t> first;
-        std::uint64_t total = 0;
-        bool corrupt = false;
-        bool done = false;  // stopped before the end of the segment: no need to look further
-        while (true) {
-            auto o = scan.next(it);
-            if (!o) {
-                return fail(map_io_error(o.error(), "reading a segment"));
-            }
-            if (*o == batch_scanner::outcome::end) {
-                break;
-            }
-            if (*o != batch_scanner::outcome::batch) {
-                corrupt = true;
-                std::int64_t at = static_cast<std::int64_t>(scan.position());
-                std::int64_t expected = -1;
-                if (s.seg->corrupt_at.compare_exchange_strong(expected, at)) {
-                    storage_log().error(
-                        "{}-{}: segment {} is corrupt at byte {} ({}); reads stop there", topic_,
-                        id_.value, s.seg->base_offset().value, at, scan.reason());
-                }
-                break;
-            }
-            if (it.header.last_offset() < from.value) {
-                continue;
-            }
-            if (it.header.base_offset >= limit.value) {
-                done = true;
-                break;
-            }
-            std::uint64_t size = it.header.total_size();
-            if (!first) {
-                if (size > max_bytes && !opts.min_one_batch) {
-                    done = true;
-                    break;
-                }
-                first = it.position;
-                total = size;
-            } else {
-                if (total + size > max_bytes) {
-                    break;
-                }
-                total += size;
-            }
-            if (total >= max_bytes) {
-                break;
-            }
-        }
-        if (first && (opts.verify_crc || !s.seg->is_verified(*first, *first + total))) {
-            // Not yet checked in this process: check before serving, so corruption inside a
-            // segment is reported instead of handed to clients.
-            batch_scanner check(**f, *first, *first + total, true, offset(0));
-            batch_scanner::item c;
-            std::uint64_t good = *first;
-            while (true) {
-                auto o = check.next(c);
-                if (!o) {
-                    return fail(map_io_error(o.error(), "reading a segment"));
-                }
-                if (*o != batch_scanner::outcome::batch) {
-                    break;
-                }
-                good = check.position();
-            }
-            if (good < *first + total) {
-                std::int64_t expected = -1;
-                if (s.seg->corrupt_at.compare_exchange_strong(expected,
-                                                              static_cast<std::int64_t>(good))) {
-                    storage_log().error(
-                        "{}-{}: segment {} is corrupt at byte {} ({}); reads stop there", topic_,
-                        id_.value, s.seg->base_offset().value, good, check.reason());
-                }
-                if (good == *first) {
-                    return fail(errc::segment_corrupt);
-                }
-                total = good - *first;
-            } else {
-                s.seg->mark_verified(*first, *first + total);
-            }
-        }
-        if (first) {
-            auto recs = make_records(*f, *first, total);
-            if (!recs) {
-                return fail(map_io_error(recs.error(), "reading a segment"));
-            }
-            out.records = std::move(*recs);
+        if (r->found) {
+            out.records = std::move(r->records);
             return out;
         }
-        if (corrupt || capped) {
-            return fail(errc::segment_corrupt);
-        }
-        if (done) {
+        if (r->stop) {
             return out;
         }
     }
-    return out;
 }
 
 result<timestamp_and_offset> partition_log::lookup_attempt(
