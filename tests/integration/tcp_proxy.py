@@ -1,0 +1,87 @@
+"""A loopback TCP proxy for tests: forwards every connection to a target port and cuts each
+connection (both directions) after a configurable number of bytes have passed through it, so
+that clients must reconnect and retry in the middle of their work."""
+import socket
+import threading
+
+
+class CuttingProxy:
+    def __init__(self, cut_every_bytes=300_000):
+        self.cut_every_bytes = cut_every_bytes
+        self.target_port = None
+        self.cuts = 0
+        self.cutting = True
+        self._lock = threading.Lock()
+        self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(64)
+        self.port = self._server.getsockname()[1]
+        self._closed = False
+        self._conns = []
+        self._thread = threading.Thread(target=self._accept_loop, daemon=True)
+
+    def start(self, target_port):
+        self.target_port = target_port
+        self._thread.start()
+        return self
+
+    def _accept_loop(self):
+        while not self._closed:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            state = {"bytes": 0, "dead": False}
+            with self._lock:
+                self._conns.append((client, upstream))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b, client, upstream, state),
+                                 daemon=True).start()
+
+    def _pump(self, src, dst, client, upstream, state):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+                with self._lock:
+                    state["bytes"] += len(data)
+                    cut = self.cutting and state["bytes"] >= self.cut_every_bytes and not state["dead"]
+                    if cut:
+                        state["dead"] = True
+                        self.cuts += 1
+                if cut:
+                    break
+        except OSError:
+            pass
+        for s in (client, upstream):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def close(self):
+        self._closed = True
+        try:
+            self._server.close()
+        except OSError:
+            pass
+        with self._lock:
+            conns = list(self._conns)
+        for c, u in conns:
+            for s in (c, u):
+                try:
+                    s.close()
+                except OSError:
+                    pass
