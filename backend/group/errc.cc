@@ -35,6 +35,7 @@ public:
             case errc::invalid_regular_expression: return "invalid regular expression";
             case errc::record_too_large: return "group record too large";
             case errc::storage_error: return "offsets log storage error";
+            case errc::unstable_offset_commit: return "a transaction holds uncommitted offsets";
         }
         return "unknown group error";
     }

@@ -33,6 +33,7 @@ enum class errc {
     invalid_regular_expression,  // KIP-848: the subscribed regex does not compile
     record_too_large,            // group state exceeds the offsets topic's max.message.bytes
     storage_error,               // appending to or syncing the offsets log failed
+    unstable_offset_commit,      // require_stable fetch while a transaction holds offsets
 };
 
 const std::error_category& group_category() noexcept;

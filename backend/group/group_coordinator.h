@@ -150,6 +150,24 @@ public:
     /// Expires offsets by offsets.retention (the retention timer calls it).
     void expire_offsets();
 
+    // --- transactional offsets (the transaction coordinator calls these) -------------------
+    /// TxnOffsetCommit's membership check (KIP-447): as OffsetCommit, except that a group
+    /// rebalancing still accepts it and a stale KIP-848 epoch is ILLEGAL_GENERATION.
+    std::error_code validate_txn_commit(const std::string& group_id, const std::string& member_id,
+                                        const std::optional<std::string>& group_instance_id,
+                                        std::int32_t generation_id);
+    /// Stores the offsets of a committed transaction (no membership check); completes once
+    /// they are durable.
+    boost::asio::awaitable<std::error_code> commit_txn_offsets(std::string group_id,
+                                                               std::vector<commit_topic> topics);
+    /// Tells whether an open transaction holds offsets of a group's partition: OffsetFetch
+    /// with require_stable then answers UNSTABLE_OFFSET_COMMIT for it. Set once, before start.
+    void set_pending_txn_offsets(
+        std::function<bool(const std::string& group, const std::string& topic, std::int32_t p)>
+            pending) {
+        pending_txn_offsets_ = std::move(pending);
+    }
+
     /// Completes once the offsets partition that holds `group_id` is durable up to its end.
     boost::asio::awaitable<std::error_code> flush_group(std::string group_id);
 
@@ -169,7 +187,8 @@ private:
 
     // storage (group_coordinator_store.cc)
     void load();
-    void apply_record(const record_key& key, std::optional<protocol::bytes_view> value);
+    void apply_record(std::map<std::string, group_entry>& groups, const record_key& key,
+                      std::optional<protocol::bytes_view> value);
     std::shared_ptr<log::partition_log> offsets_partition(const std::string& group_id,
                                                           bool create);
     result<void> append_locked(const std::string& group_id, std::vector<encoded_record> records);
@@ -224,7 +243,8 @@ private:
     void cancel_consumer_timers_locked(const std::string& group_id);
 
     // offsets (group_coordinator_offsets.cc)
-    std::error_code validate_commit_locked(group_entry* e, const offset_commit_request& req);
+    std::error_code validate_commit_locked(group_entry* e, const offset_commit_request& req,
+                                           bool transactional);
     void expire_offsets_locked();
     void schedule_retention_locked();
 
@@ -243,6 +263,7 @@ private:
     std::unique_ptr<boost::asio::steady_timer> ticker_;
     std::thread loader_;
 
+    std::function<bool(const std::string&, const std::string&, std::int32_t)> pending_txn_offsets_;
     std::atomic<std::uint64_t> rebalances_{0};
     std::atomic<std::uint64_t> commits_{0};
 };

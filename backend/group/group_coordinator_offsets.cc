@@ -54,7 +54,8 @@ bool expired(const committed_offset& c, std::int64_t base_ms, std::int64_t now_m
 }  // namespace
 
 std::error_code group_coordinator::validate_commit_locked(group_entry* e,
-                                                          const offset_commit_request& req) {
+                                                          const offset_commit_request& req,
+                                                          bool transactional) {
     const std::int32_t gen = req.generation_id_or_member_epoch;
     if (e == nullptr) {
         if (gen < 0) {
@@ -64,9 +65,10 @@ std::error_code group_coordinator::validate_commit_locked(group_entry* e,
             fresh.classic = std::make_unique<classic_group>(req.group_id, wall());
             return {};
         }
-        // compat: v9+ answers GROUP_ID_NOT_FOUND; older versions ILLEGAL_GENERATION.
-        return make_error_code(req.api_version >= 9 ? errc::group_id_not_found
-                                                    : errc::illegal_generation);
+        // compat: v9+ answers GROUP_ID_NOT_FOUND; older versions (and TxnOffsetCommit)
+        // ILLEGAL_GENERATION.
+        return make_error_code(req.api_version >= 9 && !transactional ? errc::group_id_not_found
+                                                                      : errc::illegal_generation);
     }
     if (e->kind == group_kind::consumer && e->consumer) {
         consumer_group& g = *e->consumer;
@@ -77,7 +79,7 @@ std::error_code group_coordinator::validate_commit_locked(group_entry* e,
         if (m == nullptr) {
             return make_error_code(errc::unknown_member_id);
         }
-        if (req.api_version < 9) {
+        if (!transactional && req.api_version < 9) {
             // KIP-848 members commit with OffsetCommit v9+.
             return make_error_code(errc::unsupported_version);
         }
@@ -85,7 +87,10 @@ std::error_code group_coordinator::validate_commit_locked(group_entry* e,
             return make_error_code(errc::fenced_member_epoch);
         }
         if (gen < m->member_epoch) {
-            return make_error_code(errc::stale_member_epoch);
+            // compat: validateTransactionalOffsetCommit turns a stale epoch into
+            // ILLEGAL_GENERATION.
+            return make_error_code(transactional ? errc::illegal_generation
+                                                 : errc::stale_member_epoch);
         }
         return {};
     }
@@ -106,10 +111,10 @@ std::error_code group_coordinator::validate_commit_locked(group_entry* e,
         if (gen != g.generation()) {
             return make_error_code(errc::illegal_generation);
         }
-    } else if (!g.in(classic_state::empty)) {
+    } else if (!transactional && !g.in(classic_state::empty)) {
         return make_error_code(errc::unknown_member_id);
     }
-    if (g.in(classic_state::completing_rebalance)) {
+    if (!transactional && g.in(classic_state::completing_rebalance)) {
         return make_error_code(errc::rebalance_in_progress);
     }
     // A commit keeps a classic member's session alive (Stable or PreparingRebalance).
@@ -129,7 +134,7 @@ offset_commit_result group_coordinator::commit_offsets_now(const offset_commit_r
     if (req.group_id.empty()) {
         return commit_skeleton(req, make_error_code(errc::invalid_group_id));
     }
-    if (auto ec = validate_commit_locked(find_locked(req.group_id), req)) {
+    if (auto ec = validate_commit_locked(find_locked(req.group_id), req, false)) {
         group_log().debug("group {}: commit from member '{}' (generation/epoch {}) refused: {}",
                           req.group_id, req.member_id, req.generation_id_or_member_epoch,
                           ec.message());
@@ -227,6 +232,12 @@ std::vector<offset_fetch_result> group_coordinator::fetch_offsets(
                     fetched_topic ft;
                     ft.name = topic;
                     for (const auto& [p, c] : parts) {
+                        if (req.require_stable && pending_txn_offsets_ &&
+                            pending_txn_offsets_(req.group_id, topic, p)) {
+                            ft.partitions.push_back({p, offset(-1), -1, std::string(),
+                                                     make_error_code(errc::unstable_offset_commit)});
+                            continue;
+                        }
                         ft.partitions.push_back({p, c.committed, c.leader_epoch, c.metadata, {}});
                     }
                     r.topics.push_back(std::move(ft));
@@ -249,6 +260,12 @@ std::vector<offset_fetch_result> group_coordinator::fetch_offsets(
                 fetched_partition fp;
                 fp.partition = p;
                 fp.metadata = std::string();
+                if (req.require_stable && pending_txn_offsets_ &&
+                    pending_txn_offsets_(req.group_id, t.name, p)) {
+                    fp.error = make_error_code(errc::unstable_offset_commit);
+                    ft.partitions.push_back(std::move(fp));
+                    continue;
+                }
                 if (parts != nullptr) {
                     if (auto it = parts->find(p); it != parts->end()) {
                         fp.committed = it->second.committed;
@@ -376,6 +393,59 @@ std::vector<std::pair<std::string, std::error_code>> group_coordinator::delete_g
         out.emplace_back(id, std::error_code{});
     }
     return out;
+}
+
+std::error_code group_coordinator::validate_txn_commit(
+    const std::string& group_id, const std::string& member_id,
+    const std::optional<std::string>& group_instance_id, std::int32_t generation_id) {
+    std::lock_guard lock(mu_);
+    if (auto ec = check_loaded()) {
+        return ec;
+    }
+    if (group_id.empty()) {
+        return make_error_code(errc::invalid_group_id);
+    }
+    offset_commit_request req;
+    req.group_id = group_id;
+    req.member_id = member_id;
+    req.group_instance_id = group_instance_id;
+    req.generation_id_or_member_epoch = generation_id;
+    return validate_commit_locked(find_locked(group_id), req, true);
+}
+
+boost::asio::awaitable<std::error_code> group_coordinator::commit_txn_offsets(
+    std::string group_id, std::vector<commit_topic> topics) {
+    {
+        std::lock_guard lock(mu_);
+        if (auto ec = check_loaded()) {
+            co_return ec;
+        }
+        const std::int64_t now = wall();
+        std::vector<encoded_record> records;
+        for (const auto& t : topics) {
+            for (const auto& p : t.partitions) {
+                committed_offset c{p.committed, p.leader_epoch, p.metadata, now, -1};
+                records.push_back(offset_record(group_id, t.name, p.partition, c));
+            }
+        }
+        if (auto w = append_locked(group_id, std::move(records)); !w) {
+            co_return w.error();
+        }
+        auto& e = groups_[group_id];
+        if (!e.classic && !e.consumer) {
+            e.kind = group_kind::classic;
+            e.classic = std::make_unique<classic_group>(group_id, now);
+        }
+        std::size_t n = 0;
+        for (const auto& t : topics) {
+            for (const auto& p : t.partitions) {
+                e.offsets[t.name][p.partition] = {p.committed, p.leader_epoch, p.metadata, now, -1};
+                ++n;
+            }
+        }
+        commits_.fetch_add(n, std::memory_order_relaxed);
+    }
+    co_return co_await flush_group(group_id);
 }
 
 void group_coordinator::schedule_retention_locked() {

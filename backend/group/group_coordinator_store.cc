@@ -112,12 +112,13 @@ void group_coordinator::store_group_locked(const std::string& group_id) {
     }
 }
 
-void group_coordinator::apply_record(const record_key& key,
+void group_coordinator::apply_record(std::map<std::string, group_entry>& groups,
+                                     const record_key& key,
                                      std::optional<protocol::bytes_view> value) {
     if (const auto* k = std::get_if<offset_key>(&key)) {
         if (!value) {
-            auto it = groups_.find(k->group);
-            if (it != groups_.end()) {
+            auto it = groups.find(k->group);
+            if (it != groups.end()) {
                 auto t = it->second.offsets.find(k->topic);
                 if (t != it->second.offsets.end()) {
                     t->second.erase(k->partition);
@@ -133,7 +134,7 @@ void group_coordinator::apply_record(const record_key& key,
             group_log().warn("skipping an undecodable offset record of group {}", k->group);
             return;
         }
-        auto& e = groups_[k->group];
+        auto& e = groups[k->group];
         if (!e.classic && !e.consumer) {
             // A "simple" group that only commits offsets.
             e.kind = group_kind::classic;
@@ -144,12 +145,12 @@ void group_coordinator::apply_record(const record_key& key,
     }
     const auto& gk = std::get<group_key>(key);
     if (!value) {
-        auto it = groups_.find(gk.group);
-        if (it != groups_.end()) {
+        auto it = groups.find(gk.group);
+        if (it != groups.end()) {
             it->second.classic.reset();
             it->second.consumer.reset();
             if (it->second.offsets.empty()) {
-                groups_.erase(it);
+                groups.erase(it);
             } else {
                 it->second.kind = group_kind::classic;
                 it->second.classic = std::make_unique<classic_group>(gk.group, wall());
@@ -162,7 +163,7 @@ void group_coordinator::apply_record(const record_key& key,
         group_log().warn("skipping an undecodable state record of group {}", gk.group);
         return;
     }
-    auto& e = groups_[gk.group];
+    auto& e = groups[gk.group];
     e.kind = v->kind;
     if (v->kind == group_kind::classic) {
         e.consumer.reset();
@@ -177,20 +178,21 @@ void group_coordinator::apply_record(const record_key& key,
 void group_coordinator::load() {
     const auto started = mono();
     std::size_t records = 0;
-    auto info = log_.find_topic(offsets_topic_name);
-    if (info) {
-        std::lock_guard lock(mu_);
+    // Replay into a private map without the mutex: calls made meanwhile are answered at once
+    // with coordinator_loading instead of waiting for the lock.
+    std::map<std::string, group_entry> replayed;
+    if (log_.find_topic(offsets_topic_name)) {
         for (const auto& part : log_.partitions(offsets_topic_name)) {
-            auto replayed = part->replay(part->log_start_offset(), [&](protocol::bytes_view batch) {
+            auto done = part->replay(part->log_start_offset(), [&](protocol::bytes_view batch) {
                 auto decoded = kafka::decode_batch(batch, max_replay_batch_bytes);
                 if (!decoded) {
                     group_log().warn("{}-{}: skipping an undecodable batch: {}",
                                      offsets_topic_name, part->partition().value,
                                      decoded.error().message());
-                    return !stopping_;
+                    return true;
                 }
                 if (decoded->header.attributes & kafka::batch_attr::control) {
-                    return !stopping_;
+                    return true;
                 }
                 for (const auto& rec : decoded->records) {
                     if (!rec.key) {
@@ -202,16 +204,21 @@ void group_coordinator::load() {
                                          offsets_topic_name);
                         continue;
                     }
-                    apply_record(*key, rec.value);
+                    apply_record(replayed, *key, rec.value);
                     ++records;
                 }
-                return !stopping_;
+                return true;
             });
-            if (!replayed) {
+            if (!done) {
                 group_log().error("{}-{}: replay failed: {}", offsets_topic_name,
-                                  part->partition().value, replayed.error().message());
+                                  part->partition().value, done.error().message());
             }
         }
+    }
+    std::size_t groups = 0;
+    {
+        std::lock_guard lock(mu_);
+        groups_ = std::move(replayed);
         // Members restored from the log must heartbeat within their session timeout.
         for (auto& [id, e] : groups_) {
             if (e.classic) {
@@ -220,15 +227,11 @@ void group_coordinator::load() {
                 }
             }
         }
-    }
-    std::size_t groups = 0;
-    {
-        std::lock_guard lock(mu_);
         schedule_retention_locked();
         arm_locked();
         groups = groups_.size();
+        loaded_.store(true, std::memory_order_release);
     }
-    loaded_.store(true, std::memory_order_release);
     group_log().info("group coordinator loaded {} groups from {} records of {} in {} ms",
                      groups, records, offsets_topic_name, mono() - started);
 }

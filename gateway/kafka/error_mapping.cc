@@ -66,6 +66,7 @@ kafka::error_code from_group(backend::group::errc e) {
         // too large to UNKNOWN_SERVER_ERROR and a storage failure to NOT_COORDINATOR.
         case errc::record_too_large: return kafka::error_code::unknown_server_error;
         case errc::storage_error: return kafka::error_code::not_coordinator;
+        case errc::unstable_offset_commit: return kafka::error_code::unstable_offset_commit;
     }
     return kafka::error_code::unknown_server_error;
 }

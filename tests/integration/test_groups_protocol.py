@@ -18,6 +18,7 @@ INVALID_REQUEST = 42
 NON_EMPTY_GROUP = 68
 GROUP_ID_NOT_FOUND = 69
 MEMBER_ID_REQUIRED = 79
+GROUP_SUBSCRIBED_TO_TOPIC = 86
 
 
 # --- a tiny encoder/decoder for the classic (non-flexible) versions ------------------------------
@@ -36,6 +37,26 @@ def b(x):
 
 def arr(items):
     return struct.pack(">i", len(items)) + b"".join(items)
+
+
+def uv(n):
+    out = b""
+    while True:
+        c = n & 0x7f
+        n >>= 7
+        if n:
+            out += bytes([c | 0x80])
+        else:
+            return out + bytes([c])
+
+
+def cs(x):
+    """Compact string (flexible versions)."""
+    return uv(len(x.encode()) + 1) + x.encode()
+
+
+def carr(items):
+    return uv(len(items) + 1) + b"".join(items)
 
 
 class Reader:
@@ -63,6 +84,9 @@ class Reader:
     def bytes(self):
         n = self.i32()
         return None if n < 0 else self.take(n)
+
+    def i64(self):
+        return struct.unpack(">q", self.take(8))[0]
 
     def uvarint(self):
         shift = v = 0
@@ -133,6 +157,70 @@ class Client:
         err = r.i16()
         return err, {r.str(): r.str() for _ in range(r.i32())}
 
+    def commit_v2(self, group, generation, member, topic, offsets):
+        body = (s(group) + struct.pack(">i", generation) + s(member) + struct.pack(">q", -1) +
+                arr([s(topic) + arr([struct.pack(">iq", p, o) + ns("m") for p, o in offsets])]))
+        r = self.call(8, 2, body)
+        out = {}
+        for _ in range(r.i32()):
+            name = r.str()
+            for _ in range(r.i32()):
+                p, err = r.i32(), r.i16()
+                out[(name, p)] = err
+        return out
+
+    def offset_fetch_v8(self, groups):
+        """groups: [(group, None | [(topic, [partitions])])] -> {group: (error, {(t, p): off})}"""
+        body = b""
+        items = []
+        for g, topics in groups:
+            t = uv(0) if topics is None else carr(
+                [cs(name) + carr([struct.pack(">i", p) for p in parts]) + b"\x00"
+                 for name, parts in topics])
+            items.append(cs(g) + t + b"\x00")
+        body = carr(items) + b"\x00" + b"\x00"
+        r = self.call(9, 8, body, flexible=True)
+        r.i32()
+        out = {}
+        for _ in range(r.uvarint() - 1):
+            g = r.cstr()
+            offs = {}
+            for _ in range(r.uvarint() - 1):
+                name = r.cstr()
+                for _ in range(r.uvarint() - 1):
+                    p, off, _epoch, _meta, err = r.i32(), r.i64(), r.i32(), r.cstr(), r.i16()
+                    r.uvarint()
+                    offs[(name, p)] = off
+                r.uvarint()
+            err = r.i16()
+            r.uvarint()
+            out[g] = (err, offs)
+        return out
+
+    def list_groups_v4(self, states):
+        r = self.call(16, 4, carr([cs(x) for x in states]) + b"\x00", flexible=True)
+        r.i32()
+        err = r.i16()
+        out = {}
+        for _ in range(r.uvarint() - 1):
+            gid, ptype, state = r.cstr(), r.cstr(), r.cstr()
+            r.uvarint()
+            out[gid] = state
+        return err, out
+
+    def offset_delete(self, group, topic, partitions):
+        body = s(group) + arr([s(topic) + arr([struct.pack(">i", p) for p in partitions])])
+        r = self.call(47, 0, body)
+        err = r.i16()
+        r.i32()
+        out = {}
+        for _ in range(r.i32()):
+            name = r.str()
+            for _ in range(r.i32()):
+                p, e = r.i32(), r.i16()
+                out[(name, p)] = e
+        return err, out
+
     def find_coordinator_v2(self, key, key_type):
         r = self.call(10, 2, s(key) + struct.pack(">b", key_type))
         r.i32()
@@ -202,6 +290,29 @@ def test_bad_input_gets_kafka_errors_and_leaves_other_groups_alone(fast_broker):
                                                       "never": GROUP_ID_NOT_FOUND}
     err, groups = c.list_groups()
     assert err == 0 and groups.get("healthy") == "consumer"
+
+
+def test_offsets_at_the_wire(fast_broker):
+    c = Client(fast_broker.kafka_port)
+    c.call(3, 1, arr([s("ot")]))  # Metadata v1 auto-creates the topic (one partition)
+    ok = c.join_new("og")
+    assert c.sync("og", 1, ok["member_id"], [(ok["member_id"], b"")])[0] == 0
+    assert c.commit_v2("og", 1, ok["member_id"], "ot", [(0, 42)]) == {("ot", 0): 0}
+    assert c.commit_v2("og", 0, ok["member_id"], "ot", [(0, 43)]) == {("ot", 0): ILLEGAL_GENERATION}
+    assert c.commit_v2("simple", -1, "", "ot", [(0, 7)]) == {("ot", 0): 0}
+    # OffsetFetch v8: several groups, one with the all-partitions form (null topics).
+    res = c.offset_fetch_v8([("og", None), ("simple", [("ot", [0])]), ("none", [("ot", [0])])])
+    assert res["og"] == (0, {("ot", 0): 42})
+    assert res["simple"] == (0, {("ot", 0): 7})
+    assert res["none"] == (0, {("ot", 0): -1})
+    # ListGroups v4 state filter.
+    assert c.list_groups_v4(["stable"]) == (0, {"og": "Stable"})
+    assert c.list_groups_v4(["Empty"]) == (0, {"simple": "Empty"})
+    # OffsetDelete: a topic the group consumes is refused; a simple group's offsets go.
+    assert c.offset_delete("og", "t", [0]) == (0, {("t", 0): GROUP_SUBSCRIBED_TO_TOPIC})
+    assert c.offset_delete("simple", "ot", [0]) == (0, {("ot", 0): 0})
+    assert c.offset_fetch_v8([("simple", [("ot", [0])])])["simple"] == (0, {("ot", 0): -1})
+    assert c.offset_delete("nope", "ot", [0])[0] == GROUP_ID_NOT_FOUND
 
 
 def test_http_view_of_groups(fast_broker):

@@ -207,5 +207,41 @@ TEST_F(GroupTest, ViewShowsLag) {
     EXPECT_FALSE(coord->view_group("none"));
 }
 
+TEST_F(GroupTest, TransactionalCommitsAreCheckedLikeKip447AndStoredOnCommit) {
+    auto a = join_new("g");
+    auto b = join_new("g");
+    advance(cfg.initial_rebalance_delay_ms);
+    advance(cfg.initial_rebalance_delay_ms);
+    const std::string member = a.get().member_id;
+    // Unlike OffsetCommit, a rebalancing group still takes a transactional commit.
+    EXPECT_FALSE(coord->validate_txn_commit("g", member, std::nullopt, 1));
+    EXPECT_EQ(coord->validate_txn_commit("g", member, std::nullopt, 2), errc::illegal_generation);
+    EXPECT_EQ(coord->validate_txn_commit("g", "ghost", std::nullopt, 1), errc::unknown_member_id);
+    EXPECT_FALSE(coord->validate_txn_commit("g", "", std::nullopt, -1));
+    EXPECT_EQ(coord->validate_txn_commit("nope", "m", std::nullopt, 3), errc::illegal_generation);
+
+    auto err = sluice::backend::test::run_until_done(
+        coord->commit_txn_offsets("g", {{"t", {{0, offset(77), -1, std::nullopt}}}}));
+    EXPECT_FALSE(err);
+    EXPECT_EQ(committed("g", 0), 77);
+}
+
+TEST_F(GroupTest, RequireStableFetchSeesPendingTransactionalOffsets) {
+    coord->set_pending_txn_offsets(
+        [](const std::string& g, const std::string& t, std::int32_t p) {
+            return g == "g" && t == "t" && p == 1;
+        });
+    commit("g", -1, "", {{0, 5}, {1, 6}});
+    offset_fetch_request r;
+    r.group_id = "g";
+    r.require_stable = true;
+    r.topics = std::vector<fetch_topic>{{"t", {0, 1}}};
+    auto res = coord->fetch_offsets({r});
+    EXPECT_FALSE(res[0].topics[0].partitions[0].error);
+    EXPECT_EQ(res[0].topics[0].partitions[1].error, errc::unstable_offset_commit);
+    r.require_stable = false;
+    EXPECT_EQ(coord->fetch_offsets({r})[0].topics[0].partitions[1].committed, offset(6));
+}
+
 }  // namespace
 }  // namespace sluice::backend::group::test
