@@ -2,6 +2,7 @@
 
 #include "backend/group/errc.h"
 #include "backend/log/errc.h"
+#include "backend/producer/errc.h"
 #include "protocol/core/errc.h"
 
 namespace sluice::gateway {
@@ -71,6 +72,29 @@ kafka::error_code from_group(backend::group::errc e) {
     return kafka::error_code::unknown_server_error;
 }
 
+kafka::error_code from_producer(backend::producer::errc e) {
+    using backend::producer::errc;
+    switch (e) {
+        case errc::out_of_order_sequence: return kafka::error_code::out_of_order_sequence_number;
+        case errc::invalid_producer_epoch: return kafka::error_code::invalid_producer_epoch;
+        case errc::invalid_txn_state: return kafka::error_code::invalid_txn_state;
+        case errc::transaction_abortable: return kafka::error_code::transaction_abortable;
+        case errc::invalid_request: return kafka::error_code::invalid_request;
+        case errc::invalid_transaction_timeout:
+            return kafka::error_code::invalid_transaction_timeout;
+        case errc::concurrent_transactions: return kafka::error_code::concurrent_transactions;
+        case errc::producer_fenced: return kafka::error_code::producer_fenced;
+        case errc::invalid_producer_id_mapping:
+            return kafka::error_code::invalid_producer_id_mapping;
+        case errc::transactional_id_not_found:
+            return kafka::error_code::transactional_id_not_found;
+        case errc::coordinator_loading: return kafka::error_code::coordinator_load_in_progress;
+        case errc::coordinator_not_available: return kafka::error_code::coordinator_not_available;
+        case errc::storage_error: return kafka::error_code::kafka_storage_error;
+    }
+    return kafka::error_code::unknown_server_error;
+}
+
 kafka::error_code from_protocol(protocol::errc e) {
     using protocol::errc;
     switch (e) {
@@ -100,6 +124,9 @@ kafka::error_code to_kafka(std::error_code ec) {
     }
     if (ec.category() == backend::group::group_category()) {
         return from_group(static_cast<backend::group::errc>(ec.value()));
+    }
+    if (ec.category() == backend::producer::producer_category()) {
+        return from_producer(static_cast<backend::producer::errc>(ec.value()));
     }
     if (ec.category() == protocol::protocol_category()) {
         return from_protocol(static_cast<protocol::errc>(ec.value()));

@@ -16,6 +16,8 @@
 #include <system_error>
 #include <thread>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
@@ -23,6 +25,8 @@
 #include "backend/group/group_coordinator.h"
 #include "backend/log/log_manager.h"
 #include "backend/logger.h"
+#include "backend/producer/producer_state_manager.h"
+#include "backend/producer/transaction_coordinator.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
 #include "gateway/kafka/listener.h"
@@ -31,6 +35,7 @@
 #include "gateway/server/io_pool.h"
 #include "gateway/server/metrics.h"
 #include "gateway/server/services.h"
+#include "gateway/server/txn_offsets.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway {
@@ -191,6 +196,55 @@ backend::group::coordinator_config read_group_settings(const config& cfg) {
     return g;
 }
 
+/// Idempotent-producer state settings (Kafka's names; docs/transactions.md).
+backend::producer::producer_state_settings read_producer_settings(const config& cfg) {
+    backend::producer::producer_state_settings p;
+    auto positive = [&](const char* key, std::int64_t fallback) {
+        const std::int64_t v = cfg.get_int(key, fallback);
+        if (v < 1) {
+            throw config_error(std::string(key) + ": must be positive");
+        }
+        return v;
+    };
+    p.producer_id_expiration_ms = positive("producer.id.expiration.ms", p.producer_id_expiration_ms);
+    p.expiration_check_interval_ms = positive("producer.id.expiration.check.interval.ms",
+                                              p.expiration_check_interval_ms);
+    p.snapshot_interval_ms = positive("producer.state.snapshot.interval.ms", p.snapshot_interval_ms);
+    return p;
+}
+
+/// Transaction coordinator settings (Kafka's names; docs/transactions.md).
+backend::producer::txn_settings read_txn_settings(const config& cfg) {
+    backend::producer::txn_settings t;
+    auto positive = [&](const char* key, std::int64_t fallback, std::int64_t max) {
+        const std::int64_t v = cfg.get_int(key, fallback);
+        if (v < 1 || v > max) {
+            throw config_error(std::string(key) + ": must be between 1 and " + std::to_string(max));
+        }
+        return v;
+    };
+    constexpr std::int64_t int_max = 2147483647;
+    t.max_timeout_ms = static_cast<std::int32_t>(
+        positive("transaction.max.timeout.ms", t.max_timeout_ms, int_max));
+    t.id_expiration_ms = positive("transactional.id.expiration.ms", t.id_expiration_ms, int_max);
+    t.abort_check_interval_ms =
+        positive("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+                 t.abort_check_interval_ms, int_max);
+    t.expiry_check_interval_ms =
+        positive("transaction.remove.expired.transaction.cleanup.interval.ms",
+                 t.expiry_check_interval_ms, int_max);
+    t.state_log_partitions = static_cast<std::int32_t>(
+        positive("transaction.state.log.num.partitions", t.state_log_partitions, 1000));
+    t.state_log_segment_bytes = static_cast<std::int32_t>(
+        positive("transaction.state.log.segment.bytes", t.state_log_segment_bytes, int_max));
+    const std::int64_t tv = cfg.get_int("transaction.version", t.transaction_version);
+    if (tv < 0 || tv > 2) {
+        throw config_error("transaction.version: must be 0, 1 or 2");
+    }
+    t.transaction_version = static_cast<std::int16_t>(tv);
+    return t;
+}
+
 }  // namespace
 
 int run_server(const config& cfg) {
@@ -216,6 +270,8 @@ int run_server(const config& cfg) {
         throw config_error(why.empty() ? defaults.error().message() : why);
     }
     log_opts.defaults = *defaults;
+    // The producer-state snapshots live in the partition folders: same file system as the log.
+    log_opts.fs = backend::io::make_posix_file_system();
     auto opened = backend::log::log_manager::open(log_opts);
     if (!opened) {
         throw std::runtime_error("cannot open the log in " + cfg.data_dir.string() + ": " +
@@ -226,9 +282,39 @@ int run_server(const config& cfg) {
     auto groups = std::make_unique<backend::group::group_coordinator>(*log_manager,
                                                                       read_group_settings(cfg));
     services svc{cfg, read_kafka_settings(cfg, cluster_id), metrics, *log_manager, *groups};
+    // Idempotent producers and transactions: producer state per partition, the transaction
+    // coordinator over __transaction_state (replayed now; interrupted commits and aborts are
+    // completed before the listeners open).
+    auto producer_states = std::make_unique<backend::producer::producer_state_manager>(
+        *log_manager, log_opts.fs, read_producer_settings(cfg), backend::log::clock_fn([] {
+            return std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        }));
+    producer_states->start();
+    auto txn = std::make_unique<backend::producer::transaction_coordinator>(
+        *log_manager, *producer_states, read_txn_settings(cfg));
+    txn_offsets txn_offset_store(*groups);
+    txn->set_offset_store(&txn_offset_store);
+    // OffsetFetch require_stable: UNSTABLE_OFFSET_COMMIT while a transaction holds offsets.
+    groups->set_pending_txn_offsets(
+        [t = txn.get()](const std::string& group, const std::string& topic, std::int32_t p) {
+            return t->has_pending_offsets(group, topic, p);
+        });
+    if (auto loaded = txn->load(); !loaded) {
+        throw std::runtime_error("cannot load the transaction state: " + loaded.error().message());
+    }
+    {
+        asio::io_context recovery;
+        asio::co_spawn(recovery, txn->recover(), asio::detached);
+        recovery.run();
+    }
+    svc.producers = producer_states.get();
+    svc.txn = txn.get();
     io_pool pool(cfg.io_threads);
     // Group timeouts run on the first io thread; __consumer_offsets replays on a loader thread.
     groups->start(pool.context(0).get_executor());
+    txn->start(pool.context(0).get_executor());
     metrics.add_collector([g = groups.get()](std::string& out) { render_group_metrics(*g, out); });
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
@@ -293,7 +379,12 @@ int run_server(const config& cfg) {
     }
     pool.stop();
     pool.join();
+    txn->stop();
+    txn.reset();
     groups.reset();
+    // Snapshots of the producer state, so that the next start does not replay the logs.
+    producer_states->stop();
+    producer_states.reset();
     log_manager->close();
     log.info("sluice stopped");
     return 0;

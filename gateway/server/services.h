@@ -12,6 +12,10 @@
 namespace sluice::backend::log {
 class log_manager;
 }
+namespace sluice::backend::producer {
+class producer_state_manager;
+class transaction_coordinator;
+}  // namespace sluice::backend::producer
 namespace sluice::backend::group {
 class group_coordinator;
 }
@@ -38,6 +42,10 @@ struct services {
     metrics_registry& metrics;
     backend::log::log_manager& log;
     backend::group::group_coordinator& groups;
+    /// Idempotent-producer state and the transaction coordinator (native backend); set by
+    /// run_server after construction, null where there is none.
+    backend::producer::producer_state_manager* producers = nullptr;
+    backend::producer::transaction_coordinator* txn = nullptr;
 };
 
 }  // namespace sluice::gateway

@@ -7,6 +7,7 @@
 #include "backend/log/data_waiter.h"
 #include "backend/log/log_manager.h"
 #include "backend/log/partition_log.h"
+#include "backend/producer/producer_state_manager.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
@@ -26,7 +27,46 @@ struct fetch_target {
     std::shared_ptr<blog::partition_log> log;
     offset fetch_offset;
     std::int32_t max_bytes;
+    /// read_committed: the partition's producer state (last stable offset, aborted index).
+    std::shared_ptr<backend::producer::partition_producer_state> txn;
 };
+
+/// The offset after the last batch of `records` (-1 when they cannot be read).
+std::int64_t end_of(const kafka::records& records) {
+    auto bytes = read_records_into_memory(records);
+    if (!bytes) {
+        return -1;
+    }
+    std::int64_t end = -1;
+    kafka::batch_cursor cursor(bytes->view());
+    for (auto b = cursor.next(); !b.empty(); b = cursor.next()) {
+        if (auto h = kafka::read_batch_header(b)) {
+            end = h->last_offset() + 1;
+        }
+    }
+    return end;
+}
+
+/// compat: Kafka's collectAbortedTransactions: the aborted transactions whose marker is at or
+/// after the fetch offset and whose data starts before the end of what is returned.
+void add_aborted(partition_data& pout, const backend::producer::partition_producer_state& st,
+                 offset fetch_offset, offset lso) {
+    auto aborted = st.aborted_between(fetch_offset.value, lso.value);
+    if (aborted.empty()) {
+        return;
+    }
+    std::int64_t upper = lso.value;
+    if (pout.records.size() > 0) {
+        if (std::int64_t end = end_of(pout.records); end >= 0) {
+            upper = std::min(upper, end);
+        }
+    }
+    for (const auto& a : aborted) {
+        if (a.first_offset < upper) {
+            pout.aborted_transactions->push_back({producer_id(a.producer_id), offset(a.first_offset), {}});
+        }
+    }
+}
 
 }  // namespace
 
@@ -46,6 +86,10 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
 
     std::vector<fetch_target> targets;
     bool has_errors = false;
+    // compat: isolation_level 1 (read_committed, v4+) stops at the last stable offset and gets
+    // the aborted transactions in what it reads; 0 sees everything.
+    const bool read_committed =
+        version >= 4 && req.isolation_level == 1 && svc.producers != nullptr;
     resp.responses.reserve(req.topics.size());
     for (auto& topic : req.topics) {
         auto& tout = resp.responses.emplace_back();
@@ -71,8 +115,18 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
                 has_errors = true;
                 continue;
             }
+            std::shared_ptr<backend::producer::partition_producer_state> txn;
+            if (read_committed) {
+                auto st = svc.producers->state_for(log);
+                if (!st) {
+                    pout.error_code = to_kafka(st.error());
+                    has_errors = true;
+                    continue;
+                }
+                txn = std::move(*st);
+            }
             targets.push_back({&pout, std::move(log), part.fetch_offset,
-                               std::max<std::int32_t>(part.partition_max_bytes, 0)});
+                               std::max<std::int32_t>(part.partition_max_bytes, 0), std::move(txn)});
         }
     }
     // Preferred read replica (v11+) is unset (-1): this broker serves every read.
@@ -109,6 +163,12 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
             }
             blog::read_options ropts;
             ropts.min_one_batch = total == 0;
+            offset lso = pout.high_watermark;
+            if (t.txn) {
+                lso = t.txn->last_stable_offset(pout.high_watermark);
+                ropts.max_offset = lso;
+                pout.last_stable_offset = lso;
+            }
             auto got = t.log->read(t.fetch_offset, static_cast<std::size_t>(std::max<std::int64_t>(room, 0)),
                                    ropts);
             if (!got) {
@@ -117,10 +177,13 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
                 continue;
             }
             pout.high_watermark = got->high_watermark;
-            pout.last_stable_offset = got->high_watermark;
+            pout.last_stable_offset = t.txn ? std::min(lso, got->high_watermark) : got->high_watermark;
             pout.log_start_offset = got->log_start_offset;
             total += static_cast<std::int64_t>(got->records.size());
             pout.records = std::move(got->records);
+            if (t.txn && version >= 4) {
+                add_aborted(pout, *t.txn, t.fetch_offset, pout.last_stable_offset);
+            }
         }
         if (errors || total >= min_bytes || !may_wait) {
             break;

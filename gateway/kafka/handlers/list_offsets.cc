@@ -2,6 +2,7 @@
 // or after a timestamp, per partition. v0 answers with a list of old-style offsets.
 #include "backend/log/log_manager.h"
 #include "backend/log/partition_log.h"
+#include "backend/producer/producer_state_manager.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/records_io.h"
@@ -81,6 +82,14 @@ boost::asio::awaitable<list_offsets_handler::response> list_offsets_handler::han
                     // read_committed readers see up to the last stable offset; without open
                     // transactions that is the high watermark.
                     found = log->high_watermark();
+                    if (version >= 2 && req.isolation_level == 1 && svc.producers != nullptr) {
+                        auto st = svc.producers->state_for(log);
+                        if (!st) {
+                            pout.error_code = to_kafka(st.error());
+                            continue;
+                        }
+                        found = (*st)->last_stable_offset(found);
+                    }
                     break;
                 case earliest_timestamp:
                 case earliest_local_timestamp:

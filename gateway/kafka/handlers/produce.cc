@@ -7,8 +7,11 @@
 
 #include "backend/log/log_manager.h"
 #include "backend/log/partition_log.h"
+#include "backend/producer/producer_state_manager.h"
+#include "backend/producer/transaction_coordinator.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/produce_payload.h"
 
@@ -25,6 +28,52 @@ struct pending_flush {
     std::shared_ptr<blog::partition_log> partition;
     offset end;
 };
+
+/// Producer fields of a request's batches for one partition.
+struct producer_fields {
+    bool any = false;           // some batch carries a producer id
+    bool transactional = false;
+    std::int64_t producer_id = -1;
+    std::int16_t epoch = -1;
+    bool mixed = false;         // transactional batches of more than one producer
+};
+
+producer_fields scan_producers(std::span<const std::byte> batches) {
+    producer_fields f;
+    kafka::batch_cursor cursor(batches);
+    for (auto b = cursor.next(); !b.empty(); b = cursor.next()) {
+        auto h = kafka::read_batch_header(b);
+        if (!h || !h->has_producer_id()) {
+            continue;
+        }
+        f.any = true;
+        if (h->is_transactional()) {
+            if (f.transactional && (h->producer_id != f.producer_id || h->producer_epoch != f.epoch)) {
+                f.mixed = true;
+            }
+            f.transactional = true;
+            f.producer_id = h->producer_id;
+            f.epoch = h->producer_epoch;
+        }
+    }
+    return f;
+}
+
+/// compat: ReplicaManager.handleProduceAppend / AddPartitionsToTxnManager: how a failed
+/// transaction verification reaches the producer.
+kafka::error_code verification_error(std::error_code ec, std::int16_t version) {
+    namespace bp = backend::producer;
+    if (ec == make_error_code(bp::errc::producer_fenced)) {
+        return kafka::error_code::invalid_producer_epoch;
+    }
+    if (ec == make_error_code(bp::errc::concurrent_transactions) ||
+        ec == make_error_code(bp::errc::coordinator_loading) ||
+        ec == make_error_code(bp::errc::coordinator_not_available)) {
+        // Retriable for every client version without a metadata refresh.
+        return kafka::error_code::not_enough_replicas;
+    }
+    return txn_error(ec, version, 0, 11);
+}
 
 std::int64_t wall_clock_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -92,7 +141,53 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
             }
             blog::append_options opts;
             opts.now_ms = now_ms;
-            auto appended = log->append(payload->mutable_batches(), opts);
+            // Idempotent and transactional batches are checked against the partition's producer
+            // state inside the append (sequence numbers, epochs, duplicates).
+            const producer_fields pf = scan_producers(payload->mutable_batches());
+            std::optional<backend::producer::append_guard> guard;
+            if (pf.any && svc.producers != nullptr) {
+                auto st = svc.producers->state_for(log);
+                if (!st) {
+                    pout.error_code = to_kafka(st.error());
+                    any_error = true;
+                    continue;
+                }
+                guard.emplace(**st, pf.transactional);
+                opts.validator = &*guard;
+            }
+            result<blog::append_result> appended = fail(blog::errc::storage_error);
+            if (pf.transactional) {
+                if (!req.transactional_id || svc.txn == nullptr || pf.mixed) {
+                    // compat: KafkaApis refuses transactional records without an (authorized)
+                    // transactional id.
+                    pout.error_code = !req.transactional_id
+                                          ? kafka::error_code::transactional_id_authorization_failed
+                                          : kafka::error_code::invalid_producer_id_mapping;
+                    any_error = true;
+                    continue;
+                }
+                std::shared_ptr<blog::partition_log> txn_log;
+                offset txn_end{0};
+                auto verified = svc.txn->verify_for_produce(
+                    *req.transactional_id, pf.producer_id, pf.epoch, {info->name, part.index.value},
+                    ctx.version() >= 12 && svc.txn->settings().transaction_version >= 2,
+                    [&] { appended = log->append(payload->mutable_batches(), opts); }, &txn_log,
+                    &txn_end);
+                if (verified) {
+                    pout.error_code = verification_error(verified, ctx.version());
+                    pout.log_start_offset = log->log_start_offset().value;
+                    any_error = true;
+                    kafka_log().debug("conn {} client '{}': transactional produce to {}-{} "
+                                      "refused: {}", ctx.connection().id, ctx.client_id(),
+                                      info->name, part.index.value, verified.message());
+                    continue;
+                }
+                if (txn_log && acks != 0) {
+                    flushes.push_back({&pout, std::move(txn_log), txn_end});
+                }
+            } else {
+                appended = log->append(payload->mutable_batches(), opts);
+            }
             if (!appended) {
                 pout.error_code = to_kafka(appended.error());
                 pout.log_start_offset = log->log_start_offset().value;
@@ -101,6 +196,12 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
                                   ctx.connection().id, ctx.client_id(), info->name,
                                   part.index.value, appended.error().message());
                 continue;
+            }
+            if (appended->duplicate) {
+                kafka_log().debug("conn {} client '{}': duplicate batch for {}-{} at offset {}",
+                                  ctx.connection().id, ctx.client_id(), info->name,
+                                  part.index.value, appended->base_offset.value);
+                appended->log_start_offset = log->log_start_offset();
             }
             pout.error_code = kafka::error_code::none;
             pout.base_offset = appended->base_offset;

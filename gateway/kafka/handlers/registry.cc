@@ -24,7 +24,12 @@ std::span<const handler_entry> handler_registry() {
         entry_for<create_topics_handler>(),              // 19
         entry_for<delete_topics_handler>(),              // 20
         entry_for<delete_records_handler>(),             // 21
+        entry_for<init_producer_id_handler>(),           // 22
         entry_for<offset_for_leader_epoch_handler>(),    // 23
+        entry_for<add_partitions_to_txn_handler>(),      // 24
+        entry_for<add_offsets_to_txn_handler>(),         // 25
+        entry_for<end_txn_handler>(),                    // 26
+        entry_for<txn_offset_commit_handler>(),          // 28
         entry_for<describe_configs_handler>(),           // 32
         entry_for<alter_configs_handler>(),              // 33
         entry_for<describe_log_dirs_handler>(),          // 35
@@ -33,6 +38,9 @@ std::span<const handler_entry> handler_registry() {
         entry_for<incremental_alter_configs_handler>(),  // 44
         entry_for<offset_delete_handler>(),              // 47
         entry_for<describe_cluster_handler>(),           // 60
+        entry_for<describe_producers_handler>(),         // 61
+        entry_for<describe_transactions_handler>(),      // 65
+        entry_for<list_transactions_handler>(),          // 66
         entry_for<consumer_group_heartbeat_handler>(),   // 68
         entry_for<consumer_group_describe_handler>(),    // 69
     };

@@ -25,7 +25,7 @@ namespace sluice::gateway {
         static boost::asio::awaitable<response> handle(request_context& ctx, request req); \
     }
 
-SLUICE_KAFKA_HANDLER(produce, 0, 11);
+SLUICE_KAFKA_HANDLER(produce, 0, 12);
 SLUICE_KAFKA_HANDLER(fetch, 0, 18);
 SLUICE_KAFKA_HANDLER(list_offsets, 0, 10);
 SLUICE_KAFKA_HANDLER(metadata, 0, 13);
@@ -42,7 +42,12 @@ SLUICE_KAFKA_HANDLER(api_versions, 0, 4);
 SLUICE_KAFKA_HANDLER(create_topics, 0, 7);
 SLUICE_KAFKA_HANDLER(delete_topics, 0, 6);
 SLUICE_KAFKA_HANDLER(delete_records, 0, 2);
+SLUICE_KAFKA_HANDLER(init_producer_id, 0, 5);
 SLUICE_KAFKA_HANDLER(offset_for_leader_epoch, 0, 4);
+SLUICE_KAFKA_HANDLER(add_partitions_to_txn, 0, 5);
+SLUICE_KAFKA_HANDLER(add_offsets_to_txn, 0, 4);
+SLUICE_KAFKA_HANDLER(end_txn, 0, 5);
+SLUICE_KAFKA_HANDLER(txn_offset_commit, 0, 5);
 SLUICE_KAFKA_HANDLER(describe_configs, 0, 4);
 SLUICE_KAFKA_HANDLER(alter_configs, 0, 2);
 SLUICE_KAFKA_HANDLER(describe_log_dirs, 0, 4);
@@ -51,6 +56,9 @@ SLUICE_KAFKA_HANDLER(delete_groups, 0, 2);
 SLUICE_KAFKA_HANDLER(incremental_alter_configs, 0, 1);
 SLUICE_KAFKA_HANDLER(offset_delete, 0, 0);
 SLUICE_KAFKA_HANDLER(describe_cluster, 0, 2);
+SLUICE_KAFKA_HANDLER(describe_producers, 0, 0);
+SLUICE_KAFKA_HANDLER(describe_transactions, 0, 0);
+SLUICE_KAFKA_HANDLER(list_transactions, 0, 2);
 SLUICE_KAFKA_HANDLER(consumer_group_heartbeat, 0, 1);
 SLUICE_KAFKA_HANDLER(consumer_group_describe, 0, 1);
 

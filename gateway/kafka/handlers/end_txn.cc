@@ -1,0 +1,40 @@
+// EndTxn: commits or aborts the producer's ongoing transaction. Answered once the markers are
+// in every partition of the transaction. v5 (KIP-890 transaction version 2) bumps the epoch
+// and returns the producer id and epoch for the next transaction.
+#include "backend/producer/transaction_coordinator.h"
+#include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/logger.h"
+
+namespace sluice::gateway {
+namespace kafka = protocol::kafka;
+
+boost::asio::awaitable<end_txn_handler::response> end_txn_handler::handle(request_context& ctx,
+                                                                          request req) {
+    response resp;
+    resp.producer_id = no_producer_id;
+    resp.producer_epoch = no_producer_epoch;
+    if (!has_txn(ctx)) {
+        resp.error_code = kafka::error_code::coordinator_not_available;
+        co_return resp;
+    }
+    const bool tv2 = ctx.version() >= 5;
+    auto got = co_await ctx.svc().txn->end_txn(req.transactional_id, req.producer_id.value,
+                                               req.producer_epoch.value, req.committed, tv2);
+    if (!got) {
+        resp.error_code = txn_error(got.error(), ctx.version(), 2, 4);
+        kafka_log().debug("conn {} client '{}': EndTxn v{} '{}' ({}) failed: {}",
+                          ctx.connection().id, ctx.client_id(), ctx.version(),
+                          req.transactional_id, req.committed ? "commit" : "abort",
+                          got.error().message());
+        co_return resp;
+    }
+    resp.error_code = kafka::error_code::none;
+    if (tv2) {
+        resp.producer_id = producer_id(got->producer_id);
+        resp.producer_epoch = producer_epoch(got->epoch);
+    }
+    co_return resp;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,44 @@
+// InitProducerId: a producer id and epoch for an idempotent producer, or the (fenced, bumped)
+// epoch of a transactional id. Any broker answers (kafkajs sends the idempotent call to the
+// controller); this one coordinates every transactional id.
+#include "backend/producer/transaction_coordinator.h"
+#include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/logger.h"
+
+namespace sluice::gateway {
+namespace kafka = protocol::kafka;
+
+boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_handler::handle(
+    request_context& ctx, request req) {
+    response resp;
+    resp.producer_id = no_producer_id;
+    resp.producer_epoch = no_producer_epoch;
+    if (!has_txn(ctx)) {
+        resp.error_code = kafka::error_code::coordinator_not_available;
+        co_return resp;
+    }
+    std::int64_t expected_pid = req.producer_id.value;
+    std::int16_t expected_epoch = req.producer_epoch.value;
+    if (req.transactional_id && (expected_pid == -1) != (expected_epoch == -1)) {
+        // compat: InitProducerIdRequest: an id without an epoch (or the reverse) is invalid.
+        resp.error_code = kafka::error_code::invalid_request;
+        co_return resp;
+    }
+    auto got = co_await ctx.svc().txn->init_producer_id(
+        req.transactional_id, static_cast<std::int32_t>(req.transaction_timeout_ms.count()),
+        expected_pid, expected_epoch);
+    if (!got) {
+        resp.error_code = txn_error(got.error(), ctx.version(), 4, 6);
+        kafka_log().debug("conn {} client '{}': InitProducerId v{} ('{}') failed: {}",
+                          ctx.connection().id, ctx.client_id(), ctx.version(),
+                          req.transactional_id.value_or(""), got.error().message());
+        co_return resp;
+    }
+    resp.error_code = kafka::error_code::none;
+    resp.producer_id = producer_id(got->producer_id);
+    resp.producer_epoch = producer_epoch(got->epoch);
+    co_return resp;
+}
+
+}  // namespace sluice::gateway
