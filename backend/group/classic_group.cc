@@ -97,6 +97,17 @@ void classic_group::update(classic_member& m, std::vector<protocol_metadata> pro
     }
     m.rebalance_timeout_ms = rebalance_timeout_ms;
     m.session_timeout_ms = session_timeout_ms;
+    if (join && m.awaiting_join_response()) {
+        // The member sent another JoinGroup while one was parked: the older call must not
+        // wait forever (the member rejoins when it gets this answer).
+        join_group_result stale;
+        stale.error = make_error_code(errc::rebalance_in_progress);
+        stale.member_id = m.member_id;
+        auto old = std::move(m.awaiting_join);
+        m.awaiting_join = nullptr;
+        --num_awaiting_join_;
+        old(std::move(stale));
+    }
     if (join && !m.awaiting_join_response()) {
         ++num_awaiting_join_;
     } else if (!join && m.awaiting_join_response()) {

@@ -599,6 +599,10 @@ void group_coordinator::sync_group(sync_group_request req, sync_callback done) {
     }
     // CompletingRebalance: park until the leader's assignment arrives.
     classic_member& m = *g.member(req.member_id);
+    if (m.awaiting_sync_response()) {
+        // A second SyncGroup while one is parked: answer the older one now.
+        g.complete_sync(m, sync_error(errc::rebalance_in_progress));
+    }
     m.awaiting_sync = std::move(done);
     drop_pending_sync();
     if (!g.is_leader(req.member_id)) {

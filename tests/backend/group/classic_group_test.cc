@@ -268,5 +268,19 @@ TEST_F(GroupTest, HugeMetadataFailsTheLeadersSyncNotOtherGroups) {
     EXPECT_FALSE(beat("a", ma, ga));
 }
 
+TEST_F(GroupTest, ASecondParkedCallAnswersTheFirst) {
+    auto a = join_new("g");
+    auto b = join_new("g");
+    advance(cfg.initial_rebalance_delay_ms);
+    advance(cfg.initial_rebalance_delay_ms);
+    const std::string follower = a.get().leader == a.get().member_id ? b.get().member_id
+                                                                     : a.get().member_id;
+    auto first = sync("g", follower, 1);
+    auto second = sync("g", follower, 1);
+    ASSERT_TRUE(first.done());
+    EXPECT_EQ(first.get().error, errc::rebalance_in_progress);
+    EXPECT_FALSE(second.done());
+}
+
 }  // namespace
 }  // namespace sluice::backend::group::test
