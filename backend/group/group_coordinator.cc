@@ -53,6 +53,11 @@ void group_coordinator::start(std::optional<asio::any_io_executor> ticker_execut
         ticker_ex_ = ticker_executor;
         ticker_ = std::make_unique<asio::steady_timer>(*ticker_executor);
     }
+    if (loaded()) {
+        std::lock_guard lock(mu_);
+        arm_locked();
+        return;
+    }
     if (synchronous) {
         load();
     } else {

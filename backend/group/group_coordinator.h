@@ -19,10 +19,10 @@
 // start(), which takes the same mutex. Callbacks given to the callback-style methods run under
 // the mutex and must not call back into the coordinator.
 //
-// Lifecycle: construct with the log and settings; start() replays __consumer_offsets on a
-// loader thread (calls before it finishes fail with coordinator_loading) and arms the ticker;
-// stop() (before the executor's threads stop) cancels the ticker and joins the loader. Parked
-// calls still waiting are abandoned with their io_context.
+// Lifecycle: construct with the log and settings; load() replays __consumer_offsets (or
+// start() does it on a loader thread: calls before it finishes fail with coordinator_loading);
+// start() arms the ticker; stop() (before the executor's threads stop) answers parked calls,
+// cancels the ticker and joins the loader.
 //
 // Durability: an offset commit, a group deletion and an offset deletion are answered only
 // once their records are flushed. Group state written by timeouts (a member expired) is
@@ -97,8 +97,11 @@ public:
     group_coordinator(const group_coordinator&) = delete;
     group_coordinator& operator=(const group_coordinator&) = delete;
 
-    /// Replays __consumer_offsets (on a loader thread unless `synchronous`) and, with an
-    /// executor, arms the ticker that runs timeouts.
+    /// Replays __consumer_offsets now, on the calling thread (a no-op once loaded). run_server
+    /// calls it before anything else may use the groups (transaction recovery commits offsets).
+    void load();
+    /// With an executor, arms the ticker that runs timeouts; replays __consumer_offsets first
+    /// when load() was not called (on a loader thread unless `synchronous`).
     void start(std::optional<boost::asio::any_io_executor> ticker_executor,
                bool synchronous = false);
     void stop();
@@ -186,7 +189,6 @@ private:
     std::vector<group_view> build_views(const std::vector<std::string>& ids);
 
     // storage (group_coordinator_store.cc)
-    void load();
     void apply_record(std::map<std::string, group_entry>& groups, const record_key& key,
                       std::optional<protocol::bytes_view> value);
     std::shared_ptr<log::partition_log> offsets_partition(const std::string& group_id,

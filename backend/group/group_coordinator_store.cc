@@ -176,6 +176,9 @@ void group_coordinator::apply_record(std::map<std::string, group_entry>& groups,
 }
 
 void group_coordinator::load() {
+    if (loaded()) {
+        return;
+    }
     const auto started = mono();
     std::size_t records = 0;
     // Replay into a private map without the mutex: calls made meanwhile are answered at once

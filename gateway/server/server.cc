@@ -31,6 +31,7 @@
 #include "gateway/http/http_server.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
+#include "gateway/kafka/traffic_metrics.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
 #include "gateway/server/metrics.h"
@@ -281,7 +282,14 @@ int run_server(const config& cfg) {
 
     auto groups = std::make_unique<backend::group::group_coordinator>(*log_manager,
                                                                       read_group_settings(cfg));
-    services svc{cfg, read_kafka_settings(cfg, cluster_id), metrics, *log_manager, *groups};
+    // Groups and committed offsets are replayed before anything uses them (the transaction
+    // recovery below commits offsets into groups); the Kafka port opens after.
+    groups->load();
+    traffic_metrics traffic;
+    metrics.add_collector(
+        [&traffic, lm = log_manager.get()](std::string& out) { traffic.render(out, *lm); });
+    services svc{cfg, read_kafka_settings(cfg, cluster_id), metrics, *log_manager, *groups,
+                 traffic};
     // Idempotent producers and transactions: producer state per partition, the transaction
     // coordinator over __transaction_state (replayed now; interrupted commits and aborts are
     // completed before the listeners open).
@@ -312,7 +320,7 @@ int run_server(const config& cfg) {
     svc.producers = producer_states.get();
     svc.txn = txn.get();
     io_pool pool(cfg.io_threads);
-    // Group timeouts run on the first io thread; __consumer_offsets replays on a loader thread.
+    // Group timeouts run on the first io thread.
     groups->start(pool.context(0).get_executor());
     txn->start(pool.context(0).get_executor());
     metrics.add_collector([g = groups.get()](std::string& out) { render_group_metrics(*g, out); });

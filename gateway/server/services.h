@@ -22,6 +22,8 @@ class group_coordinator;
 
 namespace sluice::gateway {
 
+class traffic_metrics;
+
 /// Settings of the Kafka front, read once from the configuration (Kafka's names).
 struct kafka_settings {
     std::int32_t node_id = 0;
@@ -42,6 +44,7 @@ struct services {
     metrics_registry& metrics;
     backend::log::log_manager& log;
     backend::group::group_coordinator& groups;
+    traffic_metrics& traffic;
     /// Idempotent-producer state and the transaction coordinator (native backend); set by
     /// run_server after construction, null where there is none.
     backend::producer::producer_state_manager* producers = nullptr;

@@ -12,6 +12,7 @@
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/records_io.h"
+#include "gateway/kafka/traffic_metrics.h"
 #include "protocol/kafka/legacy_message.h"
 
 namespace sluice::gateway {
@@ -193,6 +194,13 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
             // One last read below picks up anything that arrived just before the deadline.
             has_errors = false;
             req.max_wait_ms = std::chrono::milliseconds(0);
+        }
+    }
+
+    for (auto& t : targets) {
+        if (t.out->records.size() > 0) {
+            svc.traffic.of(t.log->topic(), t.log->partition().value)
+                .bytes_out.fetch_add(t.out->records.size(), std::memory_order_relaxed);
         }
     }
 

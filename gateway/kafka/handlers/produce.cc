@@ -14,6 +14,7 @@
 #include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/produce_payload.h"
+#include "gateway/kafka/traffic_metrics.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -197,6 +198,11 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
                                   part.index.value, appended.error().message());
                 continue;
             }
+            auto& traffic = svc.traffic.of(info->name, part.index.value);
+            traffic.bytes_in.fetch_add(payload->mutable_batches().size(), std::memory_order_relaxed);
+            traffic.records_in.fetch_add(
+                static_cast<std::uint64_t>(appended->last_offset - appended->base_offset + 1),
+                std::memory_order_relaxed);
             if (appended->duplicate) {
                 kafka_log().debug("conn {} client '{}': duplicate batch for {}-{} at offset {}",
                                   ctx.connection().id, ctx.client_id(), info->name,

@@ -1,0 +1,118 @@
+"""Kafka front behaviours: long-poll fetch wake-up, idle reaping, graceful shutdown, metrics."""
+import socket
+import struct
+import subprocess
+import threading
+import time
+import urllib.request
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from harness import Sluice, connect, kafka_request, read_frame, wait_for
+
+
+def kcat_produce(broker, topic, lines, partition=0):
+    subprocess.run(["kcat", "-b", broker.bootstrap, "-t", topic, "-P", "-p", str(partition)],
+                   input="".join(l + "\n" for l in lines), text=True, check=True, timeout=60,
+                   capture_output=True)
+
+
+def fetch_v4_request(topic, partition, fetch_offset, max_wait_ms, correlation_id=1):
+    t = topic.encode()
+    body = struct.pack(">iiiib", -1, max_wait_ms, 1, 1 << 20, 0)  # replica, wait, min, max, iso
+    body += struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
+    body += struct.pack(">i", 1) + struct.pack(">iqi", partition, fetch_offset, 1 << 20)
+    return kafka_request(1, 4, correlation_id, body)
+
+
+def test_parked_fetch_is_answered_when_data_arrives(broker):
+    kcat_produce(broker, "longpoll", ["first"])
+    with connect(broker.kafka_port, timeout=30) as s:
+        # Ask for offset 1 (nothing there yet) and allow the broker to wait 120 s.
+        s.sendall(fetch_v4_request("longpoll", 0, 1, 120000))
+        time.sleep(0.2)  # let the fetch park; the wake-up must not depend on this delay
+        kcat_produce(broker, "longpoll", ["second"])
+        frame = read_frame(s, timeout=30)  # a fetch left parked would time out here
+    assert b"second" in frame
+    assert b"first" not in frame
+
+
+def test_idle_connections_are_closed():
+    s = Sluice(settings={"connections.max.idle.ms": "300"}).start()
+    try:
+        with connect(s.kafka_port) as c:
+            c.sendall(kafka_request(18, 0, 1))
+            read_frame(c)
+            c.settimeout(30)
+            assert c.recv(1) == b""  # the broker closed the idle connection
+        s.wait_log("idle for")
+    finally:
+        s.close()
+
+
+def test_sigterm_finishes_in_flight_acks_all_produces():
+    s = Sluice().start()
+    try:
+        p = Producer({"bootstrap.servers": s.bootstrap, "acks": "all", "linger.ms": 1})
+        acked = []
+        p.produce("graceful", value=b"warm-up", on_delivery=lambda e, m: None)
+        p.flush(30)
+        for i in range(20000):
+            p.produce("graceful", value=b"%d" % i,
+                      on_delivery=lambda e, m: acked.append(m.value()) if e is None else None)
+            if i % 1000 == 0:
+                p.poll(0)
+        p.poll(0.05)
+        assert s.stop() == 0
+        p.flush(10)
+        s.start()
+        c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "g",
+                      "enable.partition.eof": True})
+        c.assign([TopicPartition("graceful", 0, 0)])
+        got = set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            m = c.poll(1.0)
+            if m is None:
+                continue
+            if m.error():
+                break  # end of partition
+            got.add(m.value())
+        c.close()
+        assert set(acked) <= got
+        assert len(acked) > 0
+    finally:
+        s.close()
+
+
+def test_metrics_show_partition_offsets_and_traffic(broker):
+    kcat_produce(broker, "metered", [f"m{i}" for i in range(25)])
+    subprocess.run(["kcat", "-b", broker.bootstrap, "-t", "metered", "-C", "-e"], check=True,
+                   timeout=60, capture_output=True)
+    with urllib.request.urlopen(broker.http_url + "/metrics", timeout=10) as r:
+        text = r.read().decode()
+    assert 'sluice_partition_log_end_offset{topic="metered",partition="0"} 25' in text
+    assert 'sluice_partition_records_in_total{topic="metered",partition="0"} 25' in text
+    line = [l for l in text.splitlines()
+            if l.startswith('sluice_partition_bytes_out_total{topic="metered",partition="0"}')]
+    assert line and int(line[0].split()[-1]) > 0
+    assert 'sluice_kafka_requests_total{api="Produce"}' in text
+
+
+def test_offsets_for_times_finds_the_exact_record(broker):
+    base = 1_700_000_000_000
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 50})
+    for i in range(100):
+        p.produce("timed", value=b"%d" % i, partition=0, timestamp=base + i * 10)
+    assert p.flush(30) == 0
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "times"})
+    try:
+        for target, expected in [(base, 0), (base + 1, 1), (base + 555, 56), (base + 990, 99)]:
+            res = c.offsets_for_times([TopicPartition("timed", 0, target)], timeout=10)
+            assert res[0].offset == expected, (target, res[0].offset)
+        res = c.offsets_for_times([TopicPartition("timed", 0, base + 10_000)], timeout=10)
+        assert res[0].offset == -1  # later than every record: the end (-1 in librdkafka)
+        low, high = c.get_watermark_offsets(TopicPartition("timed", 0), timeout=10)
+        assert (low, high) == (0, 100)
+    finally:
+        c.close()
