@@ -80,3 +80,118 @@ def parse_produce_v3_response(body):
             pos += 22
             out.append((name, idx, err, base))
     return out
+
+
+# --- idempotent/transactional batches and flexible-version encoding (KIP-482) ----------------
+
+def producer_batch(values, producer_id, producer_epoch, base_sequence, transactional=False,
+                   base_timestamp=1_700_000_000_000):
+    """A v2 record batch carrying a producer id, epoch and base sequence; attributes bit 4
+    marks it transactional."""
+    recs = b"".join(record(i, None, v) for i, v in enumerate(values))
+    attributes = 0x10 if transactional else 0
+    after_crc = struct.pack(">hiqqqhii", attributes, len(values) - 1, base_timestamp,
+                            base_timestamp, producer_id, producer_epoch, base_sequence,
+                            len(values)) + recs
+    header_rest = struct.pack(">ib", 0, 2) + struct.pack(">I", crc32c(after_crc))
+    length = len(header_rest) + len(after_crc)
+    return struct.pack(">qi", 0, length) + header_rest + after_crc
+
+
+def uvarint(n):
+    """Unsigned varint (lengths and tags of flexible versions)."""
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def compact_string(s):
+    """COMPACT_NULLABLE_STRING / COMPACT_STRING: uvarint length + 1 (0 = null), UTF-8 bytes."""
+    if s is None:
+        return b"\x00"
+    b = s.encode()
+    return uvarint(len(b) + 1) + b
+
+
+def compact_bytes(b):
+    """COMPACT_NULLABLE_BYTES (also COMPACT_RECORDS)."""
+    if b is None:
+        return b"\x00"
+    return uvarint(len(b) + 1) + b
+
+
+def compact_array(items):
+    """A compact array of already-encoded items."""
+    return uvarint(len(items) + 1) + b"".join(items)
+
+
+NO_TAGS = b"\x00"
+
+
+class FlexReader:
+    """Reads a response body field by field; compact types as in flexible versions."""
+
+    def __init__(self, data, pos=0):
+        self.data = data
+        self.pos = pos
+
+    def _unpack(self, fmt):
+        (v,) = struct.unpack_from(fmt, self.data, self.pos)
+        self.pos += struct.calcsize(fmt)
+        return v
+
+    def int8(self):
+        return self._unpack(">b")
+
+    def int16(self):
+        return self._unpack(">h")
+
+    def int32(self):
+        return self._unpack(">i")
+
+    def int64(self):
+        return self._unpack(">q")
+
+    def bool(self):
+        return self.int8() != 0
+
+    def uvarint(self):
+        n = shift = 0
+        while True:
+            b = self.data[self.pos]
+            self.pos += 1
+            n |= (b & 0x7F) << shift
+            if b < 0x80:
+                return n
+            shift += 7
+
+    def compact_string(self):
+        n = self.uvarint()
+        if n == 0:
+            return None
+        s = self.data[self.pos:self.pos + n - 1].decode()
+        self.pos += n - 1
+        return s
+
+    def compact_array(self, item):
+        """[item(self) for each element], or None for a null array."""
+        n = self.uvarint()
+        if n == 0:
+            return None
+        return [item(self) for _ in range(n - 1)]
+
+    def tags(self):
+        """The tagged-field section as {tag: raw bytes}."""
+        out = {}
+        for _ in range(self.uvarint()):
+            tag = self.uvarint()
+            size = self.uvarint()
+            out[tag] = self.data[self.pos:self.pos + size]
+            self.pos += size
+        return out
+
+    def at_end(self):
+        return self.pos == len(self.data)
