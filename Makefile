@@ -8,6 +8,8 @@ FUZZ      ?= build/fuzz
 JOBS      ?= $(shell nproc)
 RUN_ARGS  ?=
 FUZZ_SECONDS ?= 20
+# Unity batches halve a clean build; UNITY=OFF compiles file by file (quicker edit-rebuild).
+UNITY     ?= ON
 
 export CCACHE_DIR ?= $(CURDIR)/build/.ccache
 
@@ -19,7 +21,7 @@ deps:
 	@scripts/install-deps
 
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_UNITY=$(UNITY)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -38,7 +40,8 @@ integration: build
 	cd $(BUILD) && ctest -L integration --output-on-failure
 
 asan: deps
-	cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF
+	cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF \
+		-DSLUICE_UNITY=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ctest -L unit --output-on-failure -j $(JOBS)
 

@@ -16,10 +16,6 @@ namespace {
 constexpr const char* clean_marker = ".clean_shutdown";
 constexpr const char* topic_ext = ".topic";
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // "<topic>-<partition>" -> (topic, partition).
 std::optional<std::pair<std::string, std::int32_t>> parse_partition_dir(std::string_view name) {
     auto dash = name.rfind('-');
@@ -166,11 +162,11 @@ result<void> log_manager::load_topics(bool clean) {
     }
     std::map<std::string, topic_record> records;
     for (const auto& n : *names) {
-        if (ends_with(n, ".tmp")) {
+        if (n.ends_with(".tmp")) {
             (void)fs.remove(io::join_path(topics_dir, n));
             continue;
         }
-        if (!ends_with(n, topic_ext)) {
+        if (!n.ends_with(topic_ext)) {
             continue;
         }
         auto bytes = io::read_whole_file(fs, io::join_path(topics_dir, n));

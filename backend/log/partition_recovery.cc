@@ -14,13 +14,9 @@ namespace kafka = protocol::kafka;
 
 namespace {
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // "<20 digits><ext>" -> base offset.
 std::optional<offset> parse_segment_name(std::string_view name, std::string_view ext) {
-    if (name.size() != 20 + ext.size() || !ends_with(name, ext)) {
+    if (name.size() != 20 + ext.size() || !name.ends_with(ext)) {
         return std::nullopt;
     }
     std::int64_t v = 0;
@@ -329,7 +325,7 @@ result<void> partition_log::recover(bool clean_shutdown) {
     }
     std::set<std::int64_t> logs;
     for (const auto& name : names) {
-        if (ends_with(name, ".tmp") || ends_with(name, ".deleted")) {
+        if (name.ends_with(".tmp") || name.ends_with(".deleted")) {
             (void)fs.remove(io::join_path(dir_, name));
         } else if (auto b = parse_segment_name(name, ".log")) {
             logs.insert(b->value);
@@ -337,7 +333,7 @@ result<void> partition_log::recover(bool clean_shutdown) {
     }
     for (const auto& name : names) {
         auto b = segment_file_base(name);
-        if (b && !ends_with(name, ".log") && logs.count(b->value) == 0) {
+        if (b && !name.ends_with(".log") && logs.count(b->value) == 0) {
             (void)fs.remove(io::join_path(dir_, name));  // an index whose segment was deleted
         }
     }

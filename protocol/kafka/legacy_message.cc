@@ -7,6 +7,7 @@
 
 #include "protocol/core/assert.h"
 #include "protocol/core/errc.h"
+#include "protocol/core/wrapping.h"
 #include "protocol/kafka/record.h"
 #include "protocol/kafka/record_batch_builder.h"
 
@@ -17,13 +18,6 @@ std::uint32_t crc32_ieee(bytes_view data) {
     // zlib's crc32 takes a uInt length; messages are below 2 GiB (int32 sizes).
     return static_cast<std::uint32_t>(
         crc32(0, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
-}
-
-std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-}
-std::int64_t wrapping_sub(std::int64_t a, std::int64_t b) {
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
 }
 
 /// An int32 length (-1 = null) and the bytes it covers.

@@ -2,6 +2,7 @@
 
 #include "protocol/core/errc.h"
 #include "protocol/core/varint.h"
+#include "protocol/core/wrapping.h"
 #include "protocol/kafka/compression.h"
 
 namespace sluice::protocol::kafka {
@@ -10,12 +11,6 @@ namespace {
 /// The smallest possible record: length, attributes, timestamp delta, offset delta, key
 /// length, value length and header count, one byte each.
 constexpr std::size_t min_record_size = 7;
-
-/// Two's-complement addition: offsets and timestamps from untrusted batches may overflow, and
-/// the result must be defined (and match what Kafka's Java arithmetic gives).
-std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-}
 
 /// Reads a varint length field (-1 = null) and the bytes it covers.
 std::optional<bytes_view> nullable_field(reader& r) {

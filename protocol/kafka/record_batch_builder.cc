@@ -7,16 +7,13 @@
 #include "protocol/core/assert.h"
 #include "protocol/core/errc.h"
 #include "protocol/core/varint.h"
+#include "protocol/core/wrapping.h"
 
 namespace sluice::protocol::kafka {
 namespace {
 
 constexpr std::size_t max_int32 =
     static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
-
-std::int64_t wrapping_sub(std::int64_t a, std::int64_t b) {
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
-}
 
 /// Size of a varint length plus the bytes (-1 for null takes one byte).
 std::size_t field_size(const std::optional<bytes_view>& f) {
