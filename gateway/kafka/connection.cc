@@ -35,6 +35,7 @@ kafka_connection::kafka_connection(tcp::socket socket, services& svc, dispatcher
     boost::system::error_code ec;
     info_.peer = socket_.remote_endpoint(ec);
     info_.local = socket_.local_endpoint(ec);
+    info_.socket_fd = socket_.native_handle();
     socket_.set_option(tcp::no_delay(true), ec);
 }
 

@@ -20,6 +20,7 @@ struct connection_info {
     std::uint64_t id = 0;
     boost::asio::ip::tcp::endpoint peer;
     boost::asio::ip::tcp::endpoint local;  // the address the client reached us on
+    int socket_fd = -1;                      // for TCP_INFO reads (round-trip time)
 };
 
 class request_context {

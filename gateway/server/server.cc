@@ -129,6 +129,10 @@ kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster
     k.idle_timeout_ms = cfg.get_int("connections.max.idle.ms", 600000);
     k.max_in_flight = static_cast<std::int32_t>(cfg.get_int("max.in.flight.requests", 64));
     k.delete_topic_enable = cfg.get_bool("delete.topic.enable", true);
+    k.fetch_response_max_bytes = cfg.get_int("fetch.response.max.bytes", -1);
+    if (k.fetch_response_max_bytes < -1) {
+        throw config_error("fetch.response.max.bytes: must be -1 (adaptive), 0 (off) or a size");
+    }
     return k;
 }
 

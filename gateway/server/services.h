@@ -36,6 +36,10 @@ struct kafka_settings {
     std::int64_t idle_timeout_ms = 600000;     // connections.max.idle.ms
     std::int32_t max_in_flight = 64;           // pipelined requests read ahead per connection
     bool delete_topic_enable = true;           // delete.topic.enable
+    /// fetch.response.max.bytes: the most one Fetch response carries, below what the client
+    /// allows. -1 (default) adapts to the connection: about one round trip's worth at 1 GB/s,
+    /// at least 1 MiB; 0 leaves only the client's limits.
+    std::int64_t fetch_response_max_bytes = -1;
 };
 
 struct services {

@@ -119,6 +119,12 @@ class Sluice:
         self.stop()
         return self.start()
 
+    def __enter__(self):
+        return self if self.proc is not None else self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
     def close(self):
         try:
             self.stop()

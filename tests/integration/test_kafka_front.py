@@ -116,3 +116,79 @@ def test_offsets_for_times_finds_the_exact_record(broker):
         assert (low, high) == (0, 100)
     finally:
         c.close()
+
+
+def fetch_v4_partitions(topic, offsets, max_bytes, partition_max_bytes, correlation_id):
+    """Fetch v4 of several partitions of one topic: offsets is {partition: fetch offset}."""
+    t = topic.encode()
+    body = struct.pack(">iiiib", -1, 0, 1, max_bytes, 0)  # replica, no wait, min, max, isolation
+    body += struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
+    body += struct.pack(">i", len(offsets))
+    for p, off in offsets.items():
+        body += struct.pack(">iqi", p, off, partition_max_bytes)
+    return kafka_request(1, 4, correlation_id, body)
+
+
+def parse_fetch_v4(frame):
+    """{partition: (error_code, high_watermark, records bytes)} from a Fetch v4 response frame."""
+    pos = 4 + 4  # correlation id, throttle time
+    out = {}
+    (n_topics,) = struct.unpack_from(">i", frame, pos)
+    pos += 4
+    for _ in range(n_topics):
+        (ln,) = struct.unpack_from(">h", frame, pos)
+        pos += 2 + ln
+        (n_parts,) = struct.unpack_from(">i", frame, pos)
+        pos += 4
+        for _ in range(n_parts):
+            p, err, hw, _lso = struct.unpack_from(">ihqq", frame, pos)
+            pos += 22
+            (n_aborted,) = struct.unpack_from(">i", frame, pos)
+            pos += 4 + max(n_aborted, 0) * 16
+            (size,) = struct.unpack_from(">i", frame, pos)
+            pos += 4
+            out[p] = (err, hw, frame[pos:pos + max(size, 0)])
+            pos += max(size, 0)
+    return out
+
+
+def fill_partitions(broker, topic, partitions, megabytes):
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 20})
+    value = b"v" * 1000
+    for part in range(partitions):
+        for _ in range(megabytes * 1000):
+            while True:
+                try:
+                    p.produce(topic, value, partition=part)
+                    break
+                except BufferError:
+                    p.poll(0.1)
+    assert p.flush(60) == 0
+
+
+def test_fetch_responses_are_capped_and_rotate_over_partitions():
+    # A client asking for 50 MB gets at most fetch.response.max.bytes (here 1 MiB) per
+    # response, and successive requests start at different partitions, so none is starved.
+    with Sluice(settings={"fetch.response.max.bytes": 1 << 20,
+                          "num.partitions": 3}) as broker:
+        fill_partitions(broker, "capped", 3, 3)  # 3 MB in each of 3 partitions
+        with connect(broker.kafka_port, timeout=30) as s:
+            served = set()
+            for cid in range(1, 4):
+                s.sendall(fetch_v4_partitions("capped", {0: 0, 1: 0, 2: 0}, 50 << 20, 10 << 20, cid))
+                parts = parse_fetch_v4(read_frame(s, timeout=30))
+                sizes = {p: len(v[2]) for p, v in parts.items()}
+                assert all(v[0] == 0 for v in parts.values()), parts
+                # The cap, plus at most one batch that straddles it (a batch here is < 1 MB).
+                assert 0 < sum(sizes.values()) <= 2 << 20, sizes
+                served |= {p for p, n in sizes.items() if n > 0}
+            assert served == {0, 1, 2}
+
+
+def test_fetch_response_cap_off_leaves_the_client_limits():
+    with Sluice(settings={"fetch.response.max.bytes": 0, "num.partitions": 3}) as broker:
+        fill_partitions(broker, "uncapped", 3, 3)
+        with connect(broker.kafka_port, timeout=30) as s:
+            s.sendall(fetch_v4_partitions("uncapped", {0: 0, 1: 0, 2: 0}, 50 << 20, 10 << 20, 1))
+            parts = parse_fetch_v4(read_frame(s, timeout=30))
+        assert sum(len(v[2]) for v in parts.values()) > 8_000_000

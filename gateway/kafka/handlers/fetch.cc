@@ -2,6 +2,7 @@
 // min_bytes are available or max_wait passes. Batches are returned as stored (file regions the
 // connection sends with sendfile); versions 0-3 predate the v2 format and get down-converted
 // message sets.
+#include <algorithm>
 #include <chrono>
 
 #include "backend/log/data_waiter.h"
@@ -12,6 +13,7 @@
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/records_io.h"
+#include "gateway/kafka/socket_rtt.h"
 #include "gateway/kafka/traffic_metrics.h"
 #include "protocol/kafka/legacy_message.h"
 
@@ -67,6 +69,24 @@ void add_aborted(partition_data& pout, const backend::producer::partition_produc
             pout.aborted_transactions->push_back({producer_id(a.producer_id), offset(a.first_offset), {}});
         }
     }
+}
+
+/// The most one response carries on this connection (fetch.response.max.bytes). Adaptive by
+/// default: a client parses a response in one pass after receiving it whole, so a 50 MB
+/// response (librdkafka's default fetch.max.bytes) runs out of the CPU cache and costs it
+/// three times the CPU per record of a 1 MiB one (docs/benchmarks.md); but one response per
+/// round trip must still fill a long link, so the cap grows with the connection's round-trip
+/// time (the kernel's minimum, not the smoothed one a busy client inflates): about 1 GB/s
+/// times the RTT, at least 1 MiB.
+std::int64_t response_cap(const request_context& ctx) {
+    const std::int64_t configured = ctx.svc().kafka.fetch_response_max_bytes;
+    if (configured >= 0) {
+        return configured == 0 ? INT32_MAX : configured;
+    }
+    constexpr std::int64_t floor = std::int64_t{1} << 20;
+    const auto rtt_us = tcp_min_rtt_us(ctx.connection().socket_fd);
+    // 1 GB/s is about 1 KiB per microsecond.
+    return rtt_us ? std::clamp<std::int64_t>(std::int64_t{*rtt_us} * 1024, floor, INT32_MAX) : floor;
 }
 
 }  // namespace
@@ -132,7 +152,9 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
     }
     // Preferred read replica (v11+) is unset (-1): this broker serves every read.
 
-    const std::int64_t response_limit = version >= 3 ? std::max(req.max_bytes, 0) : INT32_MAX;
+    // Fetch v0-2 has no response limit of its own; the connection's cap applies to all.
+    const std::int64_t response_limit =
+        std::min<std::int64_t>(version >= 3 ? std::max(req.max_bytes, 0) : INT32_MAX, response_cap(ctx));
     const std::int64_t min_bytes = std::max(req.min_bytes, 0);
     const auto deadline = std::chrono::steady_clock::now() + req.max_wait_ms;
 
@@ -148,7 +170,13 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
         }
         std::int64_t total = 0;
         bool errors = has_errors;
-        for (auto& t : targets) {
+        // When the response limit cuts the list short, the partitions left out must not always
+        // be the same ones: start each request (the correlation id counts them) at another one.
+        const std::size_t first =
+            targets.empty() ? 0
+                            : static_cast<std::uint32_t>(ctx.header().correlation_id) % targets.size();
+        for (std::size_t i = 0; i < targets.size(); ++i) {
+            auto& t = targets[(first + i) % targets.size()];
             auto& pout = *t.out;
             pout.error_code = kafka::error_code::none;
             pout.records = kafka::records::empty();
