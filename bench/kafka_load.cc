@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <latch>
 #include <limits>
 #include <string>
 #include <thread>
@@ -53,6 +54,7 @@ struct options {
     std::string topic = "bench";
     int partitions = 1;
     int topics = 1;  // create mode: topics named <topic>-<i>
+    int producers = 1;  // produce mode: client instances, each in its own thread
     std::int64_t records = 1'000'000;
     std::size_t size = 100;
     std::string acks = "1";
@@ -81,6 +83,7 @@ void usage() {
         "  --rate R              latency mode: records/s                   [50000]\n"
         "  --duration D          latency mode: measured seconds            [10]\n"
         "  --warmup W            latency mode: unmeasured seconds first    [1]\n"
+        "  --producers N         produce mode: N clients in N threads       [1]\n"
         "  --prefill             consume mode: produce N records first, spread evenly over\n"
         "                        the partitions (not timed)\n"
         "  --timeout SECONDS     bound on every phase                      [120]\n"
@@ -122,6 +125,8 @@ options parse_args(int argc, char** argv) {
             o.label = value();
         } else if (a == "--topic") {
             o.topic = value();
+        } else if (a == "--producers") {
+            o.producers = std::stoi(value());
         } else if (a == "--partitions") {
             o.partitions = std::stoi(value());
         } else if (a == "--topics") {
@@ -442,14 +447,14 @@ struct produce_outcome {
     std::int64_t failed = 0;
     double seconds = 0;
     bool complete = false;
-    latency_summary latency;
+    std::vector<std::int64_t> latency_ns;
 };
 
 /// Produces `records` records of `size` bytes to `topic` with librdkafka's batching and waits for
 /// every delivery. Partitions: the keyless sticky partitioner, or with `round_robin` record i
 /// goes to partition i % count (even spread, for consume prefill).
 produce_outcome produce_records(const options& o, const target& t, std::int64_t deadline_ns,
-                                bool round_robin = false) {
+                                bool round_robin = false, std::latch* start_together = nullptr) {
     produce_state st;
     st.latency_ns.reserve(static_cast<std::size_t>(o.records));
     rd_kafka_conf_t* conf = producer_conf(o, t);
@@ -463,6 +468,9 @@ produce_outcome produce_records(const options& o, const target& t, std::int64_t 
     std::string payload(o.size, '\0');
     for (std::size_t i = 0; i < payload.size(); ++i) {
         payload[i] = static_cast<char>('a' + i % 26);
+    }
+    if (start_together != nullptr) {
+        start_together->arrive_and_wait();
     }
     const std::int64_t start = now_ns();
     std::int64_t produced = 0;
@@ -495,7 +503,7 @@ produce_outcome produce_records(const options& o, const target& t, std::int64_t 
     out.failed = st.failed + (produced - st.delivered - st.failed);
     out.seconds = static_cast<double>(std::max(st.last_delivery_ns, start + 1) - start) / 1e9;
     out.complete = st.delivered == o.records;
-    out.latency = summarize(st.latency_ns);
+    out.latency_ns = std::move(st.latency_ns);
     if (st.failed > 0) {
         std::fprintf(stderr, "kafka_load: %" PRId64 " deliveries failed, first: %s\n", st.failed,
                      rd_kafka_err2str(st.first_error));
@@ -504,6 +512,38 @@ produce_outcome produce_records(const options& o, const target& t, std::int64_t 
     rd_kafka_flush(rk, 1000);
     rd_kafka_destroy(rk);
     return out;
+}
+
+/// --producers N: N client instances in N threads share the records and start together; the
+/// run lasts until the last one has every delivery report.
+produce_outcome produce_parallel(const options& o, const target& t, std::int64_t deadline_ns) {
+    if (o.producers <= 1) {
+        return produce_records(o, t, deadline_ns);
+    }
+    const auto n = static_cast<std::size_t>(o.producers);
+    std::vector<produce_outcome> outcomes(n);
+    std::latch start_together(static_cast<std::ptrdiff_t>(n));
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < n; ++i) {
+        threads.emplace_back([&, i] {
+            options share = o;
+            share.records = o.records / o.producers + (i == 0 ? o.records % o.producers : 0);
+            outcomes[i] = produce_records(share, t, deadline_ns, false, &start_together);
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    produce_outcome all;
+    all.complete = true;
+    for (auto& r : outcomes) {
+        all.delivered += r.delivered;
+        all.failed += r.failed;
+        all.seconds = std::max(all.seconds, r.seconds);
+        all.complete = all.complete && r.complete;
+        all.latency_ns.insert(all.latency_ns.end(), r.latency_ns.begin(), r.latency_ns.end());
+    }
+    return all;
 }
 
 // --- consume -----------------------------------------------------------------------------
@@ -781,8 +821,9 @@ int main(int argc, char** argv) {
         create_topics(o, t, {o.topic}, o.partitions, deadline);
     }
     if (o.mode == "produce") {
-        auto r = produce_records(o, t, deadline);
-        print_throughput(o, "produce", r.delivered, r.failed, r.seconds, r.complete, &r.latency);
+        auto r = produce_parallel(o, t, deadline);
+        const auto latency = summarize(r.latency_ns);
+        print_throughput(o, "produce", r.delivered, r.failed, r.seconds, r.complete, &latency);
     } else if (o.mode == "consume") {
         run_consume(o, t, deadline);
     } else if (o.mode == "latency") {
