@@ -1,8 +1,10 @@
 #include "backend/log/log_manager.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <set>
+#include <thread>
 
 #include "backend/log/errc.h"
 #include "backend/log/flusher.h"
@@ -729,13 +731,32 @@ void log_manager::close() {
         topics.swap(topics_);
         ids_.clear();
     }
+    // Each partition's final flush is a few small writes and fsyncs: with thousands of
+    // partitions, doing them one after another made shutdown take many seconds, so several
+    // threads share them (the disk queues concurrent fsyncs well).
+    std::vector<std::shared_ptr<partition_log>> all;
     for (const auto& [name, state] : topics) {
-        for (const auto& p : state->partitions) {
-            if (auto r = p->close(true); !r) {
-                all_clean = false;
+        all.insert(all.end(), state->partitions.begin(), state->partitions.end());
+    }
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> clean{true};
+    auto close_some = [&] {
+        for (std::size_t i = next++; i < all.size(); i = next++) {
+            if (auto r = all[i]->close(true); !r) {
+                clean = false;
             }
         }
+    };
+    const std::size_t helpers = std::min<std::size_t>(all.size() / 64, 7);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < helpers; ++i) {
+        threads.emplace_back(close_some);
     }
+    close_some();
+    for (auto& t : threads) {
+        t.join();
+    }
+    all_clean = clean.load();
     if (env_) {
         env_->fsyncs->stop();
     }

@@ -244,5 +244,22 @@ TEST_F(LogManager, ThousandsOfEmptyPartitionsAreCheap) {
     EXPECT_LE(again->open_files(), 64u);
 }
 
+TEST_F(LogManager, ClosingManyIdlePartitionsNeedsNoFsyncPerPartition) {
+    auto m = open_log();
+    ASSERT_TRUE(m->create_topic("idle", 200, {}));
+    ASSERT_TRUE(m->create_topic("busy", 1, {}));
+    append_durably(*m->partition("busy", partition_id(0)), make_batch(3, 10, 0), clock.now());
+    const auto before = fs->sync_count();
+
+    m->close();
+
+    // The busy partition's indexes and the clean-shutdown marker; nothing per idle partition.
+    EXPECT_LE(fs->sync_count() - before, 10u);
+    auto again = open_log();
+    EXPECT_EQ(again->partitions("idle").size(), 200u);
+    EXPECT_EQ(again->partition("busy", partition_id(0))->log_end_offset(), offset(3));
+    EXPECT_EQ(again->partition("busy", partition_id(0))->recovery().indexes_rebuilt, 0);
+}
+
 }  // namespace
 }  // namespace sluice::backend::test
