@@ -118,10 +118,11 @@ def test_offsets_for_times_finds_the_exact_record(broker):
         c.close()
 
 
-def fetch_v4_partitions(topic, offsets, max_bytes, partition_max_bytes, correlation_id):
+def fetch_v4_partitions(topic, offsets, max_bytes, partition_max_bytes, correlation_id,
+                        max_wait_ms=0, min_bytes=1):
     """Fetch v4 of several partitions of one topic: offsets is {partition: fetch offset}."""
     t = topic.encode()
-    body = struct.pack(">iiiib", -1, 0, 1, max_bytes, 0)  # replica, no wait, min, max, isolation
+    body = struct.pack(">iiiib", -1, max_wait_ms, min_bytes, max_bytes, 0)  # replica .. isolation
     body += struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
     body += struct.pack(">i", len(offsets))
     for p, off in offsets.items():
@@ -192,3 +193,16 @@ def test_fetch_response_cap_off_leaves_the_client_limits():
             s.sendall(fetch_v4_partitions("uncapped", {0: 0, 1: 0, 2: 0}, 50 << 20, 10 << 20, 1))
             parts = parse_fetch_v4(read_frame(s, timeout=30))
         assert sum(len(v[2]) for v in parts.values()) > 8_000_000
+
+
+def test_min_bytes_above_the_cap_does_not_wait_out_max_wait():
+    # fetch.min.bytes of 10 MB with 3 MB stored and a 1 MiB cap: the response is as full as it
+    # can get, so it comes at once rather than after the 120 s max_wait.
+    with Sluice(settings={"fetch.response.max.bytes": 1 << 20}) as broker:
+        fill_partitions(broker, "eager", 1, 3)
+        with connect(broker.kafka_port, timeout=60) as s:
+            s.sendall(fetch_v4_partitions("eager", {0: 0}, 50 << 20, 10 << 20, 1,
+                                          max_wait_ms=120000, min_bytes=10 << 20))
+            parts = parse_fetch_v4(read_frame(s, timeout=30))
+        assert parts[0][0] == 0
+        assert len(parts[0][2]) >= 512 * 1024

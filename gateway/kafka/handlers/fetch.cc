@@ -153,9 +153,16 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
     // Preferred read replica (v11+) is unset (-1): this broker serves every read.
 
     // Fetch v0-2 has no response limit of its own; the connection's cap applies to all.
-    const std::int64_t response_limit =
-        std::min<std::int64_t>(version >= 3 ? std::max(req.max_bytes, 0) : INT32_MAX, response_cap(ctx));
-    const std::int64_t min_bytes = std::max(req.min_bytes, 0);
+    const std::int64_t client_limit = version >= 3 ? std::max(req.max_bytes, 0) : INT32_MAX;
+    const std::int64_t cap = response_cap(ctx);
+    const std::int64_t response_limit = std::min(client_limit, cap);
+    // A client asking for more than our cap holds (fetch.min.bytes of several MB) must not wait
+    // out max_wait with a full response ready: half the cap counts as enough (a greedy fill of
+    // whole batches stops within one batch of the cap).
+    std::int64_t min_bytes = std::max(req.min_bytes, 0);
+    if (cap < client_limit) {
+        min_bytes = std::min(min_bytes, cap / 2);
+    }
     const auto deadline = std::chrono::steady_clock::now() + req.max_wait_ms;
 
     for (;;) {
