@@ -20,6 +20,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 
 #include "backend/group/group_coordinator.h"
@@ -324,6 +325,10 @@ int run_server(const config& cfg) {
     svc.producers = producer_states.get();
     svc.txn = txn.get();
     io_pool pool(cfg.io_threads);
+    // Blocking admin work of the log (topic creation and deletion, config changes) runs here,
+    // not on the io threads (gateway/kafka/handlers/blocking.h). The log serialises it anyway.
+    asio::thread_pool admin_pool(1);
+    svc.admin = &admin_pool;
     // Group timeouts run on the first io thread.
     groups->start(pool.context(0).get_executor());
     txn->start(pool.context(0).get_executor());
@@ -389,6 +394,7 @@ int run_server(const config& cfg) {
         log.warn("{} connections still open after the grace period; cutting them",
                  tracker.size());
     }
+    admin_pool.join();  // admin calls still running finish and answer on the io threads
     pool.stop();
     pool.join();
     txn->stop();

@@ -9,6 +9,9 @@
 #include "gateway/server/config.h"
 #include "gateway/server/metrics.h"
 
+namespace boost::asio {
+class thread_pool;
+}
 namespace sluice::backend::log {
 class log_manager;
 }
@@ -53,6 +56,8 @@ struct services {
     /// run_server after construction, null where there is none.
     backend::producer::producer_state_manager* producers = nullptr;
     backend::producer::transaction_coordinator* txn = nullptr;
+    /// Where handlers run the log's blocking admin calls (run_blocking); set by run_server.
+    boost::asio::thread_pool* admin = nullptr;
 };
 
 }  // namespace sluice::gateway

@@ -1,4 +1,5 @@
 """Kafka front behaviours: long-poll fetch wake-up, idle reaping, graceful shutdown, metrics."""
+import os
 import socket
 import struct
 import subprocess
@@ -206,3 +207,37 @@ def test_min_bytes_above_the_cap_does_not_wait_out_max_wait():
             parts = parse_fetch_v4(read_frame(s, timeout=30))
         assert parts[0][0] == 0
         assert len(parts[0][2]) >= 512 * 1024
+
+
+def create_topics_v0(name, partitions, correlation_id):
+    n = name.encode()
+    body = struct.pack(">i", 1) + struct.pack(">h", len(n)) + n
+    body += struct.pack(">ihii", partitions, 1, 0, 0)  # partitions, replication, no assignments, no configs
+    body += struct.pack(">i", 60000)
+    return kafka_request(19, 0, correlation_id, body)
+
+
+def test_topic_creation_does_not_stall_other_connections():
+    # One io thread serves both connections. Creating 8000 partitions writes and syncs files for
+    # seconds; an ApiVersions sent meanwhile on the other connection is answered first.
+    with Sluice(args=["--io-threads", "1"]) as broker:
+        with connect(broker.kafka_port, timeout=120) as a, connect(broker.kafka_port) as b:
+            a.sendall(create_topics_v0("wide", 8000, 1))
+            wait_for(lambda: os.path.exists(os.path.join(broker.data_dir, "wide-0")), 60,
+                     "the creation to start")
+            b.sendall(kafka_request(18, 0, 2))
+            read_frame(b, timeout=60)
+            # The creation must still be running when the ApiVersions answer arrived.
+            a.setblocking(False)
+            try:
+                early = a.recv(1)
+            except BlockingIOError:
+                early = None
+            a.setblocking(True)
+            assert early is None, "CreateTopics finished before the ApiVersions answer"
+            frame = read_frame(a, timeout=120)
+        (n_topics,) = struct.unpack_from(">i", frame, 4)
+        assert n_topics == 1
+        (ln,) = struct.unpack_from(">h", frame, 8)
+        (err,) = struct.unpack_from(">h", frame, 10 + ln)
+        assert err == 0

@@ -3,6 +3,7 @@
 #include "backend/log/log_manager.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
@@ -32,7 +33,8 @@ boost::asio::awaitable<alter_configs_handler::response> alter_configs_handler::h
             }
         }
         std::string why;
-        auto altered = svc.log.alter_config(res.resource_name, overrides, req.validate_only, &why);
+        auto altered = co_await run_blocking(
+            svc, [&] { return svc.log.alter_config(res.resource_name, overrides, req.validate_only, &why); });
         if (!altered) {
             out.error_code = to_kafka(altered.error());
             out.error_message = why.empty() ? altered.error().message() : why;

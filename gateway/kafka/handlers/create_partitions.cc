@@ -3,6 +3,7 @@
 
 #include "backend/log/log_manager.h"
 #include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
@@ -51,7 +52,7 @@ boost::asio::awaitable<create_partitions_handler::response> create_partitions_ha
         if (req.validate_only) {
             continue;
         }
-        auto grown = svc.log.create_partitions(t.name, t.count);
+        auto grown = co_await run_blocking(svc, [&] { return svc.log.create_partitions(t.name, t.count); });
         if (!grown) {
             out.error_code = to_kafka(grown.error());
             out.error_message = grown.error().message();

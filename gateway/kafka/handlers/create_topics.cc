@@ -6,6 +6,7 @@
 #include "backend/log/log_manager.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
@@ -82,7 +83,8 @@ boost::asio::awaitable<create_topics_handler::response> create_topics_handler::h
             }
         }
         std::string why;
-        auto created = svc.log.create_topic(t.name, partitions, overrides, req.validate_only, &why);
+        auto created = co_await run_blocking(
+            svc, [&] { return svc.log.create_topic(t.name, partitions, overrides, req.validate_only, &why); });
         if (!created) {
             refuse(to_kafka(created.error()), why.empty() ? created.error().message() : why);
             continue;

@@ -1,6 +1,7 @@
 // DeleteTopics: by name (v0-5) or by name or id (v6+).
 #include "backend/log/log_manager.h"
 #include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
@@ -44,7 +45,7 @@ boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::h
             out.error_message = "delete.topic.enable is false";
             continue;
         }
-        auto deleted = svc.log.delete_topic(info->name);
+        auto deleted = co_await run_blocking(svc, [&] { return svc.log.delete_topic(info->name); });
         if (!deleted) {
             out.error_code = to_kafka(deleted.error());
             out.error_message = deleted.error().message();

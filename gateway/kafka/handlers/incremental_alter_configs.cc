@@ -5,6 +5,7 @@
 #include "backend/log/log_manager.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
@@ -115,7 +116,8 @@ boost::asio::awaitable<incremental_alter_configs_handler::response> incremental_
             continue;
         }
         std::string why;
-        auto altered = svc.log.alter_config(res.resource_name, overrides, req.validate_only, &why);
+        auto altered = co_await run_blocking(
+            svc, [&] { return svc.log.alter_config(res.resource_name, overrides, req.validate_only, &why); });
         if (!altered) {
             out.error_code = to_kafka(altered.error());
             out.error_message = why.empty() ? altered.error().message() : why;

@@ -2,6 +2,7 @@
 // the partitions of the requested topics, creating unknown topics when auto-creation is on.
 #include "backend/log/log_manager.h"
 #include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
@@ -69,7 +70,8 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
             t.name = name;
             info = svc.log.find_topic(name);
             if (!info && may_create) {
-                auto created = svc.log.create_topic(name, svc.kafka.num_partitions, {});
+                auto created = co_await run_blocking(
+                    svc, [&] { return svc.log.create_topic(name, svc.kafka.num_partitions, {}); });
                 if (created) {
                     kafka_log().info("auto-created topic '{}' with {} partitions for client '{}'",
                                      name, svc.kafka.num_partitions, ctx.client_id());

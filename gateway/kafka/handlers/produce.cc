@@ -10,6 +10,7 @@
 #include "backend/producer/producer_state_manager.h"
 #include "backend/producer/transaction_coordinator.h"
 #include "gateway/kafka/error_mapping.h"
+#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
@@ -101,7 +102,8 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
         tout.topic_id = topic.topic_id;
         std::optional<blog::topic_info> info = svc.log.find_topic(topic.name);
         if (!info && valid_acks && svc.kafka.auto_create_topics && !topic.name.empty()) {
-            auto created = svc.log.create_topic(topic.name, svc.kafka.num_partitions, {});
+            auto created = co_await run_blocking(
+                svc, [&] { return svc.log.create_topic(topic.name, svc.kafka.num_partitions, {}); });
             info = created ? std::optional(*created) : svc.log.find_topic(topic.name);
             if (created) {
                 kafka_log().info("auto-created topic '{}' with {} partitions on produce",
