@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import Sluice, wait_for
+from kafka_wire import compact_string, uvarint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -269,20 +270,6 @@ class _Reader:
             self.take(self.uvarint())
 
 
-def _compact_string(s):
-    b = s.encode()
-    return _uvarint(len(b) + 1) + b
-
-
-def _uvarint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _call(port, api_key, version, body):
     import struct
     from harness import connect, kafka_request, read_frame
@@ -308,7 +295,7 @@ def test_describe_producers_and_transactions(broker):
     p.commit_transaction(15)
 
     # DescribeProducers v0: both producers, the idempotent one at sequence 9.
-    body = _uvarint(2) + _compact_string("admin-out") + _uvarint(2) + struct.pack(">i", 0)
+    body = uvarint(2) + compact_string("admin-out") + uvarint(2) + struct.pack(">i", 0)
     body += b"\x00" + b"\x00"
     r = _call(broker.kafka_port, 61, 0, body)
     r.i(">i", 4)
@@ -338,7 +325,7 @@ def test_describe_producers_and_transactions(broker):
     assert listed["tx-admin"][1] == "CompleteCommit"
 
     # DescribeTransactions v0: the same, plus an unknown id.
-    body = _uvarint(3) + _compact_string("tx-admin") + _compact_string("nope") + b"\x00"
+    body = uvarint(3) + compact_string("tx-admin") + compact_string("nope") + b"\x00"
     r = _call(broker.kafka_port, 65, 0, body)
     r.i(">i", 4)
     assert r.uvarint() - 1 == 2
