@@ -1,17 +1,7 @@
-// Named spdlog loggers, one per area ("storage", "group", "producer", "kafka", "http", ...).
-// Loggers are created on first use with the process-wide level and pattern that main sets.
+// The loggers of the native backend's modules ("storage", "group", "producer").
 #pragma once
 
-#include <string_view>
-
-#include <spdlog/spdlog.h>
-
-namespace sluice {
-
-/// The logger called `name`, created on first use. Thread-safe.
-spdlog::logger& named_logger(std::string_view name);
-
-}  // namespace sluice
+#include "backend/api/logger.h"
 
 namespace sluice::backend {
 

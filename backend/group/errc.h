@@ -1,6 +1,6 @@
 // Errors of the group coordinator (backend/group): why a membership, offset or admin call on a
 // consumer group failed. Most values are the Kafka errors a broker returns for the same cause;
-// the Kafka front maps each one in gateway/kafka/error_mapping.cc.
+// each one means one backend/api error (errc.cc: default_error_condition).
 #pragma once
 
 #include <system_error>

@@ -1,5 +1,5 @@
 // Errors of the native log (backend/log): what an append, read or admin call can fail with.
-// The Kafka front maps each value in gateway/kafka/error_mapping.cc.
+// Each value means one backend/api error (errc.cc: default_error_condition).
 #pragma once
 
 #include <system_error>
@@ -13,7 +13,8 @@ enum class errc {
     invalid_partitions,              // partition count < 1, too many, or not an increase
     invalid_config,                  // unknown topic config key or a value out of range
     offset_out_of_range,             // the offset is outside [log_start_offset, log_end_offset]
-    message_too_large,               // a batch exceeds max.message.bytes (or segment.bytes)
+    message_too_large,               // a batch exceeds max.message.bytes
+    record_list_too_large,           // a batch exceeds segment.bytes (it fits no segment)
     corrupt_message,                 // a batch being appended has a bad CRC, length or magic
     invalid_record,                  // a well-formed batch the log refuses (no records, bad
                                      // offset delta, a control batch from a client)

@@ -1,7 +1,7 @@
 // Errors of the producer-state and transaction module (backend/producer): why an idempotent
 // append, a transaction coordinator call or a producer id request failed. Most values are the
-// Kafka errors a broker returns for the same cause; the Kafka front maps each one in
-// gateway/kafka/error_mapping.cc.
+// Kafka errors a broker returns for the same cause; each one means one backend/api
+// error (errc.cc: default_error_condition).
 #pragma once
 
 #include <system_error>

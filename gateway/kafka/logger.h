@@ -1,7 +1,7 @@
 // The "kafka" logger: connection lifecycle and per-request decisions of the Kafka front.
 #pragma once
 
-#include "backend/logger.h"
+#include "backend/api/logger.h"
 
 namespace sluice::gateway {
 

@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "backend/logger.h"
+#include "backend/api/logger.h"
 
 namespace sluice::gateway {
 

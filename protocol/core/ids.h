@@ -5,6 +5,10 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
 
 namespace sluice {
 
@@ -40,6 +44,12 @@ struct offset : strong<std::int64_t, struct offset_tag> {
     constexpr bool operator==(const offset&) const = default;
 };
 
+/// Names the domain gives to things: a topic, a consumer group and a transactional id are all
+/// strings on the wire, and none may be passed where another is expected.
+using topic_name = strong<std::string, struct topic_name_tag>;
+using group_id = strong<std::string, struct group_id_tag>;
+using transactional_id = strong<std::string, struct transactional_id_tag>;
+
 constexpr producer_id no_producer_id{-1};
 constexpr producer_epoch no_producer_epoch{-1};
 
@@ -49,6 +59,22 @@ template <typename T, typename Tag>
 struct std::hash<sluice::strong<T, Tag>> {
     std::size_t operator()(const sluice::strong<T, Tag>& s) const noexcept {
         return std::hash<T>{}(s.value);
+    }
+};
+
+template <typename T, typename Tag>
+struct fmt::formatter<sluice::strong<T, Tag>> : fmt::formatter<T> {
+    template <typename Context>
+    auto format(const sluice::strong<T, Tag>& s, Context& ctx) const {
+        return fmt::formatter<T>::format(s.value, ctx);
+    }
+};
+
+template <>
+struct fmt::formatter<sluice::offset> : fmt::formatter<std::int64_t> {
+    template <typename Context>
+    auto format(const sluice::offset& o, Context& ctx) const {
+        return fmt::formatter<std::int64_t>::format(o.value, ctx);
     }
 };
 

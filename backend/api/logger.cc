@@ -1,4 +1,4 @@
-#include "backend/logger.h"
+#include "backend/api/logger.h"
 
 #include <mutex>
 #include <string>

@@ -1,0 +1,152 @@
+// The topics interface of a backend (owned by backend/api): which topics exist, their
+// partitions and configurations, and the administration every front needs (create, delete,
+// grow, reconfigure). Topic administration may do blocking work in the backend (files, a
+// network round trip); every call is awaitable and never blocks the caller's thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/api/common.h"
+#include "protocol/core/ids.h"
+#include "protocol/core/uuid.h"
+
+namespace sluice::backend::api {
+
+struct topic_description {
+    topic_name name;
+    uuid id;
+    std::int32_t partitions = 0;
+    /// A topic of the backend's own state (__consumer_offsets, ...): readable, not writable.
+    bool internal = false;
+    /// The configs the topic sets itself (the rest come from defaults).
+    std::map<std::string, std::string> overrides;
+};
+
+struct new_topic {
+    topic_name name;
+    std::int32_t partitions = 1;
+    std::map<std::string, std::string> configs;
+    /// Check everything, create nothing.
+    bool validate_only = false;
+};
+
+/// Kafka's ConfigSource values (DescribeConfigs).
+enum class config_source : std::int8_t {
+    unknown = 0,
+    dynamic_topic = 1,
+    dynamic_broker = 2,
+    dynamic_default_broker = 3,
+    static_broker = 4,
+    default_config = 5,
+};
+
+/// Kafka's ConfigType values (DescribeConfigs v3+).
+enum class config_type : std::int8_t {
+    unknown = 0,
+    boolean = 1,
+    string = 2,
+    int_ = 3,
+    short_ = 4,
+    long_ = 5,
+    double_ = 6,
+    list = 7,
+};
+
+struct config_synonym {
+    std::string name;
+    std::optional<std::string> value;
+    config_source source = config_source::unknown;
+};
+
+/// One configuration entry as an administrator sees it: its value, where the value comes
+/// from, its type and documentation, and its synonyms (most specific first).
+struct config_entry {
+    std::string name;
+    std::optional<std::string> value;
+    config_source source = config_source::default_config;
+    bool read_only = false;
+    config_type type = config_type::unknown;
+    std::string documentation;
+    std::vector<config_synonym> synonyms;
+};
+
+/// One change of IncrementalAlterConfigs (Kafka's operation names).
+struct config_change {
+    enum class op : std::int8_t { set = 0, remove = 1, append = 2, subtract = 3 };
+    std::string name;
+    op operation = op::set;
+    std::optional<std::string> value;  // required by set, append and subtract
+};
+
+/// Where a partition stands, and what it holds.
+struct partition_state {
+    topic_name topic;
+    partition_id partition;
+    offset log_start_offset{0};
+    offset high_watermark{0};
+    offset log_end_offset{0};
+    std::int32_t leader_epoch = 0;
+    std::int64_t size_bytes = 0;
+    /// Traffic since start (every front): record batch bytes and records appended by
+    /// producers, record batch bytes returned to readers.
+    std::uint64_t bytes_in = 0;
+    std::uint64_t records_in = 0;
+    std::uint64_t bytes_out = 0;
+};
+
+/// The storage a backend keeps its partitions in (DescribeLogDirs).
+struct storage_description {
+    std::string path;
+    std::int64_t total_bytes = -1;
+    std::int64_t usable_bytes = -1;
+    std::vector<partition_state> partitions;
+};
+
+/// Topics and their administration.
+///
+/// Concurrency: every method may be called from any thread; awaitables resume on the
+/// caller's executor. Lookups see a topic once its creation has completed.
+class topics {
+  public:
+    virtual ~topics() = default;
+
+    virtual awaitable<std::optional<topic_description>> describe(topic_name name) = 0;
+    virtual awaitable<std::optional<topic_description>> describe(uuid id) = 0;
+    /// Every topic, internal ones included, sorted by name.
+    virtual awaitable<std::vector<topic_description>> list() = 0;
+
+    /// Errors: invalid_topic_name, topic_already_exists, invalid_partitions, invalid_config.
+    virtual awaitable<admin_result<topic_description>> create(new_topic spec) = 0;
+    /// Errors: unknown_topic_or_partition, policy_violation (internal topics).
+    virtual awaitable<admin_result<void>> remove(topic_name name) = 0;
+    /// Raises the partition count to `total`. Errors: unknown_topic_or_partition,
+    /// invalid_partitions (not an increase).
+    virtual awaitable<admin_result<void>> create_partitions(topic_name name, std::int32_t total,
+                                                            bool validate_only) = 0;
+
+    /// Every config of a topic (overrides, backend defaults, built-in defaults).
+    virtual awaitable<admin_result<std::vector<config_entry>>> describe_configs(
+        topic_name name) = 0;
+    /// Replaces the topic's overrides with exactly `configs` (Kafka's AlterConfigs).
+    virtual awaitable<admin_result<void>> replace_configs(
+        topic_name name, std::map<std::string, std::string> configs, bool validate_only) = 0;
+    /// Applies `changes` to the topic's overrides (Kafka's IncrementalAlterConfigs).
+    virtual awaitable<admin_result<void>> alter_configs(topic_name name,
+                                                        std::vector<config_change> changes,
+                                                        bool validate_only) = 0;
+    /// The backend's own settings that an administrator may ask about (defaults of topic
+    /// configs and the like), as read-only broker configs.
+    virtual std::vector<config_entry> backend_configs() const = 0;
+
+    /// A snapshot of every partition's offsets, size and traffic, without waiting for
+    /// anything (for /metrics and listings; the values may be slightly stale).
+    virtual std::vector<partition_state> partition_states() const = 0;
+    /// The storage with the partitions of `topics` (every topic when empty).
+    virtual awaitable<storage_description> describe_storage(std::vector<topic_name> topics) = 0;
+};
+
+}  // namespace sluice::backend::api
