@@ -203,6 +203,9 @@ class records {
     /// log start, or unknown_topic_or_partition / offset_out_of_range / storage_error.
     virtual awaitable<std::vector<result<offset>>> delete_records(
         std::vector<delete_records_request> reqs) = 0;
+
+    /// Fetches parked right now, waiting for data or their deadline (for /metrics).
+    virtual std::int64_t parked_fetches() const = 0;
 };
 
 }  // namespace sluice::backend::api

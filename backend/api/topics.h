@@ -82,6 +82,11 @@ struct config_change {
     std::optional<std::string> value;  // required by set, append and subtract
 };
 
+struct created_topic {
+    topic_description topic;
+    std::vector<config_entry> configs;  // every config of the new topic, as describe_configs
+};
+
 /// Where a partition stands, and what it holds.
 struct partition_state {
     topic_name topic;
@@ -120,7 +125,8 @@ class topics {
     virtual awaitable<std::vector<topic_description>> list() = 0;
 
     /// Errors: invalid_topic_name, topic_already_exists, invalid_partitions, invalid_config.
-    virtual awaitable<admin_result<topic_description>> create(new_topic spec) = 0;
+    /// Also answers validate_only calls with what the topic would be.
+    virtual awaitable<admin_result<created_topic>> create(new_topic spec) = 0;
     /// Errors: unknown_topic_or_partition, policy_violation (internal topics).
     virtual awaitable<admin_result<void>> remove(topic_name name) = 0;
     /// Raises the partition count to `total`. Errors: unknown_topic_or_partition,

@@ -4,6 +4,11 @@
 #include <charconv>
 #include <cstdio>
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "backend/log/log_manager.h"
 #include "backend/log/partition_log.h"
 #include "backend/logger.h"
@@ -98,28 +103,159 @@ void producer_state_manager::remove_stray_snapshots() {
     }
 }
 
-result<std::shared_ptr<partition_producer_state>> producer_state_manager::state_for(
+std::shared_ptr<producer_state_manager::slot> producer_state_manager::slot_for(
     const std::shared_ptr<log::partition_log>& log) {
-    std::shared_ptr<slot> s;
-    {
-        std::lock_guard lock(mu_);
-        auto& entry = slots_[log->dir()];
-        if (!entry || entry->log.lock() != log) {
-            // First use, or the topic was deleted and created again under the same folder.
-            entry = std::make_shared<slot>();
-            entry->log = log;
-        }
-        s = entry;
+    std::lock_guard lock(mu_);
+    auto& entry = slots_[log->dir()];
+    if (!entry || entry->log.lock() != log) {
+        // First use, or the topic was deleted and created again under the same folder.
+        entry = std::make_shared<slot>();
+        entry->log = log;
     }
-    std::lock_guard load_lock(s->load_mu);
-    if (!s->state) {
+    return entry;
+}
+
+result<std::shared_ptr<partition_producer_state>> producer_state_manager::load_slot(
+    slot& s, const std::shared_ptr<log::partition_log>& log) {
+    std::lock_guard load_lock(s.load_mu);
+    if (!s.state) {
         auto loaded = load(*log);
         if (!loaded) {
             return fail(loaded.error());
         }
-        s->state = std::move(*loaded);
+        s.state = std::move(*loaded);
     }
-    return s->state;
+    return s.state;
+}
+
+result<std::shared_ptr<partition_producer_state>> producer_state_manager::state_for(
+    const std::shared_ptr<log::partition_log>& log) {
+    auto s = slot_for(log);
+    return load_slot(*s, log);
+}
+
+std::shared_ptr<partition_producer_state> producer_state_manager::ready_state(
+    const std::shared_ptr<log::partition_log>& log) {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(log->dir());
+    if (it == slots_.end() || !it->second->ready || it->second->log.lock() != log) {
+        return nullptr;
+    }
+    return it->second->ready;
+}
+
+namespace {
+
+/// A turn waiter that resumes an asio completion handler on its own executor.
+template <typename Handler, typename Waiter, typename State>
+class turn_op final : public Waiter {
+public:
+    explicit turn_op(Handler h)
+        : handler_(std::move(h)),
+          work_(boost::asio::prefer(boost::asio::get_associated_executor(handler_),
+                                    boost::asio::execution::outstanding_work.tracked)) {}
+    void complete(result<State> r) override {
+        boost::asio::post(work_, [h = std::move(handler_), r = std::move(r)]() mutable {
+            h(std::move(r));
+        });
+    }
+
+private:
+    Handler handler_;
+    boost::asio::any_io_executor work_;
+};
+
+}  // namespace
+
+void producer_state_manager::grant_next_locked(const std::shared_ptr<slot>& s,
+                                               const boost::asio::any_io_executor& loader) {
+    auto next = std::move(s->waiting.front());
+    s->waiting.pop_front();
+    std::shared_ptr<partition_producer_state> st;
+    {
+        std::lock_guard load_lock(s->load_mu);
+        st = s->state;
+    }
+    if (st) {
+        next->complete(std::move(st));
+        return;
+    }
+    auto log = s->log.lock();
+    if (!log) {
+        next->complete(fail(errc::storage_error));
+        return;
+    }
+    // The load reads the disk: never on the caller's (io) thread.
+    boost::asio::post(loader, [this, s, log, w = std::shared_ptr<turn_waiter>(std::move(next))] {
+        w->complete(load_slot(*s, log));
+    });
+}
+
+void producer_state_manager::release_turn(const std::shared_ptr<slot>& s,
+                                          const boost::asio::any_io_executor& loader) {
+    std::lock_guard lock(mu_);
+    if (!s->waiting.empty()) {
+        grant_next_locked(s, loader);
+        return;
+    }
+    s->busy = false;
+    std::lock_guard load_lock(s->load_mu);
+    s->ready = s->state;
+}
+
+boost::asio::awaitable<result<producer_state_manager::turn>> producer_state_manager::wait_turn(
+    std::shared_ptr<log::partition_log> log, boost::asio::any_io_executor loader) {
+    auto s = slot_for(log);
+    using state_ptr = std::shared_ptr<partition_producer_state>;
+    {
+        std::lock_guard lock(mu_);
+        if (s->ready) {
+            turn t;
+            t.state_ = s->ready;
+            co_return t;
+        }
+    }
+    auto initiate = [this, s, loader](auto handler) {
+        using op = turn_op<decltype(handler), turn_waiter, state_ptr>;
+        std::lock_guard lock(mu_);
+        s->waiting.push_back(std::make_unique<op>(std::move(handler)));
+        if (!s->busy) {
+            s->busy = true;
+            grant_next_locked(s, loader);
+        }
+    };
+    result<state_ptr> granted = co_await boost::asio::async_initiate<
+        const boost::asio::use_awaitable_t<>&, void(result<state_ptr>)>(initiate,
+                                                                        boost::asio::use_awaitable);
+    turn t;
+    t.owner_ = this;
+    t.slot_ = s;
+    t.loader_ = loader;
+    if (!granted) {
+        t.release();  // the next waiter tries the load again
+        co_return fail(granted.error());
+    }
+    t.state_ = std::move(*granted);
+    co_return t;
+}
+
+producer_state_manager::turn& producer_state_manager::turn::operator=(turn&& o) noexcept {
+    if (this != &o) {
+        release();
+        owner_ = std::exchange(o.owner_, nullptr);
+        slot_ = std::move(o.slot_);
+        state_ = std::move(o.state_);
+        loader_ = std::move(o.loader_);
+    }
+    return *this;
+}
+
+void producer_state_manager::turn::release() {
+    if (owner_ != nullptr && slot_) {
+        owner_->release_turn(slot_, loader_);
+    }
+    owner_ = nullptr;
+    slot_.reset();
 }
 
 result<std::shared_ptr<partition_producer_state>> producer_state_manager::load(

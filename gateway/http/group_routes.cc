@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/server/metrics.h"
 
 namespace sluice::gateway {
-namespace bgroup = backend::group;
+namespace bgroup = backend::api;
 
 namespace {
 
@@ -75,7 +75,7 @@ std::string summary_json(const bgroup::group_view& g) {
     return fmt::format(
         "{{\"group_id\":{},\"type\":{},\"state\":{},\"protocol_type\":{},\"protocol\":{},"
         "\"generation\":{},\"members\":{},\"lag\":{}}}",
-        json_string(g.group_id), json_string(g.type), json_string(g.state),
+        json_string(g.group_id.value), json_string(g.type), json_string(g.state),
         json_string(g.protocol_type), json_string(g.protocol), g.generation, g.members.size(),
         total_lag(g));
 }
@@ -87,10 +87,10 @@ std::string detail_json(const bgroup::group_view& g) {
         for (const auto& [topic, parts] : m.assignment) {
             std::string list;
             for (auto p : parts) {
-                list += (list.empty() ? "" : ",") + std::to_string(p);
+                list += (list.empty() ? "" : ",") + std::to_string(p.value);
             }
             assignment += fmt::format("{}{{\"topic\":{},\"partitions\":[{}]}}",
-                                      assignment.empty() ? "" : ",", json_string(topic), list);
+                                      assignment.empty() ? "" : ",", json_string(topic.value), list);
         }
         members += fmt::format(
             "{}{{\"member_id\":{},\"instance_id\":{},\"client_id\":{},\"client_host\":{},"
@@ -103,13 +103,13 @@ std::string detail_json(const bgroup::group_view& g) {
         offsets += fmt::format(
             "{}{{\"topic\":{},\"partition\":{},\"committed_offset\":{},\"log_end_offset\":{},"
             "\"lag\":{},\"metadata\":{}}}",
-            offsets.empty() ? "" : ",", json_string(p.topic), p.partition, p.committed,
-            p.log_end, p.lag, json_optional(p.metadata));
+            offsets.empty() ? "" : ",", json_string(p.topic.value), p.partition.value,
+            p.committed.value, p.log_end.value, p.lag, json_optional(p.metadata));
     }
     return fmt::format(
         "{{\"group_id\":{},\"type\":{},\"state\":{},\"protocol_type\":{},\"protocol\":{},"
         "\"generation\":{},\"lag\":{},\"members\":[{}],\"offsets\":[{}]}}",
-        json_string(g.group_id), json_string(g.type), json_string(g.state),
+        json_string(g.group_id.value), json_string(g.type), json_string(g.state),
         json_string(g.protocol_type), json_string(g.protocol), g.generation, total_lag(g),
         members, offsets);
 }
@@ -121,7 +121,7 @@ http_answer error_answer(unsigned status, const std::string& message) {
 
 }  // namespace
 
-std::optional<http_answer> group_route(bgroup::group_coordinator& groups, const std::string& method,
+std::optional<http_answer> group_route(bgroup::groups& groups, const std::string& method,
                                        const std::string& path) {
     if (path.compare(0, prefix.size(), prefix) != 0 ||
         (path.size() > prefix.size() && path[prefix.size()] != '/')) {
@@ -146,14 +146,14 @@ std::optional<http_answer> group_route(bgroup::group_coordinator& groups, const 
     if (!id) {
         return error_answer(400, "malformed group id in the path");
     }
-    auto view = groups.view_group(*id);
+    auto view = groups.view_group(group_id(*id));
     if (!view) {
         return error_answer(404, "group " + *id + " not found");
     }
     return http_answer{200, "application/json", detail_json(*view)};
 }
 
-void render_group_metrics(bgroup::group_coordinator& groups, std::string& out) {
+void render_group_metrics(bgroup::groups& groups, std::string& out) {
     const auto views = groups.view_groups();
     out += "# HELP sluice_consumer_group_lag Records between a group's committed offset and the "
            "partition's high watermark\n# TYPE sluice_consumer_group_lag gauge\n";
@@ -163,10 +163,10 @@ void render_group_metrics(bgroup::group_coordinator& groups, std::string& out) {
                 continue;
             }
             out += fmt::format("sluice_consumer_group_lag{{{}}} {}\n",
-                               metrics_registry::format_labels({{"group", g.group_id},
-                                                                {"topic", p.topic},
+                               metrics_registry::format_labels({{"group", g.group_id.value},
+                                                                {"topic", p.topic.value},
                                                                 {"partition",
-                                                                 std::to_string(p.partition)}}),
+                                                                 std::to_string(p.partition.value)}}),
                                p.lag);
         }
     }
@@ -175,11 +175,11 @@ void render_group_metrics(bgroup::group_coordinator& groups, std::string& out) {
     for (const auto& g : views) {
         for (const auto& p : g.offsets) {
             out += fmt::format("sluice_consumer_group_committed_offset{{{}}} {}\n",
-                               metrics_registry::format_labels({{"group", g.group_id},
-                                                                {"topic", p.topic},
+                               metrics_registry::format_labels({{"group", g.group_id.value},
+                                                                {"topic", p.topic.value},
                                                                 {"partition",
-                                                                 std::to_string(p.partition)}}),
-                               p.committed);
+                                                                 std::to_string(p.partition.value)}}),
+                               p.committed.value);
         }
     }
     out += "# HELP sluice_consumer_group_members Members of each consumer group\n"
@@ -188,7 +188,7 @@ void render_group_metrics(bgroup::group_coordinator& groups, std::string& out) {
     for (const auto& g : views) {
         out += fmt::format("sluice_consumer_group_members{{{}}} {}\n",
                            metrics_registry::format_labels(
-                               {{"group", g.group_id}, {"type", g.type}, {"state", g.state}}),
+                               {{"group", g.group_id.value}, {"type", g.type}, {"state", g.state}}),
                            g.members.size());
         ++by_state[{g.type, g.state}];
     }
@@ -207,7 +207,7 @@ void render_group_metrics(bgroup::group_coordinator& groups, std::string& out) {
         "# HELP sluice_consumer_group_offset_commits_total Partition offsets committed\n"
         "# TYPE sluice_consumer_group_offset_commits_total counter\n"
         "sluice_consumer_group_offset_commits_total {}\n",
-        groups.rebalances(), groups.offset_commits());
+        groups.counters().rebalances, groups.counters().offset_commits);
 }
 
 }  // namespace sluice::gateway

@@ -9,17 +9,15 @@
 
 #include "gateway/http/http_server.h"
 
-namespace sluice::backend::group {
-class group_coordinator;
-}
+#include "backend/api/groups.h"
 
 namespace sluice::gateway {
 
 /// The answer for `path` when it is /v1/groups or below; nullopt for any other path.
-std::optional<http_answer> group_route(backend::group::group_coordinator& groups,
+std::optional<http_answer> group_route(backend::api::groups& groups,
                                        const std::string& method, const std::string& path);
 
 /// Appends the group metrics in the Prometheus text format (a metrics_registry collector).
-void render_group_metrics(backend::group::group_coordinator& groups, std::string& out);
+void render_group_metrics(backend::api::groups& groups, std::string& out);
 
 }  // namespace sluice::gateway

@@ -1,8 +1,6 @@
 #include "gateway/kafka/error_mapping.h"
 
-#include "backend/group/errc.h"
-#include "backend/log/errc.h"
-#include "backend/producer/errc.h"
+#include "backend/api/errc.h"
 #include "protocol/core/errc.h"
 
 namespace sluice::gateway {
@@ -12,33 +10,45 @@ namespace {
 
 // One exhaustive switch per category, no default: a new errc breaks the build until it is
 // mapped here.
-kafka::error_code from_log(backend::log::errc e) {
-    using backend::log::errc;
+kafka::error_code from_backend(backend::api::errc e) {
+    using backend::api::errc;
     switch (e) {
         case errc::unknown_topic_or_partition: return kafka::error_code::unknown_topic_or_partition;
+        case errc::unknown_topic_id: return kafka::error_code::unknown_topic_id;
         case errc::topic_already_exists: return kafka::error_code::topic_already_exists;
         case errc::invalid_topic_name: return kafka::error_code::invalid_topic_exception;
         case errc::invalid_partitions: return kafka::error_code::invalid_partitions;
         case errc::invalid_config: return kafka::error_code::invalid_config;
+        case errc::policy_violation: return kafka::error_code::policy_violation;
+        // compat: Kafka refuses client writes to internal topics with INVALID_TOPIC_EXCEPTION.
+        case errc::internal_topic: return kafka::error_code::invalid_topic_exception;
         case errc::offset_out_of_range: return kafka::error_code::offset_out_of_range;
         case errc::message_too_large: return kafka::error_code::message_too_large;
+        case errc::record_list_too_large: return kafka::error_code::record_list_too_large;
         case errc::corrupt_message: return kafka::error_code::corrupt_message;
         case errc::invalid_record: return kafka::error_code::invalid_record;
         case errc::storage_error: return kafka::error_code::kafka_storage_error;
-        case errc::disk_full: return kafka::error_code::kafka_storage_error;
-        case errc::log_closed: return kafka::error_code::not_leader_or_follower;
-        case errc::policy_violation: return kafka::error_code::policy_violation;
-        case errc::segment_corrupt: return kafka::error_code::kafka_storage_error;
-    }
-    return kafka::error_code::unknown_server_error;
-}
-
-kafka::error_code from_group(backend::group::errc e) {
-    using backend::group::errc;
-    switch (e) {
-        // compat: Kafka answers COORDINATOR_LOAD_IN_PROGRESS while it replays the offsets topic.
+        case errc::not_leader: return kafka::error_code::not_leader_or_follower;
+        case errc::out_of_order_sequence: return kafka::error_code::out_of_order_sequence_number;
+        case errc::invalid_producer_epoch: return kafka::error_code::invalid_producer_epoch;
+        case errc::invalid_txn_state: return kafka::error_code::invalid_txn_state;
+        case errc::transaction_abortable: return kafka::error_code::transaction_abortable;
+        case errc::invalid_transaction_timeout:
+            return kafka::error_code::invalid_transaction_timeout;
+        case errc::concurrent_transactions: return kafka::error_code::concurrent_transactions;
+        case errc::producer_fenced: return kafka::error_code::producer_fenced;
+        case errc::invalid_producer_id_mapping:
+            return kafka::error_code::invalid_producer_id_mapping;
+        case errc::transactional_id_not_found:
+            return kafka::error_code::transactional_id_not_found;
+        // compat: KafkaApis answers transactional records without a transactional id as an
+        // authorization failure of that (missing) id.
+        case errc::transactional_id_required:
+            return kafka::error_code::transactional_id_authorization_failed;
+        // compat: Kafka answers COORDINATOR_LOAD_IN_PROGRESS while it replays its state.
         case errc::coordinator_loading: return kafka::error_code::coordinator_load_in_progress;
-        case errc::coordinator_unavailable: return kafka::error_code::coordinator_not_available;
+        case errc::coordinator_not_available: return kafka::error_code::coordinator_not_available;
+        case errc::not_coordinator: return kafka::error_code::not_coordinator;
         case errc::invalid_group_id: return kafka::error_code::invalid_group_id;
         case errc::group_id_not_found: return kafka::error_code::group_id_not_found;
         case errc::unknown_member_id: return kafka::error_code::unknown_member_id;
@@ -53,9 +63,6 @@ kafka::error_code from_group(backend::group::errc e) {
         case errc::non_empty_group: return kafka::error_code::non_empty_group;
         case errc::group_subscribed_to_topic: return kafka::error_code::group_subscribed_to_topic;
         case errc::offset_metadata_too_large: return kafka::error_code::offset_metadata_too_large;
-        case errc::unknown_topic_or_partition:
-            return kafka::error_code::unknown_topic_or_partition;
-        case errc::invalid_request: return kafka::error_code::invalid_request;
         case errc::unsupported_assignor: return kafka::error_code::unsupported_assignor;
         case errc::fenced_member_epoch: return kafka::error_code::fenced_member_epoch;
         case errc::stale_member_epoch: return kafka::error_code::stale_member_epoch;
@@ -64,33 +71,12 @@ kafka::error_code from_group(backend::group::errc e) {
         case errc::invalid_regular_expression:
             return kafka::error_code::invalid_regular_expression;
         // compat: GroupMetadataManager.appendGroupMetadataErrorToResponseError maps a record
-        // too large to UNKNOWN_SERVER_ERROR and a storage failure to NOT_COORDINATOR.
-        case errc::record_too_large: return kafka::error_code::unknown_server_error;
-        case errc::storage_error: return kafka::error_code::not_coordinator;
+        // too large to UNKNOWN_SERVER_ERROR (and a storage failure to NOT_COORDINATOR, above).
+        case errc::group_state_too_large: return kafka::error_code::unknown_server_error;
         case errc::unstable_offset_commit: return kafka::error_code::unstable_offset_commit;
-    }
-    return kafka::error_code::unknown_server_error;
-}
-
-kafka::error_code from_producer(backend::producer::errc e) {
-    using backend::producer::errc;
-    switch (e) {
-        case errc::out_of_order_sequence: return kafka::error_code::out_of_order_sequence_number;
-        case errc::invalid_producer_epoch: return kafka::error_code::invalid_producer_epoch;
-        case errc::invalid_txn_state: return kafka::error_code::invalid_txn_state;
-        case errc::transaction_abortable: return kafka::error_code::transaction_abortable;
         case errc::invalid_request: return kafka::error_code::invalid_request;
-        case errc::invalid_transaction_timeout:
-            return kafka::error_code::invalid_transaction_timeout;
-        case errc::concurrent_transactions: return kafka::error_code::concurrent_transactions;
-        case errc::producer_fenced: return kafka::error_code::producer_fenced;
-        case errc::invalid_producer_id_mapping:
-            return kafka::error_code::invalid_producer_id_mapping;
-        case errc::transactional_id_not_found:
-            return kafka::error_code::transactional_id_not_found;
-        case errc::coordinator_loading: return kafka::error_code::coordinator_load_in_progress;
-        case errc::coordinator_not_available: return kafka::error_code::coordinator_not_available;
-        case errc::storage_error: return kafka::error_code::kafka_storage_error;
+        case errc::unsupported: return kafka::error_code::unsupported_version;
+        case errc::unknown: return kafka::error_code::unknown_server_error;
     }
     return kafka::error_code::unknown_server_error;
 }
@@ -119,19 +105,10 @@ kafka::error_code to_kafka(std::error_code ec) {
     if (!ec) {
         return kafka::error_code::none;
     }
-    if (ec.category() == backend::log::log_category()) {
-        return from_log(static_cast<backend::log::errc>(ec.value()));
-    }
-    if (ec.category() == backend::group::group_category()) {
-        return from_group(static_cast<backend::group::errc>(ec.value()));
-    }
-    if (ec.category() == backend::producer::producer_category()) {
-        return from_producer(static_cast<backend::producer::errc>(ec.value()));
-    }
     if (ec.category() == protocol::protocol_category()) {
         return from_protocol(static_cast<protocol::errc>(ec.value()));
     }
-    return kafka::error_code::unknown_server_error;
+    return from_backend(backend::api::reason(ec));
 }
 
 }  // namespace sluice::gateway

@@ -7,8 +7,9 @@
 
 namespace sluice::gateway {
 
-/// Maps an error from any module to the code a Kafka broker returns for it. Errors from a
-/// category this front does not know map to UNKNOWN_SERVER_ERROR.
+/// Maps an error to the code a Kafka broker returns for it: protocol errors (malformed
+/// records) and backend errors (by their api meaning, backend/api/errc.h). Anything else maps
+/// to UNKNOWN_SERVER_ERROR.
 protocol::kafka::error_code to_kafka(std::error_code ec);
 
 }  // namespace sluice::gateway

@@ -16,28 +16,20 @@
 #include <system_error>
 #include <thread>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 
-#include "backend/group/group_coordinator.h"
-#include "backend/log/log_manager.h"
-#include "backend/logger.h"
-#include "backend/producer/producer_state_manager.h"
-#include "backend/producer/transaction_coordinator.h"
+#include "backend/native/native_backend.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
-#include "gateway/kafka/traffic_metrics.h"
+#include "gateway/server/backend_metrics.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
 #include "gateway/server/metrics.h"
 #include "gateway/server/services.h"
-#include "gateway/server/txn_offsets.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway {
@@ -251,6 +243,34 @@ backend::producer::txn_settings read_txn_settings(const config& cfg) {
     return t;
 }
 
+/// The native backend's options from the configuration (Kafka's names; docs/configuration.md).
+backend::native::native_options read_native_options(const config& cfg) {
+    backend::native::native_options o;
+    o.log.data_dir = cfg.data_dir.string();
+    std::string why;
+    auto defaults = backend::log::broker_defaults(cfg.properties, &why);
+    if (!defaults) {
+        throw config_error(why.empty() ? defaults.error().message() : why);
+    }
+    o.log.defaults = *defaults;
+    auto interval = [&](const char* key, std::chrono::milliseconds fallback) {
+        const std::int64_t v = cfg.get_int(key, fallback.count());
+        if (v < 0) {
+            throw config_error(std::string(key) + ": must be 0 (never) or a positive number of ms");
+        }
+        return std::chrono::milliseconds(v);
+    };
+    o.log.retention_check_interval =
+        interval("log.retention.check.interval.ms", o.log.retention_check_interval);
+    o.log.compaction_check_interval =
+        interval("log.cleaner.backoff.ms", o.log.compaction_check_interval);
+    o.properties = cfg.properties;
+    o.groups = read_group_settings(cfg);
+    o.producers = read_producer_settings(cfg);
+    o.transactions = read_txn_settings(cfg);
+    return o;
+}
+
 }  // namespace
 
 int run_server(const config& cfg) {
@@ -267,72 +287,20 @@ int run_server(const config& cfg) {
     log.info("sluice starting: data dir {}, cluster id {}",
              std::filesystem::absolute(cfg.data_dir).string(), cluster_id);
 
-    metrics_registry metrics;
-    backend::log::log_options log_opts;
-    log_opts.data_dir = cfg.data_dir.string();
-    std::string why;
-    auto defaults = backend::log::broker_defaults(cfg.properties, &why);
-    if (!defaults) {
-        throw config_error(why.empty() ? defaults.error().message() : why);
-    }
-    log_opts.defaults = *defaults;
-    // The producer-state snapshots live in the partition folders: same file system as the log.
-    log_opts.fs = backend::io::make_posix_file_system();
-    auto opened = backend::log::log_manager::open(log_opts);
-    if (!opened) {
-        throw std::runtime_error("cannot open the log in " + cfg.data_dir.string() + ": " +
-                                 opened.error().message());
-    }
-    std::unique_ptr<backend::log::log_manager> log_manager = std::move(*opened);
+    // The one place that names a backend implementation: the fronts get its interfaces.
+    auto native = backend::native::native_backend::open(read_native_options(cfg));
+    backend::api::backend& be = *native;
 
-    auto groups = std::make_unique<backend::group::group_coordinator>(*log_manager,
-                                                                      read_group_settings(cfg));
-    // Groups and committed offsets are replayed before anything uses them (the transaction
-    // recovery below commits offsets into groups); the Kafka port opens after.
-    groups->load();
-    traffic_metrics traffic;
-    metrics.add_collector(
-        [&traffic, lm = log_manager.get()](std::string& out) { traffic.render(out, *lm); });
-    services svc{cfg, read_kafka_settings(cfg, cluster_id), metrics, *log_manager, *groups,
-                 traffic};
-    // Idempotent producers and transactions: producer state per partition, the transaction
-    // coordinator over __transaction_state (replayed now; interrupted commits and aborts are
-    // completed before the listeners open).
-    auto producer_states = std::make_unique<backend::producer::producer_state_manager>(
-        *log_manager, log_opts.fs, read_producer_settings(cfg), backend::log::clock_fn([] {
-            return std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                .count();
-        }));
-    producer_states->start();
-    auto txn = std::make_unique<backend::producer::transaction_coordinator>(
-        *log_manager, *producer_states, read_txn_settings(cfg));
-    txn_offsets txn_offset_store(*groups);
-    txn->set_offset_store(&txn_offset_store);
-    // OffsetFetch require_stable: UNSTABLE_OFFSET_COMMIT while a transaction holds offsets.
-    groups->set_pending_txn_offsets(
-        [t = txn.get()](const std::string& group, const std::string& topic, std::int32_t p) {
-            return t->has_pending_offsets(group, topic, p);
-        });
-    if (auto loaded = txn->load(); !loaded) {
-        throw std::runtime_error("cannot load the transaction state: " + loaded.error().message());
-    }
-    {
-        asio::io_context recovery;
-        asio::co_spawn(recovery, txn->recover(), asio::detached);
-        recovery.run();
-    }
-    svc.producers = producer_states.get();
-    svc.txn = txn.get();
+    metrics_registry metrics;
+    metrics.add_collector([&be](std::string& out) {
+        render_partition_metrics(be.topics(), be.records(), out);
+    });
+    metrics.add_collector([&be](std::string& out) { render_group_metrics(be.groups(), out); });
+    services svc{cfg,         read_kafka_settings(cfg, cluster_id), metrics, be.topics(),
+                 be.records(), be.groups(), native->transactions()};
     io_pool pool(cfg.io_threads);
-    // Blocking admin work of the log (topic creation and deletion, config changes) runs here,
-    // not on the io threads (gateway/kafka/handlers/blocking.h). The log serialises it anyway.
-    asio::thread_pool admin_pool(1);
-    svc.admin = &admin_pool;
-    // Group timeouts run on the first io thread.
-    groups->start(pool.context(0).get_executor());
-    txn->start(pool.context(0).get_executor());
-    metrics.add_collector([g = groups.get()](std::string& out) { render_group_metrics(*g, out); });
+    // Group and transaction timeouts run on the first io thread.
+    be.start(pool.context(0).get_executor());
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
@@ -376,15 +344,15 @@ int run_server(const config& cfg) {
     signal_io.run();
     log.info("signal {} received: shutting down", received);
 
-    // 1. Stop accepting. 2. Ask every connection to finish. 3. Flush and close the log.
+    // 1. Stop accepting. 2. Ask every connection to finish. 3. Flush and close the backend.
     if (kafka) {
         kafka->stop();
     }
     if (http) {
         http->stop();
     }
-    // Parked JoinGroup/SyncGroup calls are answered now so that connections can finish.
-    groups->stop();
+    // Parked calls (JoinGroup/SyncGroup) are answered now so that connections can finish.
+    be.stop();
     tracker.stop_all();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (tracker.size() > 0 && std::chrono::steady_clock::now() < deadline) {
@@ -394,16 +362,9 @@ int run_server(const config& cfg) {
         log.warn("{} connections still open after the grace period; cutting them",
                  tracker.size());
     }
-    admin_pool.join();  // admin calls still running finish and answer on the io threads
     pool.stop();
     pool.join();
-    txn->stop();
-    txn.reset();
-    groups.reset();
-    // Snapshots of the producer state, so that the next start does not replay the logs.
-    producer_states->stop();
-    producer_states.reset();
-    log_manager->close();
+    be.close();
     log.info("sluice stopped");
     return 0;
 }

@@ -1,6 +1,7 @@
-// The broker's shared services, built once by run_server and handed (by reference) to every
-// listener and request handler. Owns nothing; run_server owns the objects and outlives every
-// connection. Thread-safety is that of each service.
+// What the Kafka front's handlers stand on: its settings, the metrics registry, and the
+// backend's interfaces (backend/api), never an implementation. Built once by run_server and
+// handed (by reference) to every listener and request handler. Owns nothing; run_server owns
+// the objects and outlives every connection. Thread-safety is that of each service.
 #pragma once
 
 #include <cstdint>
@@ -9,23 +10,12 @@
 #include "gateway/server/config.h"
 #include "gateway/server/metrics.h"
 
-namespace boost::asio {
-class thread_pool;
-}
-namespace sluice::backend::log {
-class log_manager;
-}
-namespace sluice::backend::producer {
-class producer_state_manager;
-class transaction_coordinator;
-}  // namespace sluice::backend::producer
-namespace sluice::backend::group {
-class group_coordinator;
-}
+#include "backend/api/groups.h"
+#include "backend/api/records.h"
+#include "backend/api/topics.h"
+#include "backend/api/transactions.h"
 
 namespace sluice::gateway {
-
-class traffic_metrics;
 
 /// Settings of the Kafka front, read once from the configuration (Kafka's names).
 struct kafka_settings {
@@ -33,7 +23,7 @@ struct kafka_settings {
     std::string cluster_id;
     /// --advertise-kafka; empty host means "the address the client connected to".
     endpoint advertised;
-    bool auto_create_topics = true;            // auto.create.topics.enable
+    bool auto_create_topics = true;            // auto.create.topics.enable (on Metadata)
     std::int32_t num_partitions = 1;           // num.partitions
     std::int64_t max_request_bytes = 104857600;  // socket.request.max.bytes
     std::int64_t idle_timeout_ms = 600000;     // connections.max.idle.ms
@@ -49,15 +39,10 @@ struct services {
     const config& cfg;
     kafka_settings kafka;
     metrics_registry& metrics;
-    backend::log::log_manager& log;
-    backend::group::group_coordinator& groups;
-    traffic_metrics& traffic;
-    /// Idempotent-producer state and the transaction coordinator (native backend); set by
-    /// run_server after construction, null where there is none.
-    backend::producer::producer_state_manager* producers = nullptr;
-    backend::producer::transaction_coordinator* txn = nullptr;
-    /// Where handlers run the log's blocking admin calls (run_blocking); set by run_server.
-    boost::asio::thread_pool* admin = nullptr;
+    backend::api::topics& topics;
+    backend::api::records& records;
+    backend::api::groups& groups;
+    backend::api::transactions& txn;
 };
 
 }  // namespace sluice::gateway

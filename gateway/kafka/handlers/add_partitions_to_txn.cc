@@ -2,16 +2,14 @@
 // writes to them. v0-3 (clients) carry one transaction; v4+ (broker verification, KIP-890)
 // batch several and may only verify. Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION and the
 // rest OPERATION_NOT_ATTEMPTED, as Kafka answers.
-#include <map>
-
-#include "backend/log/log_manager.h"
-#include "backend/producer/transaction_coordinator.h"
+#include "backend/api/topics.h"
+#include "backend/api/transactions.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace bp = backend::producer;
+namespace api = backend::api;
 
 namespace {
 
@@ -19,19 +17,19 @@ using topic_result = add_partitions_to_txn_handler::response::add_partitions_to_
 using topic_in = add_partitions_to_txn_handler::request::add_partitions_to_txn_topic;
 
 boost::asio::awaitable<std::vector<topic_result>> add_one(request_context& ctx,
-                                                          std::string transactional_id,
-                                                          std::int64_t pid, std::int16_t epoch,
+                                                          std::string txn_id,
+                                                          api::producer_identity producer,
                                                           std::vector<topic_in> topics,
                                                           bool verify_only) {
     const std::int16_t version = ctx.version();
-    std::vector<bp::topic_partition> tps;
+    std::vector<api::txn_partition> parts;
     std::vector<std::pair<std::size_t, std::size_t>> where;
     std::vector<topic_result> out;
     bool unknown = false;
     for (const auto& t : topics) {
         auto& tr = out.emplace_back();
         tr.name = t.name;
-        auto info = ctx.svc().log.find_topic(t.name);
+        auto info = co_await ctx.svc().topics.describe(topic_name(t.name));
         for (auto p : t.partitions) {
             auto& pr = tr.results_by_partition.emplace_back();
             pr.partition_index = p;
@@ -42,7 +40,7 @@ boost::asio::awaitable<std::vector<topic_result>> add_one(request_context& ctx,
                 continue;
             }
             where.emplace_back(out.size() - 1, tr.results_by_partition.size() - 1);
-            tps.push_back({t.name, p.value});
+            parts.push_back({topic_name(t.name), p});
         }
     }
     if (unknown) {
@@ -52,15 +50,8 @@ boost::asio::awaitable<std::vector<topic_result>> add_one(request_context& ctx,
         }
         co_return out;
     }
-    if (!has_txn(ctx)) {
-        for (auto [ti, pi] : where) {
-            out[ti].results_by_partition[pi].partition_error_code =
-                kafka::error_code::coordinator_not_available;
-        }
-        co_return out;
-    }
-    auto errors = co_await ctx.svc().txn->add_partitions(transactional_id, pid, epoch, tps,
-                                                         verify_only);
+    auto errors = co_await ctx.svc().txn.add_partitions(transactional_id(std::move(txn_id)),
+                                                        producer, std::move(parts), verify_only);
     for (std::size_t i = 0; i < where.size(); ++i) {
         auto [ti, pi] = where[i];
         out[ti].results_by_partition[pi].partition_error_code =
@@ -77,15 +68,16 @@ add_partitions_to_txn_handler::handle(request_context& ctx, request req) {
     resp.error_code = kafka::error_code::none;
     if (ctx.version() <= 3) {
         resp.results_by_topic_v3_and_below = co_await add_one(
-            ctx, req.v3_and_below_transactional_id, req.v3_and_below_producer_id.value,
-            req.v3_and_below_producer_epoch.value, std::move(req.v3_and_below_topics), false);
+            ctx, req.v3_and_below_transactional_id,
+            {req.v3_and_below_producer_id, req.v3_and_below_producer_epoch},
+            std::move(req.v3_and_below_topics), false);
         co_return resp;
     }
     for (auto& t : req.transactions) {
         auto& r = resp.results_by_transaction.emplace_back();
         r.transactional_id = t.transactional_id;
-        r.topic_results = co_await add_one(ctx, t.transactional_id, t.producer_id.value,
-                                           t.producer_epoch.value, std::move(t.topics),
+        r.topic_results = co_await add_one(ctx, t.transactional_id,
+                                           {t.producer_id, t.producer_epoch}, std::move(t.topics),
                                            t.verify_only);
     }
     co_return resp;

@@ -1,17 +1,16 @@
 // AlterConfigs (the legacy, replace-everything form): a topic's override set becomes exactly
 // the configs in the request. Broker settings are static (set with --config/--set).
-#include "backend/log/log_manager.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/error_mapping.h"
-#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 
-boost::asio::awaitable<alter_configs_handler::response> alter_configs_handler::handle(request_context& ctx,
-                                                                             request req) {
+boost::asio::awaitable<alter_configs_handler::response> alter_configs_handler::handle(
+    request_context& ctx, request req) {
     auto& svc = ctx.svc();
     response resp;
     for (const auto& res : req.resources) {
@@ -32,17 +31,17 @@ boost::asio::awaitable<alter_configs_handler::response> alter_configs_handler::h
                 overrides[c.name] = *c.value;
             }
         }
-        std::string why;
-        auto altered = co_await run_blocking(
-            svc, [&] { return svc.log.alter_config(res.resource_name, overrides, req.validate_only, &why); });
+        const std::size_t count = overrides.size();
+        auto altered = co_await svc.topics.replace_configs(
+            topic_name(res.resource_name), std::move(overrides), req.validate_only);
         if (!altered) {
-            out.error_code = to_kafka(altered.error());
-            out.error_message = why.empty() ? altered.error().message() : why;
+            out.error_code = to_kafka(altered.error().code);
+            out.error_message = altered.error().message;
             continue;
         }
         if (!req.validate_only) {
             kafka_log().info("topic '{}': configs replaced by client '{}' ({} overrides)",
-                             res.resource_name, ctx.client_id(), overrides.size());
+                             res.resource_name, ctx.client_id(), count);
         }
     }
     co_return resp;

@@ -2,7 +2,7 @@
 // the features: like Kafka 4, the transaction.version feature (KIP-890), supported 0-2 and
 // finalized at the configured level, from which Java 4.x and franz-go decide whether to use
 // transaction version 2 (Produce v12 + EndTxn v5 + TxnOffsetCommit v5).
-#include "backend/producer/transaction_coordinator.h"
+#include "backend/api/transactions.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
@@ -16,11 +16,11 @@ boost::asio::awaitable<api_versions_handler::response> api_versions_handler::han
         resp.api_keys.push_back(
             {static_cast<kafka::api_key>(h.api_key), h.min_version, h.max_version, {}});
     }
-    if (ctx.version() >= 3 && ctx.svc().txn != nullptr) {
+    if (ctx.version() >= 3) {
         // compat: Kafka omits a feature whose finalized level is 0 (KAFKA-16192), and clients
         // only trust finalized features whose epoch is >= 0.
         resp.supported_features.push_back({"transaction.version", 0, 2, {}});
-        const std::int16_t level = ctx.svc().txn->settings().transaction_version;
+        const std::int16_t level = ctx.svc().txn.transaction_version();
         resp.finalized_features_epoch = 1;
         if (level > 0) {
             resp.finalized_features.push_back({"transaction.version", level, level, {}});

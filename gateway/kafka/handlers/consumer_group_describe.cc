@@ -1,31 +1,31 @@
 // ConsumerGroupDescribe (KIP-848): state, epochs, members, assignments and target assignments
 // of consumer groups. A classic or unknown group is GROUP_ID_NOT_FOUND.
-#include "backend/group/group_coordinator.h"
-#include "backend/log/log_manager.h"
+#include <map>
+
+#include "backend/api/groups.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace bgroup = backend::group;
+namespace api = backend::api;
 
 namespace {
 
 using member_assignment = consumer_group_describe_handler::response::member_assignment;
 
-member_assignment to_assignment(const bgroup::topic_partitions& tp,
-                                const backend::log::log_manager& log) {
+member_assignment to_assignment(const api::topic_partitions& tp,
+                                const std::map<uuid, std::string>& names) {
     member_assignment out;
     for (const auto& [id, parts] : tp) {
         auto& o = out.topic_partitions.emplace_back();
         o.topic_id = id;
-        if (auto info = log.find_topic(id)) {
-            o.topic_name = info->name;
+        if (auto it = names.find(id); it != names.end()) {
+            o.topic_name = it->second;
         }
-        for (auto p : parts) {
-            o.partitions.push_back(partition_id(p));
-        }
+        o.partitions.assign(parts.begin(), parts.end());
     }
     return out;
 }
@@ -36,9 +36,28 @@ boost::asio::awaitable<consumer_group_describe_handler::response>
 consumer_group_describe_handler::handle(request_context& ctx, request req) {
     auto& svc = ctx.svc();
     response resp;
-    for (auto& d : svc.groups.describe_consumer_groups(req.group_ids)) {
+    std::vector<group_id> ids;
+    for (const auto& g : req.group_ids) {
+        ids.emplace_back(g);
+    }
+    auto described = co_await svc.groups.describe_consumer_groups(std::move(ids));
+    // Topic names of every assigned topic id, looked up once.
+    std::map<uuid, std::string> names;
+    for (const auto& d : described) {
+        for (const auto& m : d.members) {
+            for (const auto* tp : {&m.assignment, &m.target_assignment}) {
+                for (const auto& [id, parts] : *tp) {
+                    if (!names.contains(id)) {
+                        auto info = co_await svc.topics.describe(id);
+                        names[id] = info ? info->name.value : std::string();
+                    }
+                }
+            }
+        }
+    }
+    for (auto& d : described) {
         auto& out = resp.groups.emplace_back();
-        out.group_id = d.group_id;
+        out.group_id = d.group_id.value;
         out.error_code = to_kafka(d.error);
         out.error_message = d.error_message;
         out.group_state = d.state;
@@ -53,10 +72,12 @@ consumer_group_describe_handler::handle(request_context& ctx, request req) {
             om.member_epoch = m.member_epoch;
             om.client_id = m.client_id;
             om.client_host = m.client_host;
-            om.subscribed_topic_names = m.subscribed_topic_names;
+            for (const auto& t : m.subscribed_topic_names) {
+                om.subscribed_topic_names.push_back(t.value);
+            }
             om.subscribed_topic_regex = m.subscribed_topic_regex;
-            om.assignment = to_assignment(m.assignment, svc.log);
-            om.target_assignment = to_assignment(m.target_assignment, svc.log);
+            om.assignment = to_assignment(m.assignment, names);
+            om.target_assignment = to_assignment(m.target_assignment, names);
             om.member_type = 1;  // the consumer protocol (v1+)
         }
         if (req.include_authorized_operations) {

@@ -1,7 +1,7 @@
 // ConsumerGroupHeartbeat (KIP-848): join, heartbeat, change subscriptions and leave a
 // consumer group in one call; the coordinator assigns partitions (uniform or range) and
 // answers each member with its assignment.
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -9,18 +9,23 @@
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace bgroup = backend::group;
+namespace bgroup = backend::api;
 
 boost::asio::awaitable<consumer_group_heartbeat_handler::response>
 consumer_group_heartbeat_handler::handle(request_context& ctx, request req) {
     bgroup::consumer_heartbeat_request r;
-    r.group_id = std::move(req.group_id);
+    r.group_id = group_id(std::move(req.group_id));
     r.member_id = std::move(req.member_id);
     r.member_epoch = req.member_epoch;
     r.instance_id = std::move(req.instance_id);
     r.rack_id = std::move(req.rack_id);
     r.rebalance_timeout_ms = static_cast<std::int32_t>(req.rebalance_timeout_ms.count());
-    r.subscribed_topic_names = std::move(req.subscribed_topic_names);
+    if (req.subscribed_topic_names) {
+        auto& names = r.subscribed_topic_names.emplace();
+        for (auto& n : *req.subscribed_topic_names) {
+            names.emplace_back(std::move(n));
+        }
+    }
     r.subscribed_topic_regex = std::move(req.subscribed_topic_regex);
     r.server_assignor = std::move(req.server_assignor);
     if (req.topic_partitions) {
@@ -28,9 +33,7 @@ consumer_group_heartbeat_handler::handle(request_context& ctx, request req) {
         for (const auto& tp : *req.topic_partitions) {
             auto& o = r.topic_partitions->emplace_back();
             o.topic_id = tp.topic_id;
-            for (auto p : tp.partitions) {
-                o.partitions.push_back(p.value);
-            }
+            o.partitions.assign(tp.partitions.begin(), tp.partitions.end());
         }
     }
     r.client = group_client(ctx);
@@ -52,9 +55,7 @@ consumer_group_heartbeat_handler::handle(request_context& ctx, request req) {
         for (const auto& tp : *res.assignment) {
             auto& o = a.topic_partitions.emplace_back();
             o.topic_id = tp.topic_id;
-            for (auto p : tp.partitions) {
-                o.partitions.push_back(partition_id(p));
-            }
+            o.partitions.assign(tp.partitions.begin(), tp.partitions.end());
         }
     }
     co_return resp;

@@ -1,9 +1,8 @@
 // CreatePartitions: grow a topic's partition count (validate_only supported).
 #include <set>
 
-#include "backend/log/log_manager.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/error_mapping.h"
-#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
@@ -24,7 +23,7 @@ boost::asio::awaitable<create_partitions_handler::response> create_partitions_ha
             out.error_message = "topic '" + t.name + "' appears more than once";
             continue;
         }
-        auto info = svc.log.find_topic(t.name);
+        auto info = co_await svc.topics.describe(topic_name(t.name));
         if (!info) {
             out.error_code = kafka::error_code::unknown_topic_or_partition;
             out.error_message = "unknown topic '" + t.name + "'";
@@ -52,10 +51,10 @@ boost::asio::awaitable<create_partitions_handler::response> create_partitions_ha
         if (req.validate_only) {
             continue;
         }
-        auto grown = co_await run_blocking(svc, [&] { return svc.log.create_partitions(t.name, t.count); });
+        auto grown = co_await svc.topics.create_partitions(info->name, t.count, false);
         if (!grown) {
-            out.error_code = to_kafka(grown.error());
-            out.error_message = grown.error().message();
+            out.error_code = to_kafka(grown.error().code);
+            out.error_message = grown.error().message;
             continue;
         }
         kafka_log().info("topic '{}' grown to {} partitions by client '{}'", t.name, t.count,

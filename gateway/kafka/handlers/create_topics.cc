@@ -3,18 +3,17 @@
 // cluster requires; manual assignments may only name this broker.
 #include <set>
 
-#include "backend/log/log_manager.h"
-#include "gateway/kafka/config_view.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/error_mapping.h"
-#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+namespace api = backend::api;
 
-boost::asio::awaitable<create_topics_handler::response> create_topics_handler::handle(request_context& ctx,
-                                                                             request req) {
+boost::asio::awaitable<create_topics_handler::response> create_topics_handler::handle(
+    request_context& ctx, request req) {
     auto& svc = ctx.svc();
     const std::int16_t version = ctx.version();
     response resp;
@@ -76,31 +75,32 @@ boost::asio::awaitable<create_topics_handler::response> create_topics_handler::h
                        " is larger than the number of brokers (1)");
             continue;
         }
-        std::map<std::string, std::string> overrides;
+        api::new_topic spec;
+        spec.name = topic_name(t.name);
+        spec.partitions = partitions;
+        spec.validate_only = req.validate_only;
         for (const auto& c : t.configs) {
             if (c.value) {
-                overrides[c.name] = *c.value;
+                spec.configs[c.name] = *c.value;
             }
         }
-        std::string why;
-        auto created = co_await run_blocking(
-            svc, [&] { return svc.log.create_topic(t.name, partitions, overrides, req.validate_only, &why); });
+        auto created = co_await svc.topics.create(std::move(spec));
         if (!created) {
-            refuse(to_kafka(created.error()), why.empty() ? created.error().message() : why);
+            refuse(to_kafka(created.error().code), created.error().message);
             continue;
         }
         if (!req.validate_only) {
             kafka_log().info("created topic '{}' ({} partitions) for client '{}'", t.name,
                              partitions, ctx.client_id());
         }
-        out.topic_id = created->id;
-        out.num_partitions = created->partitions;
+        out.topic_id = created->topic.id;
+        out.num_partitions = created->topic.partitions;
         out.replication_factor = 1;
         if (version >= 5) {
             auto& configs = out.configs.emplace();
-            for (const auto& e : describe_topic_configs(svc, *created)) {
-                configs.push_back({e.name, e.value, e.read_only,
-                                   static_cast<std::int8_t>(e.source), false, {}});
+            for (const auto& e : created->configs) {
+                configs.push_back(
+                    {e.name, e.value, e.read_only, static_cast<std::int8_t>(e.source), false, {}});
             }
         }
     }

@@ -1,7 +1,7 @@
 // DeleteGroups: deletes empty groups and their committed offsets (tombstones in
 // __consumer_offsets); a group with members is NON_EMPTY_GROUP, an unknown one
 // GROUP_ID_NOT_FOUND.
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -10,11 +10,14 @@ namespace sluice::gateway {
 boost::asio::awaitable<delete_groups_handler::response> delete_groups_handler::handle(
     request_context& ctx, request req) {
     response resp;
-    auto results = co_await ctx.svc().groups.delete_groups(std::move(req.groups_names));
-    for (auto& [group, ec] : results) {
+    std::vector<group_id> ids;
+    for (auto& name : req.groups_names) {
+        ids.emplace_back(std::move(name));
+    }
+    for (auto& d : co_await ctx.svc().groups.delete_groups(std::move(ids))) {
         auto& out = resp.results.emplace_back();
-        out.group_id = group;
-        out.error_code = to_kafka(ec);
+        out.group_id = std::move(d.group_id.value);
+        out.error_code = to_kafka(d.error);
     }
     co_return resp;
 }

@@ -1,16 +1,16 @@
 // DeleteRecords: move a partition's log start offset forward (offset -1 = the high watermark).
-#include "backend/log/log_manager.h"
-#include "backend/log/partition_log.h"
+#include "backend/api/records.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+namespace api = backend::api;
 
 boost::asio::awaitable<delete_records_handler::response> delete_records_handler::handle(
     request_context& ctx, request req) {
-    auto& svc = ctx.svc();
     response resp;
+    std::vector<api::delete_records_request> calls;
     for (const auto& t : req.topics) {
         auto& tout = resp.topics.emplace_back();
         tout.name = t.name;
@@ -18,24 +18,18 @@ boost::asio::awaitable<delete_records_handler::response> delete_records_handler:
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p.partition_index;
             pout.low_watermark = offset(-1);
-            auto log = svc.log.partition(t.name, p.partition_index);
-            if (!log) {
-                pout.error_code = kafka::error_code::unknown_topic_or_partition;
-                continue;
+            calls.push_back({topic_name(t.name), p.partition_index, p.offset});
+        }
+    }
+    const auto moved = co_await ctx.svc().records.delete_records(std::move(calls));
+    std::size_t i = 0;
+    for (auto& tout : resp.topics) {
+        for (auto& pout : tout.partitions) {
+            const auto& m = moved[i++];
+            pout.error_code = m ? kafka::error_code::none : to_kafka(m.error());
+            if (m) {
+                pout.low_watermark = *m;
             }
-            const offset target = p.offset.value == -1 ? log->high_watermark() : p.offset;
-            if (target.value < 0 || target > log->high_watermark()) {
-                pout.error_code = kafka::error_code::offset_out_of_range;
-                pout.low_watermark = log->log_start_offset();
-                continue;
-            }
-            auto moved = log->delete_records(target);
-            if (!moved) {
-                pout.error_code = to_kafka(moved.error());
-                continue;
-            }
-            pout.error_code = kafka::error_code::none;
-            pout.low_watermark = *moved;
         }
     }
     co_return resp;

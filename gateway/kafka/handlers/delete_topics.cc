@@ -1,15 +1,14 @@
 // DeleteTopics: by name (v0-5) or by name or id (v6+).
-#include "backend/log/log_manager.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/error_mapping.h"
-#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 
-boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::handle(request_context& ctx,
-                                                                             request req) {
+boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::handle(
+    request_context& ctx, request req) {
     auto& svc = ctx.svc();
     response resp;
     std::vector<std::pair<std::optional<std::string>, uuid>> wanted;
@@ -27,28 +26,28 @@ boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::h
         out.name = name;
         out.topic_id = id;
         out.error_code = kafka::error_code::none;
-        std::optional<backend::log::topic_info> info;
+        std::optional<backend::api::topic_description> info;
         if (name) {
-            info = svc.log.find_topic(*name);
+            info = co_await svc.topics.describe(topic_name(*name));
         } else if (!id.is_zero()) {
-            info = svc.log.find_topic(id);
+            info = co_await svc.topics.describe(id);
         }
         if (!info) {
             out.error_code = name ? kafka::error_code::unknown_topic_or_partition
                                   : kafka::error_code::unknown_topic_id;
             continue;
         }
-        out.name = info->name;
+        out.name = info->name.value;
         out.topic_id = info->id;
         if (!svc.kafka.delete_topic_enable) {
             out.error_code = kafka::error_code::topic_deletion_disabled;
             out.error_message = "delete.topic.enable is false";
             continue;
         }
-        auto deleted = co_await run_blocking(svc, [&] { return svc.log.delete_topic(info->name); });
+        auto deleted = co_await svc.topics.remove(info->name);
         if (!deleted) {
-            out.error_code = to_kafka(deleted.error());
-            out.error_message = deleted.error().message();
+            out.error_code = to_kafka(deleted.error().code);
+            out.error_message = deleted.error().message;
             continue;
         }
         kafka_log().info("deleted topic '{}' for client '{}'", info->name, ctx.client_id());

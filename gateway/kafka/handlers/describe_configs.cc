@@ -2,12 +2,14 @@
 // broker's own settings, with sources, synonyms, types and documentation by version.
 #include <algorithm>
 
-#include "backend/log/log_manager.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/config_view.h"
+#include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+namespace api = backend::api;
 
 boost::asio::awaitable<describe_configs_handler::response> describe_configs_handler::handle(
     request_context& ctx, request req) {
@@ -19,16 +21,16 @@ boost::asio::awaitable<describe_configs_handler::response> describe_configs_hand
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
         out.error_code = kafka::error_code::none;
-        std::vector<config_entry> entries;
+        std::vector<api::config_entry> entries;
         const auto type = static_cast<resource_type>(res.resource_type);
         if (type == resource_type::topic) {
-            auto topic = svc.log.find_topic(res.resource_name);
-            if (!topic) {
-                out.error_code = kafka::error_code::unknown_topic_or_partition;
-                out.error_message = "unknown topic '" + res.resource_name + "'";
+            auto described = co_await svc.topics.describe_configs(topic_name(res.resource_name));
+            if (!described) {
+                out.error_code = to_kafka(described.error().code);
+                out.error_message = described.error().message;
                 continue;
             }
-            entries = describe_topic_configs(svc, *topic);
+            entries = std::move(*described);
         } else if (type == resource_type::broker) {
             if (!res.resource_name.empty() &&
                 res.resource_name != std::to_string(svc.kafka.node_id)) {
@@ -54,7 +56,7 @@ boost::asio::awaitable<describe_configs_handler::response> describe_configs_hand
             c.name = e.name;
             c.value = e.value;
             c.read_only = e.read_only;
-            c.is_default = e.source == config_source::default_config;
+            c.is_default = e.source == api::config_source::default_config;
             c.config_source = static_cast<std::int8_t>(e.source);
             c.is_sensitive = false;
             if (version >= 1 && req.include_synonyms) {

@@ -1,28 +1,32 @@
 // DescribeGroups: state, protocol and members of classic groups (metadata and assignments
 // only when Stable). An unknown group (or a KIP-848 one) is "Dead"; v6+ also says
 // GROUP_ID_NOT_FOUND.
-#include "backend/group/group_coordinator.h"
-#include "backend/group/errc.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+namespace api = backend::api;
 
 boost::asio::awaitable<describe_groups_handler::response> describe_groups_handler::handle(
     request_context& ctx, request req) {
     response resp;
-    for (auto& d : ctx.svc().groups.describe_groups(req.groups)) {
+    std::vector<group_id> ids;
+    for (const auto& g : req.groups) {
+        ids.emplace_back(g);
+    }
+    for (auto& d : co_await ctx.svc().groups.describe_groups(std::move(ids))) {
         auto& out = resp.groups.emplace_back();
-        out.group_id = d.group_id;
+        out.group_id = d.group_id.value;
         out.error_code = to_kafka(d.error);
-        if (d.error == backend::group::errc::group_id_not_found) {
+        if (d.error && api::reason(d.error) == api::errc::group_id_not_found) {
             // compat: before v6 an unknown group is answered as Dead without an error.
             if (ctx.version() < 6) {
                 out.error_code = kafka::error_code::none;
             } else {
-                out.error_message = "Group " + d.group_id + " not found.";
+                out.error_message = "Group " + d.group_id.value + " not found.";
             }
         }
         out.group_state = d.state;

@@ -1,11 +1,8 @@
 // DescribeLogDirs: the data directory, its partitions and their sizes, and the disk's space.
-#include <sys/statvfs.h>
-
 #include <algorithm>
-#include <filesystem>
+#include <map>
 
-#include "backend/log/log_manager.h"
-#include "backend/log/partition_log.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
@@ -13,41 +10,40 @@ namespace kafka = protocol::kafka;
 
 boost::asio::awaitable<describe_log_dirs_handler::response> describe_log_dirs_handler::handle(
     request_context& ctx, request req) {
-    auto& svc = ctx.svc();
     response resp;
     resp.error_code = kafka::error_code::none;
+    std::vector<topic_name> topics;
+    if (req.topics) {
+        for (const auto& wanted : *req.topics) {
+            topics.emplace_back(wanted.topic);
+        }
+        if (topics.empty()) {
+            co_return resp;  // an empty list asks for nothing
+        }
+    }
+    const auto storage = co_await ctx.svc().topics.describe_storage(topics);
     auto& dir = resp.results.emplace_back();
     dir.error_code = kafka::error_code::none;
-    dir.log_dir = std::filesystem::absolute(svc.cfg.data_dir).string();
-    struct statvfs fs {};
-    if (::statvfs(dir.log_dir.c_str(), &fs) == 0) {
-        dir.total_bytes = static_cast<std::int64_t>(fs.f_blocks) * static_cast<std::int64_t>(fs.f_frsize);
-        dir.usable_bytes = static_cast<std::int64_t>(fs.f_bavail) * static_cast<std::int64_t>(fs.f_frsize);
-    }
-    auto describe = [&](const backend::log::topic_info& info, const std::vector<partition_id>* only) {
-        auto& t = dir.topics.emplace_back();
-        t.name = info.name;
-        for (std::int32_t p = 0; p < info.partitions; ++p) {
-            if (only && std::find(only->begin(), only->end(), partition_id(p)) == only->end()) {
-                continue;
-            }
-            auto log = svc.log.partition(info.name, partition_id(p));
-            if (!log) {
-                continue;
-            }
-            t.partitions.push_back({partition_id(p), log->size_bytes(), 0, false, {}});
-        }
-    };
-    if (!req.topics) {
-        for (const auto& info : svc.log.list_topics()) {
-            describe(info, nullptr);
-        }
-    } else {
+    dir.log_dir = storage.path;
+    dir.total_bytes = storage.total_bytes;
+    dir.usable_bytes = storage.usable_bytes;
+    std::map<std::string, std::vector<partition_id>> only;
+    if (req.topics) {
         for (const auto& wanted : *req.topics) {
-            if (auto info = svc.log.find_topic(wanted.topic)) {
-                describe(*info, &wanted.partitions);
+            only[wanted.topic] = wanted.partitions;
+        }
+    }
+    for (const auto& p : storage.partitions) {
+        if (req.topics) {
+            const auto& wanted = only[p.topic.value];
+            if (std::find(wanted.begin(), wanted.end(), p.partition) == wanted.end()) {
+                continue;
             }
         }
+        if (dir.topics.empty() || dir.topics.back().name != p.topic.value) {
+            dir.topics.emplace_back().name = p.topic.value;
+        }
+        dir.topics.back().partitions.push_back({p.partition, p.size_bytes, 0, false, {}});
     }
     co_return resp;
 }

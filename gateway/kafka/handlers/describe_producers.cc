@@ -1,10 +1,8 @@
 // DescribeProducers (KIP-664): the active idempotent and transactional producers of
 // partitions, from each partition's producer state.
-#include "backend/log/log_manager.h"
-#include "backend/producer/producer_state_manager.h"
+#include "backend/api/transactions.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
-#include "gateway/kafka/handlers/txn_support.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -19,28 +17,20 @@ boost::asio::awaitable<describe_producers_handler::response> describe_producers_
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p;
             pout.error_code = kafka::error_code::none;
-            auto log = ctx.svc().log.partition(t.name, p);
-            if (!log) {
-                pout.error_code = kafka::error_code::unknown_topic_or_partition;
+            auto producers = co_await ctx.svc().txn.describe_producers(topic_name(t.name), p);
+            if (!producers) {
+                pout.error_code = to_kafka(producers.error());
+                pout.error_message = producers.error().message();
                 continue;
             }
-            if (!has_txn(ctx)) {
-                continue;
-            }
-            auto st = ctx.svc().producers->state_for(log);
-            if (!st) {
-                pout.error_code = to_kafka(st.error());
-                pout.error_message = st.error().message();
-                continue;
-            }
-            for (const auto& d : (*st)->describe()) {
+            for (const auto& d : *producers) {
                 auto& ps = pout.active_producers.emplace_back();
-                ps.producer_id = producer_id(d.producer_id);
-                ps.producer_epoch = d.epoch;
+                ps.producer_id = d.producer.id;
+                ps.producer_epoch = d.producer.epoch.value;
                 ps.last_sequence = d.last_sequence;
                 ps.last_timestamp = d.last_timestamp;
                 ps.coordinator_epoch = d.coordinator_epoch;
-                ps.current_txn_start_offset = offset(d.current_txn_start_offset);
+                ps.current_txn_start_offset = d.current_txn_start_offset;
             }
         }
     }

@@ -1,7 +1,7 @@
 // EndTxn: commits or aborts the producer's ongoing transaction. Answered once the markers are
 // in every partition of the transaction. v5 (KIP-890 transaction version 2) bumps the epoch
 // and returns the producer id and epoch for the next transaction.
-#include "backend/producer/transaction_coordinator.h"
+#include "backend/api/transactions.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
@@ -14,13 +14,10 @@ boost::asio::awaitable<end_txn_handler::response> end_txn_handler::handle(reques
     response resp;
     resp.producer_id = no_producer_id;
     resp.producer_epoch = no_producer_epoch;
-    if (!has_txn(ctx)) {
-        resp.error_code = kafka::error_code::coordinator_not_available;
-        co_return resp;
-    }
     const bool tv2 = ctx.version() >= 5;
-    auto got = co_await ctx.svc().txn->end_txn(req.transactional_id, req.producer_id.value,
-                                               req.producer_epoch.value, req.committed, tv2);
+    auto got = co_await ctx.svc().txn.end_txn(transactional_id(req.transactional_id),
+                                              {req.producer_id, req.producer_epoch},
+                                              req.committed, tv2);
     if (!got) {
         resp.error_code = txn_error(got.error(), ctx.version(), 2, 4);
         kafka_log().debug("conn {} client '{}': EndTxn v{} '{}' ({}) failed: {}",
@@ -31,8 +28,8 @@ boost::asio::awaitable<end_txn_handler::response> end_txn_handler::handle(reques
     }
     resp.error_code = kafka::error_code::none;
     if (tv2) {
-        resp.producer_id = producer_id(got->producer_id);
-        resp.producer_epoch = producer_epoch(got->epoch);
+        resp.producer_id = got->id;
+        resp.producer_epoch = got->epoch;
     }
     co_return resp;
 }

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "backend/group/group_types.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/request_context.h"
 #include "protocol/kafka/codec.h"
 
 namespace sluice::gateway {
 
 /// compat: Kafka records client_host as the peer address with a leading slash.
-inline backend::group::client_info group_client(const request_context& ctx) {
+inline backend::api::client_info group_client(const request_context& ctx) {
     return {ctx.client_id(), "/" + ctx.connection().peer.address().to_string()};
 }
 

@@ -1,5 +1,5 @@
 // Heartbeat: a classic group member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -7,8 +7,8 @@ namespace sluice::gateway {
 
 boost::asio::awaitable<heartbeat_handler::response> heartbeat_handler::handle(request_context& ctx,
                                                                              request req) {
-    backend::group::heartbeat_request r;
-    r.group_id = std::move(req.group_id);
+    backend::api::heartbeat_request r;
+    r.group_id = group_id(std::move(req.group_id));
     r.generation_id = req.generation_id;
     r.member_id = std::move(req.member_id);
     r.group_instance_id = std::move(req.group_instance_id);

@@ -1,49 +1,16 @@
 // IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides.
-#include <algorithm>
-#include <sstream>
-
-#include "backend/log/log_manager.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/error_mapping.h"
-#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace blog = backend::log;
+namespace api = backend::api;
 
-namespace {
-
-enum class op : std::int8_t { set = 0, remove = 1, append = 2, subtract = 3 };
-
-std::vector<std::string> split_list(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream in(s);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-        if (!item.empty()) {
-            out.push_back(item);
-        }
-    }
-    return out;
-}
-
-std::string join_list(const std::vector<std::string>& items) {
-    std::string out;
-    for (const auto& i : items) {
-        if (!out.empty()) {
-            out.push_back(',');
-        }
-        out += i;
-    }
-    return out;
-}
-
-}  // namespace
-
-boost::asio::awaitable<incremental_alter_configs_handler::response> incremental_alter_configs_handler::handle(
-    request_context& ctx, request req) {
+boost::asio::awaitable<incremental_alter_configs_handler::response>
+incremental_alter_configs_handler::handle(request_context& ctx, request req) {
     auto& svc = ctx.svc();
     response resp;
     for (const auto& res : req.resources) {
@@ -57,70 +24,27 @@ boost::asio::awaitable<incremental_alter_configs_handler::response> incremental_
                 "broker configs are static in sluice: set them with --config or --set";
             continue;
         }
-        auto topic = svc.log.find_topic(res.resource_name);
-        if (!topic) {
-            out.error_code = kafka::error_code::unknown_topic_or_partition;
-            out.error_message = "unknown topic '" + res.resource_name + "'";
-            continue;
-        }
-        auto overrides = topic->overrides;
+        std::vector<api::config_change> changes;
         bool bad = false;
         for (const auto& c : res.configs) {
-            const auto* def = blog::find_topic_config_def(c.name);
-            switch (static_cast<op>(c.config_operation)) {
-                case op::set:
-                    if (!c.value) {
-                        bad = true;
-                        out.error_message = "SET of '" + c.name + "' needs a value";
-                        break;
-                    }
-                    overrides[c.name] = *c.value;
-                    break;
-                case op::remove:
-                    overrides.erase(c.name);
-                    break;
-                case op::append:
-                case op::subtract: {
-                    if (def == nullptr || def->type != blog::config_type::list || !c.value) {
-                        bad = true;
-                        out.error_message = "APPEND/SUBTRACT apply only to list configs, not '" +
-                                            c.name + "'";
-                        break;
-                    }
-                    auto current = split_list(topic->config.get(c.name).value_or(""));
-                    for (const auto& item : split_list(*c.value)) {
-                        auto it = std::find(current.begin(), current.end(), item);
-                        if (static_cast<op>(c.config_operation) == op::append) {
-                            if (it == current.end()) {
-                                current.push_back(item);
-                            }
-                        } else if (it != current.end()) {
-                            current.erase(it);
-                        }
-                    }
-                    overrides[c.name] = join_list(current);
-                    break;
-                }
-                default:
-                    bad = true;
-                    out.error_message = "unknown config operation " +
-                                        std::to_string(c.config_operation);
-                    break;
-            }
-            if (bad) {
+            if (c.config_operation < 0 || c.config_operation > 3) {
+                bad = true;
+                out.error_message = "unknown config operation " +
+                                    std::to_string(c.config_operation);
                 break;
             }
+            changes.push_back(
+                {c.name, static_cast<api::config_change::op>(c.config_operation), c.value});
         }
         if (bad) {
             out.error_code = kafka::error_code::invalid_request;
             continue;
         }
-        std::string why;
-        auto altered = co_await run_blocking(
-            svc, [&] { return svc.log.alter_config(res.resource_name, overrides, req.validate_only, &why); });
+        auto altered = co_await svc.topics.alter_configs(topic_name(res.resource_name),
+                                                         std::move(changes), req.validate_only);
         if (!altered) {
-            out.error_code = to_kafka(altered.error());
-            out.error_message = why.empty() ? altered.error().message() : why;
+            out.error_code = to_kafka(altered.error().code);
+            out.error_message = altered.error().message;
             continue;
         }
         if (!req.validate_only) {

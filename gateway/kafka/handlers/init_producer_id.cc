@@ -1,7 +1,7 @@
 // InitProducerId: a producer id and epoch for an idempotent producer, or the (fenced, bumped)
 // epoch of a transactional id. Any broker answers (kafkajs sends the idempotent call to the
 // controller); this one coordinates every transactional id.
-#include "backend/producer/transaction_coordinator.h"
+#include "backend/api/transactions.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
@@ -14,20 +14,19 @@ boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_hand
     response resp;
     resp.producer_id = no_producer_id;
     resp.producer_epoch = no_producer_epoch;
-    if (!has_txn(ctx)) {
-        resp.error_code = kafka::error_code::coordinator_not_available;
-        co_return resp;
-    }
-    std::int64_t expected_pid = req.producer_id.value;
-    std::int16_t expected_epoch = req.producer_epoch.value;
-    if (req.transactional_id && (expected_pid == -1) != (expected_epoch == -1)) {
+    if (req.transactional_id &&
+        (req.producer_id.value == -1) != (req.producer_epoch.value == -1)) {
         // compat: InitProducerIdRequest: an id without an epoch (or the reverse) is invalid.
         resp.error_code = kafka::error_code::invalid_request;
         co_return resp;
     }
-    auto got = co_await ctx.svc().txn->init_producer_id(
-        req.transactional_id, static_cast<std::int32_t>(req.transaction_timeout_ms.count()),
-        expected_pid, expected_epoch);
+    std::optional<transactional_id> id;
+    if (req.transactional_id) {
+        id = transactional_id(*req.transactional_id);
+    }
+    auto got = co_await ctx.svc().txn.init_producer_id(
+        std::move(id), static_cast<std::int32_t>(req.transaction_timeout_ms.count()),
+        {req.producer_id, req.producer_epoch});
     if (!got) {
         resp.error_code = txn_error(got.error(), ctx.version(), 4, 6);
         kafka_log().debug("conn {} client '{}': InitProducerId v{} ('{}') failed: {}",
@@ -36,8 +35,8 @@ boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_hand
         co_return resp;
     }
     resp.error_code = kafka::error_code::none;
-    resp.producer_id = producer_id(got->producer_id);
-    resp.producer_epoch = producer_epoch(got->epoch);
+    resp.producer_id = got->id;
+    resp.producer_epoch = got->epoch;
     co_return resp;
 }
 

@@ -1,7 +1,7 @@
 // JoinGroup: the first step of a classic rebalance. The call parks in the coordinator until
 // the rebalance barrier completes (every member rejoined, or the rebalance timeout passed);
 // the leader's answer lists the members and their metadata.
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -9,13 +9,13 @@
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace bgroup = backend::group;
+namespace bgroup = backend::api;
 
 boost::asio::awaitable<join_group_handler::response> join_group_handler::handle(
     request_context& ctx, request req) {
     const std::int16_t version = ctx.version();
     bgroup::join_group_request r;
-    r.group_id = std::move(req.group_id);
+    r.group_id = group_id(std::move(req.group_id));
     r.member_id = std::move(req.member_id);
     r.group_instance_id = std::move(req.group_instance_id);
     r.protocol_type = std::move(req.protocol_type);

@@ -1,6 +1,6 @@
 // LeaveGroup: members leave a classic group. Up to v2 one member by id (its error is the
 // response's); v3+ a list of members, by member id or by static instance id, each answered.
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
@@ -11,7 +11,7 @@ namespace kafka = protocol::kafka;
 boost::asio::awaitable<leave_group_handler::response> leave_group_handler::handle(
     request_context& ctx, request req) {
     const std::int16_t version = ctx.version();
-    std::vector<backend::group::leave_member> members;
+    std::vector<backend::api::leave_member> members;
     if (version < 3) {
         members.push_back({req.member_id, std::nullopt, std::nullopt});
     } else {
@@ -23,7 +23,7 @@ boost::asio::awaitable<leave_group_handler::response> leave_group_handler::handl
     kafka_log().debug("conn {} client '{}': LeaveGroup v{} group '{}' ({} members)",
                       ctx.connection().id, ctx.client_id(), version, req.group_id,
                       members.size());
-    auto res = co_await ctx.svc().groups.leave_group(req.group_id, std::move(members));
+    auto res = co_await ctx.svc().groups.leave_group(group_id(req.group_id), std::move(members));
 
     response resp;
     resp.error_code = to_kafka(res.error);

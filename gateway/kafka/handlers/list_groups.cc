@@ -1,25 +1,25 @@
 // ListGroups: every group this broker coordinates, filtered by state (v4+, case-insensitive)
 // and by type (v5+: "classic", "consumer").
-#include "backend/group/group_coordinator.h"
-#include "backend/group/errc.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+namespace api = backend::api;
 
 boost::asio::awaitable<list_groups_handler::response> list_groups_handler::handle(
     request_context& ctx, request req) {
     auto& groups = ctx.svc().groups;
     response resp;
     if (!groups.loaded()) {
-        resp.error_code = to_kafka(backend::group::errc::coordinator_loading);
+        resp.error_code = to_kafka(make_error_code(api::errc::coordinator_loading));
         co_return resp;
     }
     resp.error_code = kafka::error_code::none;
-    for (auto& g : groups.list_groups(req.states_filter, req.types_filter)) {
+    for (auto& g : co_await groups.list_groups(req.states_filter, req.types_filter)) {
         auto& out = resp.groups.emplace_back();
-        out.group_id = std::move(g.group_id);
+        out.group_id = std::move(g.group_id.value);
         out.protocol_type = std::move(g.protocol_type);
         out.group_state = std::move(g.state);
         out.group_type = std::move(g.type);

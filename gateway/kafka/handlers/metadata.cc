@@ -1,22 +1,21 @@
 // Metadata: this broker (the only one: leader, controller and coordinator of everything) and
 // the partitions of the requested topics, creating unknown topics when auto-creation is on.
-#include "backend/log/log_manager.h"
+#include "backend/api/topics.h"
 #include "gateway/kafka/error_mapping.h"
-#include "gateway/kafka/handlers/blocking.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace blog = backend::log;
+namespace api = backend::api;
 
 namespace {
 
 using topic_entry = metadata_handler::response::metadata_response_topic;
 
-void fill_topic(topic_entry& t, const blog::topic_info& info, node_id self) {
+void fill_topic(topic_entry& t, const api::topic_description& info, node_id self) {
     t.error_code = kafka::error_code::none;
-    t.name = info.name;
+    t.name = info.name.value;
     t.topic_id = info.id;
     t.is_internal = info.internal;
     t.partitions.reserve(static_cast<std::size_t>(info.partitions));
@@ -34,7 +33,7 @@ void fill_topic(topic_entry& t, const blog::topic_info& info, node_id self) {
 }  // namespace
 
 boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(request_context& ctx,
-                                                                   request req) {
+                                                                            request req) {
     auto& svc = ctx.svc();
     const node_id self(svc.kafka.node_id);
     response resp;
@@ -46,7 +45,7 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
     // compat: v0 has no null list; an empty list there means every topic.
     const bool all_topics = !req.topics || (ctx.version() == 0 && req.topics->empty());
     if (all_topics) {
-        for (const auto& info : svc.log.list_topics()) {
+        for (const auto& info : co_await svc.topics.list()) {
             fill_topic(resp.topics.emplace_back(), info, self);
         }
         co_return resp;
@@ -56,9 +55,9 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
     const bool may_create = svc.kafka.auto_create_topics && req.allow_auto_topic_creation;
     for (const auto& wanted : *req.topics) {
         auto& t = resp.topics.emplace_back();
-        std::optional<blog::topic_info> info;
+        std::optional<api::topic_description> info;
         if (!wanted.name && !wanted.topic_id.is_zero()) {
-            info = svc.log.find_topic(wanted.topic_id);
+            info = co_await svc.topics.describe(wanted.topic_id);
             if (!info) {
                 t.error_code = kafka::error_code::unknown_topic_id;
                 t.topic_id = wanted.topic_id;
@@ -66,20 +65,19 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
                 continue;
             }
         } else {
-            const std::string name = wanted.name.value_or("");
-            t.name = name;
-            info = svc.log.find_topic(name);
+            const topic_name name(wanted.name.value_or(""));
+            t.name = name.value;
+            info = co_await svc.topics.describe(name);
             if (!info && may_create) {
-                auto created = co_await run_blocking(
-                    svc, [&] { return svc.log.create_topic(name, svc.kafka.num_partitions, {}); });
+                auto created = co_await svc.topics.create({name, svc.kafka.num_partitions, {}, false});
                 if (created) {
                     kafka_log().info("auto-created topic '{}' with {} partitions for client '{}'",
                                      name, svc.kafka.num_partitions, ctx.client_id());
-                    info = *created;
+                    info = std::move(created->topic);
                 } else {
-                    info = svc.log.find_topic(name);  // created concurrently by someone else
+                    info = co_await svc.topics.describe(name);  // created concurrently
                     if (!info) {
-                        t.error_code = to_kafka(created.error());
+                        t.error_code = to_kafka(created.error().code);
                         continue;
                     }
                 }

@@ -1,19 +1,19 @@
 // OffsetCommit: store a group's positions in __consumer_offsets. Answered once the records
 // are durable. Commits from a stale generation (classic) or member epoch (KIP-848) are
 // refused as Kafka does; v0 (no generation) commits for groups without members.
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace bgroup = backend::group;
+namespace bgroup = backend::api;
 
 boost::asio::awaitable<offset_commit_handler::response> offset_commit_handler::handle(
     request_context& ctx, request req) {
     bgroup::offset_commit_request r;
-    r.group_id = std::move(req.group_id);
+    r.group_id = group_id(std::move(req.group_id));
     r.generation_id_or_member_epoch = req.generation_id_or_member_epoch;
     r.member_id = std::move(req.member_id);
     r.group_instance_id = std::move(req.group_instance_id);
@@ -21,9 +21,9 @@ boost::asio::awaitable<offset_commit_handler::response> offset_commit_handler::h
     r.api_version = ctx.version();
     for (auto& t : req.topics) {
         auto& topic = r.topics.emplace_back();
-        topic.name = std::move(t.name);
+        topic.topic = topic_name(std::move(t.name));
         for (auto& p : t.partitions) {
-            topic.partitions.push_back({p.partition_index.value, p.committed_offset,
+            topic.partitions.push_back({p.partition_index, p.committed_offset,
                                         p.committed_leader_epoch,
                                         std::move(p.committed_metadata)});
         }
@@ -33,9 +33,9 @@ boost::asio::awaitable<offset_commit_handler::response> offset_commit_handler::h
     response resp;
     for (auto& t : res.topics) {
         auto& out = resp.topics.emplace_back();
-        out.name = std::move(t.name);
+        out.name = std::move(t.topic.value);
         for (const auto& p : t.partitions) {
-            out.partitions.push_back({partition_id(p.partition), to_kafka(p.error), {}});
+            out.partitions.push_back({p.partition, to_kafka(p.error), {}});
         }
     }
     co_return resp;

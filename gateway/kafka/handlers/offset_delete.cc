@@ -1,6 +1,6 @@
 // OffsetDelete (KIP-496): deletes a group's committed offsets for topics it no longer
 // consumes (GROUP_SUBSCRIBED_TO_TOPIC otherwise).
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -8,23 +8,23 @@ namespace sluice::gateway {
 
 boost::asio::awaitable<offset_delete_handler::response> offset_delete_handler::handle(
     request_context& ctx, request req) {
-    std::vector<backend::group::fetch_topic> topics;
+    std::vector<backend::api::topic_partition_list> topics;
     for (const auto& t : req.topics) {
         auto& ft = topics.emplace_back();
-        ft.name = t.name;
+        ft.topic = topic_name(t.name);
         for (const auto& p : t.partitions) {
-            ft.partitions.push_back(p.partition_index.value);
+            ft.partitions.push_back(p.partition_index);
         }
     }
-    auto res = co_await ctx.svc().groups.delete_offsets(req.group_id, std::move(topics));
+    auto res = co_await ctx.svc().groups.delete_offsets(group_id(req.group_id), std::move(topics));
     response resp;
     resp.error_code = to_kafka(res.error);
     if (!res.error) {
         for (const auto& t : res.topics) {
             auto& out = resp.topics.emplace_back();
-            out.name = t.name;
+            out.name = t.topic.value;
             for (const auto& p : t.partitions) {
-                out.partitions.push_back({partition_id(p.partition), to_kafka(p.error), {}});
+                out.partitions.push_back({p.partition, to_kafka(p.error), {}});
             }
         }
     }

@@ -1,36 +1,35 @@
 // OffsetFetch: a group's committed positions (-1 where none). Up to v7 one group (null topics
 // = every committed partition, v2+); v8+ several groups per request, and v9 checks the
 // KIP-848 member epoch.
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace bgroup = backend::group;
+namespace api = backend::api;
 
 namespace {
 
 template <typename Topics>
-std::optional<std::vector<bgroup::fetch_topic>> to_fetch_topics(const std::optional<Topics>& in) {
+std::optional<std::vector<api::topic_partition_list>> to_fetch_topics(
+    const std::optional<Topics>& in) {
     if (!in) {
         return std::nullopt;
     }
-    std::vector<bgroup::fetch_topic> out;
+    std::vector<api::topic_partition_list> out;
     for (const auto& t : *in) {
         auto& ft = out.emplace_back();
-        ft.name = t.name;
-        for (auto p : t.partition_indexes) {
-            ft.partitions.push_back(p.value);
-        }
+        ft.topic = topic_name(t.name);
+        ft.partitions.assign(t.partition_indexes.begin(), t.partition_indexes.end());
     }
     return out;
 }
 
 template <typename Partition>
-Partition to_partition(const bgroup::fetched_partition& p, kafka::error_code group_error) {
+Partition to_partition(const api::fetched_offset& p, kafka::error_code group_error) {
     Partition out;
-    out.partition_index = partition_id(p.partition);
+    out.partition_index = p.partition;
     out.committed_offset = p.committed;
     out.committed_leader_epoch = p.leader_epoch;
     out.metadata = p.metadata;
@@ -46,23 +45,23 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
     auto& groups = ctx.svc().groups;
     response resp;
     if (version >= 8) {
-        std::vector<bgroup::offset_fetch_request> reqs;
+        std::vector<api::offset_fetch_request> reqs;
         for (const auto& g : req.groups) {
-            bgroup::offset_fetch_request r;
-            r.group_id = g.group_id;
+            api::offset_fetch_request r;
+            r.group_id = group_id(g.group_id);
             r.member_id = g.member_id;
             r.member_epoch = g.member_epoch;
             r.topics = to_fetch_topics(g.topics);
             r.require_stable = req.require_stable;
             reqs.push_back(std::move(r));
         }
-        for (const auto& res : groups.fetch_offsets(reqs)) {
+        for (const auto& res : co_await groups.fetch_offsets(std::move(reqs))) {
             auto& out = resp.groups.emplace_back();
-            out.group_id = res.group_id;
+            out.group_id = res.group_id.value;
             out.error_code = to_kafka(res.error);
             for (const auto& t : res.topics) {
                 auto& ot = out.topics.emplace_back();
-                ot.name = t.name;
+                ot.name = t.topic.value;
                 for (const auto& p : t.partitions) {
                     ot.partitions.push_back(
                         to_partition<response::offset_fetch_response_partitions>(
@@ -72,23 +71,26 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
         }
         co_return resp;
     }
-    bgroup::offset_fetch_request r;
-    r.group_id = req.group_id;
+    api::offset_fetch_request r;
+    r.group_id = group_id(req.group_id);
     r.topics = to_fetch_topics(req.topics);
     if (version < 2 && !r.topics) {
         r.topics.emplace();  // null means "all" only from v2
     }
     r.require_stable = req.require_stable;
-    auto res = std::move(groups.fetch_offsets({r}).front());
+    const auto asked = r.topics;
+    std::vector<api::offset_fetch_request> one;
+    one.push_back(std::move(r));
+    auto res = std::move((co_await groups.fetch_offsets(std::move(one))).front());
     const auto group_error = to_kafka(res.error);
     resp.error_code = group_error;
-    if (res.error && r.topics) {
+    if (res.error && asked) {
         // Before v2 there is no top-level error: every requested partition carries it.
-        for (const auto& t : *r.topics) {
+        for (const auto& t : *asked) {
             auto& ot = resp.topics.emplace_back();
-            ot.name = t.name;
+            ot.name = t.topic.value;
             for (auto p : t.partitions) {
-                bgroup::fetched_partition fp;
+                api::fetched_offset fp;
                 fp.partition = p;
                 ot.partitions.push_back(
                     to_partition<response::offset_fetch_response_partition>(fp, group_error));
@@ -98,10 +100,10 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
     }
     for (const auto& t : res.topics) {
         auto& ot = resp.topics.emplace_back();
-        ot.name = t.name;
+        ot.name = t.topic.value;
         for (const auto& p : t.partitions) {
-            ot.partitions.push_back(
-                to_partition<response::offset_fetch_response_partition>(p, kafka::error_code::none));
+            ot.partitions.push_back(to_partition<response::offset_fetch_response_partition>(
+                p, kafka::error_code::none));
         }
     }
     co_return resp;

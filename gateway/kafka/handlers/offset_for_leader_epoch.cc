@@ -1,30 +1,33 @@
 // OffsetForLeaderEpoch: the end offset of a leader epoch. This broker has led every partition
 // since its creation in epoch 0, so epoch 0 ends at the log end offset.
-#include "backend/log/log_manager.h"
-#include "backend/log/partition_log.h"
+#include "backend/api/records.h"
+#include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+namespace api = backend::api;
 
 constexpr std::int32_t current_leader_epoch = 0;
 
-boost::asio::awaitable<offset_for_leader_epoch_handler::response> offset_for_leader_epoch_handler::handle(
-    request_context& ctx, request req) {
-    auto& svc = ctx.svc();
+boost::asio::awaitable<offset_for_leader_epoch_handler::response>
+offset_for_leader_epoch_handler::handle(request_context& ctx, request req) {
     response resp;
+    std::vector<api::offset_query> queries;
+    // Each query's answer and the epoch it asked for. Pointers into the inner vectors stay
+    // valid: each is reserved before it fills, and moving the outer one keeps their buffers.
+    std::vector<std::pair<kafka::offset_for_leader_epoch_response::epoch_end_offset*, std::int32_t>>
+        asked;
     for (const auto& t : req.topics) {
         auto& tout = resp.topics.emplace_back();
         tout.topic = t.topic;
+        tout.partitions.reserve(t.partitions.size());
         for (const auto& p : t.partitions) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition = p.partition;
             pout.error_code = kafka::error_code::none;
-            auto log = svc.log.partition(t.topic, p.partition);
-            if (!log) {
-                pout.error_code = kafka::error_code::unknown_topic_or_partition;
-                continue;
-            }
+            pout.leader_epoch = -1;  // compat: UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET
+            pout.end_offset = offset(-1);
             if (p.current_leader_epoch > current_leader_epoch) {
                 pout.error_code = kafka::error_code::unknown_leader_epoch;
                 continue;
@@ -33,14 +36,25 @@ boost::asio::awaitable<offset_for_leader_epoch_handler::response> offset_for_lea
                 pout.error_code = kafka::error_code::fenced_leader_epoch;
                 continue;
             }
-            if (p.leader_epoch > current_leader_epoch || p.leader_epoch < 0) {
-                pout.leader_epoch = -1;  // compat: UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET
-                pout.end_offset = offset(-1);
-                continue;
-            }
-            pout.leader_epoch = current_leader_epoch;
-            pout.end_offset = log->log_end_offset();
+            queries.push_back({topic_name(t.topic), p.partition,
+                               {api::offset_spec::kind::latest, -1}});
+            asked.emplace_back(&pout, p.leader_epoch);
         }
+    }
+    // Single node: the high watermark is the log end offset.
+    const auto ends = co_await ctx.svc().records.list_offsets(std::move(queries),
+                                                              api::isolation::read_uncommitted);
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+        auto& [pout, epoch] = asked[i];
+        if (ends[i].error) {
+            pout->error_code = to_kafka(ends[i].error);
+            continue;
+        }
+        if (epoch > current_leader_epoch || epoch < 0) {
+            continue;  // an epoch this partition never had
+        }
+        pout->leader_epoch = current_leader_epoch;
+        pout->end_offset = ends[i].off;
     }
     co_return resp;
 }

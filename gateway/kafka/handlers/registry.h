@@ -1,6 +1,6 @@
 // The Kafka APIs this front serves. Each handler is one file, handlers/<api>.cc, defining
-// `handle`; its entry here names the versions it serves (what ApiVersions advertises).
-// A test checks that every range lies inside the codec's range for that API.
+// `handle`; its entry in SLUICE_KAFKA_APIS names the versions it serves (what ApiVersions
+// advertises). A test checks that every range lies inside the codec's range for that API.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,48 @@
 
 namespace sluice::gateway {
 
-/// Declares handler `<api>_handler` serving versions [lo, hi] of the generated <api> messages.
+/// The one list of the APIs this front serves, ascending by API key: each entry declares
+/// handler `<api>_handler` serving versions [lo, hi] of the generated <api> messages and
+/// registers it (handler_registry() in registry.cc is built from the same list). A handler
+/// file without an entry here does not compile; an entry without a handler does not link.
+#define SLUICE_KAFKA_APIS(X)                 \
+    X(produce, 0, 12)                        \
+    X(fetch, 0, 18)                          \
+    X(list_offsets, 0, 10)                   \
+    X(metadata, 0, 13)                       \
+    X(offset_commit, 0, 9)                   \
+    X(offset_fetch, 0, 9)                    \
+    X(find_coordinator, 0, 6)                \
+    X(join_group, 0, 9)                      \
+    X(heartbeat, 0, 4)                       \
+    X(leave_group, 0, 5)                     \
+    X(sync_group, 0, 5)                      \
+    X(describe_groups, 0, 6)                 \
+    X(list_groups, 0, 5)                     \
+    X(api_versions, 0, 4)                    \
+    X(create_topics, 0, 7)                   \
+    X(delete_topics, 0, 6)                   \
+    X(delete_records, 0, 2)                  \
+    X(init_producer_id, 0, 5)                \
+    X(offset_for_leader_epoch, 0, 4)         \
+    X(add_partitions_to_txn, 0, 5)           \
+    X(add_offsets_to_txn, 0, 4)              \
+    X(end_txn, 0, 5)                         \
+    X(txn_offset_commit, 0, 5)               \
+    X(describe_configs, 0, 4)                \
+    X(alter_configs, 0, 2)                   \
+    X(describe_log_dirs, 0, 4)               \
+    X(create_partitions, 0, 3)               \
+    X(delete_groups, 0, 2)                   \
+    X(incremental_alter_configs, 0, 1)       \
+    X(offset_delete, 0, 0)                   \
+    X(describe_cluster, 0, 2)                \
+    X(describe_producers, 0, 0)              \
+    X(describe_transactions, 0, 0)           \
+    X(list_transactions, 0, 2)               \
+    X(consumer_group_heartbeat, 0, 1)        \
+    X(consumer_group_describe, 0, 1)
+
 #define SLUICE_KAFKA_HANDLER(api, lo, hi)                                                  \
     struct api##_handler {                                                                 \
         using request = ::sluice::protocol::kafka::api##_request;                          \
@@ -23,45 +64,8 @@ namespace sluice::gateway {
         static_assert(lo >= request::min_version && hi <= request::max_version,            \
                       "handler range outside the codec's range");                          \
         static boost::asio::awaitable<response> handle(request_context& ctx, request req); \
-    }
-
-SLUICE_KAFKA_HANDLER(produce, 0, 12);
-SLUICE_KAFKA_HANDLER(fetch, 0, 18);
-SLUICE_KAFKA_HANDLER(list_offsets, 0, 10);
-SLUICE_KAFKA_HANDLER(metadata, 0, 13);
-SLUICE_KAFKA_HANDLER(offset_commit, 0, 9);
-SLUICE_KAFKA_HANDLER(offset_fetch, 0, 9);
-SLUICE_KAFKA_HANDLER(find_coordinator, 0, 6);
-SLUICE_KAFKA_HANDLER(join_group, 0, 9);
-SLUICE_KAFKA_HANDLER(heartbeat, 0, 4);
-SLUICE_KAFKA_HANDLER(leave_group, 0, 5);
-SLUICE_KAFKA_HANDLER(sync_group, 0, 5);
-SLUICE_KAFKA_HANDLER(describe_groups, 0, 6);
-SLUICE_KAFKA_HANDLER(list_groups, 0, 5);
-SLUICE_KAFKA_HANDLER(api_versions, 0, 4);
-SLUICE_KAFKA_HANDLER(create_topics, 0, 7);
-SLUICE_KAFKA_HANDLER(delete_topics, 0, 6);
-SLUICE_KAFKA_HANDLER(delete_records, 0, 2);
-SLUICE_KAFKA_HANDLER(init_producer_id, 0, 5);
-SLUICE_KAFKA_HANDLER(offset_for_leader_epoch, 0, 4);
-SLUICE_KAFKA_HANDLER(add_partitions_to_txn, 0, 5);
-SLUICE_KAFKA_HANDLER(add_offsets_to_txn, 0, 4);
-SLUICE_KAFKA_HANDLER(end_txn, 0, 5);
-SLUICE_KAFKA_HANDLER(txn_offset_commit, 0, 5);
-SLUICE_KAFKA_HANDLER(describe_configs, 0, 4);
-SLUICE_KAFKA_HANDLER(alter_configs, 0, 2);
-SLUICE_KAFKA_HANDLER(describe_log_dirs, 0, 4);
-SLUICE_KAFKA_HANDLER(create_partitions, 0, 3);
-SLUICE_KAFKA_HANDLER(delete_groups, 0, 2);
-SLUICE_KAFKA_HANDLER(incremental_alter_configs, 0, 1);
-SLUICE_KAFKA_HANDLER(offset_delete, 0, 0);
-SLUICE_KAFKA_HANDLER(describe_cluster, 0, 2);
-SLUICE_KAFKA_HANDLER(describe_producers, 0, 0);
-SLUICE_KAFKA_HANDLER(describe_transactions, 0, 0);
-SLUICE_KAFKA_HANDLER(list_transactions, 0, 2);
-SLUICE_KAFKA_HANDLER(consumer_group_heartbeat, 0, 1);
-SLUICE_KAFKA_HANDLER(consumer_group_describe, 0, 1);
-
+    };
+SLUICE_KAFKA_APIS(SLUICE_KAFKA_HANDLER)
 #undef SLUICE_KAFKA_HANDLER
 
 /// Decodes H's request, runs H, encodes its response (unless the handler suppressed it).

@@ -1,7 +1,7 @@
 // SyncGroup: the second step of a classic rebalance. The leader brings every member's
 // assignment; each member (the leader too) gets its own back once the leader's has arrived
 // and the generation is stored.
-#include "backend/group/group_coordinator.h"
+#include "backend/api/groups.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -9,12 +9,12 @@
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
-namespace bgroup = backend::group;
+namespace bgroup = backend::api;
 
 boost::asio::awaitable<sync_group_handler::response> sync_group_handler::handle(
     request_context& ctx, request req) {
     bgroup::sync_group_request r;
-    r.group_id = std::move(req.group_id);
+    r.group_id = group_id(std::move(req.group_id));
     r.generation_id = req.generation_id;
     r.member_id = std::move(req.member_id);
     r.group_instance_id = std::move(req.group_instance_id);

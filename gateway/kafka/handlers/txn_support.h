@@ -5,9 +5,7 @@
 #include <cstdint>
 #include <system_error>
 
-#include "backend/producer/errc.h"
 #include "gateway/kafka/error_mapping.h"
-#include "gateway/kafka/request_context.h"
 #include "protocol/kafka/error_code.h"
 
 namespace sluice::gateway {
@@ -31,11 +29,6 @@ inline protocol::kafka::error_code txn_error(std::error_code ec, std::int16_t ve
         return kafka::error_code::invalid_txn_state;
     }
     return code;
-}
-
-/// True when the transaction coordinator is wired (the native backend).
-inline bool has_txn(const request_context& ctx) {
-    return ctx.svc().txn != nullptr && ctx.svc().producers != nullptr;
 }
 
 }  // namespace sluice::gateway

@@ -1,11 +1,11 @@
-#include "gateway/kafka/records_io.h"
+#include "backend/api/records_memory.h"
 
 #include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
 
-namespace sluice::gateway {
+namespace sluice::backend::api {
 
 result<protocol::byte_buffer> read_records_into_memory(const protocol::kafka::records& recs) {
     protocol::byte_buffer out(recs.size());
@@ -32,4 +32,4 @@ result<protocol::byte_buffer> read_records_into_memory(const protocol::kafka::re
     return out;
 }
 
-}  // namespace sluice::gateway
+}  // namespace sluice::backend::api

@@ -1,0 +1,59 @@
+// api::topics over the native log (owned by backend/native): topic lookups from the log
+// manager's in-memory map, administration (create, delete, grow, reconfigure) on the backend's
+// blocking pool, and the views of partitions and storage.
+//
+// Concurrency: thread-safe; lookups take the log manager's shared lock, administration runs
+// on the pool (the log manager serialises it).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "backend/api/topics.h"
+#include "backend/log/log_manager.h"
+#include "backend/native/traffic.h"
+
+namespace sluice::backend::native {
+
+class native_topics final : public api::topics {
+public:
+    /// `properties`: the broker settings the log defaults were read from (Kafka's names), to
+    /// tell an administrator where each config value comes from.
+    native_topics(log::log_manager& log, std::map<std::string, std::string> properties,
+                  boost::asio::any_io_executor pool, const traffic& counters);
+
+    api::awaitable<std::optional<api::topic_description>> describe(topic_name name) override;
+    api::awaitable<std::optional<api::topic_description>> describe(uuid id) override;
+    api::awaitable<std::vector<api::topic_description>> list() override;
+    api::awaitable<api::admin_result<api::created_topic>> create(api::new_topic spec) override;
+    api::awaitable<api::admin_result<void>> remove(topic_name name) override;
+    api::awaitable<api::admin_result<void>> create_partitions(topic_name name, std::int32_t total,
+                                                              bool validate_only) override;
+    api::awaitable<api::admin_result<std::vector<api::config_entry>>> describe_configs(
+        topic_name name) override;
+    api::awaitable<api::admin_result<void>> replace_configs(
+        topic_name name, std::map<std::string, std::string> configs, bool validate_only) override;
+    api::awaitable<api::admin_result<void>> alter_configs(topic_name name,
+                                                          std::vector<api::config_change> changes,
+                                                          bool validate_only) override;
+    std::vector<api::config_entry> backend_configs() const override;
+    std::vector<api::partition_state> partition_states() const override;
+    api::awaitable<api::storage_description> describe_storage(
+        std::vector<topic_name> topics) override;
+
+    /// The description of a log topic.
+    static api::topic_description describe_info(const log::topic_info& info);
+
+private:
+    std::vector<api::config_entry> topic_configs(const log::topic_info& topic) const;
+    api::partition_state state_of(const log::partition_log& p) const;
+
+    log::log_manager& log_;
+    const std::map<std::string, std::string> properties_;
+    boost::asio::any_io_executor pool_;
+    const traffic& traffic_;
+};
+
+}  // namespace sluice::backend::native
