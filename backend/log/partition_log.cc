@@ -146,9 +146,13 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
         if (!h) {
             return fail(errc::corrupt_message);
         }
-        if (b.size() > static_cast<std::size_t>(cfg->max_message_bytes) ||
-            b.size() > static_cast<std::size_t>(cfg->segment_bytes)) {
+        // compat: UnifiedLog checks max.message.bytes first (RecordTooLargeException), then
+        // that the batch fits a segment at all (RecordBatchTooLargeException).
+        if (b.size() > static_cast<std::size_t>(cfg->max_message_bytes)) {
             return fail(errc::message_too_large);
+        }
+        if (b.size() > static_cast<std::size_t>(cfg->segment_bytes)) {
+            return fail(errc::record_list_too_large);
         }
         if (h->records_count <= 0 || h->last_offset_delta != h->records_count - 1) {
             return fail(errc::invalid_record);

@@ -11,8 +11,17 @@ INVALID_REQUIRED_ACKS = 21
 INVALID_TOPIC_EXCEPTION = 17
 
 
+def metadata_v1(topic):
+    """A Metadata v1 request for one topic: what a client sends before producing to it, and
+    what creates it when auto.create.topics.enable is on (Kafka never creates on Produce)."""
+    t = topic.encode()
+    return struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
+
+
 def produce(port, topic, partition, records, acks=1):
     with connect(port) as s:
+        s.sendall(kafka_request(3, 1, 41, metadata_v1(topic)))
+        read_frame(s)
         s.sendall(kafka_request(0, 3, 42, kw.produce_v3(topic, partition, records, acks=acks)))
         frame = read_frame(s)
     assert struct.unpack(">i", frame[:4])[0] == 42
@@ -75,9 +84,56 @@ def test_unknown_topic_without_auto_create():
 
 def test_acks_zero_gets_no_response_but_is_stored(broker):
     with connect(broker.kafka_port) as s:
+        s.sendall(kafka_request(3, 1, 0, metadata_v1("fire")))
+        read_frame(s)
         s.sendall(kafka_request(0, 3, 1, kw.produce_v3("fire", 0, kw.batch([b"a"]), acks=0)))
         s.sendall(kafka_request(18, 0, 2))
         frame = read_frame(s)
     assert struct.unpack(">i", frame[:4])[0] == 2  # the produce sent nothing back
     res = produce(broker.kafka_port, "fire", 0, kw.batch([b"b"]))
     assert res[0][3] == 1
+
+
+def produce_v3_topics(topics, acks=-1, timeout_ms=10000):
+    """A Produce v3 body with several topics, one partition each: [(topic, partition, batch)]."""
+    body = struct.pack(">hhi", -1, acks, timeout_ms) + struct.pack(">i", len(topics))
+    for topic, partition, records in topics:
+        t = topic.encode()
+        body += struct.pack(">h", len(t)) + t + struct.pack(">ii", 1, partition)
+        body += struct.pack(">i", len(records)) + records
+    return body
+
+
+def init_producer_id_v0(s):
+    s.sendall(kafka_request(22, 0, 7, struct.pack(">hi", -1, 60000)))
+    frame = read_frame(s)
+    _throttle, error, producer_id, epoch = struct.unpack(">ihqh", frame[4:20])
+    assert error == 0
+    return producer_id, epoch
+
+
+def test_produce_never_creates_a_topic_so_pipelined_appends_keep_their_order(broker):
+    """A produce naming an unknown topic answers at once and creates nothing: with the old
+    create-on-produce, the first request below suspended while it created 'born-here', the
+    second request's append (sequence 1) overtook the first's (sequence 0), and the idempotent
+    producer got OUT_OF_ORDER_SEQUENCE_NUMBER."""
+    with connect(broker.kafka_port) as s:
+        s.sendall(kafka_request(3, 1, 1, metadata_v1("ordered")))
+        read_frame(s)
+        pid, epoch = init_producer_id_v0(s)
+        first = produce_v3_topics([("born-here", 0, kw.batch([b"x"])),
+                                   ("ordered", 0, kw.producer_batch([b"a"], pid, epoch, 0))])
+        second = produce_v3_topics([("ordered", 0, kw.producer_batch([b"b"], pid, epoch, 1))])
+        third = produce_v3_topics([("ordered", 0, kw.producer_batch([b"c"], pid, epoch, 2))])
+        # Pipelined: all three are sent before the first answer is read.
+        s.sendall(kafka_request(0, 3, 10, first) + kafka_request(0, 3, 11, second) +
+                  kafka_request(0, 3, 12, third))
+        answers = [read_frame(s) for _ in range(3)]
+        s.sendall(kafka_request(3, 1, 13, struct.pack(">i", -1)))  # every topic
+        listing = read_frame(s)
+    results = [kw.parse_produce_v3_response(f[4:]) for f in answers]
+    assert [struct.unpack(">i", f[:4])[0] for f in answers] == [10, 11, 12]
+    assert results[0] == [("born-here", 0, UNKNOWN_TOPIC_OR_PARTITION, -1), ("ordered", 0, 0, 0)]
+    assert results[1] == [("ordered", 0, 0, 1)]
+    assert results[2] == [("ordered", 0, 0, 2)]
+    assert b"born-here" not in listing

@@ -139,6 +139,18 @@ TEST_F(PartitionLog, AppendRejectsDamagedOrOversizedBatches) {
     EXPECT_EQ(p->log_end_offset(), offset(0));
 }
 
+TEST_F(PartitionLog, BatchLargerThanASegmentIsRecordListTooLarge) {
+    // compat: Kafka answers RECORD_LIST_TOO_LARGE for a batch no segment can hold, and
+    // MESSAGE_TOO_LARGE only for one above max.message.bytes (checked first).
+    auto m = open_log();
+    auto p = make_topic(*m, "t", {{"segment.bytes", "1000"}, {"max.message.bytes", "1500"}});
+    log::append_options o;
+    EXPECT_EQ(p->append(make_batch(1, 1200, 0), o).error(), errc::record_list_too_large);
+    EXPECT_EQ(p->append(make_batch(1, 1600, 0), o).error(), errc::message_too_large);
+    EXPECT_TRUE(p->append(make_batch(1, 500, 0), o));
+    EXPECT_EQ(p->log_end_offset(), offset(1));
+}
+
 TEST_F(PartitionLog, ControlBatchesOnlyFromTheCoordinator) {
     auto m = open_log();
     auto p = make_topic(*m, "t");
