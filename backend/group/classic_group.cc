@@ -85,7 +85,7 @@ void classic_group::remove(const std::string& member_id) {
     pending_sync_.erase(member_id);
 }
 
-void classic_group::update(classic_member& m, std::vector<protocol_metadata> protocols,
+void classic_group::update(classic_member& m, std::vector<api::protocol_metadata> protocols,
                            std::int32_t rebalance_timeout_ms, std::int32_t session_timeout_ms,
                            join_callback join) {
     for (const auto& p : m.protocols) {
@@ -100,7 +100,7 @@ void classic_group::update(classic_member& m, std::vector<protocol_metadata> pro
     if (join && m.awaiting_join_response()) {
         // The member sent another JoinGroup while one was parked: the older call must not
         // wait forever (the member rejoins when it gets this answer).
-        join_group_result stale;
+        api::join_group_result stale;
         stale.error = make_error_code(errc::rebalance_in_progress);
         stale.member_id = m.member_id;
         auto old = std::move(m.awaiting_join);
@@ -123,7 +123,7 @@ classic_member& classic_group::replace_static_member(const std::string& instance
     classic_member& old = node.mapped();
     // Fence whoever still waits under the old id.
     if (old.awaiting_join_response()) {
-        join_group_result r;
+        api::join_group_result r;
         r.error = make_error_code(errc::fenced_instance_id);
         r.member_id = old_id;
         auto cb = std::move(old.awaiting_join);
@@ -132,7 +132,7 @@ classic_member& classic_group::replace_static_member(const std::string& instance
         cb(std::move(r));
     }
     if (old.awaiting_sync_response()) {
-        sync_group_result r;
+        api::sync_group_result r;
         r.error = make_error_code(errc::fenced_instance_id);
         auto cb = std::move(old.awaiting_sync);
         old.awaiting_sync = nullptr;
@@ -150,7 +150,7 @@ classic_member& classic_group::replace_static_member(const std::string& instance
     return it->second;
 }
 
-bool classic_group::complete_join(classic_member& m, join_group_result r) {
+bool classic_group::complete_join(classic_member& m, api::join_group_result r) {
     if (!m.awaiting_join_response()) {
         return false;
     }
@@ -161,7 +161,7 @@ bool classic_group::complete_join(classic_member& m, join_group_result r) {
     return true;
 }
 
-bool classic_group::complete_sync(classic_member& m, sync_group_result r) {
+bool classic_group::complete_sync(classic_member& m, api::sync_group_result r) {
     if (!m.awaiting_sync_response()) {
         return false;
     }
@@ -185,7 +185,7 @@ std::int32_t classic_group::rebalance_timeout_ms() const {
 }
 
 bool classic_group::supports_protocols(const std::string& type,
-                                       const std::vector<protocol_metadata>& protocols) const {
+                                       const std::vector<api::protocol_metadata>& protocols) const {
     if (in(classic_state::empty)) {
         return !type.empty() && !protocols.empty();
     }
@@ -260,8 +260,8 @@ void classic_group::init_next_generation(std::int64_t now_ms) {
     pending_sync_.clear();
 }
 
-std::vector<join_group_member> classic_group::join_members() const {
-    std::vector<join_group_member> out;
+std::vector<api::join_group_member> classic_group::join_members() const {
+    std::vector<api::join_group_member> out;
     out.reserve(members_.size());
     for (const auto& [id, m] : members_) {
         out.push_back({id, m.group_instance_id, m.metadata(protocol_name_.value_or(""))});

@@ -22,7 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/group/group_types.h"
+#include "backend/api/groups.h"
+#include "backend/group/group_records.h"
 
 namespace sluice::backend::group {
 
@@ -31,8 +32,8 @@ enum class classic_state { empty, preparing_rebalance, completing_rebalance, sta
 /// Kafka's names (DescribeGroups, ListGroups).
 const char* to_string(classic_state s);
 
-using join_callback = std::function<void(join_group_result)>;
-using sync_callback = std::function<void(sync_group_result)>;
+using join_callback = std::function<void(api::join_group_result)>;
+using sync_callback = std::function<void(api::sync_group_result)>;
 
 struct classic_member {
     std::string member_id;
@@ -42,7 +43,7 @@ struct classic_member {
     std::int32_t rebalance_timeout_ms = 0;
     std::int32_t session_timeout_ms = 0;
     std::string protocol_type;
-    std::vector<protocol_metadata> protocols;
+    std::vector<api::protocol_metadata> protocols;
     std::vector<std::byte> assignment;
     join_callback awaiting_join;  // set while a JoinGroup is parked
     sync_callback awaiting_sync;  // set while a SyncGroup is parked
@@ -57,7 +58,9 @@ struct classic_member {
     }
     /// Metadata of the named protocol (empty when the member does not offer it).
     const std::vector<std::byte>& metadata(const std::string& protocol) const;
-    bool matches(const std::vector<protocol_metadata>& other) const { return protocols == other; }
+    bool matches(const std::vector<api::protocol_metadata>& other) const {
+        return protocols == other;
+    }
 };
 
 class classic_group {
@@ -90,7 +93,7 @@ public:
     /// Removes a member or a pending member; elects another leader when it led.
     void remove(const std::string& member_id);
     /// Replaces protocols, timeouts and the parked JoinGroup of a member.
-    void update(classic_member& m, std::vector<protocol_metadata> protocols,
+    void update(classic_member& m, std::vector<api::protocol_metadata> protocols,
                 std::int32_t rebalance_timeout_ms, std::int32_t session_timeout_ms,
                 join_callback join);
     /// Static member rejoining with a new id: the old id is fenced (its parked calls get
@@ -99,8 +102,8 @@ public:
                                           const std::string& old_id, const std::string& new_id);
 
     /// Completes a member's parked JoinGroup; false when none was parked.
-    bool complete_join(classic_member& m, join_group_result r);
-    bool complete_sync(classic_member& m, sync_group_result r);
+    bool complete_join(classic_member& m, api::join_group_result r);
+    bool complete_sync(classic_member& m, api::sync_group_result r);
 
     bool is_pending_member(const std::string& id) const { return pending_join_.contains(id); }
     void add_pending_member(const std::string& id) { pending_join_.insert(id); }
@@ -127,7 +130,7 @@ public:
     /// compat: ClassicGroup.supportsProtocols: an Empty group takes any non-empty type and
     /// list; otherwise the type must match and one protocol must be offered by every member.
     bool supports_protocols(const std::string& type,
-                            const std::vector<protocol_metadata>& protocols) const;
+                            const std::vector<api::protocol_metadata>& protocols) const;
     /// The protocol every member offers with the most first-choice votes.
     std::string select_protocol() const;
     /// Keeps the leader when it rejoined, else picks a member that did; false if none did.
@@ -135,7 +138,7 @@ public:
     /// generation + 1; CompletingRebalance with a selected protocol, or Empty.
     void init_next_generation(std::int64_t now_ms);
     /// The members for the leader's JoinGroup response (selected protocol's metadata).
-    std::vector<join_group_member> join_members() const;
+    std::vector<api::join_group_member> join_members() const;
 
     bool new_member_added() const { return new_member_added_; }
     void set_new_member_added(bool v) { new_member_added_ = v; }

@@ -3,7 +3,7 @@
 namespace sluice::backend::group {
 namespace {
 
-bool owns_any(const std::optional<std::vector<owned_partitions>>& owned,
+bool owns_any(const std::optional<std::vector<api::owned_partitions>>& owned,
               const topic_partitions& revoking) {
     if (!owned) {
         return true;  // compat: CurrentAssignmentBuilder.ownsRevokedPartitions: unknown = owns
@@ -13,8 +13,8 @@ bool owns_any(const std::optional<std::vector<owned_partitions>>& owned,
         if (it == revoking.end()) {
             continue;
         }
-        for (std::int32_t p : tp.partitions) {
-            if (it->second.contains(p)) {
+        for (partition_id p : tp.partitions) {
+            if (it->second.contains(p.value)) {
                 return true;
             }
         }
@@ -150,7 +150,7 @@ std::string consumer_group::preferred_assignor(const std::string& fallback) cons
 }
 
 void consumer_group::reconcile(consumer_member& m,
-                               const std::optional<std::vector<owned_partitions>>& owned) {
+                               const std::optional<std::vector<api::owned_partitions>>& owned) {
     switch (m.state) {
         case member_state::stable:
             if (m.member_epoch != assignment_epoch_) {
@@ -173,7 +173,7 @@ void consumer_group::reconcile(consumer_member& m,
 }
 
 void consumer_group::compute_next(consumer_member& m, std::int32_t epoch,
-                                  const std::optional<std::vector<owned_partitions>>& owned) {
+                                  const std::optional<std::vector<api::owned_partitions>>& owned) {
     const topic_partitions& target = target_of(m.member_id);
     topic_partitions assigned;
     topic_partitions revoking;

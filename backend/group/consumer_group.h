@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "backend/api/groups.h"
 #include "backend/group/assignor.h"
-#include "backend/group/group_types.h"
 
 namespace sluice::backend::group {
 
@@ -112,13 +112,14 @@ public:
 
     /// One reconciliation step of `m` toward its target (Kafka's CurrentAssignmentBuilder):
     /// `owned` are the partitions the member reports (null: not reported).
-    void reconcile(consumer_member& m, const std::optional<std::vector<owned_partitions>>& owned);
+    void reconcile(consumer_member& m,
+                   const std::optional<std::vector<api::owned_partitions>>& owned);
 
-private:
+  private:
     void release(const consumer_member& m);
     void claim(const consumer_member& m);
     void compute_next(consumer_member& m, std::int32_t epoch,
-                      const std::optional<std::vector<owned_partitions>>& owned);
+                      const std::optional<std::vector<api::owned_partitions>>& owned);
 
     std::string id_;
     std::int32_t group_epoch_ = 0;

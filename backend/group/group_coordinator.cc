@@ -20,6 +20,17 @@ namespace asio = boost::asio;
 
 namespace {
 
+api::topic_partitions to_api(const topic_partitions& tp) {
+    api::topic_partitions out;
+    for (const auto& [id, parts] : tp) {
+        auto& set = out[id];
+        for (std::int32_t p : parts) {
+            set.insert(partition_id(p));
+        }
+    }
+    return out;
+}
+
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -79,11 +90,11 @@ void group_coordinator::stop() {
                 continue;
             }
             for (auto& [mid, m] : e.classic->members()) {
-                join_group_result j;
+                api::join_group_result j;
                 j.error = make_error_code(errc::coordinator_unavailable);
                 j.member_id = mid;
                 e.classic->complete_join(m, std::move(j));
-                sync_group_result s;
+                api::sync_group_result s;
                 s.error = make_error_code(errc::coordinator_unavailable);
                 e.classic->complete_sync(m, std::move(s));
             }
@@ -163,7 +174,8 @@ void group_coordinator::run_timers() {
 
 // --- awaitable wrappers ------------------------------------------------------------------------
 
-asio::awaitable<std::error_code> group_coordinator::flush_group(std::string group_id) {
+asio::awaitable<std::error_code> group_coordinator::flush_group(sluice::group_id group) {
+    const std::string& group_id = group.value;
     auto p = offsets_partition(group_id, false);
     if (!p) {
         co_return std::error_code{};
@@ -177,17 +189,19 @@ asio::awaitable<std::error_code> group_coordinator::flush_group(std::string grou
     co_return std::error_code{};
 }
 
-asio::awaitable<join_group_result> group_coordinator::join_group(join_group_request req) {
-    auto slot = std::make_shared<completion<join_group_result>>(co_await asio::this_coro::executor);
-    join_group(std::move(req), [slot](join_group_result r) { slot->set(std::move(r)); });
+asio::awaitable<api::join_group_result> group_coordinator::join_group(api::join_group_request req) {
+    auto slot =
+        std::make_shared<completion<api::join_group_result>>(co_await asio::this_coro::executor);
+    join_group(std::move(req), [slot](api::join_group_result r) { slot->set(std::move(r)); });
     // Nothing a member acts on is written by a join (the generation is stored at SyncGroup).
     co_return co_await slot->wait();
 }
 
-asio::awaitable<sync_group_result> group_coordinator::sync_group(sync_group_request req) {
-    auto slot = std::make_shared<completion<sync_group_result>>(co_await asio::this_coro::executor);
-    const std::string group_id = req.group_id;
-    sync_group(std::move(req), [slot](sync_group_result r) { slot->set(std::move(r)); });
+asio::awaitable<api::sync_group_result> group_coordinator::sync_group(api::sync_group_request req) {
+    auto slot =
+        std::make_shared<completion<api::sync_group_result>>(co_await asio::this_coro::executor);
+    const sluice::group_id group_id = req.group_id;
+    sync_group(std::move(req), [slot](api::sync_group_result r) { slot->set(std::move(r)); });
     auto r = co_await slot->wait();
     if (!r.error) {
         // The assignment is durable before the members act on it.
@@ -198,25 +212,26 @@ asio::awaitable<sync_group_result> group_coordinator::sync_group(sync_group_requ
     co_return r;
 }
 
-asio::awaitable<std::error_code> group_coordinator::heartbeat(heartbeat_request req) {
+asio::awaitable<std::error_code> group_coordinator::heartbeat(api::heartbeat_request req) {
     co_return heartbeat_now(req);
 }
 
-asio::awaitable<leave_group_result> group_coordinator::leave_group(
-    std::string group_id, std::vector<leave_member> members) {
-    auto r = leave_group_now(group_id, members);
-    co_await flush_group(group_id);
+asio::awaitable<api::leave_group_result> group_coordinator::leave_group(
+    sluice::group_id group, std::vector<api::leave_member> members) {
+    auto r = leave_group_now(group, members);
+    co_await flush_group(std::move(group));
     co_return r;
 }
 
-asio::awaitable<consumer_heartbeat_result> group_coordinator::consumer_heartbeat(
-    consumer_heartbeat_request req) {
+asio::awaitable<api::consumer_heartbeat_result> group_coordinator::consumer_heartbeat(
+    api::consumer_heartbeat_request req) {
     // Members are not persisted (they rejoin after a restart), so nothing here waits for an
     // fsync; a group epoch record written on the way is flushed with the next write.
     co_return consumer_heartbeat_now(req);
 }
 
-asio::awaitable<offset_commit_result> group_coordinator::commit_offsets(offset_commit_request req) {
+asio::awaitable<api::offset_commit_result> group_coordinator::commit_offsets(
+    api::offset_commit_request req) {
     auto r = commit_offsets_now(req);
     bool wrote = false;
     for (const auto& t : r.topics) {
@@ -238,31 +253,55 @@ asio::awaitable<offset_commit_result> group_coordinator::commit_offsets(offset_c
     co_return r;
 }
 
-asio::awaitable<std::vector<std::pair<std::string, std::error_code>>>
-group_coordinator::delete_groups(std::vector<std::string> groups) {
-    auto r = delete_groups_now(groups);
-    for (auto& [group, ec] : r) {
-        if (!ec) {
-            ec = co_await flush_group(group);
+asio::awaitable<std::vector<api::offset_fetch_result>> group_coordinator::fetch_offsets(
+    std::vector<api::offset_fetch_request> reqs) {
+    co_return fetch_offsets_now(reqs);
+}
+
+asio::awaitable<std::vector<api::group_deletion>> group_coordinator::delete_groups(
+    std::vector<sluice::group_id> ids) {
+    auto r = delete_groups_now(ids);
+    for (auto& d : r) {
+        if (!d.error) {
+            d.error = co_await flush_group(d.group_id);
         }
     }
     co_return r;
 }
 
-asio::awaitable<offset_delete_result> group_coordinator::delete_offsets(
-    std::string group_id, std::vector<fetch_topic> topics) {
-    auto r = delete_offsets_now(group_id, topics);
+asio::awaitable<api::offset_delete_result> group_coordinator::delete_offsets(
+    sluice::group_id group, std::vector<api::topic_partition_list> topics) {
+    auto r = delete_offsets_now(group, topics);
     if (!r.error) {
-        if (auto ec = co_await flush_group(group_id)) {
+        if (auto ec = co_await flush_group(std::move(group))) {
             r.error = ec;
         }
     }
     co_return r;
 }
 
+asio::awaitable<std::vector<api::listed_group>> group_coordinator::list_groups(
+    std::vector<std::string> states, std::vector<std::string> types) {
+    co_return list_groups_now(states, types);
+}
+
+asio::awaitable<std::vector<api::described_group>> group_coordinator::describe_groups(
+    std::vector<sluice::group_id> ids) {
+    co_return describe_groups_now(ids);
+}
+
+asio::awaitable<std::vector<api::consumer_group_description>>
+group_coordinator::describe_consumer_groups(std::vector<sluice::group_id> ids) {
+    co_return describe_consumer_groups_now(ids);
+}
+
+api::group_counters group_coordinator::counters() const {
+    return {rebalances_.load(std::memory_order_relaxed), commits_.load(std::memory_order_relaxed)};
+}
+
 // --- listing and describing ----------------------------------------------------------------------
 
-std::vector<listed_group> group_coordinator::list_groups(
+std::vector<api::listed_group> group_coordinator::list_groups_now(
     const std::vector<std::string>& states_filter, const std::vector<std::string>& types_filter) {
     std::set<std::string> states;
     for (const auto& s : states_filter) {
@@ -272,11 +311,11 @@ std::vector<listed_group> group_coordinator::list_groups(
     for (const auto& t : types_filter) {
         types.insert(lower(t));
     }
-    std::vector<listed_group> out;
+    std::vector<api::listed_group> out;
     std::lock_guard lock(mu_);
     for (const auto& [id, e] : groups_) {
-        listed_group g;
-        g.group_id = id;
+        api::listed_group g;
+        g.group_id = sluice::group_id(id);
         if (e.kind == group_kind::classic) {
             if (!e.classic) {
                 continue;
@@ -300,14 +339,15 @@ std::vector<listed_group> group_coordinator::list_groups(
     return out;
 }
 
-std::vector<described_group> group_coordinator::describe_groups(
-    const std::vector<std::string>& groups) {
-    std::vector<described_group> out;
+std::vector<api::described_group> group_coordinator::describe_groups_now(
+    const std::vector<sluice::group_id>& ids) {
+    std::vector<api::described_group> out;
     std::lock_guard lock(mu_);
     const auto loading = check_loaded();
-    for (const auto& id : groups) {
-        described_group d;
-        d.group_id = id;
+    for (const auto& group : ids) {
+        const std::string& id = group.value;
+        api::described_group d;
+        d.group_id = group;
         if (loading) {
             d.error = loading;
             out.push_back(std::move(d));
@@ -328,7 +368,7 @@ std::vector<described_group> group_coordinator::describe_groups(
             d.protocol_data = g.protocol_name().value_or("");
         }
         for (const auto& [mid, m] : g.members()) {
-            described_member dm;
+            api::described_member dm;
             dm.member_id = mid;
             dm.group_instance_id = m.group_instance_id;
             dm.client_id = m.client_id;
@@ -344,14 +384,15 @@ std::vector<described_group> group_coordinator::describe_groups(
     return out;
 }
 
-std::vector<consumer_group_description> group_coordinator::describe_consumer_groups(
-    const std::vector<std::string>& groups) {
-    std::vector<consumer_group_description> out;
+std::vector<api::consumer_group_description> group_coordinator::describe_consumer_groups_now(
+    const std::vector<sluice::group_id>& ids) {
+    std::vector<api::consumer_group_description> out;
     std::lock_guard lock(mu_);
     const auto loading = check_loaded();
-    for (const auto& id : groups) {
-        consumer_group_description d;
-        d.group_id = id;
+    for (const auto& group : ids) {
+        const std::string& id = group.value;
+        api::consumer_group_description d;
+        d.group_id = group;
         if (loading) {
             d.error = loading;
             out.push_back(std::move(d));
@@ -372,17 +413,19 @@ std::vector<consumer_group_description> group_coordinator::describe_consumer_gro
         d.assignment_epoch = g.assignment_epoch();
         d.assignor_name = g.preferred_assignor(cfg_.consumer_assignors.front());
         for (const auto& [mid, m] : g.members()) {
-            consumer_member_description md;
+            api::consumer_member_description md;
             md.member_id = mid;
             md.instance_id = m.instance_id;
             md.rack_id = m.rack_id;
             md.member_epoch = m.member_epoch;
             md.client_id = m.client_id;
             md.client_host = m.client_host;
-            md.subscribed_topic_names = m.subscribed_topic_names;
+            for (const auto& t : m.subscribed_topic_names) {
+                md.subscribed_topic_names.emplace_back(t);
+            }
             md.subscribed_topic_regex = m.subscribed_topic_regex;
-            md.assignment = m.assigned;
-            md.target_assignment = g.target_of(mid);
+            md.assignment = to_api(m.assigned);
+            md.target_assignment = to_api(g.target_of(mid));
             d.members.push_back(std::move(md));
         }
         out.push_back(std::move(d));
@@ -394,28 +437,30 @@ std::vector<consumer_group_description> group_coordinator::describe_consumer_gro
 
 namespace {
 
-std::map<std::string, std::vector<std::int32_t>> names_of(
-    const topic_partitions& tp, const std::map<uuid, std::string>& names) {
-    std::map<std::string, std::vector<std::int32_t>> out;
+std::map<topic_name, std::vector<partition_id>> names_of(const topic_partitions& tp,
+                                                         const std::map<uuid, std::string>& names) {
+    std::map<topic_name, std::vector<partition_id>> out;
     for (const auto& [id, parts] : tp) {
         auto it = names.find(id);
-        auto& list = out[it == names.end() ? id.to_base64() : it->second];
-        list.assign(parts.begin(), parts.end());
+        auto& list = out[topic_name(it == names.end() ? id.to_base64() : it->second)];
+        for (std::int32_t p : parts) {
+            list.emplace_back(p);
+        }
     }
     return out;
 }
 
 }  // namespace
 
-std::optional<group_view> group_coordinator::view_group(const std::string& group_id) {
-    auto views = build_views({group_id});
+std::optional<api::group_view> group_coordinator::view_group(const sluice::group_id& id) {
+    auto views = build_views({id.value});
     if (views.empty()) {
         return std::nullopt;
     }
     return std::move(views.front());
 }
 
-std::vector<group_view> group_coordinator::view_groups() {
+std::vector<api::group_view> group_coordinator::view_groups() {
     std::vector<std::string> ids;
     {
         std::lock_guard lock(mu_);
@@ -426,13 +471,13 @@ std::vector<group_view> group_coordinator::view_groups() {
     return build_views(ids);
 }
 
-std::vector<group_view> group_coordinator::build_views(const std::vector<std::string>& ids) {
+std::vector<api::group_view> group_coordinator::build_views(const std::vector<std::string>& ids) {
     // Topic ids -> names for KIP-848 assignments (read before taking the lock).
     std::map<uuid, std::string> names;
     for (const auto& t : log_.list_topics()) {
         names[t.id] = t.name;
     }
-    std::vector<group_view> out;
+    std::vector<api::group_view> out;
     {
         std::lock_guard lock(mu_);
         for (const auto& group_id : ids) {
@@ -440,8 +485,8 @@ std::vector<group_view> group_coordinator::build_views(const std::vector<std::st
             if (e == nullptr) {
                 continue;
             }
-            group_view& v = out.emplace_back();
-            v.group_id = group_id;
+            api::group_view& v = out.emplace_back();
+            v.group_id = sluice::group_id(group_id);
             if (e->kind == group_kind::classic && e->classic) {
                 const auto& g = *e->classic;
                 v.type = "classic";
@@ -453,7 +498,7 @@ std::vector<group_view> group_coordinator::build_views(const std::vector<std::st
                                       (g.in(classic_state::stable) ||
                                        g.in(classic_state::preparing_rebalance));
                 for (const auto& [mid, m] : g.members()) {
-                    group_view::member vm;
+                    api::group_view::member vm;
                     vm.member_id = mid;
                     vm.instance_id = m.group_instance_id;
                     vm.client_id = m.client_id;
@@ -461,7 +506,12 @@ std::vector<group_view> group_coordinator::build_views(const std::vector<std::st
                     if (readable) {
                         if (auto a = parse_assignment(protocol::bytes_view(m.assignment.data(),
                                                                            m.assignment.size()))) {
-                            vm.assignment = std::move(*a);
+                            for (auto& [topic, parts] : *a) {
+                                auto& list = vm.assignment[topic_name(topic)];
+                                for (std::int32_t p : parts) {
+                                    list.emplace_back(p);
+                                }
+                            }
                         }
                     }
                     v.members.push_back(std::move(vm));
@@ -474,7 +524,7 @@ std::vector<group_view> group_coordinator::build_views(const std::vector<std::st
                 v.protocol = g.preferred_assignor(cfg_.consumer_assignors.front());
                 v.generation = g.group_epoch();
                 for (const auto& [mid, m] : g.members()) {
-                    group_view::member vm;
+                    api::group_view::member vm;
                     vm.member_id = mid;
                     vm.instance_id = m.instance_id;
                     vm.client_id = m.client_id;
@@ -485,10 +535,10 @@ std::vector<group_view> group_coordinator::build_views(const std::vector<std::st
             }
             for (const auto& [topic, parts] : e->offsets) {
                 for (const auto& [p, c] : parts) {
-                    group_view::partition vp;
-                    vp.topic = topic;
-                    vp.partition = p;
-                    vp.committed = c.committed.value;
+                    api::group_view::partition vp;
+                    vp.topic = topic_name(topic);
+                    vp.partition = partition_id(p);
+                    vp.committed = c.committed;
                     vp.metadata = c.metadata;
                     v.offsets.push_back(std::move(vp));
                 }
@@ -498,9 +548,9 @@ std::vector<group_view> group_coordinator::build_views(const std::vector<std::st
     // High watermarks outside the lock: the log takes its own locks.
     for (auto& v : out) {
         for (auto& vp : v.offsets) {
-            if (auto part = log_.partition(vp.topic, partition_id(vp.partition))) {
-                vp.log_end = part->high_watermark().value;
-                if (vp.committed >= 0) {
+            if (auto part = log_.partition(vp.topic.value, vp.partition)) {
+                vp.log_end = part->high_watermark();
+                if (vp.committed.value >= 0) {
                     vp.lag = std::max<std::int64_t>(0, vp.log_end - vp.committed);
                 }
             }

@@ -1,8 +1,9 @@
 // The consumer group coordinator (owned by backend/group): classic groups (JoinGroup,
 // SyncGroup, Heartbeat, LeaveGroup), KIP-848 consumer groups (ConsumerGroupHeartbeat),
 // committed offsets, group administration, and the lag view. This single broker coordinates
-// every group. The Kafka front calls it through the awaitable methods; the HTTP front and the
-// metrics read views.
+// every group. It is the native backend's api::groups (backend/api/groups.h): the fronts call
+// it through that interface only; the transaction coordinator uses the transactional-offset
+// members below, and unit tests the callback and synchronous forms.
 //
 //   Kafka handlers ──awaitable calls──> group_coordinator ──append/flush_to──> __consumer_offsets
 //   HTTP / metrics ──views────────────────>   │  (mutex)                        (log_manager)
@@ -47,10 +48,11 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "backend/api/groups.h"
+#include "backend/group/assignor.h"
 #include "backend/group/classic_group.h"
 #include "backend/group/consumer_group.h"
 #include "backend/group/group_records.h"
-#include "backend/group/group_types.h"
 #include "backend/group/timer_queue.h"
 #include "protocol/core/result.h"
 
@@ -89,11 +91,12 @@ struct coordinator_clock {
 /// The internal topic the coordinator keeps its state in.
 inline constexpr const char* offsets_topic_name = "__consumer_offsets";
 
-class group_coordinator {
-public:
+/// The native backend's consumer groups (api::groups).
+class group_coordinator final : public api::groups {
+  public:
     group_coordinator(log::log_manager& log, coordinator_config cfg,
                       coordinator_clock clock = coordinator_clock::system());
-    ~group_coordinator();
+    ~group_coordinator() override;
     group_coordinator(const group_coordinator&) = delete;
     group_coordinator& operator=(const group_coordinator&) = delete;
 
@@ -105,48 +108,58 @@ public:
     void start(std::optional<boost::asio::any_io_executor> ticker_executor,
                bool synchronous = false);
     void stop();
-    bool loaded() const { return loaded_.load(std::memory_order_acquire); }
     const coordinator_config& config() const { return cfg_; }
 
-    // --- awaitable API (the Kafka front) ------------------------------------------------------
-    boost::asio::awaitable<join_group_result> join_group(join_group_request req);
-    boost::asio::awaitable<sync_group_result> sync_group(sync_group_request req);
-    boost::asio::awaitable<std::error_code> heartbeat(heartbeat_request req);
-    boost::asio::awaitable<leave_group_result> leave_group(std::string group_id,
-                                                           std::vector<leave_member> members);
-    boost::asio::awaitable<consumer_heartbeat_result> consumer_heartbeat(
-        consumer_heartbeat_request req);
-    boost::asio::awaitable<offset_commit_result> commit_offsets(offset_commit_request req);
-    std::vector<offset_fetch_result> fetch_offsets(const std::vector<offset_fetch_request>& reqs);
-    boost::asio::awaitable<std::vector<std::pair<std::string, std::error_code>>> delete_groups(
-        std::vector<std::string> groups);
-    boost::asio::awaitable<offset_delete_result> delete_offsets(
-        std::string group_id, std::vector<fetch_topic> topics);
-
-    // --- callback / synchronous API (the awaitable API wraps it; unit tests drive it) --------
-    void join_group(join_group_request req, join_callback done);
-    void sync_group(sync_group_request req, sync_callback done);
-    std::error_code heartbeat_now(const heartbeat_request& req);
-    leave_group_result leave_group_now(const std::string& group_id,
-                                       const std::vector<leave_member>& members);
-    consumer_heartbeat_result consumer_heartbeat_now(const consumer_heartbeat_request& req);
-    /// Validates and appends; the records still need flushing (flush_group).
-    offset_commit_result commit_offsets_now(const offset_commit_request& req);
-    std::vector<std::pair<std::string, std::error_code>> delete_groups_now(
-        const std::vector<std::string>& groups);
-    offset_delete_result delete_offsets_now(const std::string& group_id,
-                                            const std::vector<fetch_topic>& topics);
-
-    std::vector<listed_group> list_groups(const std::vector<std::string>& states_filter,
-                                          const std::vector<std::string>& types_filter);
-    std::vector<described_group> describe_groups(const std::vector<std::string>& groups);
-    std::vector<consumer_group_description> describe_consumer_groups(
-        const std::vector<std::string>& groups);
-
+    // --- api::groups ----------------------------------------------------------------------------
+    bool loaded() const override { return loaded_.load(std::memory_order_acquire); }
+    boost::asio::awaitable<api::join_group_result> join_group(api::join_group_request req) override;
+    boost::asio::awaitable<api::sync_group_result> sync_group(api::sync_group_request req) override;
+    boost::asio::awaitable<std::error_code> heartbeat(api::heartbeat_request req) override;
+    boost::asio::awaitable<api::leave_group_result> leave_group(
+        sluice::group_id group, std::vector<api::leave_member> members) override;
+    boost::asio::awaitable<api::consumer_heartbeat_result> consumer_heartbeat(
+        api::consumer_heartbeat_request req) override;
+    boost::asio::awaitable<api::offset_commit_result> commit_offsets(
+        api::offset_commit_request req) override;
+    boost::asio::awaitable<std::vector<api::offset_fetch_result>> fetch_offsets(
+        std::vector<api::offset_fetch_request> reqs) override;
+    boost::asio::awaitable<api::offset_delete_result> delete_offsets(
+        sluice::group_id group, std::vector<api::topic_partition_list> topics) override;
+    boost::asio::awaitable<std::vector<api::group_deletion>> delete_groups(
+        std::vector<sluice::group_id> ids) override;
+    boost::asio::awaitable<std::vector<api::listed_group>> list_groups(
+        std::vector<std::string> states, std::vector<std::string> types) override;
+    boost::asio::awaitable<std::vector<api::described_group>> describe_groups(
+        std::vector<sluice::group_id> ids) override;
+    boost::asio::awaitable<std::vector<api::consumer_group_description>> describe_consumer_groups(
+        std::vector<sluice::group_id> ids) override;
     /// Every group with members, assignments, committed offsets and lag (the HTTP front and
     /// the metrics collector).
-    std::vector<group_view> view_groups();
-    std::optional<group_view> view_group(const std::string& group_id);
+    std::vector<api::group_view> view_groups() override;
+    std::optional<api::group_view> view_group(const sluice::group_id& id) override;
+    /// Rebalances completed and offsets committed since start (metrics).
+    api::group_counters counters() const override;
+
+    // --- callback / synchronous forms (the awaitable API wraps them; unit tests drive them) ---
+    void join_group(api::join_group_request req, join_callback done);
+    void sync_group(api::sync_group_request req, sync_callback done);
+    std::error_code heartbeat_now(const api::heartbeat_request& req);
+    api::leave_group_result leave_group_now(const sluice::group_id& group,
+                                            const std::vector<api::leave_member>& members);
+    api::consumer_heartbeat_result consumer_heartbeat_now(
+        const api::consumer_heartbeat_request& req);
+    /// Validates and appends; the records still need flushing (flush_group).
+    api::offset_commit_result commit_offsets_now(const api::offset_commit_request& req);
+    std::vector<api::offset_fetch_result> fetch_offsets_now(
+        const std::vector<api::offset_fetch_request>& reqs);
+    std::vector<api::group_deletion> delete_groups_now(const std::vector<sluice::group_id>& ids);
+    api::offset_delete_result delete_offsets_now(
+        const sluice::group_id& group, const std::vector<api::topic_partition_list>& topics);
+    std::vector<api::listed_group> list_groups_now(const std::vector<std::string>& states_filter,
+                                                   const std::vector<std::string>& types_filter);
+    std::vector<api::described_group> describe_groups_now(const std::vector<sluice::group_id>& ids);
+    std::vector<api::consumer_group_description> describe_consumer_groups_now(
+        const std::vector<sluice::group_id>& ids);
 
     /// Runs the timeouts due now (the ticker calls it; tests call it with a manual clock).
     void run_timers();
@@ -156,29 +169,25 @@ public:
     // --- transactional offsets (the transaction coordinator calls these) -------------------
     /// TxnOffsetCommit's membership check (KIP-447): as OffsetCommit, except that a group
     /// rebalancing still accepts it and a stale KIP-848 epoch is ILLEGAL_GENERATION.
-    std::error_code validate_txn_commit(const std::string& group_id, const std::string& member_id,
+    std::error_code validate_txn_commit(const sluice::group_id& group, const std::string& member_id,
                                         const std::optional<std::string>& group_instance_id,
                                         std::int32_t generation_id);
     /// Stores the offsets of a committed transaction (no membership check); completes once
     /// they are durable.
-    boost::asio::awaitable<std::error_code> commit_txn_offsets(std::string group_id,
-                                                               std::vector<commit_topic> topics);
+    boost::asio::awaitable<std::error_code> commit_txn_offsets(
+        sluice::group_id group, std::vector<api::commit_topic> topics);
     /// Tells whether an open transaction holds offsets of a group's partition: OffsetFetch
     /// with require_stable then answers UNSTABLE_OFFSET_COMMIT for it. Set once, before start.
     void set_pending_txn_offsets(
-        std::function<bool(const std::string& group, const std::string& topic, std::int32_t p)>
+        std::function<bool(const sluice::group_id&, const sluice::topic_name&, partition_id)>
             pending) {
         pending_txn_offsets_ = std::move(pending);
     }
 
-    /// Completes once the offsets partition that holds `group_id` is durable up to its end.
-    boost::asio::awaitable<std::error_code> flush_group(std::string group_id);
+    /// Completes once the offsets partition that holds `group` is durable up to its end.
+    boost::asio::awaitable<std::error_code> flush_group(sluice::group_id group);
 
-    /// Rebalances completed and offsets committed since start (metrics).
-    std::uint64_t rebalances() const { return rebalances_.load(std::memory_order_relaxed); }
-    std::uint64_t offset_commits() const { return commits_.load(std::memory_order_relaxed); }
-
-private:
+  private:
     struct group_entry {
         group_kind kind = group_kind::classic;
         std::unique_ptr<classic_group> classic;
@@ -186,7 +195,7 @@ private:
         std::map<std::string, std::map<std::int32_t, committed_offset>> offsets;
     };
 
-    std::vector<group_view> build_views(const std::vector<std::string>& ids);
+    std::vector<api::group_view> build_views(const std::vector<std::string>& ids);
 
     // storage (group_coordinator_store.cc)
     void apply_record(std::map<std::string, group_entry>& groups, const record_key& key,
@@ -207,16 +216,17 @@ private:
 
     // classic protocol (group_coordinator_classic.cc)
     classic_group* classic_locked(const std::string& group_id, bool create);
-    void join_new_member_locked(classic_group& g, join_group_request& req, join_callback& done);
-    void join_existing_member_locked(classic_group& g, join_group_request& req,
+    void join_new_member_locked(classic_group& g, api::join_group_request& req,
+                                join_callback& done);
+    void join_existing_member_locked(classic_group& g, api::join_group_request& req,
                                      join_callback& done);
-    void add_member_and_rebalance_locked(classic_group& g, join_group_request& req,
+    void add_member_and_rebalance_locked(classic_group& g, api::join_group_request& req,
                                          const std::string& member_id, join_callback done);
-    void update_static_member_locked(classic_group& g, join_group_request& req,
+    void update_static_member_locked(classic_group& g, api::join_group_request& req,
                                      const std::string& old_id, const std::string& new_id,
                                      join_callback done);
     void update_member_and_rebalance_locked(classic_group& g, classic_member& m,
-                                            join_group_request& req, join_callback done,
+                                            api::join_group_request& req, join_callback done,
                                             const std::string& reason);
     void maybe_prepare_rebalance_locked(classic_group& g, const std::string& reason);
     void prepare_rebalance_locked(classic_group& g, const std::string& reason);
@@ -234,18 +244,19 @@ private:
     bool accept_joining_member(const classic_group& g, const std::string& member_id) const;
 
     // KIP-848 protocol (group_coordinator_consumer.cc)
-    consumer_heartbeat_result consumer_leave_locked(const consumer_heartbeat_request& req);
+    api::consumer_heartbeat_result consumer_leave_locked(
+        const api::consumer_heartbeat_request& req);
     std::map<std::string, subscribed_topic> subscription_metadata_locked(const consumer_group& g,
                                                                          const consumer_member* extra);
     void compute_target_locked(consumer_group& g);
     void fence_consumer_member_locked(const std::string& group_id, const std::string& member_id,
                                       const std::string& why);
     void schedule_consumer_session_locked(const consumer_group& g, const consumer_member& m);
-    std::optional<std::vector<owned_partitions>> to_owned(const topic_partitions& tp) const;
+    std::optional<std::vector<api::owned_partitions>> to_owned(const topic_partitions& tp) const;
     void cancel_consumer_timers_locked(const std::string& group_id);
 
     // offsets (group_coordinator_offsets.cc)
-    std::error_code validate_commit_locked(group_entry* e, const offset_commit_request& req,
+    std::error_code validate_commit_locked(group_entry* e, const api::offset_commit_request& req,
                                            bool transactional);
     void expire_offsets_locked();
     void schedule_retention_locked();
@@ -265,7 +276,8 @@ private:
     std::unique_ptr<boost::asio::steady_timer> ticker_;
     std::thread loader_;
 
-    std::function<bool(const std::string&, const std::string&, std::int32_t)> pending_txn_offsets_;
+    std::function<bool(const sluice::group_id&, const sluice::topic_name&, partition_id)>
+        pending_txn_offsets_;
     std::atomic<std::uint64_t> rebalances_{0};
     std::atomic<std::uint64_t> commits_{0};
 };

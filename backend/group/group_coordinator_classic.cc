@@ -16,15 +16,15 @@ std::string heartbeat_key(const std::string& group, const std::string& member) {
 std::string join_key(const std::string& group) { return "join\x1f" + group; }
 std::string sync_key(const std::string& group) { return "sync\x1f" + group; }
 
-join_group_result join_error(errc e, std::string member_id) {
-    join_group_result r;
+api::join_group_result join_error(errc e, std::string member_id) {
+    api::join_group_result r;
     r.error = make_error_code(e);
     r.member_id = std::move(member_id);
     return r;
 }
 
-sync_group_result sync_error(errc e) {
-    sync_group_result r;
+api::sync_group_result sync_error(errc e) {
+    api::sync_group_result r;
     r.error = make_error_code(e);
     return r;
 }
@@ -99,16 +99,16 @@ bool group_coordinator::accept_joining_member(const classic_group& g,
     return false;
 }
 
-void group_coordinator::join_group(join_group_request req, join_callback done) {
+void group_coordinator::join_group(api::join_group_request req, join_callback done) {
     std::lock_guard lock(mu_);
     if (auto ec = check_loaded()) {
-        join_group_result r;
+        api::join_group_result r;
         r.error = ec;
         r.member_id = req.member_id;
         done(std::move(r));
         return;
     }
-    if (req.group_id.empty()) {
+    if (req.group_id.value.empty()) {
         done(join_error(errc::invalid_group_id, req.member_id));
         return;
     }
@@ -120,7 +120,7 @@ void group_coordinator::join_group(join_group_request req, join_callback done) {
     if (req.rebalance_timeout_ms < 0) {
         req.rebalance_timeout_ms = req.session_timeout_ms;  // JoinGroup v0
     }
-    if (auto* e = find_locked(req.group_id);
+    if (auto* e = find_locked(req.group_id.value);
         e != nullptr && e->kind == group_kind::consumer && e->consumer && !e->consumer->empty()) {
         // Classic members cannot join a group that runs the KIP-848 protocol (no online
         // migration here).
@@ -128,14 +128,14 @@ void group_coordinator::join_group(join_group_request req, join_callback done) {
         return;
     }
     const bool unknown_member = req.member_id.empty();
-    classic_group* g = classic_locked(req.group_id, unknown_member);
+    classic_group* g = classic_locked(req.group_id.value, unknown_member);
     if (g == nullptr) {
         done(join_error(errc::unknown_member_id, req.member_id));
         return;
     }
     if (!accept_joining_member(*g, req.member_id)) {
         g->remove(req.member_id);
-        group_log().info("group {}: join refused, group.max.size {} reached", req.group_id,
+        group_log().info("group {}: join refused, group.max.size {} reached", req.group_id.value,
                          cfg_.max_size);
         done(join_error(errc::group_max_size_reached, ""));
     } else if (unknown_member) {
@@ -146,7 +146,7 @@ void group_coordinator::join_group(join_group_request req, join_callback done) {
     arm_locked();
 }
 
-void group_coordinator::join_new_member_locked(classic_group& g, join_group_request& req,
+void group_coordinator::join_new_member_locked(classic_group& g, api::join_group_request& req,
                                                join_callback& done) {
     if (g.in(classic_state::dead)) {
         done(join_error(errc::coordinator_unavailable, ""));
@@ -181,7 +181,7 @@ void group_coordinator::join_new_member_locked(classic_group& g, join_group_requ
     add_member_and_rebalance_locked(g, req, new_id, std::move(done));
 }
 
-void group_coordinator::join_existing_member_locked(classic_group& g, join_group_request& req,
+void group_coordinator::join_existing_member_locked(classic_group& g, api::join_group_request& req,
                                                     join_callback& done) {
     const std::string& member_id = req.member_id;
     if (g.in(classic_state::dead)) {
@@ -202,7 +202,7 @@ void group_coordinator::join_existing_member_locked(classic_group& g, join_group
         return;
     }
     if (auto ec = validate_member(g, member_id, req.group_instance_id)) {
-        join_group_result r;
+        api::join_group_result r;
         r.error = ec;
         r.member_id = member_id;
         done(std::move(r));
@@ -210,7 +210,7 @@ void group_coordinator::join_existing_member_locked(classic_group& g, join_group
     }
     classic_member& m = *g.member(member_id);
     auto current = [&](bool with_members) {
-        join_group_result r;
+        api::join_group_result r;
         r.member_id = member_id;
         r.generation_id = g.generation();
         r.protocol_name = g.protocol_name();
@@ -251,7 +251,8 @@ void group_coordinator::join_existing_member_locked(classic_group& g, join_group
     }
 }
 
-void group_coordinator::add_member_and_rebalance_locked(classic_group& g, join_group_request& req,
+void group_coordinator::add_member_and_rebalance_locked(classic_group& g,
+                                                        api::join_group_request& req,
                                                         const std::string& member_id,
                                                         join_callback done) {
     classic_member m;
@@ -276,10 +277,9 @@ void group_coordinator::add_member_and_rebalance_locked(classic_group& g, join_g
     maybe_prepare_rebalance_locked(g, "new member " + member_id);
 }
 
-void group_coordinator::update_static_member_locked(classic_group& g, join_group_request& req,
+void group_coordinator::update_static_member_locked(classic_group& g, api::join_group_request& req,
                                                     const std::string& old_id,
-                                                    const std::string& new_id,
-                                                    join_callback done) {
+                                                    const std::string& new_id, join_callback done) {
     const std::string current_leader = g.leader_or_empty();
     timers_.cancel(heartbeat_key(g.id(), old_id));
     classic_member& m = g.replace_static_member(*req.group_instance_id, old_id, new_id);
@@ -291,7 +291,7 @@ void group_coordinator::update_static_member_locked(classic_group& g, join_group
             // compat: a static member replacing itself in a Stable group with the same
             // protocol does not trigger a rebalance; the group is stored with the new id.
             store_group_locked(g.id());
-            join_group_result r;
+            api::join_group_result r;
             r.member_id = new_id;
             r.generation_id = g.generation();
             r.protocol_name = g.protocol_name();
@@ -320,7 +320,7 @@ void group_coordinator::update_static_member_locked(classic_group& g, join_group
 }
 
 void group_coordinator::update_member_and_rebalance_locked(classic_group& g, classic_member& m,
-                                                           join_group_request& req,
+                                                           api::join_group_request& req,
                                                            join_callback done,
                                                            const std::string& reason) {
     g.update(m, std::move(req.protocols), req.rebalance_timeout_ms, req.session_timeout_ms,
@@ -437,7 +437,7 @@ void group_coordinator::complete_join_locked(const std::string& group_id) {
                      g.generation(), g.size(), g.protocol_name().value_or(""),
                      g.leader_or_empty());
     for (auto& [id, m] : g.members()) {
-        join_group_result r;
+        api::join_group_result r;
         r.member_id = id;
         r.generation_id = g.generation();
         r.protocol_name = g.protocol_name();
@@ -531,7 +531,7 @@ void group_coordinator::expire_pending_sync_locked(const std::string& group_id,
 
 void group_coordinator::propagate_assignment_locked(classic_group& g, std::error_code error) {
     for (auto& [_, m] : g.members()) {
-        sync_group_result r;
+        api::sync_group_result r;
         r.error = error;
         if (!error) {
             r.protocol_name = g.protocol_name();
@@ -544,15 +544,15 @@ void group_coordinator::propagate_assignment_locked(classic_group& g, std::error
     }
 }
 
-void group_coordinator::sync_group(sync_group_request req, sync_callback done) {
+void group_coordinator::sync_group(api::sync_group_request req, sync_callback done) {
     std::lock_guard lock(mu_);
     if (auto ec = check_loaded()) {
-        sync_group_result r;
+        api::sync_group_result r;
         r.error = ec;
         done(std::move(r));
         return;
     }
-    auto* e = find_locked(req.group_id);
+    auto* e = find_locked(req.group_id.value);
     if (e == nullptr || e->kind != group_kind::classic || !e->classic ||
         e->classic->in(classic_state::empty)) {
         done(sync_error(errc::unknown_member_id));
@@ -564,7 +564,7 @@ void group_coordinator::sync_group(sync_group_request req, sync_callback done) {
         return;
     }
     if (auto ec = validate_member(g, req.member_id, req.group_instance_id)) {
-        sync_group_result r;
+        api::sync_group_result r;
         r.error = ec;
         done(std::move(r));
         return;
@@ -590,7 +590,7 @@ void group_coordinator::sync_group(sync_group_request req, sync_callback done) {
     }
     if (g.in(classic_state::stable)) {
         drop_pending_sync();
-        sync_group_result r;
+        api::sync_group_result r;
         r.protocol_type = g.protocol_type();
         r.protocol_name = g.protocol_name();
         r.assignment = g.member(req.member_id)->assignment;
@@ -642,12 +642,12 @@ void group_coordinator::sync_group(sync_group_request req, sync_callback done) {
     arm_locked();
 }
 
-std::error_code group_coordinator::heartbeat_now(const heartbeat_request& req) {
+std::error_code group_coordinator::heartbeat_now(const api::heartbeat_request& req) {
     std::lock_guard lock(mu_);
     if (auto ec = check_loaded()) {
         return ec;
     }
-    auto* e = find_locked(req.group_id);
+    auto* e = find_locked(req.group_id.value);
     if (e == nullptr || e->kind != group_kind::classic || !e->classic) {
         return make_error_code(errc::unknown_member_id);
     }
@@ -679,10 +679,11 @@ std::error_code group_coordinator::heartbeat_now(const heartbeat_request& req) {
     return {};
 }
 
-leave_group_result group_coordinator::leave_group_now(const std::string& group_id,
-                                                      const std::vector<leave_member>& members) {
+api::leave_group_result group_coordinator::leave_group_now(
+    const sluice::group_id& group, const std::vector<api::leave_member>& members) {
+    const std::string& group_id = group.value;
     std::lock_guard lock(mu_);
-    leave_group_result out;
+    api::leave_group_result out;
     if (auto ec = check_loaded()) {
         out.error = ec;
         return out;
@@ -716,7 +717,7 @@ leave_group_result group_coordinator::leave_group_now(const std::string& group_i
     };
     std::size_t left = 0;
     for (const auto& lm : members) {
-        leave_member_result r{lm.member_id, lm.group_instance_id, {}};
+        api::leave_member_result r{lm.member_id, lm.group_instance_id, {}};
         if (lm.member_id.empty()) {
             // Administrative removal of a static member by its instance id.
             if (lm.group_instance_id && g.has_static_member(*lm.group_instance_id)) {

@@ -20,8 +20,8 @@ std::string rebalance_key(const std::string& group, const std::string& member) {
     return "cr\x1f" + group + "\x1f" + member;
 }
 
-consumer_heartbeat_result heartbeat_error(errc e, std::string message = {}) {
-    consumer_heartbeat_result r;
+api::consumer_heartbeat_result heartbeat_error(errc e, std::string message = {}) {
+    api::consumer_heartbeat_result r;
     r.error = make_error_code(e);
     if (!message.empty()) {
         r.error_message = std::move(message);
@@ -34,7 +34,7 @@ bool has_regex(const consumer_member& m) {
 }
 
 /// Whether `owned` lists only partitions of `assigned` (compat: GroupMetadataManager.isSubset).
-bool is_subset(const std::optional<std::vector<owned_partitions>>& owned,
+bool is_subset(const std::optional<std::vector<api::owned_partitions>>& owned,
                const topic_partitions& assigned) {
     if (!owned) {
         return false;
@@ -47,8 +47,8 @@ bool is_subset(const std::optional<std::vector<owned_partitions>>& owned,
             }
             continue;
         }
-        for (std::int32_t p : tp.partitions) {
-            if (!it->second.contains(p)) {
+        for (partition_id p : tp.partitions) {
+            if (!it->second.contains(p.value)) {
                 return false;
             }
         }
@@ -58,11 +58,15 @@ bool is_subset(const std::optional<std::vector<owned_partitions>>& owned,
 
 }  // namespace
 
-std::optional<std::vector<owned_partitions>> group_coordinator::to_owned(
+std::optional<std::vector<api::owned_partitions>> group_coordinator::to_owned(
     const topic_partitions& tp) const {
-    std::vector<owned_partitions> out;
+    std::vector<api::owned_partitions> out;
     for (const auto& [id, parts] : tp) {
-        out.push_back({id, std::vector<std::int32_t>(parts.begin(), parts.end())});
+        auto& o = out.emplace_back();
+        o.topic_id = id;
+        for (std::int32_t p : parts) {
+            o.partitions.emplace_back(p);
+        }
     }
     return out;
 }
@@ -189,22 +193,22 @@ void group_coordinator::fence_consumer_member_locked(const std::string& group_id
     store_group_locked(group_id);
 }
 
-consumer_heartbeat_result group_coordinator::consumer_leave_locked(
-    const consumer_heartbeat_request& req) {
-    auto* e = find_locked(req.group_id);
+api::consumer_heartbeat_result group_coordinator::consumer_leave_locked(
+    const api::consumer_heartbeat_request& req) {
+    auto* e = find_locked(req.group_id.value);
     if (e == nullptr || e->kind != group_kind::consumer || !e->consumer) {
         return heartbeat_error(errc::group_id_not_found,
-                               "Group " + req.group_id + " is not a consumer group.");
+                               "Group " + req.group_id.value + " is not a consumer group.");
     }
     consumer_group& g = *e->consumer;
-    consumer_heartbeat_result r;
+    api::consumer_heartbeat_result r;
     r.member_id = req.member_id;
     r.member_epoch = req.member_epoch;
     if (!req.instance_id) {
         if (g.member(req.member_id) == nullptr) {
             return heartbeat_error(errc::unknown_member_id);
         }
-        fence_consumer_member_locked(req.group_id, req.member_id, "left the group");
+        fence_consumer_member_locked(req.group_id.value, req.member_id, "left the group");
         return r;
     }
     auto sid = g.static_member_id(*req.instance_id);
@@ -222,25 +226,25 @@ consumer_heartbeat_result group_coordinator::consumer_leave_locked(
         m.member_epoch = leave_group_static_member_epoch;
         m.pending_revocation.clear();
         g.upsert(std::move(m));
-        group_log().info("group {}: static member {} ({}) left temporarily", req.group_id, *sid,
-                         *req.instance_id);
+        group_log().info("group {}: static member {} ({}) left temporarily", req.group_id.value,
+                         *sid, *req.instance_id);
         return r;
     }
-    fence_consumer_member_locked(req.group_id, *sid, "static member left the group");
+    fence_consumer_member_locked(req.group_id.value, *sid, "static member left the group");
     return r;
 }
 
-consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
-    const consumer_heartbeat_request& req) {
+api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
+    const api::consumer_heartbeat_request& req) {
     std::lock_guard lock(mu_);
     if (auto ec = check_loaded()) {
-        consumer_heartbeat_result r;
+        api::consumer_heartbeat_result r;
         r.error = ec;
         return r;
     }
     // Validation (compat: throwIfConsumerGroupHeartbeatRequestIsInvalid).
     const std::int32_t epoch = req.member_epoch;
-    if (req.group_id.empty()) {
+    if (req.group_id.value.empty()) {
         return heartbeat_error(errc::invalid_request, "GroupId can't be empty.");
     }
     if (req.instance_id && req.instance_id->empty()) {
@@ -301,29 +305,29 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
     }
 
     // The group: created by a joining member; an empty classic group becomes a consumer group.
-    auto* e = find_locked(req.group_id);
+    auto* e = find_locked(req.group_id.value);
     if (e == nullptr) {
         if (epoch != 0) {
             return heartbeat_error(errc::group_id_not_found,
-                                   "Consumer group " + req.group_id + " not found.");
+                                   "Consumer group " + req.group_id.value + " not found.");
         }
-        e = &groups_[req.group_id];
+        e = &groups_[req.group_id.value];
         e->kind = group_kind::consumer;
-        e->consumer = std::make_unique<consumer_group>(req.group_id, wall());
+        e->consumer = std::make_unique<consumer_group>(req.group_id.value, wall());
     } else if (e->kind == group_kind::classic) {
         const bool empty_classic = !e->classic || (e->classic->in(classic_state::empty) &&
                                                    e->classic->pending_members() == 0);
         if (epoch != 0 || !empty_classic) {
             return heartbeat_error(errc::group_id_not_found,
-                                   "Group " + req.group_id + " is not a consumer group.");
+                                   "Group " + req.group_id.value + " is not a consumer group.");
         }
         const std::int32_t previous_generation = e->classic ? e->classic->generation() : 0;
         e->classic.reset();
         e->kind = group_kind::consumer;
-        e->consumer = std::make_unique<consumer_group>(req.group_id, wall());
+        e->consumer = std::make_unique<consumer_group>(req.group_id.value, wall());
         e->consumer->set_group_epoch(previous_generation);
         group_log().info("group {}: empty classic group converted to a consumer group",
-                         req.group_id);
+                         req.group_id.value);
     }
     consumer_group& g = *e->consumer;
     if (g.members().size() >= static_cast<std::size_t>(cfg_.consumer_max_size) &&
@@ -337,7 +341,8 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
     // The member: new, rejoining, replacing a static instance, or heartbeating.
     consumer_member current;
     bool is_new = false;
-    auto check_epoch = [&](const consumer_member& m) -> std::optional<consumer_heartbeat_result> {
+    auto check_epoch =
+        [&](const consumer_member& m) -> std::optional<api::consumer_heartbeat_result> {
         if (epoch > m.member_epoch) {
             return heartbeat_error(errc::fenced_member_epoch,
                                    "The member epoch " + std::to_string(epoch) +
@@ -365,9 +370,9 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
             is_new = true;
             current.member_id = member_id;
         } else {
-            return heartbeat_error(errc::unknown_member_id,
-                                   "Member " + member_id + " is not a member of group " +
-                                       req.group_id + ".");
+            return heartbeat_error(
+                errc::unknown_member_id,
+                "Member " + member_id + " is not a member of group " + req.group_id.value + ".");
         }
     } else {
         auto sid = g.static_member_id(*req.instance_id);
@@ -391,8 +396,8 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
                 consumer_member replaced = *existing;
                 const std::string old_id = replaced.member_id;
                 g.move_target(old_id, member_id);
-                timers_.cancel(session_key(req.group_id, old_id));
-                timers_.cancel(rebalance_key(req.group_id, old_id));
+                timers_.cancel(session_key(req.group_id.value, old_id));
+                timers_.cancel(rebalance_key(req.group_id.value, old_id));
                 g.remove(old_id);
                 replaced.member_id = member_id;
                 replaced.member_epoch = 0;
@@ -401,7 +406,7 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
                 replaced.pending_revocation.clear();
                 current = std::move(replaced);
                 group_log().info("group {}: static member {} replaces {} (instance {})",
-                                 req.group_id, member_id, old_id, *req.instance_id);
+                                 req.group_id.value, member_id, old_id, *req.instance_id);
             }
         } else {
             if (existing == nullptr) {
@@ -433,7 +438,10 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
         updated.server_assignor = req.server_assignor;
     }
     if (req.subscribed_topic_names) {
-        updated.subscribed_topic_names = *req.subscribed_topic_names;
+        updated.subscribed_topic_names.clear();
+        for (const auto& t : *req.subscribed_topic_names) {
+            updated.subscribed_topic_names.push_back(t.value);
+        }
     }
     if (req.subscribed_topic_regex) {
         updated.subscribed_topic_regex = req.subscribed_topic_regex;
@@ -455,9 +463,9 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
     if (bump) {
         g.set_group_epoch(g.group_epoch() + 1);
         g.touch_state(wall());
-        group_log().info("group {}: epoch {} ({})", req.group_id, g.group_epoch(),
+        group_log().info("group {}: epoch {} ({})", req.group_id.value, g.group_epoch(),
                          is_new ? "member " + member_id + " joined" : "subscriptions changed");
-        store_group_locked(req.group_id);
+        store_group_locked(req.group_id.value);
     }
     if (g.group_epoch() > g.assignment_epoch()) {
         compute_target_locked(g);
@@ -470,8 +478,8 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
     g.reconcile(m, req.topic_partitions);
     if (m.state == member_state::unrevoked_partitions) {
         if (state_before != member_state::unrevoked_partitions ||
-            !timers_.scheduled(rebalance_key(req.group_id, member_id))) {
-            const std::string gid = req.group_id;
+            !timers_.scheduled(rebalance_key(req.group_id.value, member_id))) {
+            const std::string gid = req.group_id.value;
             const std::int32_t at_epoch = m.member_epoch;
             timers_.schedule(rebalance_key(gid, member_id), mono() + m.rebalance_timeout_ms,
                              [this, gid, member_id, at_epoch] {
@@ -488,11 +496,11 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
                              });
         }
     } else {
-        timers_.cancel(rebalance_key(req.group_id, member_id));
+        timers_.cancel(rebalance_key(req.group_id.value, member_id));
     }
     schedule_consumer_session_locked(g, m);
 
-    consumer_heartbeat_result r;
+    api::consumer_heartbeat_result r;
     r.member_id = member_id;
     r.member_epoch = m.member_epoch;
     r.heartbeat_interval_ms = cfg_.consumer_heartbeat_interval_ms;

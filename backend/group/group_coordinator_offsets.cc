@@ -29,11 +29,12 @@ std::error_code validate_classic_member(const classic_group& g, const std::strin
     return {};
 }
 
-offset_commit_result commit_skeleton(const offset_commit_request& req, std::error_code ec) {
-    offset_commit_result out;
+api::offset_commit_result commit_skeleton(const api::offset_commit_request& req,
+                                          std::error_code ec) {
+    api::offset_commit_result out;
     for (const auto& t : req.topics) {
-        commit_topic_result tr;
-        tr.name = t.name;
+        api::commit_topic_result tr;
+        tr.topic = t.topic;
         for (const auto& p : t.partitions) {
             tr.partitions.push_back({p.partition, ec});
         }
@@ -54,21 +55,23 @@ bool expired(const committed_offset& c, std::int64_t base_ms, std::int64_t now_m
 }  // namespace
 
 std::error_code group_coordinator::validate_commit_locked(group_entry* e,
-                                                          const offset_commit_request& req,
+                                                          const api::offset_commit_request& req,
                                                           bool transactional) {
     const std::int32_t gen = req.generation_id_or_member_epoch;
+    // -1: a front that is not Kafka, committing as the newest version does.
+    const bool v9_or_later = req.api_version < 0 || req.api_version >= 9;
     if (e == nullptr) {
         if (gen < 0) {
             // A "simple" group: a consumer that assigns partitions itself, or an admin.
-            auto& fresh = groups_[req.group_id];
+            auto& fresh = groups_[req.group_id.value];
             fresh.kind = group_kind::classic;
-            fresh.classic = std::make_unique<classic_group>(req.group_id, wall());
+            fresh.classic = std::make_unique<classic_group>(req.group_id.value, wall());
             return {};
         }
         // compat: v9+ answers GROUP_ID_NOT_FOUND; older versions (and TxnOffsetCommit)
         // ILLEGAL_GENERATION.
-        return make_error_code(req.api_version >= 9 && !transactional ? errc::group_id_not_found
-                                                                      : errc::illegal_generation);
+        return make_error_code(v9_or_later && !transactional ? errc::group_id_not_found
+                                                             : errc::illegal_generation);
     }
     if (e->kind == group_kind::consumer && e->consumer) {
         consumer_group& g = *e->consumer;
@@ -79,7 +82,7 @@ std::error_code group_coordinator::validate_commit_locked(group_entry* e,
         if (m == nullptr) {
             return make_error_code(errc::unknown_member_id);
         }
-        if (!transactional && req.api_version < 9) {
+        if (!transactional && !v9_or_later) {
             // KIP-848 members commit with OffsetCommit v9+.
             return make_error_code(errc::unsupported_version);
         }
@@ -95,7 +98,7 @@ std::error_code group_coordinator::validate_commit_locked(group_entry* e,
         return {};
     }
     if (!e->classic) {
-        e->classic = std::make_unique<classic_group>(req.group_id, wall());
+        e->classic = std::make_unique<classic_group>(req.group_id.value, wall());
     }
     classic_group& g = *e->classic;
     if (g.in(classic_state::dead)) {
@@ -126,21 +129,22 @@ std::error_code group_coordinator::validate_commit_locked(group_entry* e,
     return {};
 }
 
-offset_commit_result group_coordinator::commit_offsets_now(const offset_commit_request& req) {
+api::offset_commit_result group_coordinator::commit_offsets_now(
+    const api::offset_commit_request& req) {
     std::lock_guard lock(mu_);
     if (auto ec = check_loaded()) {
         return commit_skeleton(req, ec);
     }
-    if (req.group_id.empty()) {
+    const std::string& group_id = req.group_id.value;
+    if (group_id.empty()) {
         return commit_skeleton(req, make_error_code(errc::invalid_group_id));
     }
-    if (auto ec = validate_commit_locked(find_locked(req.group_id), req, false)) {
+    if (auto ec = validate_commit_locked(find_locked(group_id), req, false)) {
         group_log().debug("group {}: commit from member '{}' (generation/epoch {}) refused: {}",
-                          req.group_id, req.member_id, req.generation_id_or_member_epoch,
-                          ec.message());
+                          group_id, req.member_id, req.generation_id_or_member_epoch, ec.message());
         return commit_skeleton(req, ec);
     }
-    offset_commit_result out = commit_skeleton(req, {});
+    api::offset_commit_result out = commit_skeleton(req, {});
     const std::int64_t now = wall();
     std::vector<encoded_record> records;
     struct pending {
@@ -152,7 +156,7 @@ offset_commit_result group_coordinator::commit_offsets_now(const offset_commit_r
     std::vector<pending> applied;
     for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
         const auto& t = req.topics[ti];
-        auto info = log_.find_topic(t.name);
+        auto info = log_.find_topic(t.topic.value);
         for (std::size_t pi = 0; pi < t.partitions.size(); ++pi) {
             const auto& p = t.partitions[pi];
             auto& err = out.topics[ti].partitions[pi].error;
@@ -161,7 +165,7 @@ offset_commit_result group_coordinator::commit_offsets_now(const offset_commit_r
                 err = make_error_code(errc::offset_metadata_too_large);
                 continue;
             }
-            if (!info || p.partition < 0 || p.partition >= info->partitions) {
+            if (!info || p.partition.value < 0 || p.partition.value >= info->partitions) {
                 err = make_error_code(errc::unknown_topic_or_partition);
                 continue;
             }
@@ -171,20 +175,20 @@ offset_commit_result group_coordinator::commit_offsets_now(const offset_commit_r
             c.metadata = p.metadata;
             c.commit_timestamp_ms = now;
             c.expire_timestamp_ms = req.retention_time_ms >= 0 ? now + req.retention_time_ms : -1;
-            records.push_back(offset_record(req.group_id, t.name, p.partition, c));
-            applied.push_back({&t.name, p.partition, std::move(c), &err});
+            records.push_back(offset_record(group_id, t.topic.value, p.partition.value, c));
+            applied.push_back({&t.topic.value, p.partition.value, std::move(c), &err});
         }
     }
     if (records.empty()) {
         return out;
     }
-    if (auto w = append_locked(req.group_id, std::move(records)); !w) {
+    if (auto w = append_locked(group_id, std::move(records)); !w) {
         for (auto& a : applied) {
             *a.error = w.error();
         }
         return out;
     }
-    auto& e = groups_[req.group_id];
+    auto& e = groups_[group_id];
     for (auto& a : applied) {
         e.offsets[*a.topic][a.partition] = std::move(a.value);
     }
@@ -193,25 +197,25 @@ offset_commit_result group_coordinator::commit_offsets_now(const offset_commit_r
     return out;
 }
 
-std::vector<offset_fetch_result> group_coordinator::fetch_offsets(
-    const std::vector<offset_fetch_request>& reqs) {
-    std::vector<offset_fetch_result> out;
+std::vector<api::offset_fetch_result> group_coordinator::fetch_offsets_now(
+    const std::vector<api::offset_fetch_request>& reqs) {
+    std::vector<api::offset_fetch_result> out;
     std::lock_guard lock(mu_);
     const auto loading = check_loaded();
     for (const auto& req : reqs) {
-        offset_fetch_result r;
+        api::offset_fetch_result r;
         r.group_id = req.group_id;
         if (loading) {
             r.error = loading;
             out.push_back(std::move(r));
             continue;
         }
-        if (req.group_id.empty()) {
+        if (req.group_id.value.empty()) {
             r.error = make_error_code(errc::invalid_group_id);
             out.push_back(std::move(r));
             continue;
         }
-        group_entry* e = find_locked(req.group_id);
+        group_entry* e = find_locked(req.group_id.value);
         if (e != nullptr && e->kind == group_kind::consumer && e->consumer &&
             (req.member_id || req.member_epoch >= 0)) {
             // compat: ConsumerGroup.validateOffsetFetch.
@@ -229,16 +233,18 @@ std::vector<offset_fetch_result> group_coordinator::fetch_offsets(
         if (!req.topics) {
             if (e != nullptr) {
                 for (const auto& [topic, parts] : e->offsets) {
-                    fetched_topic ft;
-                    ft.name = topic;
+                    api::fetched_offsets_topic ft;
+                    ft.topic = topic_name(topic);
                     for (const auto& [p, c] : parts) {
                         if (req.require_stable && pending_txn_offsets_ &&
-                            pending_txn_offsets_(req.group_id, topic, p)) {
-                            ft.partitions.push_back({p, offset(-1), -1, std::string(),
-                                                     make_error_code(errc::unstable_offset_commit)});
+                            pending_txn_offsets_(req.group_id, ft.topic, partition_id(p))) {
+                            ft.partitions.push_back(
+                                {partition_id(p), offset(-1), -1, std::string(),
+                                 make_error_code(errc::unstable_offset_commit)});
                             continue;
                         }
-                        ft.partitions.push_back({p, c.committed, c.leader_epoch, c.metadata, {}});
+                        ft.partitions.push_back(
+                            {partition_id(p), c.committed, c.leader_epoch, c.metadata, {}});
                     }
                     r.topics.push_back(std::move(ft));
                 }
@@ -247,27 +253,27 @@ std::vector<offset_fetch_result> group_coordinator::fetch_offsets(
             continue;
         }
         for (const auto& t : *req.topics) {
-            fetched_topic ft;
-            ft.name = t.name;
+            api::fetched_offsets_topic ft;
+            ft.topic = t.topic;
             const std::map<std::int32_t, committed_offset>* parts = nullptr;
             if (e != nullptr) {
-                auto it = e->offsets.find(t.name);
+                auto it = e->offsets.find(t.topic.value);
                 if (it != e->offsets.end()) {
                     parts = &it->second;
                 }
             }
-            for (std::int32_t p : t.partitions) {
-                fetched_partition fp;
+            for (partition_id p : t.partitions) {
+                api::fetched_offset fp;
                 fp.partition = p;
                 fp.metadata = std::string();
                 if (req.require_stable && pending_txn_offsets_ &&
-                    pending_txn_offsets_(req.group_id, t.name, p)) {
+                    pending_txn_offsets_(req.group_id, t.topic, p)) {
                     fp.error = make_error_code(errc::unstable_offset_commit);
                     ft.partitions.push_back(std::move(fp));
                     continue;
                 }
                 if (parts != nullptr) {
-                    if (auto it = parts->find(p); it != parts->end()) {
+                    if (auto it = parts->find(p.value); it != parts->end()) {
                         fp.committed = it->second.committed;
                         fp.leader_epoch = it->second.leader_epoch;
                         fp.metadata = it->second.metadata;
@@ -282,10 +288,11 @@ std::vector<offset_fetch_result> group_coordinator::fetch_offsets(
     return out;
 }
 
-offset_delete_result group_coordinator::delete_offsets_now(const std::string& group_id,
-                                                           const std::vector<fetch_topic>& topics) {
+api::offset_delete_result group_coordinator::delete_offsets_now(
+    const sluice::group_id& group, const std::vector<api::topic_partition_list>& topics) {
+    const std::string& group_id = group.value;
     std::lock_guard lock(mu_);
-    offset_delete_result out;
+    api::offset_delete_result out;
     if (auto ec = check_loaded()) {
         out.error = ec;
         return out;
@@ -318,17 +325,18 @@ offset_delete_result group_coordinator::delete_offsets_now(const std::string& gr
     std::vector<encoded_record> records;
     std::vector<std::pair<std::string, std::int32_t>> removed;
     for (const auto& t : topics) {
-        commit_topic_result tr;
-        tr.name = t.name;
-        const bool in_use = subscribed(t.name);
-        for (std::int32_t p : t.partitions) {
-            commit_partition_result pr{p, {}};
+        api::commit_topic_result tr;
+        tr.topic = t.topic;
+        const std::string& topic = t.topic.value;
+        const bool in_use = subscribed(topic);
+        for (partition_id p : t.partitions) {
+            api::commit_partition_result pr{p, {}};
             if (in_use) {
                 pr.error = make_error_code(errc::group_subscribed_to_topic);
-            } else if (auto it = e->offsets.find(t.name);
-                       it != e->offsets.end() && it->second.contains(p)) {
-                records.push_back(offset_tombstone(group_id, t.name, p));
-                removed.emplace_back(t.name, p);
+            } else if (auto it = e->offsets.find(topic);
+                       it != e->offsets.end() && it->second.contains(p.value)) {
+                records.push_back(offset_tombstone(group_id, topic, p.value));
+                removed.emplace_back(topic, p.value);
             }
             tr.partitions.push_back(pr);
         }
@@ -352,27 +360,28 @@ offset_delete_result group_coordinator::delete_offsets_now(const std::string& gr
     return out;
 }
 
-std::vector<std::pair<std::string, std::error_code>> group_coordinator::delete_groups_now(
-    const std::vector<std::string>& groups) {
+std::vector<api::group_deletion> group_coordinator::delete_groups_now(
+    const std::vector<sluice::group_id>& ids) {
     std::lock_guard lock(mu_);
-    std::vector<std::pair<std::string, std::error_code>> out;
+    std::vector<api::group_deletion> out;
     const auto loading = check_loaded();
-    for (const auto& id : groups) {
+    for (const auto& group : ids) {
+        const std::string& id = group.value;
         if (loading) {
-            out.emplace_back(id, loading);
+            out.push_back({group, loading});
             continue;
         }
         group_entry* e = find_locked(id);
         if (e == nullptr || (e->kind == group_kind::classic && e->classic &&
                              e->classic->in(classic_state::dead))) {
-            out.emplace_back(id, make_error_code(errc::group_id_not_found));
+            out.push_back({group, make_error_code(errc::group_id_not_found)});
             continue;
         }
         const bool empty = e->kind == group_kind::classic
                                ? (!e->classic || e->classic->in(classic_state::empty))
                                : (!e->consumer || e->consumer->empty());
         if (!empty) {
-            out.emplace_back(id, make_error_code(errc::non_empty_group));
+            out.push_back({group, make_error_code(errc::non_empty_group)});
             continue;
         }
         std::vector<encoded_record> records;
@@ -383,21 +392,22 @@ std::vector<std::pair<std::string, std::error_code>> group_coordinator::delete_g
         }
         records.push_back(group_tombstone(id));
         if (auto w = append_locked(id, std::move(records)); !w) {
-            out.emplace_back(id, w.error());
+            out.push_back({group, w.error()});
             continue;
         }
         timers_.cancel("join\x1f" + id);
         timers_.cancel("sync\x1f" + id);
         groups_.erase(id);
         group_log().info("group {} deleted", id);
-        out.emplace_back(id, std::error_code{});
+        out.push_back({group, std::error_code{}});
     }
     return out;
 }
 
 std::error_code group_coordinator::validate_txn_commit(
-    const std::string& group_id, const std::string& member_id,
+    const sluice::group_id& group, const std::string& member_id,
     const std::optional<std::string>& group_instance_id, std::int32_t generation_id) {
+    const std::string& group_id = group.value;
     std::lock_guard lock(mu_);
     if (auto ec = check_loaded()) {
         return ec;
@@ -405,8 +415,8 @@ std::error_code group_coordinator::validate_txn_commit(
     if (group_id.empty()) {
         return make_error_code(errc::invalid_group_id);
     }
-    offset_commit_request req;
-    req.group_id = group_id;
+    api::offset_commit_request req;
+    req.group_id = group;
     req.member_id = member_id;
     req.group_instance_id = group_instance_id;
     req.generation_id_or_member_epoch = generation_id;
@@ -414,7 +424,8 @@ std::error_code group_coordinator::validate_txn_commit(
 }
 
 boost::asio::awaitable<std::error_code> group_coordinator::commit_txn_offsets(
-    std::string group_id, std::vector<commit_topic> topics) {
+    sluice::group_id group, std::vector<api::commit_topic> topics) {
+    const std::string& group_id = group.value;
     {
         std::lock_guard lock(mu_);
         if (auto ec = check_loaded()) {
@@ -425,7 +436,7 @@ boost::asio::awaitable<std::error_code> group_coordinator::commit_txn_offsets(
         for (const auto& t : topics) {
             for (const auto& p : t.partitions) {
                 committed_offset c{p.committed, p.leader_epoch, p.metadata, now, -1};
-                records.push_back(offset_record(group_id, t.name, p.partition, c));
+                records.push_back(offset_record(group_id, t.topic.value, p.partition.value, c));
             }
         }
         if (auto w = append_locked(group_id, std::move(records)); !w) {
@@ -439,13 +450,14 @@ boost::asio::awaitable<std::error_code> group_coordinator::commit_txn_offsets(
         std::size_t n = 0;
         for (const auto& t : topics) {
             for (const auto& p : t.partitions) {
-                e.offsets[t.name][p.partition] = {p.committed, p.leader_epoch, p.metadata, now, -1};
+                e.offsets[t.topic.value][p.partition.value] = {p.committed, p.leader_epoch,
+                                                               p.metadata, now, -1};
                 ++n;
             }
         }
         commits_.fetch_add(n, std::memory_order_relaxed);
     }
-    co_return co_await flush_group(group_id);
+    co_return co_await flush_group(std::move(group));
 }
 
 void group_coordinator::schedule_retention_locked() {

@@ -64,7 +64,7 @@ TEST_F(GroupTest, BarrierWaitsForEveryMemberAndOnlyTheLeaderGetsMembers) {
     EXPECT_EQ(ls.get().assignment, assignment("t", {0, 1, 2}));
     EXPECT_EQ(fs.get().protocol_name, "range");
 
-    auto groups = coord->list_groups({}, {});
+    auto groups = coord->list_groups_now({}, {});
     ASSERT_EQ(groups.size(), 1u);
     EXPECT_EQ(groups[0].state, "Stable");
 }
@@ -144,8 +144,8 @@ TEST_F(GroupTest, LeaveGroupRebalancesAndAnswersPerMember) {
     advance(cfg.initial_rebalance_delay_ms);
     auto sa = sync("g", a.get().member_id, 1);
     auto sb = sync("g", b.get().member_id, 1);
-    auto res = coord->leave_group_now(
-        "g", {{b.get().member_id, std::nullopt, "bye"}, {"ghost", std::nullopt, std::nullopt}});
+    auto res = coord->leave_group_now(group_id("g"), {{b.get().member_id, std::nullopt, "bye"},
+                                                      {"ghost", std::nullopt, std::nullopt}});
     EXPECT_FALSE(res.error);
     ASSERT_EQ(res.members.size(), 2u);
     EXPECT_FALSE(res.members[0].error);
@@ -155,17 +155,18 @@ TEST_F(GroupTest, LeaveGroupRebalancesAndAnswersPerMember) {
     ASSERT_TRUE(ra.done());
     EXPECT_EQ(ra.get().generation_id, 2);
 
-    EXPECT_EQ(coord->leave_group_now("nope", {{"x", std::nullopt, std::nullopt}}).error,
+    EXPECT_EQ(coord->leave_group_now(group_id("nope"), {{"x", std::nullopt, std::nullopt}}).error,
               errc::unknown_member_id);
 }
 
 TEST_F(GroupTest, LastMemberLeavingEmptiesTheGroup) {
     auto [member, gen] = stable_single("g");
-    EXPECT_FALSE(coord->leave_group_now("g", {{member, std::nullopt, std::nullopt}}).error);
-    auto groups = coord->list_groups({"empty"}, {});
+    EXPECT_FALSE(
+        coord->leave_group_now(group_id("g"), {{member, std::nullopt, std::nullopt}}).error);
+    auto groups = coord->list_groups_now({"empty"}, {});
     ASSERT_EQ(groups.size(), 1u);
     EXPECT_EQ(groups[0].state, "Empty");
-    EXPECT_TRUE(coord->list_groups({"Stable"}, {}).empty());
+    EXPECT_TRUE(coord->list_groups_now({"Stable"}, {}).empty());
 }
 
 TEST_F(GroupTest, JoinValidation) {
@@ -220,8 +221,9 @@ TEST_F(GroupTest, StaticMemberRejoiningReplacesItselfWithoutRebalance) {
     ASSERT_TRUE(s2.done());
     EXPECT_EQ(s2.get().assignment, assignment("t", {0, 1}));
     // The old incarnation is fenced.
-    EXPECT_EQ(coord->heartbeat_now({"g", 1, old_id, "instance-1"}), errc::fenced_instance_id);
-    EXPECT_FALSE(coord->heartbeat_now({"g", 1, again.get().member_id, "instance-1"}));
+    EXPECT_EQ(coord->heartbeat_now({group_id("g"), 1, old_id, "instance-1"}),
+              errc::fenced_instance_id);
+    EXPECT_FALSE(coord->heartbeat_now({group_id("g"), 1, again.get().member_id, "instance-1"}));
 }
 
 TEST_F(GroupTest, SyncErrors) {
@@ -230,7 +232,7 @@ TEST_F(GroupTest, SyncErrors) {
     EXPECT_EQ(sync("g", "ghost", gen).get().error, errc::unknown_member_id);
     EXPECT_EQ(sync("nope", member, gen).get().error, errc::unknown_member_id);
     sync_group_request r;
-    r.group_id = "g";
+    r.group_id = group_id("g");
     r.member_id = member;
     r.generation_id = gen;
     r.protocol_name = "roundrobin";

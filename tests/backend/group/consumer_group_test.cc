@@ -13,12 +13,12 @@ protected:
     consumer_heartbeat_request hb(const std::string& member, std::int32_t epoch,
                                   std::optional<std::vector<owned_partitions>> owned) {
         consumer_heartbeat_request r;
-        r.group_id = "cg";
+        r.group_id = group_id("cg");
         r.member_id = member;
         r.member_epoch = epoch;
         if (epoch == 0) {
             r.rebalance_timeout_ms = 30000;
-            r.subscribed_topic_names = std::vector<std::string>{"t"};
+            r.subscribed_topic_names = std::vector<topic_name>{topic_name("t")};
         }
         r.topic_partitions = std::move(owned);
         r.client = {"c", "/127.0.0.1"};
@@ -28,13 +28,20 @@ protected:
         std::set<std::int32_t> out;
         if (r.assignment) {
             for (const auto& tp : *r.assignment) {
-                out.insert(tp.partitions.begin(), tp.partitions.end());
+                for (partition_id p : tp.partitions) {
+                    out.insert(p.value);
+                }
             }
         }
         return out;
     }
-    std::vector<owned_partitions> owned(const std::set<std::int32_t>& parts) {
-        return {{topic_id(), std::vector<std::int32_t>(parts.begin(), parts.end())}};
+    std::vector<owned_partitions> owned(const std::set<std::int32_t>& ids) {
+        owned_partitions o;
+        o.topic_id = topic_id();
+        for (auto p : ids) {
+            o.partitions.emplace_back(p);
+        }
+        return {o};
     }
 };
 
@@ -45,10 +52,10 @@ TEST_F(ConsumerGroupTest, FirstMemberGetsEveryPartition) {
     EXPECT_EQ(r.member_epoch, 1);
     EXPECT_EQ(r.heartbeat_interval_ms, cfg.consumer_heartbeat_interval_ms);
     EXPECT_EQ(parts_of(r), (std::set<std::int32_t>{0, 1, 2, 3, 4, 5}));
-    auto groups = coord->list_groups({}, {"consumer"});
+    auto groups = coord->list_groups_now({}, {"consumer"});
     ASSERT_EQ(groups.size(), 1u);
     EXPECT_EQ(groups[0].state, "Stable");
-    EXPECT_TRUE(coord->list_groups({}, {"classic"}).empty());
+    EXPECT_TRUE(coord->list_groups_now({}, {"classic"}).empty());
 }
 
 TEST_F(ConsumerGroupTest, SecondMemberGetsPartitionsOnlyAfterTheFirstRevokesThem) {
@@ -77,7 +84,7 @@ TEST_F(ConsumerGroupTest, SecondMemberGetsPartitionsOnlyAfterTheFirstRevokesThem
     for (auto p : given) {
         EXPECT_FALSE(kept.contains(p));
     }
-    auto d = coord->describe_consumer_groups({"cg"});
+    auto d = coord->describe_consumer_groups_now({group_id("cg")});
     EXPECT_EQ(d[0].state, "Stable");
     EXPECT_EQ(d[0].group_epoch, 2);
 }
@@ -112,7 +119,7 @@ TEST_F(ConsumerGroupTest, LeavingFreesPartitionsAndSessionExpiryFences) {
     advance(cfg.consumer_session_timeout_ms + 1);
     EXPECT_EQ(coord->consumer_heartbeat_now(hb("b", b2.member_epoch, owned({}))).error,
               errc::unknown_member_id);
-    EXPECT_EQ(coord->list_groups({"Empty"}, {}).size(), 1u);
+    EXPECT_EQ(coord->list_groups_now({"Empty"}, {}).size(), 1u);
 }
 
 TEST_F(ConsumerGroupTest, CommitsNeedTheCurrentMemberEpoch) {
@@ -140,9 +147,9 @@ TEST_F(ConsumerGroupTest, ClassicAndConsumerGroupsCoexist) {
     auto j = join(join_req("cg", ""));
     EXPECT_EQ(j.get().error, errc::inconsistent_group_protocol);
     auto into_classic = hb("z", 0, std::vector<owned_partitions>{});
-    into_classic.group_id = "classic";
+    into_classic.group_id = group_id("classic");
     EXPECT_EQ(coord->consumer_heartbeat_now(into_classic).error, errc::group_id_not_found);
-    EXPECT_EQ(coord->list_groups({}, {}).size(), 2u);
+    EXPECT_EQ(coord->list_groups_now({}, {}).size(), 2u);
 }
 
 TEST_F(ConsumerGroupTest, StaticMemberComesBackUnderANewIdWithItsPartitions) {

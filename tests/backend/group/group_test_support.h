@@ -18,6 +18,20 @@
 
 namespace sluice::backend::group::test {
 
+// The request and answer types of the interface the coordinator implements.
+using api::commit_topic;
+using api::consumer_heartbeat_request;
+using api::consumer_heartbeat_result;
+using api::join_group_request;
+using api::join_group_result;
+using api::offset_commit_request;
+using api::offset_commit_result;
+using api::offset_fetch_request;
+using api::owned_partitions;
+using api::sync_group_request;
+using api::sync_group_result;
+using api::topic_partition_list;
+
 /// Consumer-protocol subscription metadata (v0) for `topics`.
 inline std::vector<std::byte> subscription(const std::vector<std::string>& topics) {
     protocol::writer w;
@@ -44,6 +58,15 @@ inline std::vector<std::byte> assignment(const std::string& topic, std::vector<s
     w.i32(-1);
     auto v = w.buffer().view();
     return {v.begin(), v.end()};
+}
+
+/// Partition ids from plain numbers.
+inline std::vector<partition_id> parts(std::initializer_list<std::int32_t> ids) {
+    std::vector<partition_id> out;
+    for (auto p : ids) {
+        out.emplace_back(p);
+    }
+    return out;
 }
 
 class GroupTest : public ::testing::Test {
@@ -119,7 +142,7 @@ protected:
                                 std::vector<std::string> topics = {"t"},
                                 std::optional<std::string> instance = std::nullopt) {
         join_group_request r;
-        r.group_id = group;
+        r.group_id = group_id(group);
         r.member_id = member;
         r.group_instance_id = std::move(instance);
         r.protocol_type = "consumer";
@@ -147,7 +170,7 @@ protected:
     pending_sync sync(const std::string& group, const std::string& member, std::int32_t generation,
                       std::map<std::string, std::vector<std::byte>> assignments = {}) {
         sync_group_request r;
-        r.group_id = group;
+        r.group_id = group_id(group);
         r.member_id = member;
         r.generation_id = generation;
         r.assignments = std::move(assignments);
@@ -157,7 +180,7 @@ protected:
     }
 
     std::error_code beat(const std::string& group, const std::string& member, std::int32_t gen) {
-        return coord->heartbeat_now({group, gen, member, std::nullopt});
+        return coord->heartbeat_now({group_id(group), gen, member, std::nullopt});
     }
 
     /// One member that joined and synced: its member id, generation 1 (or later).
@@ -178,14 +201,14 @@ protected:
                                 std::vector<std::pair<std::int32_t, std::int64_t>> offsets,
                                 const std::string& topic = "t", std::int16_t version = 8) {
         offset_commit_request r;
-        r.group_id = group;
+        r.group_id = group_id(group);
         r.generation_id_or_member_epoch = generation;
         r.member_id = member;
         r.api_version = version;
         auto& t = r.topics.emplace_back();
-        t.name = topic;
+        t.topic = topic_name(topic);
         for (auto [p, o] : offsets) {
-            t.partitions.push_back({p, offset(o), -1, std::string("meta")});
+            t.partitions.push_back({partition_id(p), offset(o), -1, std::string("meta")});
         }
         return coord->commit_offsets_now(r);
     }
@@ -194,9 +217,10 @@ protected:
     std::int64_t committed(const std::string& group, std::int32_t partition,
                            const std::string& topic = "t") {
         offset_fetch_request r;
-        r.group_id = group;
-        r.topics = std::vector<fetch_topic>{{topic, {partition}}};
-        auto res = coord->fetch_offsets({r});
+        r.group_id = group_id(group);
+        r.topics =
+            std::vector<topic_partition_list>{{topic_name(topic), {partition_id(partition)}}};
+        auto res = coord->fetch_offsets_now({r});
         EXPECT_EQ(res.size(), 1u);
         EXPECT_FALSE(res[0].error);
         return res[0].topics.at(0).partitions.at(0).committed.value;

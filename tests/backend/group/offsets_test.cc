@@ -79,10 +79,12 @@ TEST_F(GroupTest, CommitDuringSyncIsRebalanceInProgress) {
 
 TEST_F(GroupTest, CommitChecksPartitionsAndMetadata) {
     offset_commit_request r;
-    r.group_id = "g";
+    r.group_id = group_id("g");
     r.api_version = 8;
-    r.topics.push_back({"t", {{0, offset(1), -1, std::string(5000, 'x')}, {9, offset(1), -1, {}}}});
-    r.topics.push_back({"missing", {{0, offset(1), -1, {}}}});
+    r.topics.push_back({topic_name("t"),
+                        {{partition_id(0), offset(1), -1, std::string(5000, 'x')},
+                         {partition_id(9), offset(1), -1, {}}}});
+    r.topics.push_back({topic_name("missing"), {{partition_id(0), offset(1), -1, {}}}});
     auto res = coord->commit_offsets_now(r);
     EXPECT_EQ(res.topics[0].partitions[0].error, errc::offset_metadata_too_large);
     EXPECT_EQ(res.topics[0].partitions[1].error, errc::unknown_topic_or_partition);
@@ -93,14 +95,14 @@ TEST_F(GroupTest, FetchAllPartitionsAndSeveralGroups) {
     commit("a", -1, "", {{0, 1}, {3, 4}});
     commit("b", -1, "", {{1, 7}}, "u");
     offset_fetch_request all_a;
-    all_a.group_id = "a";
+    all_a.group_id = group_id("a");
     offset_fetch_request some_b;
-    some_b.group_id = "b";
-    some_b.topics = std::vector<fetch_topic>{{"u", {0, 1}}};
-    auto res = coord->fetch_offsets({all_a, some_b});
+    some_b.group_id = group_id("b");
+    some_b.topics = std::vector<topic_partition_list>{{topic_name("u"), parts({0, 1})}};
+    auto res = coord->fetch_offsets_now({all_a, some_b});
     ASSERT_EQ(res.size(), 2u);
     ASSERT_EQ(res[0].topics.size(), 1u);
-    EXPECT_EQ(res[0].topics[0].name, "t");
+    EXPECT_EQ(res[0].topics[0].topic, topic_name("t"));
     ASSERT_EQ(res[0].topics[0].partitions.size(), 2u);
     EXPECT_EQ(res[0].topics[0].partitions[1].committed, offset(4));
     EXPECT_EQ(res[0].topics[0].partitions[1].metadata, "meta");
@@ -113,7 +115,7 @@ TEST_F(GroupTest, OffsetsAndGroupsSurviveARestart) {
     commit("g", gen, member, {{0, 100}, {5, 500}});
     commit("simple", -1, "", {{2, 7}});
     commit("gone", -1, "", {{2, 9}});
-    ASSERT_FALSE(coord->delete_groups_now({"gone"})[0].second);
+    ASSERT_FALSE(coord->delete_groups_now({group_id("gone")})[0].error);
     restart();
     EXPECT_EQ(committed("g", 0), 100);
     EXPECT_EQ(committed("g", 5), 500);
@@ -121,7 +123,7 @@ TEST_F(GroupTest, OffsetsAndGroupsSurviveARestart) {
     EXPECT_EQ(committed("gone", 2), -1);
     // The classic group came back Stable with its member and generation.
     EXPECT_FALSE(beat("g", member, gen));
-    auto d = coord->describe_groups({"g"});
+    auto d = coord->describe_groups_now({group_id("g")});
     EXPECT_EQ(d[0].state, "Stable");
     ASSERT_EQ(d[0].members.size(), 1u);
     EXPECT_EQ(d[0].members[0].assignment, assignment("t", {0, 1, 2, 3, 4, 5}));
@@ -132,7 +134,7 @@ TEST_F(GroupTest, OffsetsAndGroupsSurviveARestart) {
 
 TEST_F(GroupTest, FlushedCommitsSurviveACrash) {
     commit("g", -1, "", {{0, 11}});
-    auto err = sluice::backend::test::run_until_done(coord->flush_group("g"));
+    auto err = sluice::backend::test::run_until_done(coord->flush_group(group_id("g")));
     ASSERT_FALSE(err);
     coord->stop();
     coord.reset();
@@ -147,25 +149,27 @@ TEST_F(GroupTest, FlushedCommitsSurviveACrash) {
 TEST_F(GroupTest, DeleteGroups) {
     auto [member, gen] = stable_single("busy");
     commit("idle", -1, "", {{0, 1}});
-    auto res = coord->delete_groups_now({"busy", "idle", "nope"});
-    EXPECT_EQ(res[0].second, errc::non_empty_group);
-    EXPECT_FALSE(res[1].second);
-    EXPECT_EQ(res[2].second, errc::group_id_not_found);
+    auto res = coord->delete_groups_now({group_id("busy"), group_id("idle"), group_id("nope")});
+    EXPECT_EQ(res[0].error, errc::non_empty_group);
+    EXPECT_FALSE(res[1].error);
+    EXPECT_EQ(res[2].error, errc::group_id_not_found);
     EXPECT_EQ(committed("idle", 0), -1);
-    EXPECT_TRUE(coord->list_groups({}, {}).size() == 1);
+    EXPECT_TRUE(coord->list_groups_now({}, {}).size() == 1);
 }
 
 TEST_F(GroupTest, OffsetDeleteRefusesSubscribedTopics) {
     auto [member, gen] = stable_single("g");  // subscribed to "t"
     commit("g", gen, member, {{0, 1}});
     commit("g", gen, member, {{0, 2}}, "u");
-    auto res = coord->delete_offsets_now("g", {{"t", {0}}, {"u", {0, 1}}});
+    auto res = coord->delete_offsets_now(
+        group_id("g"), {{topic_name("t"), parts({0})}, {topic_name("u"), parts({0, 1})}});
     EXPECT_FALSE(res.error);
     EXPECT_EQ(res.topics[0].partitions[0].error, errc::group_subscribed_to_topic);
     EXPECT_FALSE(res.topics[1].partitions[0].error);
     EXPECT_EQ(committed("g", 0, "u"), -1);
     EXPECT_EQ(committed("g", 0, "t"), 1);
-    EXPECT_EQ(coord->delete_offsets_now("nope", {{"t", {0}}}).error, errc::group_id_not_found);
+    EXPECT_EQ(coord->delete_offsets_now(group_id("nope"), {{topic_name("t"), parts({0})}}).error,
+              errc::group_id_not_found);
 }
 
 TEST_F(GroupTest, EmptyGroupOffsetsExpireAfterRetention) {
@@ -181,12 +185,13 @@ TEST_F(GroupTest, EmptyGroupOffsetsExpireAfterRetention) {
     }
     EXPECT_EQ(committed("simple", 1), -1);  // a simple group's offsets age from their commit
     EXPECT_EQ(committed("g", 0), 3);        // a group with members keeps its offsets
-    ASSERT_FALSE(coord->leave_group_now("g", {{member, std::nullopt, std::nullopt}}).error);
+    ASSERT_FALSE(
+        coord->leave_group_now(group_id("g"), {{member, std::nullopt, std::nullopt}}).error);
     advance(30000);
     EXPECT_EQ(committed("g", 0), 3);  // empty for 30 s only
     advance(30000);
     EXPECT_EQ(committed("g", 0), -1);
-    EXPECT_TRUE(coord->list_groups({}, {}).empty());
+    EXPECT_TRUE(coord->list_groups_now({}, {}).empty());
 }
 
 TEST_F(GroupTest, ViewShowsLag) {
@@ -199,12 +204,12 @@ TEST_F(GroupTest, ViewShowsLag) {
         ASSERT_TRUE(part->append(batch, o));
     }
     commit("g", -1, "", {{0, 6}});
-    auto v = coord->view_group("g");
+    auto v = coord->view_group(group_id("g"));
     ASSERT_TRUE(v);
     ASSERT_EQ(v->offsets.size(), 1u);
-    EXPECT_EQ(v->offsets[0].log_end, 15);
+    EXPECT_EQ(v->offsets[0].log_end, offset(15));
     EXPECT_EQ(v->offsets[0].lag, 9);
-    EXPECT_FALSE(coord->view_group("none"));
+    EXPECT_FALSE(coord->view_group(group_id("none")));
 }
 
 TEST_F(GroupTest, TransactionalCommitsAreCheckedLikeKip447AndStoredOnCommit) {
@@ -214,33 +219,35 @@ TEST_F(GroupTest, TransactionalCommitsAreCheckedLikeKip447AndStoredOnCommit) {
     advance(cfg.initial_rebalance_delay_ms);
     const std::string member = a.get().member_id;
     // Unlike OffsetCommit, a rebalancing group still takes a transactional commit.
-    EXPECT_FALSE(coord->validate_txn_commit("g", member, std::nullopt, 1));
-    EXPECT_EQ(coord->validate_txn_commit("g", member, std::nullopt, 2), errc::illegal_generation);
-    EXPECT_EQ(coord->validate_txn_commit("g", "ghost", std::nullopt, 1), errc::unknown_member_id);
-    EXPECT_FALSE(coord->validate_txn_commit("g", "", std::nullopt, -1));
-    EXPECT_EQ(coord->validate_txn_commit("nope", "m", std::nullopt, 3), errc::illegal_generation);
+    EXPECT_FALSE(coord->validate_txn_commit(group_id("g"), member, std::nullopt, 1));
+    EXPECT_EQ(coord->validate_txn_commit(group_id("g"), member, std::nullopt, 2),
+              errc::illegal_generation);
+    EXPECT_EQ(coord->validate_txn_commit(group_id("g"), "ghost", std::nullopt, 1),
+              errc::unknown_member_id);
+    EXPECT_FALSE(coord->validate_txn_commit(group_id("g"), "", std::nullopt, -1));
+    EXPECT_EQ(coord->validate_txn_commit(group_id("nope"), "m", std::nullopt, 3),
+              errc::illegal_generation);
 
-    auto err = sluice::backend::test::run_until_done(
-        coord->commit_txn_offsets("g", {{"t", {{0, offset(77), -1, std::nullopt}}}}));
+    auto err = sluice::backend::test::run_until_done(coord->commit_txn_offsets(
+        group_id("g"), {{topic_name("t"), {{partition_id(0), offset(77), -1, std::nullopt}}}}));
     EXPECT_FALSE(err);
     EXPECT_EQ(committed("g", 0), 77);
 }
 
 TEST_F(GroupTest, RequireStableFetchSeesPendingTransactionalOffsets) {
-    coord->set_pending_txn_offsets(
-        [](const std::string& g, const std::string& t, std::int32_t p) {
-            return g == "g" && t == "t" && p == 1;
-        });
+    coord->set_pending_txn_offsets([](const group_id& g, const topic_name& t, partition_id p) {
+        return g.value == "g" && t.value == "t" && p.value == 1;
+    });
     commit("g", -1, "", {{0, 5}, {1, 6}});
     offset_fetch_request r;
-    r.group_id = "g";
+    r.group_id = group_id("g");
     r.require_stable = true;
-    r.topics = std::vector<fetch_topic>{{"t", {0, 1}}};
-    auto res = coord->fetch_offsets({r});
+    r.topics = std::vector<topic_partition_list>{{topic_name("t"), parts({0, 1})}};
+    auto res = coord->fetch_offsets_now({r});
     EXPECT_FALSE(res[0].topics[0].partitions[0].error);
     EXPECT_EQ(res[0].topics[0].partitions[1].error, errc::unstable_offset_commit);
     r.require_stable = false;
-    EXPECT_EQ(coord->fetch_offsets({r})[0].topics[0].partitions[1].committed, offset(6));
+    EXPECT_EQ(coord->fetch_offsets_now({r})[0].topics[0].partitions[1].committed, offset(6));
 }
 
 }  // namespace
