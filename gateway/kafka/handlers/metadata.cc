@@ -69,7 +69,10 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
             t.name = name.value;
             info = co_await svc.topics.describe(name);
             if (!info && may_create) {
-                auto created = co_await svc.topics.create({name, svc.kafka.num_partitions, {}, false});
+                // A named value: g++ 12 destroys an aggregate temporary argument of a
+                // co_await call twice.
+                backend::api::new_topic spec{name, svc.kafka.num_partitions, {}, false};
+                auto created = co_await svc.topics.create(std::move(spec));
                 if (created) {
                     kafka_log().info("auto-created topic '{}' with {} partitions for client '{}'",
                                      name, svc.kafka.num_partitions, ctx.client_id());

@@ -145,9 +145,12 @@ TEST_F(PartitionLog, BatchLargerThanASegmentIsRecordListTooLarge) {
     auto m = open_log();
     auto p = make_topic(*m, "t", {{"segment.bytes", "1000"}, {"max.message.bytes", "1500"}});
     log::append_options o;
-    EXPECT_EQ(p->append(make_batch(1, 1200, 0), o).error(), errc::record_list_too_large);
-    EXPECT_EQ(p->append(make_batch(1, 1600, 0), o).error(), errc::message_too_large);
-    EXPECT_TRUE(p->append(make_batch(1, 500, 0), o));
+    auto fits_no_segment = make_batch(1, 1200, 0);
+    auto too_large = make_batch(1, 1600, 0);
+    auto fits = make_batch(1, 500, 0);
+    EXPECT_EQ(p->append(fits_no_segment, o).error(), errc::record_list_too_large);
+    EXPECT_EQ(p->append(too_large, o).error(), errc::message_too_large);
+    EXPECT_TRUE(p->append(fits, o));
     EXPECT_EQ(p->log_end_offset(), offset(1));
 }
 
