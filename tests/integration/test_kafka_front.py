@@ -26,16 +26,26 @@ def fetch_v4_request(topic, partition, fetch_offset, max_wait_ms, correlation_id
     return kafka_request(1, 4, correlation_id, body)
 
 
+def fetch_parked(broker):
+    """The sluice_fetch_parked gauge from /metrics; None before any fetch has parked."""
+    with urllib.request.urlopen(broker.http_url + "/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("sluice_fetch_parked "):
+                return int(line.split()[1])
+    return None
+
+
 def test_parked_fetch_is_answered_when_data_arrives(broker):
     kcat_produce(broker, "longpoll", ["first"])
     with connect(broker.kafka_port, timeout=30) as s:
         # Ask for offset 1 (nothing there yet) and allow the broker to wait 120 s.
         s.sendall(fetch_v4_request("longpoll", 0, 1, 120000))
-        time.sleep(0.2)  # let the fetch park; the wake-up must not depend on this delay
+        wait_for(lambda: fetch_parked(broker) == 1, 30, "the fetch to park")
         kcat_produce(broker, "longpoll", ["second"])
         frame = read_frame(s, timeout=30)  # a fetch left parked would time out here
     assert b"second" in frame
     assert b"first" not in frame
+    assert fetch_parked(broker) == 0  # uncounted before its response was sent
 
 
 def test_idle_connections_are_closed():

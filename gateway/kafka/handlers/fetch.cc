@@ -1,7 +1,7 @@
 // Fetch: read stored batches from partitions, parking the request (without polling) until
 // min_bytes are available or max_wait passes. Batches are returned as stored (file regions the
 // connection sends with sendfile); versions 0-3 predate the v2 format and get down-converted
-// message sets.
+// message sets. The sluice_fetch_parked gauge counts the fetches parked at any moment.
 #include <algorithm>
 #include <chrono>
 
@@ -15,6 +15,7 @@
 #include "gateway/kafka/records_io.h"
 #include "gateway/kafka/socket_rtt.h"
 #include "gateway/kafka/traffic_metrics.h"
+#include "gateway/server/metrics.h"
 #include "protocol/kafka/legacy_message.h"
 
 namespace sluice::gateway {
@@ -24,6 +25,19 @@ namespace blog = backend::log;
 namespace {
 
 using partition_data = fetch_handler::response::partition_data;
+
+/// Counts one parked fetch on the sluice_fetch_parked gauge for as long as it lives, so that a
+/// wait left by an exception or a destroyed coroutine is uncounted too.
+class parked_count {
+public:
+    explicit parked_count(gauge& g) : g_(g) { g_.add(1); }
+    ~parked_count() { g_.add(-1); }
+    parked_count(const parked_count&) = delete;
+    parked_count& operator=(const parked_count&) = delete;
+
+private:
+    gauge& g_;
+};
 
 struct fetch_target {
     partition_data* out;
@@ -224,7 +238,13 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
         if (errors || total >= min_bytes || !may_wait) {
             break;
         }
-        co_await waiter->wait_until(deadline);
+        {
+            // Looked up only here, where a fetch parks, not for every fetch served at once.
+            parked_count parked(svc.metrics.get_gauge(
+                "sluice_fetch_parked",
+                "Fetch requests currently parked waiting for data or their deadline"));
+            co_await waiter->wait_until(deadline);
+        }
         if (std::chrono::steady_clock::now() >= deadline) {
             // One last read below picks up anything that arrived just before the deadline.
             has_errors = false;
