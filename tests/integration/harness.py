@@ -175,3 +175,34 @@ def recv_exact(sock, n):
 
 def connect(port, timeout=10):
     return socket.create_connection(("127.0.0.1", port), timeout=timeout)
+
+
+# --- reading a topic to a known end ----------------------------------------------------------
+
+def consume_to_end(consumer, topic, partitions, timeout):
+    """The values of partitions 0..partitions-1 of `topic`, from offset 0 up to the end each
+    has when the call starts: the high watermark, or the last stable offset for a
+    read_committed consumer (ListOffsets, asked before reading). Raises TimeoutError when the
+    consumer has not reached every end within `timeout` seconds."""
+    from confluent_kafka import TopicPartition  # here: the rest of the harness needs no client
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    ends = [consumer.get_watermark_offsets(tp, timeout=10, cached=False)[1] for tp in tps]
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    values = []
+
+    def reached():
+        # The position passes aborted records and transaction markers too; before the first
+        # fetch it is negative (no position yet).
+        positions = [max(tp.offset, 0) for tp in consumer.position(tps)]
+        return all(pos >= end for pos, end in zip(positions, ends))
+
+    deadline = time.monotonic() + timeout
+    while not reached():
+        if time.monotonic() > deadline:
+            positions = [tp.offset for tp in consumer.position(tps)]
+            raise TimeoutError(f"timed out after {timeout}s reading {topic} to {ends} "
+                               f"(at {positions})")
+        for m in consumer.consume(500, 0.2):
+            if m.error() is None:
+                values.append(m.value())
+    return values

@@ -4,13 +4,12 @@ hundred kilobytes; every record must be stored exactly once, in order. Also Desc
 and the producer-id rules over the raw protocol."""
 import os
 import subprocess
-import time
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness import Sluice
+from harness import Sluice, consume_to_end
 from tcp_proxy import CuttingProxy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,27 +34,15 @@ def create_topic(bootstrap, name, partitions=1):
     admin.create_topics([NewTopic(name, partitions, 1)])[name].result(15)
 
 
-def read_values(bootstrap, topic, expected, timeout=120):
+def read_values(bootstrap, topic, timeout=120):
+    """Every value stored in partition 0 of `topic`, up to its high watermark: a record stored
+    twice is read twice."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader-" + topic,
                   "enable.auto.commit": False, "isolation.level": "read_uncommitted"})
-    c.assign([TopicPartition(topic, 0, 0)])
-    out = []
-    deadline = time.monotonic() + timeout
     try:
-        while len(out) < expected and time.monotonic() < deadline:
-            for m in c.consume(1000, 0.5):
-                if m.error():
-                    continue
-                out.append(m.value())
-        # Anything past the expected count would be a duplicate: read a little longer.
-        end = time.monotonic() + 1.0
-        while time.monotonic() < end:
-            for m in c.consume(1000, 0.2):
-                if not m.error():
-                    out.append(m.value())
+        return consume_to_end(c, topic, 1, timeout)
     finally:
         c.close()
-    return out
 
 
 def check_exactly_once_in_order(values):
@@ -85,7 +72,7 @@ def test_librdkafka_idempotent_producer_through_cuts(proxied):
     assert not errors, errors[:3]
     assert proxy.cuts >= 10, f"the proxy cut only {proxy.cuts} connections"
     proxy.cutting = False
-    check_exactly_once_in_order(read_values(s.bootstrap, "idem-rdk", COUNT))
+    check_exactly_once_in_order(read_values(s.bootstrap, "idem-rdk"))
 
 
 def test_kafkajs_idempotent_producer_through_cuts(proxied):
@@ -97,4 +84,4 @@ def test_kafkajs_idempotent_producer_through_cuts(proxied):
     assert r.returncode == 0, r.stdout + r.stderr
     assert proxy.cuts >= 10, f"the proxy cut only {proxy.cuts} connections"
     proxy.cutting = False
-    check_exactly_once_in_order(read_values(s.bootstrap, "idem-js", COUNT))
+    check_exactly_once_in_order(read_values(s.bootstrap, "idem-js"))
