@@ -36,6 +36,7 @@
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
 #include "gateway/server/metrics.h"
+#include "gateway/server/request_budget.h"
 #include "gateway/server/services.h"
 #include "gateway/server/txn_offsets.h"
 #include "protocol/core/uuid.h"
@@ -134,6 +135,15 @@ kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster
     if (k.fetch_response_max_bytes < -1) {
         throw config_error("fetch.response.max.bytes: must be -1 (adaptive), 0 (off) or a size");
     }
+    k.queued_max_request_bytes = cfg.get_int("queued.max.request.bytes", 268435456);
+    if (k.queued_max_request_bytes < -1 || k.queued_max_request_bytes == 0) {
+        throw config_error("queued.max.request.bytes: must be -1 (no bound) or a positive size");
+    }
+    const std::int64_t queued_requests = cfg.get_int("queued.max.requests", 500);
+    if (queued_requests < 1 || queued_requests > 2147483647) {
+        throw config_error("queued.max.requests: must be between 1 and 2147483647");
+    }
+    k.queued_max_requests = static_cast<std::int32_t>(queued_requests);
     return k;
 }
 
@@ -324,6 +334,11 @@ int run_server(const config& cfg) {
     }
     svc.producers = producer_states.get();
     svc.txn = txn.get();
+    // Kafka requests read but not yet answered, across all connections. Declared before the io
+    // threads so that it outlives every connection coroutine (and the reservations they hold).
+    request_budget kafka_budget(svc.kafka.queued_max_request_bytes, svc.kafka.queued_max_requests,
+                                metrics);
+    svc.kafka_budget = &kafka_budget;
     io_pool pool(cfg.io_threads);
     // Blocking admin work of the log (topic creation and deletion, config changes) runs here,
     // not on the io threads (gateway/kafka/handlers/blocking.h). The log serialises it anyway.
@@ -394,6 +409,7 @@ int run_server(const config& cfg) {
         log.warn("{} connections still open after the grace period; cutting them",
                  tracker.size());
     }
+    kafka_budget.close();  // a connection cut below must not stay parked in it
     admin_pool.join();  // admin calls still running finish and answer on the io threads
     pool.stop();
     pool.join();

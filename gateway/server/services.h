@@ -25,6 +25,7 @@ class group_coordinator;
 
 namespace sluice::gateway {
 
+class request_budget;
 class traffic_metrics;
 
 /// Settings of the Kafka front, read once from the configuration (Kafka's names).
@@ -43,6 +44,10 @@ struct kafka_settings {
     /// allows. -1 (default) adapts to the connection: about one round trip's worth at 1 GB/s,
     /// at least 1 MiB; 0 leaves only the client's limits.
     std::int64_t fetch_response_max_bytes = -1;
+    /// queued.max.request.bytes: bytes of requests read but not yet answered, across all
+    /// connections; -1 means no bound (Kafka's default). 256 MiB: see docs/configuration.md.
+    std::int64_t queued_max_request_bytes = 268435456;
+    std::int32_t queued_max_requests = 500;  // queued.max.requests, across all connections
 };
 
 struct services {
@@ -58,6 +63,9 @@ struct services {
     backend::producer::transaction_coordinator* txn = nullptr;
     /// Where handlers run the log's blocking admin calls (run_blocking); set by run_server.
     boost::asio::thread_pool* admin = nullptr;
+    /// The bound on Kafka requests read but not yet answered (queued.max.request.bytes,
+    /// queued.max.requests), shared by all connections; set by run_server, null: no bound.
+    request_budget* kafka_budget = nullptr;
 };
 
 }  // namespace sluice::gateway
