@@ -43,6 +43,8 @@ void kafka_connection::stop() {
     // Graceful: stop reading new requests; the write loop sends the responses of the requests
     // already read (their appends and fsyncs complete) and then closes the socket.
     asio::post(socket_.get_executor(), [self = shared_from_this()] {
+        self->stopping_ = true;
+        self->svc_.kafka_budget.cancel(self.get());  // a reader waiting there ends
         if (!self->closed_) {
             boost::system::error_code ec;
             self->socket_.shutdown(tcp::socket::shutdown_receive, ec);
@@ -59,6 +61,10 @@ void kafka_connection::close() {
     boost::system::error_code ec;
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
+    // Responses that will never be sent: their memory and their share of the budget go now,
+    // not when the last running handler of this connection finishes.
+    pending_.clear();
+    svc_.kafka_budget.cancel(this);
     wake(writer_wakeup_);
     wake(reader_wakeup_);
     idle_timer_.cancel();
@@ -108,6 +114,17 @@ asio::awaitable<void> kafka_connection::read_loop() {
             close();
             co_return;
         }
+        // queued.max.request.bytes / queued.max.requests: reserve before allocating. While the
+        // bound over all connections is reached, this waits (reading nothing) until other
+        // requests are answered; stop() and close() end the wait.
+        if (stopping_) {
+            co_return;
+        }
+        request_budget::reservation reserved = co_await svc_.kafka_budget.acquire(size, this);
+        if (!reserved || closed_ || stopping_) {
+            co_return;
+        }
+        last_activity_ = std::chrono::steady_clock::now();
         auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size));
         frame->resize(static_cast<std::size_t>(size));
         co_await asio::async_read(socket_, asio::buffer(frame->data(), frame->size()),
@@ -120,6 +137,7 @@ asio::awaitable<void> kafka_connection::read_loop() {
         }
         last_activity_ = std::chrono::steady_clock::now();
         auto s = std::make_shared<slot>();
+        s->reserved = std::move(reserved);
         pending_.push_back(s);
         asio::co_spawn(socket_.get_executor(), handle(std::move(frame), s),
                        [self = shared_from_this()](std::exception_ptr e) {

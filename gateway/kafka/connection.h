@@ -10,6 +10,12 @@
 // responses strictly in arrival order. Handlers start in arrival order, so the part of a
 // handler before its first suspension (e.g. a produce's append) also runs in arrival order.
 //
+// Across all connections, svc.kafka_budget (queued.max.request.bytes, queued.max.requests)
+// bounds what is read but not yet answered: the read loop reserves a frame's bytes after its size
+// prefix and before allocating it, and waits there (not reading) while the bound is reached.
+// The reservation lives in the request's slot, so it is given back once the response has been
+// written or the request dropped.
+//
 // Lifecycle: created by the listener after accept, run() until the peer hangs up, the
 // connection idles past connections.max.idle.ms, a protocol error, or stop().
 // Concurrency: everything runs on the io_context the socket belongs to (one thread), so no
@@ -27,6 +33,7 @@
 
 #include "gateway/kafka/dispatcher.h"
 #include "gateway/kafka/request_context.h"
+#include "gateway/server/request_budget.h"
 
 namespace sluice::gateway {
 
@@ -47,6 +54,7 @@ private:
     struct slot {
         bool ready = false;
         dispatch_result result;
+        request_budget::reservation reserved;  // given back when the slot is dropped
     };
 
     boost::asio::awaitable<void> read_loop();
@@ -69,6 +77,7 @@ private:
     std::chrono::steady_clock::time_point last_activity_;
     bool closed_ = false;
     bool reader_done_ = false;
+    bool stopping_ = false;  // stop() was called: no new request is read
 };
 
 }  // namespace sluice::gateway

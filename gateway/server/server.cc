@@ -29,6 +29,7 @@
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
 #include "gateway/server/metrics.h"
+#include "gateway/server/request_budget.h"
 #include "gateway/server/services.h"
 #include "protocol/core/uuid.h"
 
@@ -126,6 +127,15 @@ kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster
     if (k.fetch_response_max_bytes < -1) {
         throw config_error("fetch.response.max.bytes: must be -1 (adaptive), 0 (off) or a size");
     }
+    k.queued_max_request_bytes = cfg.get_int("queued.max.request.bytes", 268435456);
+    if (k.queued_max_request_bytes < -1 || k.queued_max_request_bytes == 0) {
+        throw config_error("queued.max.request.bytes: must be -1 (no bound) or a positive size");
+    }
+    const std::int64_t queued_requests = cfg.get_int("queued.max.requests", 500);
+    if (queued_requests < 1 || queued_requests > 2147483647) {
+        throw config_error("queued.max.requests: must be between 1 and 2147483647");
+    }
+    k.queued_max_requests = static_cast<std::int32_t>(queued_requests);
     return k;
 }
 
@@ -296,8 +306,14 @@ int run_server(const config& cfg) {
         render_partition_metrics(be.topics(), be.records(), out);
     });
     metrics.add_collector([&be](std::string& out) { render_group_metrics(be.groups(), out); });
-    services svc{cfg,         read_kafka_settings(cfg, cluster_id), metrics, be.topics(),
-                 be.records(), be.groups(), native->transactions()};
+    const kafka_settings kafka_cfg = read_kafka_settings(cfg, cluster_id);
+    // Kafka requests read but not yet answered, across all connections. Declared before the io
+    // threads so that it outlives every connection coroutine (and the reservations they hold).
+    request_budget kafka_budget(kafka_cfg.queued_max_request_bytes, kafka_cfg.queued_max_requests,
+                                metrics);
+    services svc{cfg,         kafka_cfg,   metrics,
+                 be.topics(), be.records(), be.groups(),
+                 native->transactions(), kafka_budget};
     io_pool pool(cfg.io_threads);
     // Group and transaction timeouts run on the first io thread.
     be.start(pool.context(0).get_executor());
@@ -362,6 +378,7 @@ int run_server(const config& cfg) {
         log.warn("{} connections still open after the grace period; cutting them",
                  tracker.size());
     }
+    kafka_budget.close();  // a connection cut below must not stay parked in it
     pool.stop();
     pool.join();
     be.close();

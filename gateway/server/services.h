@@ -17,6 +17,8 @@
 
 namespace sluice::gateway {
 
+class request_budget;
+
 /// Settings of the Kafka front, read once from the configuration (Kafka's names).
 struct kafka_settings {
     std::int32_t node_id = 0;
@@ -33,6 +35,10 @@ struct kafka_settings {
     /// allows. -1 (default) adapts to the connection: about one round trip's worth at 1 GB/s,
     /// at least 1 MiB; 0 leaves only the client's limits.
     std::int64_t fetch_response_max_bytes = -1;
+    /// queued.max.request.bytes: bytes of requests read but not yet answered, across all
+    /// connections; -1 means no bound (Kafka's default). 256 MiB: see docs/configuration.md.
+    std::int64_t queued_max_request_bytes = 268435456;
+    std::int32_t queued_max_requests = 500;  // queued.max.requests, across all connections
 };
 
 struct services {
@@ -43,6 +49,9 @@ struct services {
     backend::api::records& records;
     backend::api::groups& groups;
     backend::api::transactions& txn;
+    /// The bound on Kafka requests read but not yet answered (queued.max.request.bytes,
+    /// queued.max.requests), shared by all connections.
+    request_budget& kafka_budget;
 };
 
 }  // namespace sluice::gateway
