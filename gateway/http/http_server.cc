@@ -97,7 +97,8 @@ asio::awaitable<void> http_server::accept_loop() {
         }
         auto ex = socket.get_executor();
         auto handle = std::make_shared<tcp::socket*>(nullptr);
-        const std::uint64_t id = tracker_.enter([ex, handle] {
+        // Both shutdown steps close the socket: a request in progress is not finished.
+        const std::uint64_t id = tracker_.enter([ex, handle](stop_mode) {
             asio::post(ex, [handle] {
                 if (*handle != nullptr) {
                     boost::system::error_code ignored;

@@ -89,9 +89,13 @@ asio::awaitable<void> kafka_listener::accept_loop() {
         accepted_.inc();
         auto ex = socket.get_executor();
         auto conn_holder = std::make_shared<std::shared_ptr<kafka_connection>>();
-        const std::uint64_t id = tracker_.enter([conn_holder] {
+        const std::uint64_t id = tracker_.enter([conn_holder](stop_mode mode) {
             if (auto c = std::atomic_load(conn_holder.get())) {
-                c->stop();
+                if (mode == stop_mode::finish) {
+                    c->stop();
+                } else {
+                    c->cut();
+                }
             }
         });
         auto conn = std::make_shared<kafka_connection>(std::move(socket), svc_, dispatcher_, id);
