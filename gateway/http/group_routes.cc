@@ -153,6 +153,26 @@ std::optional<http_answer> group_route(bgroup::groups& groups, const std::string
     return http_answer{200, "application/json", detail_json(*view)};
 }
 
+namespace {
+
+boost::asio::awaitable<handler_result> serve_group_route(bgroup::groups* groups,
+                                                         http_request_context ctx) {
+    // Only GET (and HEAD, which the router answers from GET) reaches here.
+    auto answer = group_route(*groups, "GET", ctx.path);
+    co_return make_response(answer ? std::move(*answer)
+                                   : error_answer(404, "no route for GET " + ctx.path));
+}
+
+}  // namespace
+
+void add_group_routes(router& routes, bgroup::groups& groups) {
+    auto handler = [g = &groups](http_request_context ctx) {
+        return serve_group_route(g, std::move(ctx));
+    };
+    routes.add(boost::beast::http::verb::get, "/v1/groups", handler);
+    routes.add(boost::beast::http::verb::get, "/v1/groups/{path...}", handler);
+}
+
 void render_group_metrics(bgroup::groups& groups, std::string& out) {
     const auto views = groups.view_groups();
     out += "# HELP sluice_consumer_group_lag Records between a group's committed offset and the "

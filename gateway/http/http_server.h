@@ -1,54 +1,49 @@
-// The HTTP listener: /healthz, /metrics (Prometheus text), and the routes later fronts add
-// (REST Proxy, WebSocket, console). Boost.Beast over the shared io_pool.
+// The HTTP listener: /healthz, /metrics (Prometheus text), the group views (/v1/groups), and
+// the routes later fronts add (REST Proxy, WebSocket, SSE, console). Boost.Beast over the
+// shared io_pool, through the common tcp_listener; requests are answered by the router.
 //
-// Lifecycle: constructed by run_server (binds immediately), start(), stop() closes the acceptor;
-// connections stop through the connection_tracker. Each connection is one coroutine on one
-// io_context; every read has a body limit and a deadline.
+// Lifecycle: constructed by run_server (binds immediately and registers the built-in
+// routes), more routes may be added through routes() before start(); stop() stops accepting
+// (connections stop through the connection_tracker). Each connection is an http_connection
+// on one io_context; every read has a size limit and a deadline (http_limits).
 #pragma once
 
-#include <functional>
-#include <memory>
-#include <string>
+#include <cstdint>
 
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "gateway/http/http_connection.h"
+#include "gateway/http/router.h"
 #include "gateway/server/config.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
 #include "gateway/server/services.h"
+#include "gateway/server/tcp_listener.h"
 
 namespace sluice::gateway {
 
-/// A complete HTTP answer: status, content type, body.
-struct http_answer {
-    unsigned status = 200;
-    std::string content_type = "application/json";
-    std::string body;
-};
-
 class http_server {
 public:
-    http_server(io_pool& pool, services& svc, connection_tracker& tracker, const endpoint& where);
+    /// Binds and listens (throws std::runtime_error naming --http and the address).
+    http_server(io_pool& pool, services& svc, connection_tracker& tracker, const endpoint& where,
+                http_limits limits = {});
 
-    boost::asio::ip::tcp::endpoint local_endpoint() const;
-    void start();
-    void stop();
+    boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
+    /// The route table; add routes before start() only.
+    router& routes() { return router_; }
 
-    /// Answers one request (method, target path with query, body). Exposed for tests.
-    http_answer route(const std::string& method, const std::string& target,
-                      const std::string& body);
+    void start() { listener_.start(); }
+    void stop() { listener_.stop(); }
 
 private:
-    boost::asio::awaitable<void> accept_loop();
-    boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket, std::uint64_t id,
-                                       std::shared_ptr<boost::asio::ip::tcp::socket*> handle);
+    /// The connection_handler: an http_connection per socket.
+    connection_session open(boost::asio::ip::tcp::socket socket, std::uint64_t id);
 
-    io_pool& pool_;
     services& svc_;
-    connection_tracker& tracker_;
-    boost::asio::ip::tcp::acceptor acceptor_;
+    http_limits limits_;
+    router router_;
     counter& requests_;
+    tcp_listener listener_;
 };
 
 }  // namespace sluice::gateway

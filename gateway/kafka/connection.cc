@@ -53,6 +53,10 @@ void kafka_connection::stop() {
     });
 }
 
+void kafka_connection::cut() {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->close(); });
+}
+
 void kafka_connection::close() {
     if (closed_) {
         return;

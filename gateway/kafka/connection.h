@@ -17,7 +17,7 @@
 // written or the request dropped.
 //
 // Lifecycle: created by the listener after accept, run() until the peer hangs up, the
-// connection idles past connections.max.idle.ms, a protocol error, or stop().
+// connection idles past connections.max.idle.ms, a protocol error, stop() or cut().
 // Concurrency: everything runs on the io_context the socket belongs to (one thread), so no
 // member needs a lock; stop() may be called from any thread (it posts).
 #pragma once
@@ -45,8 +45,11 @@ public:
     /// Serves the connection until it ends. Never throws.
     boost::asio::awaitable<void> run();
 
-    /// Closes the socket (from any thread); run() then completes.
+    /// Graceful (from any thread): stops reading; the responses of the requests already read
+    /// are sent, then the socket closes and run() completes.
     void stop();
+    /// Terminal (from any thread): closes the socket now; responses still pending are lost.
+    void cut();
 
     std::uint64_t id() const { return info_.id; }
 

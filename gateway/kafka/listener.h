@@ -1,11 +1,11 @@
-// The Kafka listener: accepts TCP connections and starts a kafka_connection for each on the
-// next io_context of the pool. Lifecycle: start() once; stop() closes the acceptor (existing
-// connections are stopped through the connection_tracker). Thread-safe start/stop.
+// The Kafka listener: the Kafka protocol plugged into a tcp_listener. Each accepted socket
+// becomes a kafka_connection on the socket's io_context. Lifecycle: constructed by run_server
+// (binds at once), start() once; stop() stops accepting (existing connections are stopped
+// through the connection_tracker). Thread-safe start/stop.
 #pragma once
 
-#include <memory>
+#include <cstdint>
 
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 #include "gateway/kafka/dispatcher.h"
@@ -13,30 +13,30 @@
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
 #include "gateway/server/services.h"
+#include "gateway/server/tcp_listener.h"
 
 namespace sluice::gateway {
 
 class kafka_listener {
 public:
-    /// Binds and listens immediately (throws std::runtime_error naming the address on failure).
+    /// Binds and listens immediately (throws std::runtime_error naming --kafka and the
+    /// address on failure).
     kafka_listener(io_pool& pool, services& svc, connection_tracker& tracker,
                    const endpoint& where);
 
     /// The bound address (the real port when listening on port 0).
-    boost::asio::ip::tcp::endpoint local_endpoint() const;
+    boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
 
-    void start();
-    void stop();
+    void start() { listener_.start(); }
+    void stop() { listener_.stop(); }
 
 private:
-    boost::asio::awaitable<void> accept_loop();
+    /// The connection_handler: finish = stop reading and answer what was read; cut = close.
+    connection_session open(boost::asio::ip::tcp::socket socket, std::uint64_t id);
 
-    io_pool& pool_;
     services& svc_;
-    connection_tracker& tracker_;
     dispatcher dispatcher_;
-    boost::asio::ip::tcp::acceptor acceptor_;
-    counter& accepted_;
+    tcp_listener listener_;
 };
 
 }  // namespace sluice::gateway

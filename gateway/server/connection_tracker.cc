@@ -4,7 +4,7 @@
 
 namespace sluice::gateway {
 
-std::uint64_t connection_tracker::enter(std::function<void()> stop) {
+std::uint64_t connection_tracker::enter(stop_function stop) {
     std::lock_guard lock(mu_);
     const std::uint64_t id = next_id_++;
     live_.emplace(id, std::move(stop));
@@ -19,8 +19,8 @@ void connection_tracker::leave(std::uint64_t id) {
     }
 }
 
-void connection_tracker::stop_all() {
-    std::vector<std::function<void()>> stops;
+void connection_tracker::stop_all(stop_mode mode) {
+    std::vector<stop_function> stops;
     {
         std::lock_guard lock(mu_);
         for (auto& [id, stop] : live_) {
@@ -28,7 +28,7 @@ void connection_tracker::stop_all() {
         }
     }
     for (auto& s : stops) {
-        s();
+        s(mode);
     }
 }
 

@@ -360,23 +360,31 @@ int run_server(const config& cfg) {
     signal_io.run();
     log.info("signal {} received: shutting down", received);
 
-    // 1. Stop accepting. 2. Ask every connection to finish. 3. Flush and close the backend.
+    // 1. Stop accepting. 2. Ask every connection to finish; after the grace period, cut the
+    // rest. 3. Flush and close the backend.
     if (kafka) {
         kafka->stop();
     }
     if (http) {
         http->stop();
     }
-    // Parked calls (JoinGroup/SyncGroup) are answered now so that connections can finish.
+    // Parked JoinGroup/SyncGroup calls are answered now so that connections can finish.
     be.stop();
-    tracker.stop_all();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (tracker.size() > 0 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    tracker.stop_all(stop_mode::finish);
+    auto wait_for_connections = [&tracker](std::chrono::milliseconds limit) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (tracker.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    };
+    wait_for_connections(std::chrono::seconds(10));
     if (tracker.size() > 0) {
         log.warn("{} connections still open after the grace period; cutting them",
                  tracker.size());
+        tracker.stop_all(stop_mode::cut);
+        // Cut connections unwind on their io threads; whatever still runs after this stops
+        // with the io threads below.
+        wait_for_connections(std::chrono::seconds(1));
     }
     kafka_budget.close();  // a connection cut below must not stay parked in it
     pool.stop();

@@ -1,0 +1,216 @@
+#include "gateway/http/http_connection.h"
+
+#include <algorithm>
+#include <array>
+#include <exception>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "gateway/kafka/logger.h"
+
+namespace sluice::gateway {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::ip::tcp;
+
+namespace {
+
+/// The most bytes buffered ahead of the parser: a complete header (max_header_bytes) plus one
+/// read. Bodies are moved into the request as they are parsed, so this bounds the buffer.
+constexpr std::size_t read_chunk_bytes = 16 * 1024;
+/// After an error response: how long, and how much, the unread rest of the request is read
+/// and dropped, so that closing does not reset the connection before the client has read
+/// the answer.
+constexpr auto linger_timeout = std::chrono::seconds(2);
+constexpr std::size_t linger_max_bytes = 64 * 1024 * 1024;
+
+/// The connection ended from the client's side or by a deadline or a stop: nothing to answer.
+bool is_end_of_connection(const boost::system::error_code& ec) {
+    return ec == http::error::end_of_stream || ec == http::error::partial_message ||
+           ec == asio::error::eof || ec == asio::error::connection_reset ||
+           ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor ||
+           ec == asio::error::broken_pipe || ec == beast::error::timeout;
+}
+
+/// The status for a request that did not parse.
+unsigned status_for_parse_error(const boost::system::error_code& ec) {
+    if (ec == http::error::body_limit) {
+        return 413;
+    }
+    if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+        return 431;
+    }
+    return 400;
+}
+
+bool expects_continue(const http_request& req) {
+    const auto it = req.find(http::field::expect);
+    return it != req.end() && beast::iequals(it->value(), "100-continue");
+}
+
+}  // namespace
+
+http_connection::http_connection(tcp::socket socket, std::uint64_t id, const router& routes,
+                                 counter& requests, http_limits limits)
+    : stream_(std::move(socket)),
+      buffer_(limits.max_header_bytes + read_chunk_bytes),
+      transport_{stream_, buffer_},
+      id_(id),
+      routes_(routes),
+      requests_(requests),
+      limits_(limits),
+      finish_(std::make_shared<finish_signal>()) {
+    boost::system::error_code ec;
+    peer_ = stream_.socket().remote_endpoint(ec);
+    stream_.socket().set_option(tcp::no_delay(true), ec);
+}
+
+void http_connection::stop(stop_mode mode) {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), mode] { self->on_stop(mode); });
+}
+
+void http_connection::on_stop(stop_mode mode) {
+    finish_->request();
+    if (mode == stop_mode::cut) {
+        close();
+    } else if (phase_ == phase::idle) {
+        stream_.cancel();  // between requests: nothing is lost
+    }
+}
+
+void http_connection::close() {
+    phase_ = phase::closing;
+    boost::system::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+}
+
+asio::awaitable<void> http_connection::run() {
+    auto self = shared_from_this();
+    http_log().debug("conn {}: accepted from {}", id_, peer_.address().to_string());
+    while (!finish_->requested() && phase_ != phase::closing) {
+        boost::system::error_code ec;
+        if (buffer_.size() == 0) {
+            phase_ = phase::idle;
+            stream_.expires_after(limits_.idle_timeout);
+            const std::size_t n = co_await stream_.async_read_some(
+                buffer_.prepare(read_chunk_bytes), asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) {
+                break;  // the client closed, the idle deadline passed, or a stop
+            }
+            buffer_.commit(n);
+        }
+
+        phase_ = phase::reading;
+        http::request_parser<http::string_body> parser;
+        parser.body_limit(limits_.max_body_bytes);
+        parser.header_limit(limits_.max_header_bytes);
+        stream_.expires_after(limits_.request_timeout);
+        co_await http::async_read_header(stream_, buffer_, parser,
+                                         asio::redirect_error(asio::use_awaitable, ec));
+        if (!ec && !parser.is_done()) {
+            if (expects_continue(parser.get())) {
+                http::response<http::empty_body> go_on{http::status::continue_, 11};
+                co_await http::async_write(stream_, go_on,
+                                           asio::redirect_error(asio::use_awaitable, ec));
+            }
+            if (!ec) {
+                co_await http::async_read(stream_, buffer_, parser,
+                                          asio::redirect_error(asio::use_awaitable, ec));
+            }
+        }
+        if (ec) {
+            if (is_end_of_connection(ec) || phase_ == phase::closing) {
+                http_log().debug("conn {}: ended while reading a request: {}", id_, ec.message());
+                break;
+            }
+            // The request does not parse or breaks a limit: answer once and close, since the
+            // rest of the stream can no longer be framed.
+            const unsigned status = status_for_parse_error(ec);
+            http_log().debug("conn {} from {}: bad request ({}): {}", id_,
+                             peer_.address().to_string(), status, ec.message());
+            co_await answer_error_and_close(status, ec.message());
+            co_return;
+        }
+
+        requests_.inc();
+        http_request_context ctx;
+        ctx.req = parser.release();
+        const bool client_keeps_alive = ctx.req.keep_alive();
+        ctx.peer = peer_;
+        ctx.executor = stream_.get_executor();
+        ctx.finish = finish_;
+        ctx.stream = &transport_;
+
+        phase_ = phase::handling;
+        stream_.expires_never();  // a long poll or a stream sets its own deadlines
+        handler_result result;
+        std::exception_ptr failure;
+        try {
+            result = co_await routes_.dispatch(std::move(ctx));
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        finish_->clear();
+        if (failure) {
+            if (!transport_.taken && phase_ != phase::closing) {
+                co_await answer_error_and_close(500, "internal error");
+            }
+            std::rethrow_exception(failure);  // logged and counted by the listener
+        }
+        if (std::holds_alternative<stream_taken>(result) || transport_.taken) {
+            break;
+        }
+
+        auto& res = std::get<http_response>(result);
+        res.set(http::field::server, "sluice");
+        const bool again = client_keeps_alive && !finish_->requested();
+        res.keep_alive(again);
+        phase_ = phase::writing;
+        stream_.expires_after(limits_.write_timeout);
+        co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+        if (ec || !again) {
+            break;
+        }
+    }
+    close();
+}
+
+asio::awaitable<void> http_connection::answer_error_and_close(unsigned status,
+                                                              std::string message) {
+    http_response res = error_response(status, message);
+    res.set(http::field::server, "sluice");
+    res.keep_alive(false);
+    res.prepare_payload();
+    phase_ = phase::writing;
+    stream_.expires_after(limits_.write_timeout);
+    boost::system::error_code ec;
+    co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+        co_await linger();
+    }
+    close();
+}
+
+asio::awaitable<void> http_connection::linger() {
+    boost::system::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(linger_timeout);
+    std::array<char, 16 * 1024> scratch;
+    std::size_t dropped = 0;
+    while (!ec && dropped < linger_max_bytes && phase_ != phase::closing) {
+        dropped += co_await stream_.async_read_some(asio::buffer(scratch),
+                                                    asio::redirect_error(asio::use_awaitable, ec));
+    }
+}
+
+}  // namespace sluice::gateway

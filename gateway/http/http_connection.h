@@ -1,0 +1,80 @@
+// One HTTP/1.1 client connection of the HTTP server: reads a request, dispatches it through
+// the router, writes the response, and again while the client keeps the connection alive.
+//
+//   idle --first byte--> reading --request--> handling (router) --response--> writing --+
+//    ^                                                                                  |
+//    +------------------------------- keep-alive ---------------------------------------+
+//
+// Pipelined requests are answered in order: the next request is parsed from the bytes
+// already read only after the previous response is written.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include "gateway/http/router.h"
+#include "gateway/server/connection_tracker.h"
+#include "gateway/server/metrics.h"
+
+namespace sluice::gateway {
+
+/// Every read of an HTTP connection has a size limit and a deadline.
+struct http_limits {
+    /// Larger bodies are answered 413 (the REST front will make this configurable).
+    std::uint64_t max_body_bytes = 16 * 1024 * 1024;
+    /// Larger request lines plus headers are answered 431.
+    std::uint32_t max_header_bytes = 16 * 1024;
+    /// Reading one request, from its first byte to the end of its body.
+    std::chrono::seconds request_timeout{60};
+    /// Waiting for the first byte of the next request on a kept-alive connection.
+    std::chrono::seconds idle_timeout{60};
+    /// Writing one response.
+    std::chrono::seconds write_timeout{60};
+};
+
+/// One client connection (see the diagram above).
+///
+/// Lifecycle: created by the http_server's connection handler; run() serves until the client
+/// closes, a deadline passes, a request does not parse (answered 400, 413 or 431, then
+/// closed), a handler takes the stream over and returns, or stop(). stop(finish) closes an
+/// idle connection at once, lets a request being read or handled complete (its response says
+/// "Connection: close") and tells a long-running handler through its finish_signal;
+/// stop(cut) closes the socket.
+/// Concurrency: everything runs on the socket's io_context; stop() may be called from any
+/// thread (it posts). A handler exception is answered 500 (unless the handler had taken the
+/// stream) and rethrown to the spawn boundary.
+class http_connection : public std::enable_shared_from_this<http_connection> {
+public:
+    http_connection(boost::asio::ip::tcp::socket socket, std::uint64_t id, const router& routes,
+                    counter& requests, http_limits limits);
+
+    boost::asio::awaitable<void> run();
+    void stop(stop_mode mode);
+
+private:
+    enum class phase { idle, reading, handling, writing, closing };
+
+    boost::asio::awaitable<void> answer_error_and_close(unsigned status, std::string message);
+    boost::asio::awaitable<void> linger();
+    void on_stop(stop_mode mode);
+    void close();
+
+    boost::beast::tcp_stream stream_;
+    boost::beast::flat_buffer buffer_;
+    connection_stream transport_;
+    std::uint64_t id_;
+    const router& routes_;
+    counter& requests_;
+    http_limits limits_;
+    boost::asio::ip::tcp::endpoint peer_;
+    std::shared_ptr<finish_signal> finish_;
+    phase phase_ = phase::idle;
+};
+
+}  // namespace sluice::gateway

@@ -1,0 +1,179 @@
+// The HTTP route table: method + path pattern -> coroutine handler. The HTTP server builds one
+// at start-up (its own routes, the group views, later the REST Proxy, WebSocket and SSE
+// routes), then every connection dispatches its requests through it.
+//
+// Patterns are '/'-separated segments:
+//   literal      "topics"        matches that segment exactly (after percent-decoding)
+//   capture      "{topic}"       matches any one non-empty segment; the value is decoded
+//   rest         "{path...}"     last segment only: matches one or more remaining segments
+//                                (an empty one too, as in a trailing '/'), kept raw, because
+//                                decoding would merge "%2F" with the separators
+// At each segment a literal is preferred over a capture and a capture over a rest, with
+// backtracking: GET /topics/{topic} and GET /topics/_all both exist, and /topics/_all
+// reaches the second.
+//
+// Answers the router gives itself: 404 for a path no pattern matches, 405 with an Allow
+// header for a path that matches only with other methods, 400 for a malformed
+// percent-escape. HEAD runs the GET handler and drops the body (Content-Length stays).
+// Every error body is {"error_code":<status>,"message":"..."}.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/verb.hpp>
+
+namespace sluice::gateway {
+
+using http_request = boost::beast::http::request<boost::beast::http::string_body>;
+using http_response = boost::beast::http::response<boost::beast::http::string_body>;
+
+/// A complete, buffered HTTP answer: status, content type, body.
+struct http_answer {
+    unsigned status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+};
+
+/// The response for `answer` (HTTP/1.1; dispatch sets the request's version and length).
+http_response make_response(http_answer answer);
+/// {"error_code":<status>,"message":"<message>"}: the error body of every HTTP route.
+std::string json_error(unsigned status, std::string_view message);
+http_response error_response(unsigned status, std::string_view message);
+
+/// Percent-decoding; with `plus_is_space` (query strings) '+' means ' '. Nullopt when a '%'
+/// is not followed by two hex digits.
+std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space = false);
+
+/// Named values in arrival order: a route's captures or a request's query parameters.
+class param_list {
+public:
+    void add(std::string name, std::string value);
+    /// The first value named `name`.
+    std::optional<std::string_view> get(std::string_view name) const;
+    /// Every value named `name`, in order (a repeated query parameter).
+    std::vector<std::string_view> all(std::string_view name) const;
+    bool has(std::string_view name) const { return get(name).has_value(); }
+    const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
+    std::size_t size() const { return items_.size(); }
+    bool empty() const { return items_.empty(); }
+
+private:
+    std::vector<std::pair<std::string, std::string>> items_;
+};
+
+/// Parses "a=1&b=x%20y&flag" (names and values decoded, '+' as space, a name without '='
+/// has the value ""). Nullopt on a malformed percent-escape.
+std::optional<param_list> parse_query(std::string_view query);
+
+/// How a connection tells a long-running handler (long poll, SSE, WebSocket) to finish: the
+/// first step of shutdown. Created by the connection, shared with the handler through the
+/// http_request_context. Not thread-safe: used only on the connection's executor.
+class finish_signal {
+public:
+    bool requested() const { return requested_; }
+    /// Runs `fn` when finishing is requested, at once if it already was. One callback at a
+    /// time (a later one replaces it); the connection drops it when the handler completes.
+    void on_request(std::function<void()> fn);
+    void clear() { fn_ = nullptr; }
+    /// Called by the connection.
+    void request();
+
+private:
+    bool requested_ = false;
+    std::function<void()> fn_;
+};
+
+/// The connection's transport, for a handler that takes the connection over (WebSocket
+/// upgrade through websocket::stream<beast::tcp_stream&>, an SSE stream writing chunks).
+/// Owned by the connection; valid until the handler's awaitable completes. The connection
+/// stops timing the stream while a handler runs: the handler sets its own deadlines.
+struct connection_stream {
+    boost::beast::tcp_stream& stream;
+    /// Bytes the connection already read past the current request (a WebSocket client may
+    /// send its first frame right behind the upgrade request).
+    boost::beast::flat_buffer& buffer;
+    /// Set by a handler before it writes to the stream: if it then throws, the connection
+    /// does not write an error response into the middle of the handler's bytes.
+    bool taken = false;
+};
+
+/// What a handler sees. Taken by value: handlers are coroutines (STYLE.md section 5).
+struct http_request_context {
+    http_request req;
+    /// The request path without the query, still percent-encoded.
+    std::string path;
+    /// The route's captures by name (decoded; a {name...} rest stays raw).
+    param_list params;
+    param_list query;
+    boost::asio::ip::tcp::endpoint peer;
+    /// The connection's executor (one io thread); where the handler runs.
+    boost::asio::any_io_executor executor;
+    /// Set when the server asks the connection to finish; never null inside a handler.
+    std::shared_ptr<finish_signal> finish;
+    /// The transport, for handlers that take the connection over; null without a socket
+    /// (unit tests).
+    connection_stream* stream = nullptr;
+};
+
+/// A handler's result: the response to send, or stream_taken when the handler used
+/// ctx.stream itself. After stream_taken the connection writes nothing more and closes.
+struct stream_taken {};
+using handler_result = std::variant<http_response, stream_taken>;
+using route_handler = std::function<boost::asio::awaitable<handler_result>(http_request_context)>;
+
+/// The route table. Lifecycle: routes are added before the server starts; afterwards it is
+/// read-only and shared by every connection (thread-safe for reading). Handlers run on the
+/// connection's executor; an exception from a handler propagates to the caller of dispatch.
+class router {
+public:
+    router();
+    ~router();
+    router(const router&) = delete;
+    router& operator=(const router&) = delete;
+
+    /// Adds `method pattern`. Throws std::invalid_argument for a malformed pattern or one
+    /// already registered for `method` (captures at the same places, whatever their names).
+    void add(boost::beast::http::verb method, std::string_view pattern, route_handler handler);
+
+    struct match {
+        enum class outcome { found, not_found, method_not_allowed, bad_request };
+        outcome result = outcome::not_found;
+        /// found: the handler (owned by the router) and the route's pattern.
+        const route_handler* handler = nullptr;
+        std::string pattern;
+        param_list params;
+        /// method_not_allowed: the methods the path accepts, as for the Allow header.
+        std::vector<boost::beast::http::verb> allowed;
+    };
+    /// Matches `path` (no query, still percent-encoded) for `method`.
+    match find(boost::beast::http::verb method, std::string_view path) const;
+
+    /// Answers ctx.req: runs the matching handler, or answers 404/405/400 itself. Fills
+    /// ctx.path, ctx.params and ctx.query (and ctx.finish when null). A response comes back
+    /// with the request's HTTP version and its Content-Length set (body emptied for HEAD).
+    boost::asio::awaitable<handler_result> dispatch(http_request_context ctx) const;
+
+private:
+    struct node;
+    std::unique_ptr<node> root_;
+};
+
+/// "GET, HEAD, POST": the value of an Allow header.
+std::string allow_header(const std::vector<boost::beast::http::verb>& methods);
+
+}  // namespace sluice::gateway
