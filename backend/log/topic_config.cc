@@ -345,6 +345,21 @@ const config_def* find_topic_config_def(std::string_view name) {
     return row == nullptr ? nullptr : &row->def;
 }
 
+std::vector<std::string_view> broker_default_keys() {
+    std::vector<std::string_view> out;
+    for (const auto& r : table()) {
+        if (!r.def.broker_key.empty()) {
+            out.push_back(r.def.broker_key);
+        }
+    }
+    // The unit variants broker_defaults() also reads.
+    for (std::string_view k : {"log.retention.hours", "log.retention.minutes", "log.roll.hours",
+                               "log.roll.jitter.hours"}) {
+        out.push_back(k);
+    }
+    return out;
+}
+
 result<topic_config> broker_defaults(const std::map<std::string, std::string>& props,
                                      std::string* error) {
     topic_config c;

@@ -94,5 +94,7 @@ const config_def* find_topic_config_def(std::string_view name);
 /// log settings are ignored; a bad value of a known key fails with errc::invalid_config.
 result<topic_config> broker_defaults(const std::map<std::string, std::string>& props,
                                      std::string* error = nullptr);
+/// Every broker property broker_defaults() reads.
+std::vector<std::string_view> broker_default_keys();
 
 }  // namespace sluice::backend::log

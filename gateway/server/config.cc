@@ -84,6 +84,7 @@ std::map<std::string, std::string> read_properties_file(const std::filesystem::p
 }
 
 std::int64_t config::get_int(const std::string& key, std::int64_t fallback) const {
+    mark_known(key);
     auto it = properties.find(key);
     if (it == properties.end()) {
         return fallback;
@@ -98,6 +99,7 @@ std::int64_t config::get_int(const std::string& key, std::int64_t fallback) cons
 }
 
 bool config::get_bool(const std::string& key, bool fallback) const {
+    mark_known(key);
     auto it = properties.find(key);
     if (it == properties.end()) {
         return fallback;
@@ -112,8 +114,76 @@ bool config::get_bool(const std::string& key, bool fallback) const {
 }
 
 std::string config::get_string(const std::string& key, const std::string& fallback) const {
+    mark_known(key);
     auto it = properties.find(key);
     return it == properties.end() ? fallback : it->second;
+}
+
+void config::mark_known(std::string_view key) const {
+    if (known_.find(key) == known_.end()) {
+        known_.emplace(key);
+    }
+}
+
+namespace {
+
+/// Kafka broker settings that have no effect on one node; a Kafka server.properties may carry
+/// them, so they are accepted (and ignored).
+constexpr std::string_view single_node_settings[] = {
+    "broker.id.generation.enable",
+    "controlled.shutdown.enable",
+    "default.replication.factor",
+    "num.io.threads",
+    "num.network.threads",
+    "num.recovery.threads.per.data.dir",
+    "num.replica.fetchers",
+    "offsets.topic.replication.factor",
+    "replica.lag.time.max.ms",
+    "transaction.state.log.min.isr",
+    "transaction.state.log.replication.factor",
+    "unclean.leader.election.enable",
+};
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        prev[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
+                               prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+}  // namespace
+
+void config::reject_unknown() const {
+    for (const auto& [key, value] : properties) {
+        if (known_.find(key) != known_.end() ||
+            std::find(std::begin(single_node_settings), std::end(single_node_settings), key) !=
+                std::end(single_node_settings)) {
+            continue;
+        }
+        if (key == "log.dirs" || key == "log.dir") {
+            throw config_error(key + ": the data directory is set with --data-dir");
+        }
+        std::string nearest;
+        std::size_t best = std::max<std::size_t>(2, key.size() / 5) + 1;
+        for (const auto& k : known_) {
+            const std::size_t d = edit_distance(key, k);
+            if (d < best) {
+                best = d;
+                nearest = k;
+            }
+        }
+        throw config_error(key + ": unknown setting" +
+                           (nearest.empty() ? std::string() : " (did you mean " + nearest + "?)"));
+    }
 }
 
 std::string usage_text() {

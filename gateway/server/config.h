@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice::gateway {
@@ -41,10 +43,22 @@ struct config {
     std::map<std::string, std::string> properties;
 
     /// A setting as an integer/bool/string, or `fallback` when unset; throws config_error when
-    /// the value does not parse.
+    /// the value does not parse. Asking for a key makes it known (see reject_unknown).
     std::int64_t get_int(const std::string& key, std::int64_t fallback) const;
     bool get_bool(const std::string& key, bool fallback) const;
     std::string get_string(const std::string& key, const std::string& fallback) const;
+
+    /// Marks a key as one sluice understands although it is read another way (the log's
+    /// topic defaults read the map directly).
+    void mark_known(std::string_view key) const;
+    /// Once every reader has asked for its keys: throws config_error naming the first setting
+    /// that no reader knows, with the nearest known key when one is close (a misspelling).
+    /// Kafka settings that mean nothing on a single node (replication factors, thread counts)
+    /// are accepted.
+    void reject_unknown() const;
+
+private:
+    mutable std::set<std::string, std::less<>> known_;
 };
 
 /// Parses argv. Returns nullopt when --help or --version was handled (text already printed).

@@ -105,7 +105,7 @@ void raise_open_files_limit() {
 kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster_id) {
     kafka_settings k;
     k.cluster_id = cluster_id;
-    k.node_id = static_cast<std::int32_t>(cfg.get_int("node.id", 0));
+    k.node_id = static_cast<std::int32_t>(cfg.get_int("node.id", cfg.get_int("broker.id", 0)));
     if (cfg.advertise_kafka) {
         k.advertised = *cfg.advertise_kafka;
     } else {
@@ -263,6 +263,9 @@ backend::native::native_options read_native_options(const config& cfg) {
         throw config_error(why.empty() ? defaults.error().message() : why);
     }
     o.log.defaults = *defaults;
+    for (auto key : backend::log::broker_default_keys()) {
+        cfg.mark_known(key);
+    }
     auto interval = [&](const char* key, std::chrono::milliseconds fallback) {
         const std::int64_t v = cfg.get_int(key, fallback.count());
         if (v < 0) {
@@ -297,8 +300,14 @@ int run_server(const config& cfg) {
     log.info("sluice starting: data dir {}, cluster id {}",
              std::filesystem::absolute(cfg.data_dir).string(), cluster_id);
 
+    // Every setting is read (and checked) before anything starts; then a setting nobody read
+    // is a mistake: refuse to start, naming it.
+    backend::native::native_options native_opts = read_native_options(cfg);
+    const kafka_settings kafka_cfg = read_kafka_settings(cfg, cluster_id);
+    cfg.reject_unknown();
+
     // The one place that names a backend implementation: the fronts get its interfaces.
-    auto native = backend::native::native_backend::open(read_native_options(cfg));
+    auto native = backend::native::native_backend::open(std::move(native_opts));
     backend::api::backend& be = *native;
 
     metrics_registry metrics;
@@ -306,7 +315,6 @@ int run_server(const config& cfg) {
         render_partition_metrics(be.topics(), be.records(), out);
     });
     metrics.add_collector([&be](std::string& out) { render_group_metrics(be.groups(), out); });
-    const kafka_settings kafka_cfg = read_kafka_settings(cfg, cluster_id);
     // Kafka requests read but not yet answered, across all connections. Declared before the io
     // threads so that it outlives every connection coroutine (and the reservations they hold).
     request_budget kafka_budget(kafka_cfg.queued_max_request_bytes, kafka_cfg.queued_max_requests,

@@ -79,6 +79,38 @@ TEST(Config, TypedGettersRejectBadValues) {
     EXPECT_THROW(c.get_bool("b", false), config_error);
 }
 
+TEST(Config, UnknownSettingIsRefusedWithTheNearestKnownKey) {
+    config c;
+    c.properties["num.partitions"] = "3";
+    c.properties["log.retention.hourz"] = "2";
+    (void)c.get_int("num.partitions", 1);
+    c.mark_known("log.retention.hours");
+    try {
+        c.reject_unknown();
+        FAIL() << "a misspelt setting was accepted";
+    } catch (const config_error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "log.retention.hourz: unknown setting (did you mean log.retention.hours?)");
+    }
+}
+
+TEST(Config, SettingsSomeoneReadsAndSingleNodeOnesAreAccepted) {
+    config c;
+    c.properties["num.partitions"] = "3";
+    c.properties["offsets.topic.replication.factor"] = "1";
+    (void)c.get_int("num.partitions", 1);
+    EXPECT_NO_THROW(c.reject_unknown());
+    c.properties["zookeeper.connect"] = "localhost:2181";
+    EXPECT_THROW(c.reject_unknown(), config_error);
+}
+
+TEST(Config, AskingForAnAbsentKeyMakesItKnown) {
+    config c;
+    (void)c.get_bool("delete.topic.enable", true);
+    c.properties["delete.topic.enable"] = "false";
+    EXPECT_NO_THROW(c.reject_unknown());
+}
+
 TEST(Metrics, RendersPrometheusText) {
     metrics_registry m;
     m.get_counter("x_total", "help x", {{"api", "Fetch"}}).inc(3);

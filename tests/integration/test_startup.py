@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from harness import Sluice, connect, kafka_request, read_frame, sluice_binary
+from harness import Sluice, connect, kafka_request, read_frame, sluice_binary, wait_for
 
 
 def run(args, timeout=20):
@@ -27,6 +27,61 @@ def test_unknown_flag_fails_with_one_clear_line():
     assert r.returncode != 0
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and "--no-such-flag" in lines[0]
+
+
+def test_unknown_or_misspelt_setting_stops_the_start_naming_it():
+    with tempfile.TemporaryDirectory() as d:
+        r = run(["--data-dir", d, "--kafka", "127.0.0.1:0", "--http", "off", "--sqs", "off",
+                 "--set", "log.retention.hourz=1"])
+        assert r.returncode != 0
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        assert lines[-1] == ("sluice: log.retention.hourz: unknown setting "
+                             "(did you mean log.retention.hours?)")
+        # From a config file too, and the listener never opened.
+        conf = os.path.join(d, "broker.properties")
+        with open(conf, "w") as f:
+            f.write("num.partitions=2\nnot.a.setting=true\n")
+        r = run(["--data-dir", d, "--kafka", "127.0.0.1:0", "--http", "off", "--sqs", "off",
+                 "--config", conf])
+        assert r.returncode != 0
+        assert "not.a.setting: unknown setting" in r.stderr
+        assert "listening:" not in r.stderr
+
+
+def test_retention_runs_as_often_as_log_retention_check_interval_ms_says():
+    """With the default (5 minutes) no segment would go within this test's deadline."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    s = Sluice(settings={"log.retention.check.interval.ms": "100",
+                         "log.cleaner.backoff.ms": "100"}).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": s.bootstrap})
+        topic = NewTopic("short-lived", 1, 1,
+                         config={"segment.bytes": "1024", "retention.ms": "1"})
+        for f in admin.create_topics([topic]).values():
+            f.result(timeout=30)
+        p = Producer({"bootstrap.servers": s.bootstrap, "linger.ms": 0})
+        for i in range(40):
+            p.produce("short-lived", value=b"v" * 200)
+            p.flush(10)  # one batch per record: several segments roll
+        c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "retention-probe"})
+        try:
+            tp = TopicPartition("short-lived", 0)
+            wait_for(lambda: c.get_watermark_offsets(tp, timeout=5)[0] > 0, 30,
+                     "retention to delete the old segments")
+            low, high = c.get_watermark_offsets(tp, timeout=5)
+            assert 0 < low <= high == 40
+        finally:
+            c.close()
+    finally:
+        s.close()
+
+    with tempfile.TemporaryDirectory() as d:
+        r = run(["--data-dir", d, "--kafka", "127.0.0.1:0", "--http", "off", "--sqs", "off",
+                 "--set", "log.retention.check.interval.ms=-5"])
+        assert r.returncode != 0
+        assert "log.retention.check.interval.ms" in r.stderr
 
 
 def test_bad_listener_address_fails():
