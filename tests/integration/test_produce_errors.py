@@ -7,6 +7,7 @@ import kafka_wire as kw
 CORRUPT_MESSAGE = 2
 UNKNOWN_TOPIC_OR_PARTITION = 3
 MESSAGE_TOO_LARGE = 10
+RECORD_LIST_TOO_LARGE = 18
 INVALID_REQUIRED_ACKS = 21
 INVALID_TOPIC_EXCEPTION = 17
 
@@ -55,6 +56,19 @@ def test_batch_over_max_message_bytes_is_message_too_large():
         res = produce(s.kafka_port, "big", 0, kw.batch([b"x" * 5000]))
         assert res[0][2] == MESSAGE_TOO_LARGE
         res = produce(s.kafka_port, "big", 0, kw.batch([b"x" * 100]))
+        assert res[0][2] == 0
+    finally:
+        s.close()
+
+
+def test_batch_larger_than_a_segment_is_record_list_too_large():
+    # compat: Kafka answers RECORD_LIST_TOO_LARGE for a batch no segment can hold, and keeps
+    # MESSAGE_TOO_LARGE for one above max.message.bytes.
+    s = Sluice(settings={"log.segment.bytes": "1024"}).start()
+    try:
+        res = produce(s.kafka_port, "segments", 0, kw.batch([b"x" * 3000]))
+        assert res[0][2] == RECORD_LIST_TOO_LARGE
+        res = produce(s.kafka_port, "segments", 0, kw.batch([b"x" * 100]))
         assert res[0][2] == 0
     finally:
         s.close()

@@ -31,6 +31,7 @@ INVALID_PRODUCER_EPOCH = 47
 PRODUCER_FENCED = 90
 TRANSACTIONAL_ID_NOT_FOUND = 105
 TRANSACTION_ABORTABLE = 120
+INVALID_REGULAR_EXPRESSION = 128
 
 NO_TAGS = kw.NO_TAGS
 
@@ -421,3 +422,40 @@ def test_describe_and_list_transactions_follow_the_states(broker):
         assert missing["error"] == TRANSACTIONAL_ID_NOT_FOUND
     finally:
         wire.close()
+
+
+def list_transactions_v2(wire, pattern):
+    """(error, {transactional_id: state}) for ListTransactions v2 with an id pattern."""
+    r = wire.call(LIST_TRANSACTIONS, 2,
+                  kw.compact_array([]) + kw.compact_array([]) + struct.pack(">q", -1) +
+                  kw.compact_string(pattern) + NO_TAGS)
+    r.int32()  # throttle_time_ms
+    error = r.int16()
+    r.compact_array(lambda r: r.compact_string())
+    states = r.compact_array(
+        lambda r: (r.compact_string(), r.int64(), r.compact_string(), r.tags())[:3])
+    r.tags()
+    assert r.at_end()
+    return error, {t: state for t, _pid, state in states}
+
+
+def test_list_transactions_patterns_run_in_linear_time(broker):
+    """The pattern is matched with RE2: a backtracking matcher (std::regex, as before) takes
+    longer than the age of the universe on '(a|aa)*c' against sixty a's, and meanwhile the
+    coordinator's lock stalls every transaction. Here it answers within the read deadline,
+    and an invalid pattern is INVALID_REGULAR_EXPRESSION."""
+    victim = "a" * 60
+    wire = Wire(broker.kafka_port)
+    other = Wire(broker.kafka_port)
+    try:
+        assert init_producer_id_v5(wire, victim)[0] == NONE
+        assert init_producer_id_v5(wire, "ab-1")[0] == NONE
+        assert list_transactions_v2(wire, "(a|aa)*c") == (NONE, {})
+        assert list_transactions_v2(wire, "(a|aa)*") == (NONE, {victim: "Empty"})
+        assert list_transactions_v2(wire, "ab-[0-9]+") == (NONE, {"ab-1": "Empty"})
+        assert list_transactions_v2(wire, "ab-(") == (INVALID_REGULAR_EXPRESSION, {})
+        # The coordinator still serves others.
+        assert init_producer_id_v5(other, "after-patterns")[0] == NONE
+    finally:
+        wire.close()
+        other.close()
