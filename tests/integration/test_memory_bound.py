@@ -114,14 +114,18 @@ def start_broker(bound, extra=None):
     broker = Sluice(args=["--io-threads", str(IO_THREADS)], settings=settings).start()
     # The topic exists (auto-created by Metadata, as a client's first request does) and every
     # path has run once before the baseline is taken.
-    with connect(broker.kafka_port, timeout=TIMEOUT) as s:
-        name = TOPIC.encode()
-        s.sendall(kafka_request(3, 1, 0, struct.pack(">ih", 1, len(name)) + name))
-        read_frame(s, timeout=TIMEOUT)
-        send_produce(s, 1, kafka_wire.batch([b"warm-up"]))
-        read_produce_answer(s, 1)
-        send_produce(s, 2, big_batch())
-        read_produce_answer(s, 2)
+    try:
+        with connect(broker.kafka_port, timeout=TIMEOUT) as s:
+            name = TOPIC.encode()
+            s.sendall(kafka_request(3, 1, 0, struct.pack(">ih", 1, len(name)) + name))
+            read_frame(s, timeout=TIMEOUT)
+            send_produce(s, 1, kafka_wire.batch([b"warm-up"]))
+            read_produce_answer(s, 1)
+            send_produce(s, 2, big_batch())
+            read_produce_answer(s, 2)
+    except BaseException:
+        broker.close()  # a failed start leaves no process behind
+        raise
     return broker
 
 
