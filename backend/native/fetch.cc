@@ -118,10 +118,7 @@ private:
 
 api::awaitable<result<std::shared_ptr<bp::partition_producer_state>>> native_records::state_of(
     std::shared_ptr<blog::partition_log> log) {
-    if (auto st = states_.ready_state(log)) {
-        co_return st;
-    }
-    auto t = co_await states_.wait_turn(log, pool_);
+    auto t = co_await states_.wait_turn(std::move(log), pool_);
     if (!t) {
         co_return fail(t.error());
     }
