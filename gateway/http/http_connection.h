@@ -19,6 +19,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include "gateway/http/router.h"
+#include "gateway/http/cors.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/metrics.h"
 
@@ -26,8 +27,8 @@ namespace sluice::gateway {
 
 /// Every read of an HTTP connection has a size limit and a deadline.
 struct http_limits {
-    /// Larger bodies are answered 413 (the REST front will make this configurable).
-    std::uint64_t max_body_bytes = 16 * 1024 * 1024;
+    /// Larger bodies are answered 413 (http.request.max.bytes).
+    std::uint64_t max_body_bytes = 64 * 1024 * 1024;
     /// Larger request lines plus headers are answered 431.
     std::uint32_t max_header_bytes = 16 * 1024;
     /// Reading one request, from its first byte to the end of its body.
@@ -52,7 +53,7 @@ struct http_limits {
 class http_connection : public std::enable_shared_from_this<http_connection> {
 public:
     http_connection(boost::asio::ip::tcp::socket socket, std::uint64_t id, const router& routes,
-                    counter& requests, http_limits limits);
+                    counter& requests, http_limits limits, const cors_policy& cors);
 
     boost::asio::awaitable<void> run();
     void stop(stop_mode mode);
@@ -72,6 +73,7 @@ private:
     const router& routes_;
     counter& requests_;
     http_limits limits_;
+    const cors_policy& cors_;
     boost::asio::ip::tcp::endpoint peer_;
     std::shared_ptr<finish_signal> finish_;
     phase phase_ = phase::idle;

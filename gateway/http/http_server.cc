@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "gateway/http/group_routes.h"
+#include "gateway/http/rest/rest_routes.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -22,9 +23,10 @@ asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_req
 }  // namespace
 
 http_server::http_server(io_pool& pool, services& svc, connection_tracker& tracker,
-                         const endpoint& where, http_limits limits)
+                         const endpoint& where, http_settings settings)
     : svc_(svc),
-      limits_(limits),
+      settings_(std::move(settings)),
+      producer_(svc.topics, svc.records, settings_.producer_acks),
       requests_(svc.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
       listener_(pool, tracker, svc.metrics, listener_options{"http", "--http", ""}, where,
                 [this](tcp::socket socket, std::uint64_t id) {
@@ -35,11 +37,20 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
         return metrics_page(m, std::move(ctx));
     });
     add_group_routes(router_, svc.groups);
+    rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
+        svc.topics, svc.records, svc.groups, settings_, svc.kafka.cluster_id, svc.kafka.node_id,
+        producer_});
+    if (settings_.api_v2_enable) {
+        rest::add_v2_produce_routes(router_, *rest_);
+        rest::add_v2_metadata_routes(router_, *rest_);
+    }
 }
+
+http_server::~http_server() = default;
 
 connection_session http_server::open(tcp::socket socket, std::uint64_t id) {
     auto conn = std::make_shared<http_connection>(std::move(socket), id, router_, requests_,
-                                                  limits_);
+                                                  settings_.limits, settings_.cors);
     return connection_session{conn->run(), [conn](stop_mode mode) { conn->stop(mode); }};
 }
 

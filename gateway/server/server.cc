@@ -23,6 +23,7 @@
 #include "backend/native/native_backend.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
+#include "gateway/http/http_settings.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/backend_metrics.h"
@@ -304,6 +305,7 @@ int run_server(const config& cfg) {
     // is a mistake: refuse to start, naming it.
     backend::native::native_options native_opts = read_native_options(cfg);
     const kafka_settings kafka_cfg = read_kafka_settings(cfg, cluster_id);
+    http_settings http_cfg = read_http_settings(cfg);
     cfg.reject_unknown();
 
     // The one place that names a backend implementation: the fronts get its interfaces.
@@ -337,7 +339,7 @@ int run_server(const config& cfg) {
         listening += " kafka=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     if (cfg.http.enabled) {
-        http = std::make_unique<http_server>(pool, svc, tracker, cfg.http);
+        http = std::make_unique<http_server>(pool, svc, tracker, cfg.http, std::move(http_cfg));
         auto ep = http->local_endpoint();
         listening += " http=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
