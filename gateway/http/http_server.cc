@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "gateway/http/group_routes.h"
+#include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 
 namespace sluice::gateway {
@@ -40,13 +41,28 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         svc.topics, svc.records, svc.groups, settings_, svc.kafka.cluster_id, svc.kafka.node_id,
         producer_});
+    consumers_ = std::make_unique<rest::consumer_registry>(
+        *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {
         rest::add_v2_produce_routes(router_, *rest_);
         rest::add_v2_metadata_routes(router_, *rest_);
+        rest::add_v2_consumer_routes(router_, *rest_, *consumers_);
     }
 }
 
 http_server::~http_server() = default;
+
+void http_server::start() {
+    consumers_->start();
+    listener_.start();
+}
+
+void http_server::stop() {
+    listener_.stop();
+    consumers_->stop();
+}
+
+std::size_t http_server::pending() const { return consumers_->pending(); }
 
 connection_session http_server::open(tcp::socket socket, std::uint64_t id) {
     auto conn = std::make_shared<http_connection>(std::move(socket), id, router_, requests_,

@@ -28,6 +28,7 @@ namespace sluice::gateway {
 
 namespace rest {
 struct rest_context;
+class consumer_registry;
 }
 
 class http_server {
@@ -41,8 +42,11 @@ public:
     /// The route table; add routes before start() only.
     router& routes() { return router_; }
 
-    void start() { listener_.start(); }
-    void stop() { listener_.stop(); }
+    void start();
+    /// Stops accepting and ends the background work (REST consumer members); pending() tells
+    /// when that has finished.
+    void stop();
+    std::size_t pending() const;
 
 private:
     /// The connection_handler: an http_connection per socket.
@@ -53,6 +57,7 @@ private:
     router router_;
     record_producer producer_;
     std::unique_ptr<rest::rest_context> rest_;
+    std::unique_ptr<rest::consumer_registry> consumers_;
     counter& requests_;
     tcp_listener listener_;
 };

@@ -381,9 +381,11 @@ int run_server(const config& cfg) {
     // Parked JoinGroup/SyncGroup calls are answered now so that connections can finish.
     be.stop();
     tracker.stop_all(stop_mode::finish);
-    auto wait_for_connections = [&tracker](std::chrono::milliseconds limit) {
+    // Connections, and the HTTP front's background work (REST consumers' group members).
+    auto busy = [&] { return tracker.size() + (http ? http->pending() : 0); };
+    auto wait_for_connections = [&busy](std::chrono::milliseconds limit) {
         const auto deadline = std::chrono::steady_clock::now() + limit;
-        while (tracker.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+        while (busy() > 0 && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     };
