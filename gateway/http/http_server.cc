@@ -48,6 +48,9 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
         rest::add_v2_metadata_routes(router_, *rest_);
         rest::add_v2_consumer_routes(router_, *rest_, *consumers_);
     }
+    if (settings_.api_v3_enable) {
+        rest::add_v3_routes(router_, *rest_);
+    }
 }
 
 http_server::~http_server() = default;
