@@ -5,6 +5,8 @@
 #include "gateway/http/group_routes.h"
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
+#include "gateway/http/sse_stream.h"
+#include "gateway/ws/ws_session.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -51,6 +53,10 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
     if (settings_.api_v3_enable) {
         rest::add_v3_routes(router_, *rest_);
     }
+    ws_ = std::make_unique<ws::ws_context>(
+        ws::ws_context{*rest_, [&pool] { return pool.next().get_executor(); }});
+    ws::add_ws_route(router_, *ws_);
+    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
 }
 
 http_server::~http_server() = default;

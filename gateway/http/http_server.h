@@ -30,6 +30,9 @@ namespace rest {
 struct rest_context;
 class consumer_registry;
 }
+namespace ws {
+struct ws_context;
+}
 
 class http_server {
 public:
@@ -58,6 +61,7 @@ private:
     record_producer producer_;
     std::unique_ptr<rest::rest_context> rest_;
     std::unique_ptr<rest::consumer_registry> consumers_;
+    std::unique_ptr<ws::ws_context> ws_;
     counter& requests_;
     tcp_listener listener_;
 };
