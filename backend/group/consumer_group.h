@@ -16,7 +16,7 @@
 // Assigning (target older than the group epoch), Reconciling (a member not at the target),
 // Stable.
 //
-// Concurrency: not thread-safe; used under the coordinator's mutex.
+// Concurrency: not thread-safe; used under its group entry's lock (group_registry.h).
 #pragma once
 
 #include <cstdint>
