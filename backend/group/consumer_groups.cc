@@ -4,7 +4,6 @@
 #include "backend/group/consumer_groups.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
 #include "backend/group/errc.h"
@@ -31,10 +30,6 @@ api::consumer_heartbeat_result heartbeat_error(errc e, std::string message = {})
         r.error_message = std::move(message);
     }
     return r;
-}
-
-bool has_regex(const consumer_member& m) {
-    return m.subscribed_topic_regex && !m.subscribed_topic_regex->empty();
 }
 
 /// Whether `owned` lists only partitions of `assigned` (compat: GroupMetadataManager.isSubset).
@@ -82,15 +77,13 @@ consumer_groups::consumer_groups(log::log_manager& log, const coordinator_config
 std::map<std::string, subscribed_topic> consumer_groups::subscription_metadata(
     const consumer_group& g) {
     std::set<std::string> names;
-    std::vector<std::regex> patterns;
+    std::vector<const topic_regex*> patterns;
     for (const auto& [_, m] : g.members()) {
         names.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
-        if (has_regex(m)) {
-            try {
-                patterns.emplace_back(*m.subscribed_topic_regex, std::regex::ECMAScript);
-            } catch (const std::regex_error&) {
-                // validated on the way in; an old bad pattern matches nothing
-            }
+        if (m.subscribed_regex &&
+            std::find(patterns.begin(), patterns.end(), m.subscribed_regex.get()) ==
+                patterns.end()) {
+            patterns.push_back(m.subscribed_regex.get());
         }
     }
     std::map<std::string, subscribed_topic> out;
@@ -99,8 +92,9 @@ std::map<std::string, subscribed_topic> consumer_groups::subscription_metadata(
             if (t.internal) {
                 continue;
             }
-            for (const auto& re : patterns) {
-                if (std::regex_match(t.name, re)) {
+            // RE2: linear in the name, whatever the pattern.
+            for (const topic_regex* re : patterns) {
+                if (re->matches(t.name)) {
                     out[t.name] = {t.id, t.partitions};
                     break;
                 }
@@ -128,18 +122,11 @@ void consumer_groups::compute_target(consumer_group& g) {
     for (const auto& [id, m] : g.members()) {
         assignor_member am;
         am.member_id = id;
-        std::optional<std::regex> re;
-        if (has_regex(m)) {
-            try {
-                re.emplace(*m.subscribed_topic_regex, std::regex::ECMAScript);
-            } catch (const std::regex_error&) {
-            }
-        }
         for (const auto& [name, t] : meta) {
             const bool by_name =
                 std::find(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end(), name) !=
                 m.subscribed_topic_names.end();
-            if (by_name || (re && std::regex_match(name, *re))) {
+            if (by_name || (m.subscribed_regex && m.subscribed_regex->matches(name))) {
                 am.topics.insert(t.id);
             }
         }
@@ -236,7 +223,7 @@ api::consumer_heartbeat_result consumer_groups::leave(group_entry& e,
 }
 
 std::optional<api::consumer_heartbeat_result> consumer_groups::validate(
-    const api::consumer_heartbeat_request& req) const {
+    const api::consumer_heartbeat_request& req, std::shared_ptr<const topic_regex>& regex) {
     const std::int32_t epoch = req.member_epoch;
     if (req.group_id.value.empty()) {
         return heartbeat_error(errc::invalid_request, "GroupId can't be empty.");
@@ -284,19 +271,21 @@ std::optional<api::consumer_heartbeat_result> consumer_groups::validate(
                                "ServerAssignor " + *req.server_assignor + " is not supported.");
     }
     if (has_re) {
-        try {
-            std::regex check(*req.subscribed_topic_regex, std::regex::ECMAScript);
-        } catch (const std::regex_error& ex) {
-            return heartbeat_error(
-                errc::invalid_regular_expression,
-                "SubscribedTopicRegex does not compile: " + std::string(ex.what()));
+        auto compiled = regexes_.compile(*req.subscribed_topic_regex);
+        if (!compiled.regex) {
+            return heartbeat_error(errc::invalid_regular_expression,
+                                   "SubscribedTopicRegex `" + *req.subscribed_topic_regex +
+                                       "` is not a valid regular expression: " +
+                                       compiled.error + ".");
         }
+        regex = std::move(compiled.regex);
     }
     return std::nullopt;
 }
 
 api::consumer_heartbeat_result consumer_groups::heartbeat(
-    group_entry& e, const api::consumer_heartbeat_request& req) {
+    group_entry& e, const api::consumer_heartbeat_request& req,
+    std::shared_ptr<const topic_regex> regex) {
     const std::int32_t epoch = req.member_epoch;
     if (epoch < 0) {
         return leave(e, req);
@@ -441,6 +430,7 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
     }
     if (req.subscribed_topic_regex) {
         updated.subscribed_topic_regex = req.subscribed_topic_regex;
+        updated.subscribed_regex = std::move(regex);  // null for "": no pattern any more
     }
     updated.client_id = req.client.client_id;
     updated.client_host = req.client.client_host;

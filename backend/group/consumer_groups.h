@@ -4,10 +4,11 @@
 // rebalance timeouts, static members, and the membership checks of offset commits and
 // fetches. The state it drives is consumer_group; this is the protocol logic over it.
 //
-// Lifecycle: created by the group coordinator. validate() runs before any lock is taken;
-// every other method requires the caller to hold the group entry's lock and touches that
-// entry only (timeouts are scheduled in the entry's own timer_queue and run under the same
-// lock). Topic lookups go to the log, which has its own locks.
+// Lifecycle: created by the group coordinator. validate() runs before any lock is taken (it
+// compiles a subscription pattern, through the RE2 cache: topic_regex.h); every other method
+// requires the caller to hold the group entry's lock and touches that entry only (timeouts
+// are scheduled in the entry's own timer_queue and run under the same lock). Topic lookups go
+// to the log, which has its own locks; patterns match in time linear in the topic name.
 // Invariants: every member has a session timeout scheduled; a member with partitions to
 // revoke has a rebalance timeout scheduled; the target assignment is the one of the group
 // epoch once a heartbeat has been served (assignment epoch == group epoch).
@@ -24,6 +25,7 @@
 #include "backend/group/consumer_group.h"
 #include "backend/group/group_config.h"
 #include "backend/group/group_registry.h"
+#include "backend/group/topic_regex.h"
 
 namespace sluice::backend::log {
 class log_manager;
@@ -39,14 +41,16 @@ class consumer_groups {
                     const coordinator_clock& clock, offset_store& store,
                     std::atomic<std::uint64_t>& rebalances);
 
-    /// The checks that need no group (compat: throwIfConsumerGroupHeartbeatRequestIsInvalid):
-    /// the answer to send when the request is invalid, else nullopt.
+    /// The checks that need no group (compat: throwIfConsumerGroupHeartbeatRequestIsInvalid),
+    /// run before any lock is taken: the answer to send when the request is invalid, else
+    /// nullopt with the request's pattern compiled into `regex` (null without one).
     std::optional<api::consumer_heartbeat_result> validate(
-        const api::consumer_heartbeat_request& req) const;
-    /// A valid heartbeat. `e` may be vacant: a member with epoch 0 creates the group (and
-    /// turns an empty classic group into a consumer group).
+        const api::consumer_heartbeat_request& req, std::shared_ptr<const topic_regex>& regex);
+    /// A valid heartbeat with its compiled pattern. `e` may be vacant: a member with epoch 0
+    /// creates the group (and turns an empty classic group into a consumer group).
     api::consumer_heartbeat_result heartbeat(group_entry& e,
-                                             const api::consumer_heartbeat_request& req);
+                                             const api::consumer_heartbeat_request& req,
+                                             std::shared_ptr<const topic_regex> regex);
 
     /// The membership check of OffsetCommit (TxnOffsetCommit when `transactional`) in a
     /// KIP-848 group.
@@ -74,6 +78,7 @@ class consumer_groups {
     const coordinator_clock& clock_;
     offset_store& store_;
     std::atomic<std::uint64_t>& rebalances_;
+    topic_regex_cache regexes_;
 };
 
 }  // namespace sluice::backend::group

@@ -242,11 +242,13 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
         r.error = ec;
         return r;
     }
-    if (auto invalid = consumer_.validate(req)) {
+    // The pattern is compiled here, before the group is locked.
+    std::shared_ptr<const topic_regex> regex;
+    if (auto invalid = consumer_.validate(req, regex)) {
         return std::move(*invalid);
     }
     auto g = registry_.find_or_create(req.group_id.value);
-    return consumer_.heartbeat(*g, req);
+    return consumer_.heartbeat(*g, req, std::move(regex));
 }
 
 // --- offsets

@@ -26,6 +26,9 @@
 //   1. a group entry's mutex (never two at once);
 //   2. the registry's map mutex, the ticker's mutex, the log's own locks (leaves: held
 //      briefly, never while calling out).
+// Client-supplied patterns (KIP-848 subscriptions) are compiled with RE2 before the group is
+// locked (topic_regex.h; the cache's mutex is a leaf, never taken under a group's lock) and
+// matched in time linear in the topic name.
 // Nothing else is locked while a group's mutex is held. Callbacks given to the callback-style
 // methods (join_group, sync_group) and the pending-transaction predicate are never called
 // while any of these locks is held: answers are queued under the group's lock and run after
