@@ -60,6 +60,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "backend/api/groups.h"
+#include "backend/group/assignor.h"  // known_assignor: the names consumer_assignors may hold
 #include "backend/group/classic_group.h"
 #include "backend/group/classic_groups.h"
 #include "backend/group/consumer_groups.h"

@@ -31,24 +31,35 @@ locked_group group_registry::lookup(const std::string& group_id, bool create) {
         std::shared_ptr<group_entry> e;
         {
             std::lock_guard lock(mu_);
-            auto it = groups_.find(group_id);
-            if (it == groups_.end()) {
-                if (!create) {
-                    return {};
-                }
-                e = std::make_shared<group_entry>(group_id);
-                e->mu.lock();  // cannot block: nobody else knows the entry yet
-                groups_.emplace(group_id, e);
+            if (auto it = groups_.find(group_id); it != groups_.end()) {
+                e = it->second;
+            }
+        }
+        if (e) {
+            e->mu.lock();
+            if (!e->removed) {
                 return locked_group(this, std::move(e));
             }
-            e = it->second;
+            // Erased while we waited for it: whatever replaced it is in the map now.
+            e->mu.unlock();
+            continue;
         }
+        if (!create) {
+            return {};
+        }
+        // Published locked, so that nobody sees it before its creator filled it; its lock is
+        // taken first, as everywhere (a group's, then the registry's).
+        e = std::make_shared<group_entry>(group_id);
         e->mu.lock();
-        if (!e->removed) {
+        bool inserted = false;
+        {
+            std::lock_guard lock(mu_);
+            inserted = groups_.try_emplace(group_id, e).second;
+        }
+        if (inserted) {
             return locked_group(this, std::move(e));
         }
-        // Erased while we waited for it: whatever replaced it is in the map now.
-        e->mu.unlock();
+        e->mu.unlock();  // another call created it meanwhile: use that one
     }
 }
 

@@ -17,10 +17,10 @@
 // group, or a call that found no group). An erased entry is marked `removed`; whoever locks it
 // after that looks the group up again.
 //
-// Concurrency: the registry's mutex guards only its map. It is never held while waiting for a
-// group's lock: a new entry is locked before it is published, which cannot block since nobody
-// else knows it yet. Lock order: a group's mutex, then the registry's (erase) or the ticker's
-// (release); nobody holds two groups' mutexes at once. Answers (the callbacks of parked and
+// Concurrency: the registry's mutex guards only its map. It is never held while taking a
+// group's lock; a new entry is locked before it is published. Lock order: a group's mutex,
+// then the registry's (create, erase) or the ticker's (release); nobody holds two groups'
+// mutexes at once. Answers (the callbacks of parked and
 // callback-style calls) are queued under the group's lock and run after it is released, by the
 // releasing thread, with no lock of the coordinator held.
 //

@@ -6,6 +6,9 @@
 #include <future>
 #include <thread>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include "tests/backend/group/group_test_support.h"
 
 namespace sluice::backend::group::test {
@@ -115,6 +118,33 @@ TEST_F(GroupTest, SlowPendingTransactionCheckDoesNotHoldTheGroup) {
     ASSERT_EQ(fetched.size(), 1u);
     EXPECT_FALSE(fetched[0].error);
     EXPECT_EQ(committed("g", 1), 7);
+}
+
+TEST_F(GroupTest, TickerOnAnExecutorEndsTheInitialRebalanceDelay) {
+    // With an executor, nobody calls run_timers(): the ticker's timer wakes up for the barrier
+    // (a delay of 0 is due at once, so nothing here waits for time to pass).
+    coord->stop();
+    coord.reset();
+    cfg.initial_rebalance_delay_ms = 0;
+    boost::asio::io_context io;
+    auto work = boost::asio::make_work_guard(io);
+    std::thread ticker_thread([&] { io.run(); });
+    coord = std::make_unique<group_coordinator>(*log, cfg);  // the system clock
+    coord->start(io.get_executor(), true);
+
+    auto r = join_req("g", "");
+    r.require_known_member_id = false;
+    std::promise<join_group_result> joined;
+    coord->join_group(r, [&](join_group_result j) { joined.set_value(std::move(j)); });
+    auto result = joined.get_future();
+    const bool done = result.wait_for(deadlock_guard) == std::future_status::ready;
+    coord->stop();  // before the executor's thread ends, as the server does
+    work.reset();
+    ticker_thread.join();
+    ASSERT_TRUE(done) << "the ticker never completed the barrier";
+    auto j = result.get();
+    EXPECT_FALSE(j.error) << j.error.message();
+    EXPECT_EQ(j.generation_id, 1);
 }
 
 TEST_F(GroupTest, ManyGroupsRebalanceInParallelWithCommits) {
