@@ -4,7 +4,7 @@
 //
 //   group_load --bootstrap 127.0.0.1:9092 [--groups 200] [--members 2] [--seconds 20]
 //              [--baseline-seconds 5] [--partitions 8] [--hold-ms 100] [--heartbeat-ms 50]
-//              [--topic group-load] [--prefix group-load]
+//              [--leave-rate N] [--topic group-load] [--prefix group-load]
 //
 // Two loads, in two phases:
 //   * a committer: one "simple" group (no members) committing offsets of --partitions
@@ -14,7 +14,10 @@
 //     connection: FindCoordinator v2, JoinGroup v5 (with the MEMBER_ID_REQUIRED round trip),
 //     SyncGroup v3 (the leader sends a range assignment), Heartbeat v3 every --heartbeat-ms for
 //     --hold-ms (rejoining when the group rebalances), LeaveGroup v3, and again. Members leave
-//     at different times, so every group rebalances all the time.
+//     at different times, so every group rebalances all the time. Unpaced, the churn goes as
+//     fast as the coordinator lets it (its capacity); with --leave-rate N, at most N members
+//     leave per second in all (each waits, heartbeating, for a slot), which offers every
+//     broker the same churn, so that commit latencies compare.
 // Phase 1 (--baseline-seconds) runs the committer alone; phase 2 (--seconds) runs both. It
 // prints the commit latency of each phase (p50, p99, max), the rebalances completed per
 // second under churn (a generation whose leader's SyncGroup succeeded), error counts, and
@@ -86,6 +89,7 @@ struct options {
     double baseline_seconds = 5;
     int partitions = 8;
     int hold_ms = 100;
+    double leave_rate = 0;  // leaves per second in all, 0: as fast as the groups go
     int heartbeat_ms = 50;
     std::string topic = "group-load";
     std::string prefix = "group-load";
@@ -96,7 +100,7 @@ struct options {
                  "group_load: %s\n"
                  "usage: group_load --bootstrap HOST:PORT [--groups N] [--members N] "
                  "[--seconds S] [--baseline-seconds S] [--partitions N] [--hold-ms MS] "
-                 "[--heartbeat-ms MS] [--topic NAME] [--prefix NAME]\n",
+                 "[--heartbeat-ms MS] [--leave-rate N] [--topic NAME] [--prefix NAME]\n",
                  why);
     std::exit(2);
 }
@@ -129,6 +133,8 @@ options parse(int argc, char** argv) {
             o.baseline_seconds = std::stod(value());
         } else if (a == "--partitions") {
             o.partitions = std::stoi(value());
+        } else if (a == "--leave-rate") {
+            o.leave_rate = std::stod(value());
         } else if (a == "--hold-ms") {
             o.hold_ms = std::stoi(value());
         } else if (a == "--heartbeat-ms") {
@@ -142,7 +148,7 @@ options parse(int argc, char** argv) {
         }
     }
     if (o.groups < 0 || o.members < 1 || o.partitions < 1 || o.seconds <= 0 ||
-        o.baseline_seconds < 0 || o.hold_ms < 0 || o.heartbeat_ms < 1) {
+        o.baseline_seconds < 0 || o.hold_ms < 0 || o.heartbeat_ms < 1 || o.leave_rate < 0) {
         usage("out-of-range option");
     }
     return o;
@@ -239,6 +245,7 @@ struct churn_stats {
     std::uint64_t syncs = 0;
     std::uint64_t heartbeats = 0;
     std::uint64_t leaves = 0;
+    std::atomic<std::uint64_t> leaves_counted{0};  // the same, read by main while members run
     std::map<std::string, std::uint64_t> errors;
 };
 
@@ -301,12 +308,35 @@ asio::awaitable<void> connect_to_coordinator(connection& conn, const options& o,
     }
 }
 
+/// Paces the members' leaves (--leave-rate): each leave takes the next free slot, 1/rate
+/// apart. Used on the churn thread only.
+class leave_pacer {
+  public:
+    explicit leave_pacer(double rate) : rate_(rate) {}
+    /// When a member that wants to leave at `wanted` may leave.
+    clock_type::time_point slot(clock_type::time_point wanted) {
+        if (rate_ <= 0) {
+            return wanted;
+        }
+        next_ = std::max(next_, wanted);
+        const auto at = next_;
+        next_ += std::chrono::duration_cast<clock_type::duration>(
+            std::chrono::duration<double>(1.0 / rate_));
+        return at;
+    }
+
+  private:
+    double rate_;
+    clock_type::time_point next_{};
+};
+
 struct member_context {
     const options& o;
     std::string group;
     int index = 0;
     const std::atomic<bool>& stop;
     churn_stats& stats;
+    leave_pacer& pacer;
 };
 
 /// Joins (with the MEMBER_ID_REQUIRED round trip, and again after REBALANCE_IN_PROGRESS)
@@ -382,19 +412,34 @@ asio::awaitable<void> run_member(member_context m) {
     std::mt19937 rng(static_cast<unsigned>(std::hash<std::string>{}(m.group)) +
                      static_cast<unsigned>(m.index));
     std::uniform_int_distribution<int> hold(m.o.hold_ms / 2, m.o.hold_ms * 3 / 2 + 1);
+    const auto heartbeat_interval = std::chrono::milliseconds(m.o.heartbeat_ms);
     while (!m.stop.load()) {
         std::string member_id;
         bool in_group = true;
-        const auto leave_at = clock_type::now() + std::chrono::milliseconds(hold(rng));
+        auto leave_at = clock_type::now() + std::chrono::milliseconds(hold(rng));
+        bool paced = false;
         for (bool rebalance = true; rebalance && in_group && !m.stop.load();) {
             rebalance = false;
             auto generation = co_await join_and_sync(conn, m, member_id);
             if (!generation) {
                 break;  // stopped
             }
-            while (!m.stop.load() && clock_type::now() < leave_at) {
-                asio::steady_timer t(ex, std::chrono::milliseconds(m.o.heartbeat_ms));
+            for (;;) {
+                if (!paced && clock_type::now() >= leave_at) {
+                    // Held long enough: leave at the next free slot, heartbeating till then
+                    // (and rejoining when the group rebalances meanwhile).
+                    paced = true;
+                    leave_at = m.pacer.slot(leave_at);
+                }
+                if (m.stop.load() || (paced && clock_type::now() >= leave_at)) {
+                    break;
+                }
+                asio::steady_timer t(ex,
+                                     std::min(clock_type::now() + heartbeat_interval, leave_at));
                 co_await t.async_wait(asio::use_awaitable);
+                if (clock_type::now() >= leave_at) {
+                    continue;  // time to leave (or to take a slot): no heartbeat first
+                }
                 kafka::heartbeat_request hb;
                 hb.group_id = m.group;
                 hb.generation_id = *generation;
@@ -420,6 +465,7 @@ asio::awaitable<void> run_member(member_context m) {
         leave.members.push_back({member_id, std::nullopt, std::string("group_load churn"), {}});
         auto left = co_await conn.call<kafka::leave_group_response>(leave, leave_group_version);
         ++m.stats.leaves;
+        m.stats.leaves_counted.fetch_add(1, std::memory_order_relaxed);
         if (left.error_code != error_code::none) {
             ++m.stats.errors["LeaveGroup:" + name_of(left.error_code)];
         }
@@ -563,11 +609,13 @@ int main(int argc, char** argv) {
         }
         std::atomic<bool> churn_stop{false};
         churn_stats stats;
+        leave_pacer pacer(o.leave_rate);
         std::exception_ptr churn_failed;
         asio::io_context io;
         for (int g = 0; g < o.groups; ++g) {
             for (int i = 0; i < o.members; ++i) {
-                member_context m{o, o.prefix + "-" + std::to_string(g), i, churn_stop, stats};
+                member_context m{o,    o.prefix + "-" + std::to_string(g), i, churn_stop, stats,
+                                 pacer};
                 asio::co_spawn(io, run_member(m), [&](std::exception_ptr e) {
                     if (e && !churn_failed) {
                         churn_failed = e;
@@ -585,6 +633,7 @@ int main(int argc, char** argv) {
             current = nullptr;  // samples after this point are not counted
         }
         const std::uint64_t rebalances = stats.rebalances.load();
+        const std::uint64_t leaves = stats.leaves_counted.load();
         churn_stop = true;
         commit_stop = true;
         committer.join();
@@ -603,10 +652,13 @@ int main(int argc, char** argv) {
             std::rethrow_exception(churn_failed);
         }
 
+        const std::string pacing = o.leave_rate > 0
+                                       ? "leaves paced at " + std::to_string(o.leave_rate) + "/s"
+                                       : "leaves unpaced";
         std::printf(
-            "group_load: %d groups x %d members churning, 1 group committing %d "
+            "group_load: %d groups x %d members churning (%s), 1 group committing %d "
             "partitions; %.0f s baseline, %.0f s under churn\n",
-            o.groups, o.members, o.partitions, o.baseline_seconds, churn_seconds);
+            o.groups, o.members, pacing.c_str(), o.partitions, o.baseline_seconds, churn_seconds);
         print_latency("commit, alone", baseline, o.baseline_seconds);
         print_latency("commit, under churn", loaded, churn_seconds);
         std::printf(
@@ -622,9 +674,11 @@ int main(int argc, char** argv) {
             std::printf("  %s x%llu", k.c_str(), static_cast<unsigned long long>(v));
         }
         std::printf(
-            "\nRESULT {\"groups\":%d,\"members\":%d,\"seconds\":%.1f,\"baseline\":%s,"
-            "\"loaded\":%s,\"rebalances\":%llu,\"rebalances_per_s\":%.1f}\n",
-            o.groups, o.members, churn_seconds, json_latency(baseline, o.baseline_seconds).c_str(),
+            "\nRESULT {\"groups\":%d,\"members\":%d,\"leave_rate\":%.1f,\"leaves_per_s\":%.1f,"
+            "\"seconds\":%.1f,\"baseline\":%s,\"loaded\":%s,\"rebalances\":%llu,"
+            "\"rebalances_per_s\":%.1f}\n",
+            o.groups, o.members, o.leave_rate, static_cast<double>(leaves) / churn_seconds,
+            churn_seconds, json_latency(baseline, o.baseline_seconds).c_str(),
             json_latency(loaded, churn_seconds).c_str(),
             static_cast<unsigned long long>(rebalances),
             static_cast<double>(rebalances) / churn_seconds);
