@@ -94,8 +94,12 @@ void group_registry::released(group_entry& e) {
     if (e.removed) {
         return;
     }
+    // The ticker needs, per group, a deadline no later than the group's next timeout: an
+    // earlier one only costs a visit that finds nothing due (and then tells it the real one).
+    // So a deadline that moves later, as a session timeout does at every heartbeat, is not
+    // told: only a new or an earlier one.
     auto next = e.timers.next_deadline();
-    if (next != e.noted_deadline) {
+    if (next && (!e.noted_deadline || *next < *e.noted_deadline)) {
         e.noted_deadline = next;
         ticker_.set_group(e.id, next);
     }

@@ -7,9 +7,9 @@
 //                                                         ├── committed offsets
 //                                                         ├── timer_queue: its timeouts
 //                                                         └── answers queued under the lock
-//   locked_group (the entry, locked) ── release: tell the ticker the group's next timeout,
-//                                        erase the entry if it holds nothing, unlock, then run
-//                                        the queued answers
+//   locked_group (the entry, locked) ── release: tell the ticker when the group's next
+//                                        timeout is new or earlier, erase the entry if it holds
+//                                        nothing, unlock, then run the queued answers
 //
 // Lifecycle: the coordinator owns the registry. An entry is created by the first call that
 // needs one (or by the replay of __consumer_offsets, install()) and erased when it holds
@@ -65,7 +65,7 @@ struct group_entry {
     std::unique_ptr<consumer_group> consumer;
     group_offsets offsets;
     timer_queue timers;                          // keys are unique within the group only
-    std::optional<std::int64_t> noted_deadline;  // the next deadline the ticker knows
+    std::optional<std::int64_t> noted_deadline;  // the ticker's: never after the next timeout
     std::vector<std::function<void()>> answers;  // run once mu is released
 
     /// Neither group state nor committed offsets: erased when released.
@@ -138,7 +138,7 @@ class group_registry {
     friend class locked_group;
     locked_group lookup(const std::string& group_id, bool create);
     /// The end of a call on `e` (its mutex held): erases it when vacant, else tells the ticker
-    /// its next deadline when that changed.
+    /// its next deadline when that is new or earlier than the one the ticker has.
     void released(group_entry& e);
     void erase(group_entry& e);
 

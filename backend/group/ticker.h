@@ -13,7 +13,10 @@
 // state, so a handler that runs after the coordinator is gone touches nothing of it.
 //
 // Invariant: while started, the timer waits for the earliest deadline known, or for an
-// earlier one that has since been replaced (it then finds nothing due and re-arms).
+// earlier one that has since been replaced (it then finds nothing due and re-arms). A group's
+// deadline here may be earlier than its next timeout (the registry does not report deadlines
+// that move later); the coordinator then visits the group, finds nothing due, and reports the
+// real one.
 #pragma once
 
 #include <cstdint>
