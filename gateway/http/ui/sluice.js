@@ -103,6 +103,10 @@
          */
         constructor(url, options) {
             const o = options || {};
+            if (!/^wss?:\/\/[^/]/i.test(String(url))) {
+                throw new TypeError("the URL must be ws://host/... or wss://host/..., not " +
+                                    JSON.stringify(url));
+            }
             this.url = url;
             this._WebSocket = o.WebSocket || globalThis.WebSocket;
             if (typeof this._WebSocket !== "function") {

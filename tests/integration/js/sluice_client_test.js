@@ -10,109 +10,11 @@ const assert = require("node:assert/strict");
 const path = require("node:path");
 const fs = require("node:fs");
 const vm = require("node:vm");
-const { once } = require("node:events");
 const WebSocket = require("ws");
+const { within, settled, failure, FakeServer } = require("./fake_ws_server");
 
 const uiDir = path.join(__dirname, "..", "..", "..", "gateway", "http", "ui");
 const sluice = require(path.join(uiDir, "sluice.js"));
-
-const waitMs = 10000; // the bound on every wait; a pass never comes near it
-
-/** Resolves as `promise` does, or rejects naming `what` after waitMs. */
-function within(promise, what) {
-    let timer;
-    const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error("timed out waiting for " + what)), waitMs);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/**
- * The outcome of `promise` as a value, {value} or {error}: a handler attached at once, so a
- * rejection the test looks at later is never reported as unhandled.
- */
-function settled(promise) {
-    return promise.then((value) => ({ value }), (error) => ({ error }));
-}
-
-/** The error `promise` rejected with; fails the test when it resolved. */
-async function failure(promise, what) {
-    const out = await within(promise, what);
-    assert.ok(out.error, what + " resolved with " + JSON.stringify(out.value));
-    return out.error;
-}
-
-/** A queue whose next() waits for the next pushed value. */
-class Queue {
-    constructor() {
-        this.items = [];
-        this.waiters = [];
-    }
-    push(v) {
-        const w = this.waiters.shift();
-        if (w) {
-            w(v);
-        } else {
-            this.items.push(v);
-        }
-    }
-    next(what) {
-        if (this.items.length > 0) {
-            return Promise.resolve(this.items.shift());
-        }
-        return within(new Promise((resolve) => this.waiters.push(resolve)), what);
-    }
-    get size() {
-        return this.items.length;
-    }
-}
-
-/** One client connection as the fake server sees it. */
-class FakeConnection {
-    constructor(ws) {
-        this.ws = ws;
-        this.frames = new Queue();
-        this.closed = once(ws, "close");
-        ws.on("message", (data, isBinary) => {
-            this.frames.push(isBinary ? { binary: data } : JSON.parse(String(data)));
-        });
-    }
-    /** The next frame the client sent, parsed. */
-    next() {
-        return this.frames.next("a frame from the client");
-    }
-    send(obj) {
-        this.ws.send(typeof obj === "string" ? obj : JSON.stringify(obj));
-    }
-    /** Drops the connection without a close handshake, as a dying server does. */
-    drop() {
-        this.ws.terminate();
-        return this.closed;
-    }
-}
-
-class FakeServer {
-    static async start(port) {
-        const s = new FakeServer();
-        s.wss = new WebSocket.WebSocketServer({ host: "127.0.0.1", port: port || 0 });
-        s.connections = new Queue();
-        s.wss.on("connection", (ws) => s.connections.push(new FakeConnection(ws)));
-        await within(once(s.wss, "listening"), "the fake server to listen");
-        s.port = s.wss.address().port;
-        s.url = "ws://127.0.0.1:" + s.port + "/ws";
-        return s;
-    }
-    /** The next connection a client opened. */
-    accept() {
-        return this.connections.next("a client connection");
-    }
-    async close() {
-        for (const ws of this.wss.clients) {
-            ws.terminate();
-        }
-        await new Promise((resolve) => this.wss.close(resolve));
-    }
-}
 
 /** Resolves with the next `type` event of `client`. */
 function nextEvent(client, type) {
@@ -198,6 +100,12 @@ test("subscribe before the connection opens is sent when it opens", async () => 
     assert.deepEqual(f, { op: "subscribe", id: f.id, topics: ["t"], from: "latest",
                           format: "string" });
     await done(server, client);
+});
+
+test("connect refuses a URL that is not ws: or wss:", () => {
+    for (const url of ["http://127.0.0.1/ws", "127.0.0.1:8082/ws", "ws://", "", undefined]) {
+        assert.throws(() => new sluice.Client(url, { WebSocket }), TypeError, String(url));
+    }
 });
 
 test("subscribe rejects options the protocol cannot carry", async () => {
