@@ -153,8 +153,9 @@ TEST(EtagMatches, ListsWeakTagsAndStar) {
 TEST(UiAssets, EmbedsThePagesAndTheClientSortedWithDigestTags) {
     const auto assets = ui_assets();
     ASSERT_FALSE(assets.empty());
-    EXPECT_TRUE(std::is_sorted(assets.begin(), assets.end(),
-                               [](const ui_asset& a, const ui_asset& b) { return a.path < b.path; }));
+    EXPECT_TRUE(
+        std::is_sorted(assets.begin(), assets.end(),
+                       [](const ui_asset& a, const ui_asset& b) { return a.path < b.path; }));
     for (const char* name : {"index.html", "app.js", "sluice.js", "sluice.mjs", "style.css",
                              "events.html", "events.js"}) {
         auto it = std::find_if(assets.begin(), assets.end(),

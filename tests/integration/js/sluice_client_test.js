@@ -577,7 +577,8 @@ test("sluice.js runs as a plain script and defines the global sluice", () => {
     const g = vm.runInContext("globalThis.sluice", context);
     assert.equal(typeof g.connect, "function");
     assert.equal(g.version, sluice.version);
-    assert.throws(() => vm.runInContext("sluice.connect()", context), /no page location|no WebSocket/);
+    assert.throws(() => vm.runInContext("sluice.connect()", context),
+                  /no page location|no WebSocket/);
 });
 
 test("sluice.mjs is the same API as an ES module", async () => {
