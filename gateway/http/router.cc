@@ -415,7 +415,15 @@ boost::asio::awaitable<handler_result> router::dispatch(http_request_context ctx
         }
     }
     answer->version(version);
-    answer->prepare_payload();
+    const auto status = answer->result();
+    if (http::to_status_class(status) == http::status_class::informational ||
+        status == http::status::no_content || status == http::status::not_modified) {
+        // No content, and no Content-Length from Beast, which would write 0: RFC 9110 (8.6)
+        // forbids one in a 1xx or 204, and in a 304 allows only the length a 200 would have.
+        answer->body().clear();
+    } else {
+        answer->prepare_payload();
+    }
     if (method == http::verb::head) {
         answer->body().clear();  // the Content-Length of the GET answer stays
     }
