@@ -51,8 +51,12 @@ void ticker::stop() {
     state_->by_group.clear();
     state_->retention_at = -1;
     if (state_->ex) {
-        // The timer belongs to its executor: cancel it there.
-        asio::post(*state_->ex, [s = state_] { s->timer->cancel(); });
+        // The timer belongs to its executor: cancel and release it there, so that nothing of
+        // it is left to outlive the executor's io_context.
+        asio::post(*state_->ex, [s = state_] {
+            s->timer->cancel();
+            s->timer.reset();
+        });
     }
 }
 
