@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "backend/logger.h"
+#include "backend/native/clock.h"
 #include "backend/native/native_records.h"
 #include "backend/producer/errc.h"
 #include "protocol/kafka/record_batch.h"
@@ -46,12 +47,6 @@ producer_fields scan_producers(std::span<const std::byte> batches) {
         }
     }
     return f;
-}
-
-std::int64_t wall_clock_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 struct pending_flush {

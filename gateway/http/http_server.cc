@@ -6,6 +6,7 @@
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/sse_stream.h"
+#include "gateway/http/ui_routes.h"
 #include "gateway/ws/ws_session.h"
 
 namespace sluice::gateway {
@@ -57,6 +58,7 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
         ws::ws_context{*rest_, [&pool] { return pool.next().get_executor(); }});
     ws::add_ws_route(router_, *ws_);
     add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
+    add_ui_routes(router_);
 }
 
 http_server::~http_server() = default;
