@@ -7,6 +7,7 @@
 
 #include "protocol/kafka/compression.h"
 #include "protocol/kafka/record_batch.h"
+#include "protocol/sqs/text.h"
 
 namespace sluice::backend::queue {
 namespace {
@@ -21,45 +22,6 @@ protocol::bytes_view view_of(std::string_view s) { return protocol::as_bytes(s);
 
 std::string text_of(protocol::bytes_view b) { return std::string(protocol::as_chars(b)); }
 
-/// Decodes one UTF-8 code point at s[i]; advances i. -1 for a malformed or overlong sequence.
-long next_code_point(std::string_view s, std::size_t& i) {
-    const auto c0 = static_cast<unsigned char>(s[i]);
-    if (c0 < 0x80) {
-        ++i;
-        return c0;
-    }
-    int n = 0;
-    long cp = 0;
-    if ((c0 & 0xe0) == 0xc0) {
-        n = 1;
-        cp = c0 & 0x1f;
-    } else if ((c0 & 0xf0) == 0xe0) {
-        n = 2;
-        cp = c0 & 0x0f;
-    } else if ((c0 & 0xf8) == 0xf0) {
-        n = 3;
-        cp = c0 & 0x07;
-    } else {
-        return -1;
-    }
-    if (s.size() - i <= static_cast<std::size_t>(n)) {
-        return -1;
-    }
-    for (int k = 1; k <= n; ++k) {
-        const auto c = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-        if ((c & 0xc0) != 0x80) {
-            return -1;
-        }
-        cp = (cp << 6) | (c & 0x3f);
-    }
-    static constexpr long min_for_length[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < min_for_length[n]) {
-        return -1;  // overlong
-    }
-    i += static_cast<std::size_t>(n) + 1;
-    return cp;
-}
-
 }  // namespace
 
 std::size_t stored_message::memory_bytes() const {
@@ -73,18 +35,7 @@ std::size_t stored_message::memory_bytes() const {
     return n;
 }
 
-bool valid_message_text(std::string_view text) {
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const long cp = next_code_point(text, i);
-        const bool ok = cp == 0x9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff) ||
-                        (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
-}
+bool valid_message_text(std::string_view text) { return protocol::sqs::allowed_text(text); }
 
 bool valid_attribute_name(std::string_view name) {
     if (name.empty() || name.size() > 256 || name.front() == '.' || name.back() == '.') {
