@@ -155,11 +155,15 @@ void queue_service::load() {
     }
 
     std::vector<encoded_record> cleanup;
-    if (!secret) {
+    if (!secret && !metas.empty()) {
+        // Queues without a key (it was lost): handles issued before are invalid from now on.
+        queue_log().warn("{}: no receipt-handle key; a new one is made", state_topic_name);
         secret = receipt_signer::random_key();
         cleanup.push_back(encode(secret_record{*secret}));
     }
-    signer_ = std::make_unique<receipt_signer>(*secret);
+    if (secret) {
+        signer_ = std::make_unique<receipt_signer>(*secret);
+    }
 
     std::map<uuid, handle_ptr> by_id;
     for (auto& [name, meta] : metas) {
@@ -456,6 +460,20 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
         }
     }
 
+    if (!signer_) {
+        // The receipt-handle key, made with the first queue (and kept in the state log before
+        // any handle is issued).
+        auto key = receipt_signer::random_key();
+        std::vector<encoded_record> recs{encode(secret_record{key})};
+        auto pos = log_.append(recs);
+        if (!pos) {
+            co_return std::unexpected(storage(pos.error()));
+        }
+        if (auto f = co_await flush(*pos); !f) {
+            co_return std::unexpected(storage(f.error()));
+        }
+        signer_ = std::make_unique<receipt_signer>(std::move(key));
+    }
     queue_record meta;
     meta.name = name;
     meta.queue_id = uuid::random();
