@@ -129,7 +129,10 @@ api::awaitable<void> queue_service::run_task(std::shared_ptr<task_state> task) {
             const std::size_t made = src->state.advance(t, changes);
             (void)append_locked(*src, changes);
             after_change(*src, made);
-            batch = src->state.take_for_move(move_batch, rec.end_offsets, move_hold_ms, t);
+            // With a rate, batches no larger than a second's worth.
+            const std::int32_t n =
+                rec.max_per_second > 0 ? std::min(move_batch, rec.max_per_second) : move_batch;
+            batch = src->state.take_for_move(n, rec.end_offsets, move_hold_ms, t);
             remaining = !batch.empty() || src->state.any_below(rec.end_offsets);
             if (batch.empty() && remaining) {
                 // What is left is in flight with consumers, or not read yet: wait for it.
