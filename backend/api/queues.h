@@ -129,6 +129,8 @@ struct queue_view {
     std::int64_t oldest_age_ms = 0;
     /// The queue's dead-letter queue (RedrivePolicy), when it has one.
     std::optional<queue_name> dead_letter_queue;
+    /// Long polls parked on the queue now, waiting for a message or their end.
+    std::int64_t waiting_receives = 0;
 };
 
 /// Queues.

@@ -633,7 +633,15 @@ queue_service::receive_messages(api::receive_request req) {
         if (!sel.messages.empty() || !parked) {
             break;
         }
+        {
+            std::lock_guard lock(q->mu);
+            ++q->waiting;
+        }
         co_await parked->wait_until(wake_at);
+        {
+            std::lock_guard lock(q->mu);
+            --q->waiting;
+        }
     }
 
     // Redelivered messages are read from the topic again; dead-letter moves go first.

@@ -936,6 +936,7 @@ std::vector<api::queue_view> queue_service::view_queues() const {
         if (const auto& r = q->state.config().redrive) {
             v.dead_letter_queue = api::queue_name(r->dead_letter_queue);
         }
+        v.waiting_receives = q->waiting;
         out.push_back(std::move(v));
     }
     return out;

@@ -145,6 +145,7 @@ private:
         std::deque<std::pair<std::int64_t, std::string>> dedup_expiry;
         std::int64_t armed_due = std::numeric_limits<std::int64_t>::max();
         std::uint32_t next_partition = 0;  // round robin for messages without a group
+        std::int64_t waiting = 0;          // receives parked now
         bool deleted = false;
         bool tailing = false;
 

@@ -51,11 +51,14 @@ void render_queue_metrics(const backend::api::queues& queues, std::string& out) 
     std::string messages;
     std::string age;
     std::string dlq;
+    std::string waiting;
     for (const auto& v : views) {
         const auto q = metrics_registry::escape(v.name.value);
         messages += fmt::format("sluice_sqs_queue_messages{{queue=\"{}\",state=\"available\"}} {}\n", q, v.available);
         messages += fmt::format("sluice_sqs_queue_messages{{queue=\"{}\",state=\"in_flight\"}} {}\n", q, v.in_flight);
         messages += fmt::format("sluice_sqs_queue_messages{{queue=\"{}\",state=\"delayed\"}} {}\n", q, v.delayed);
+        waiting += fmt::format("sluice_sqs_queue_waiting_receives{{queue=\"{}\"}} {}\n", q,
+                               v.waiting_receives);
         age += fmt::format("sluice_sqs_queue_oldest_message_age_seconds{{queue=\"{}\"}} {:.3f}\n", q,
                            static_cast<double>(v.oldest_age_ms) / 1000.0);
         if (v.dead_letter_queue) {
@@ -71,6 +74,9 @@ void render_queue_metrics(const backend::api::queues& queues, std::string& out) 
     out += "# HELP sluice_sqs_queue_oldest_message_age_seconds Age of the oldest message not yet deleted.\n"
            "# TYPE sluice_sqs_queue_oldest_message_age_seconds gauge\n";
     out += age;
+    out += "# HELP sluice_sqs_queue_waiting_receives Long polls parked on each queue now.\n"
+           "# TYPE sluice_sqs_queue_waiting_receives gauge\n";
+    out += waiting;
     out += "# HELP sluice_sqs_dead_letter_queue_messages Messages in the dead-letter queue of each queue.\n"
            "# TYPE sluice_sqs_dead_letter_queue_messages gauge\n";
     out += dlq;
