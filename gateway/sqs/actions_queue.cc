@@ -285,7 +285,7 @@ boost::asio::awaitable<void> purge_queue(std::shared_ptr<action_context> ctx) {
 
 boost::asio::awaitable<void> tag_queue(std::shared_ptr<action_context> ctx) {
     auto q = ctx->queue_from_url();
-    auto tags = as_map(ctx->req.string_map("Tags", "Tags", "Key", "Value"));
+    auto tags = as_map(ctx->req.string_map("Tags", "Tag", "Key", "Value"));
     if (!q || ctx->failed_reading()) {
         co_return;
     }
