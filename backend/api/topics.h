@@ -74,6 +74,12 @@ struct config_entry {
     std::vector<config_synonym> synonyms;
 };
 
+/// A read-only setting of the broker (or backend) as DescribeConfigs shows it: the value
+/// `properties` gives it (source static_broker), else `default_value` (source default_config).
+config_entry static_config_entry(std::string name, std::string default_value, config_type type,
+                                 std::string documentation,
+                                 const std::map<std::string, std::string>& properties);
+
 /// One change of IncrementalAlterConfigs (Kafka's operation names).
 struct config_change {
     enum class op : std::int8_t { set = 0, remove = 1, append = 2, subtract = 3 };

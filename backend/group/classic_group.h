@@ -1,6 +1,6 @@
 // The state of one group that uses the classic protocol (JoinGroup/SyncGroup/Heartbeat/
 // LeaveGroup), owned by the group coordinator (backend/group). Bookkeeping only: the
-// coordinator drives the transitions and the timers (group_coordinator_classic.cc).
+// coordinator drives the transitions and the timers (classic_groups.cc).
 //
 //   Empty ──join──> PreparingRebalance ──all joined / timeout──> CompletingRebalance
 //     ^                  ^      ^                                      │ leader's SyncGroup
@@ -11,7 +11,7 @@
 // num_awaiting_join counts members with a parked JoinGroup; pending_join_members holds ids
 // handed out with MEMBER_ID_REQUIRED that have not joined yet (never in `members`).
 //
-// Concurrency: not thread-safe; used under the coordinator's mutex.
+// Concurrency: not thread-safe; used under its group entry's lock (group_registry.h).
 #pragma once
 
 #include <cstdint>

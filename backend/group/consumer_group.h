@@ -16,7 +16,7 @@
 // Assigning (target older than the group epoch), Reconciling (a member not at the target),
 // Stable.
 //
-// Concurrency: not thread-safe; used under the coordinator's mutex.
+// Concurrency: not thread-safe; used under its group entry's lock (group_registry.h).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +29,7 @@
 
 #include "backend/api/groups.h"
 #include "backend/group/assignor.h"
+#include "backend/group/topic_regex.h"
 
 namespace sluice::backend::group {
 
@@ -50,6 +51,7 @@ struct consumer_member {
     std::int32_t rebalance_timeout_ms = 0;
     std::vector<std::string> subscribed_topic_names;
     std::optional<std::string> subscribed_topic_regex;  // empty string means none
+    std::shared_ptr<const topic_regex> subscribed_regex;  // compiled; null without a pattern
     std::optional<std::string> server_assignor;
     topic_partitions assigned;
     topic_partitions pending_revocation;

@@ -1,18 +1,15 @@
-// group_coordinator: lifecycle, the ticker, the awaitable wrappers, listing and describing.
-// The protocol logic lives in group_coordinator_{classic,consumer,offsets,store}.cc.
+// group_coordinator: lifecycle, the ticker, and the calls: each finds its group, locks it,
+// hands it to classic_groups, consumer_groups or offset_store, and waits (awaitable forms)
+// only once the group is released. Listing, describing and the views are in group_views.cc.
 #include "backend/group/group_coordinator.h"
 
-#include <algorithm>
-#include <cctype>
+#include <chrono>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include "backend/group/completion.h"
-#include "backend/group/consumer_protocol.h"
 #include "backend/group/errc.h"
 #include "backend/log/log_manager.h"
-#include "backend/log/partition_log.h"
 #include "backend/logger.h"
 
 namespace sluice::backend::group {
@@ -20,21 +17,30 @@ namespace asio = boost::asio;
 
 namespace {
 
-api::topic_partitions to_api(const topic_partitions& tp) {
-    api::topic_partitions out;
-    for (const auto& [id, parts] : tp) {
-        auto& set = out[id];
-        for (std::int32_t p : parts) {
-            set.insert(partition_id(p));
+api::offset_commit_result commit_skeleton(const api::offset_commit_request& req,
+                                          std::error_code ec) {
+    api::offset_commit_result out;
+    for (const auto& t : req.topics) {
+        auto& tr = out.topics.emplace_back();
+        tr.topic = t.topic;
+        for (const auto& p : t.partitions) {
+            tr.partitions.push_back({p.partition, ec});
         }
     }
     return out;
 }
 
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
+api::join_group_result join_error(std::error_code ec, std::string member_id) {
+    api::join_group_result r;
+    r.error = ec;
+    r.member_id = std::move(member_id);
+    return r;
+}
+
+api::sync_group_result sync_error(std::error_code ec) {
+    api::sync_group_result r;
+    r.error = ec;
+    return r;
 }
 
 }  // namespace
@@ -56,17 +62,40 @@ group_coordinator::group_coordinator(log::log_manager& log, coordinator_config c
                                      coordinator_clock clock)
     : log_(log), cfg_(std::move(cfg)), clock_(std::move(clock)) {}
 
-group_coordinator::~group_coordinator() { stop(); }
+group_coordinator::~group_coordinator() {
+    stop();
+}
+
+// --- lifecycle and timeouts ----------------------------------------------------------------------
+
+void group_coordinator::load() {
+    if (loaded()) {
+        return;
+    }
+    const auto started = mono();
+    std::size_t records = 0;
+    // Replayed into entries nobody else sees yet: calls made meanwhile are answered at once
+    // with coordinator_loading.
+    auto groups = store_.replay(records);
+    for (auto& [_, e] : groups) {
+        classic_.restore(*e);
+    }
+    const std::size_t count = groups.size();
+    registry_.install(std::move(groups));
+    if (cfg_.offsets_retention_check_interval_ms > 0) {
+        ticker_.set_retention(mono() + cfg_.offsets_retention_check_interval_ms);
+    }
+    loaded_.store(true, std::memory_order_release);
+    group_log().info("group coordinator loaded {} groups from {} records of {} in {} ms", count,
+                     records, offsets_topic_name, mono() - started);
+}
 
 void group_coordinator::start(std::optional<asio::any_io_executor> ticker_executor,
                               bool synchronous) {
     if (ticker_executor) {
-        ticker_ex_ = ticker_executor;
-        ticker_ = std::make_unique<asio::steady_timer>(*ticker_executor);
+        ticker_.start(*ticker_executor, [this] { run_timers(); });
     }
     if (loaded()) {
-        std::lock_guard lock(mu_);
-        arm_locked();
         return;
     }
     if (synchronous) {
@@ -77,116 +106,286 @@ void group_coordinator::start(std::optional<asio::any_io_executor> ticker_execut
 }
 
 void group_coordinator::stop() {
-    {
-        std::lock_guard lock(mu_);
-        if (stopping_) {
-            return;
-        }
-        stopping_ = true;
-        timers_.clear();
-        // Answer every parked call: the members retry against the restarted broker.
-        for (auto& [id, e] : groups_) {
-            if (!e.classic) {
-                continue;
-            }
-            for (auto& [mid, m] : e.classic->members()) {
-                api::join_group_result j;
-                j.error = make_error_code(errc::coordinator_unavailable);
-                j.member_id = mid;
-                e.classic->complete_join(m, std::move(j));
-                api::sync_group_result s;
-                s.error = make_error_code(errc::coordinator_unavailable);
-                e.classic->complete_sync(m, std::move(s));
-            }
+    if (stopping_.exchange(true)) {
+        return;
+    }
+    ticker_.stop();
+    // Every call that finds a group after this sees stopping_ under the group's lock, so no
+    // JoinGroup or SyncGroup parks after its group was visited here.
+    for (const auto& id : registry_.ids()) {
+        if (auto g = registry_.find(id)) {
+            g->timers.clear();
+            classic_.answer_parked(*g);
         }
     }
     if (loader_.joinable()) {
         loader_.join();
     }
-    if (ticker_ && ticker_ex_) {
-        // The timer belongs to the ticker's executor; cancel it there.
-        asio::post(*ticker_ex_, [t = ticker_.get()] { t->cancel(); });
-    }
 }
 
 std::error_code group_coordinator::check_loaded() const {
-    if (stopping_) {
+    if (stopping_.load()) {
         return make_error_code(errc::coordinator_unavailable);
     }
     return loaded() ? std::error_code{} : make_error_code(errc::coordinator_loading);
 }
 
-group_coordinator::group_entry* group_coordinator::find_locked(const std::string& group_id) {
-    auto it = groups_.find(group_id);
-    return it == groups_.end() ? nullptr : &it->second;
-}
-
-void group_coordinator::maybe_drop_group_locked(const std::string& group_id) {
-    auto* e = find_locked(group_id);
-    if (e == nullptr || !e->offsets.empty()) {
-        return;
-    }
-    const bool empty = e->kind == group_kind::classic
-                           ? (!e->classic || (e->classic->in(classic_state::empty) &&
-                                              e->classic->pending_members() == 0))
-                           : (!e->consumer || e->consumer->empty());
-    if (empty) {
-        groups_.erase(group_id);
-    }
-}
-
-// --- ticker ----------------------------------------------------------------------------------
-
-void group_coordinator::arm_locked() {
-    if (!ticker_ || stopping_) {
-        return;
-    }
-    auto next = timers_.next_deadline();
-    if (!next || (armed_at_ >= 0 && *next >= armed_at_)) {
-        return;
-    }
-    armed_at_ = *next;
-    const auto at = std::chrono::steady_clock::time_point(std::chrono::milliseconds(*next));
-    asio::post(*ticker_ex_, [this, at] {
-        ticker_->expires_at(at);
-        ticker_->async_wait([this](const boost::system::error_code& ec) { on_tick(ec); });
-    });
-}
-
-void group_coordinator::on_tick(const boost::system::error_code& ec) {
-    if (ec == asio::error::operation_aborted) {
-        return;  // re-armed for an earlier deadline, or stopped
-    }
-    std::lock_guard lock(mu_);
-    if (stopping_) {
-        return;
-    }
-    armed_at_ = -1;
-    timers_.run_due(mono());
-    arm_locked();
-}
-
 void group_coordinator::run_timers() {
-    std::lock_guard lock(mu_);
-    timers_.run_due(mono());
-    arm_locked();
+    if (stopping_.load()) {
+        return;
+    }
+    const std::int64_t now = mono();
+    auto due = ticker_.take_due(now);
+    for (const auto& id : due.groups) {
+        if (auto g = registry_.find(id)) {
+            g->noted_deadline.reset();  // the ticker forgot it: tell it again on release
+            g->timers.run_due(now);
+        }
+    }
+    if (due.retention) {
+        expire_offsets();
+    }
+    ticker_.rearm();
 }
 
-// --- awaitable wrappers ------------------------------------------------------------------------
+void group_coordinator::expire_offsets() {
+    std::size_t expired = 0;
+    for (const auto& id : registry_.ids()) {
+        if (auto g = registry_.find(id)) {
+            expired += store_.expire(*g);
+        }
+    }
+    if (expired > 0) {
+        group_log().info("expired {} committed offsets (offsets.retention.minutes)", expired);
+    }
+    if (cfg_.offsets_retention_check_interval_ms > 0) {
+        ticker_.set_retention(mono() + cfg_.offsets_retention_check_interval_ms);
+    }
+}
+
+api::group_counters group_coordinator::counters() const {
+    return {rebalances_.load(std::memory_order_relaxed), store_.commits()};
+}
+
+// --- classic protocol
+// ------------------------------------------------------------------------------
+
+void group_coordinator::join_group(api::join_group_request req, join_callback done) {
+    if (auto ec = check_loaded()) {
+        done(join_error(ec, req.member_id));
+        return;
+    }
+    if (req.group_id.value.empty()) {
+        done(join_error(make_error_code(errc::invalid_group_id), req.member_id));
+        return;
+    }
+    auto g = registry_.find_or_create(req.group_id.value);
+    join_callback answer = g->defer(std::move(done));
+    if (stopping_.load()) {
+        answer(join_error(make_error_code(errc::coordinator_unavailable), req.member_id));
+        return;
+    }
+    classic_.join(*g, std::move(req), std::move(answer));
+}
+
+void group_coordinator::sync_group(api::sync_group_request req, sync_callback done) {
+    if (auto ec = check_loaded()) {
+        done(sync_error(ec));
+        return;
+    }
+    auto g = registry_.find(req.group_id.value);
+    if (!g) {
+        done(sync_error(make_error_code(errc::unknown_member_id)));
+        return;
+    }
+    sync_callback answer = g->defer(std::move(done));
+    if (stopping_.load()) {
+        answer(sync_error(make_error_code(errc::coordinator_unavailable)));
+        return;
+    }
+    classic_.sync(*g, std::move(req), std::move(answer));
+}
+
+std::error_code group_coordinator::heartbeat_now(const api::heartbeat_request& req) {
+    if (auto ec = check_loaded()) {
+        return ec;
+    }
+    auto g = registry_.find(req.group_id.value);
+    if (!g) {
+        return make_error_code(errc::unknown_member_id);
+    }
+    return classic_.heartbeat(*g, req);
+}
+
+api::leave_group_result group_coordinator::leave_group_now(
+    const sluice::group_id& group, const std::vector<api::leave_member>& members) {
+    api::leave_group_result out;
+    if (auto ec = check_loaded()) {
+        out.error = ec;
+        return out;
+    }
+    auto g = registry_.find(group.value);
+    if (!g) {
+        out.error = make_error_code(errc::unknown_member_id);
+        return out;
+    }
+    return classic_.leave(*g, members);
+}
+
+// --- KIP-848 protocol
+// ------------------------------------------------------------------------------
+
+api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
+    const api::consumer_heartbeat_request& req) {
+    if (auto ec = check_loaded()) {
+        api::consumer_heartbeat_result r;
+        r.error = ec;
+        return r;
+    }
+    // The pattern is compiled here, before the group is locked.
+    std::shared_ptr<const topic_regex> regex;
+    if (auto invalid = consumer_.validate(req, regex)) {
+        return std::move(*invalid);
+    }
+    auto g = registry_.find_or_create(req.group_id.value);
+    return consumer_.heartbeat(*g, req, std::move(regex));
+}
+
+// --- offsets
+// ---------------------------------------------------------------------------------------
+
+std::error_code group_coordinator::validate_commit(group_entry& e,
+                                                   const api::offset_commit_request& req,
+                                                   bool transactional) {
+    if (e.kind == group_kind::consumer && e.consumer) {
+        return consumer_.validate_commit(e, req, transactional);
+    }
+    return classic_.validate_commit(e, req, transactional);
+}
+
+api::offset_commit_result group_coordinator::commit_offsets_now(
+    const api::offset_commit_request& req) {
+    if (auto ec = check_loaded()) {
+        return commit_skeleton(req, ec);
+    }
+    if (req.group_id.value.empty()) {
+        return commit_skeleton(req, make_error_code(errc::invalid_group_id));
+    }
+    auto g = registry_.find_or_create(req.group_id.value);
+    if (auto ec = validate_commit(*g, req, false)) {
+        group_log().debug("group {}: commit from member '{}' (generation/epoch {}) refused: {}",
+                          req.group_id, req.member_id, req.generation_id_or_member_epoch,
+                          ec.message());
+        return commit_skeleton(req, ec);
+    }
+    return store_.commit(*g, req);
+}
+
+std::vector<api::offset_fetch_result> group_coordinator::fetch_offsets_now(
+    const std::vector<api::offset_fetch_request>& reqs) {
+    std::vector<api::offset_fetch_result> out;
+    const auto loading = check_loaded();
+    for (const auto& req : reqs) {
+        api::offset_fetch_result r;
+        r.group_id = req.group_id;
+        if (loading) {
+            r.error = loading;
+            out.push_back(std::move(r));
+            continue;
+        }
+        if (req.group_id.value.empty()) {
+            r.error = make_error_code(errc::invalid_group_id);
+            out.push_back(std::move(r));
+            continue;
+        }
+        auto g = registry_.find(req.group_id.value);
+        if (g) {
+            if (auto ec = consumer_.validate_fetch(*g, req)) {
+                r.error = ec;
+                out.push_back(std::move(r));
+                continue;
+            }
+        }
+        out.push_back(store_.fetch(g ? &*g : nullptr, req));
+    }
+    mark_unstable(out, reqs);
+    return out;
+}
+
+void group_coordinator::mark_unstable(std::vector<api::offset_fetch_result>& results,
+                                      const std::vector<api::offset_fetch_request>& reqs) const {
+    if (!pending_txn_offsets_) {
+        return;
+    }
+    // Outside every group's lock: the predicate asks the transaction coordinator.
+    for (std::size_t i = 0; i < results.size() && i < reqs.size(); ++i) {
+        if (!reqs[i].require_stable || results[i].error) {
+            continue;
+        }
+        for (auto& t : results[i].topics) {
+            for (auto& p : t.partitions) {
+                if (pending_txn_offsets_(reqs[i].group_id, t.topic, p.partition)) {
+                    p = {p.partition, offset(-1), -1, std::string(),
+                         make_error_code(errc::unstable_offset_commit)};
+                }
+            }
+        }
+    }
+}
+
+api::offset_delete_result group_coordinator::delete_offsets_now(
+    const sluice::group_id& group, const std::vector<api::topic_partition_list>& topics) {
+    api::offset_delete_result out;
+    if (auto ec = check_loaded()) {
+        out.error = ec;
+        return out;
+    }
+    auto g = registry_.find(group.value);
+    if (!g) {
+        out.error = make_error_code(errc::group_id_not_found);
+        return out;
+    }
+    return store_.delete_offsets(*g, topics);
+}
+
+std::vector<api::group_deletion> group_coordinator::delete_groups_now(
+    const std::vector<sluice::group_id>& ids) {
+    std::vector<api::group_deletion> out;
+    const auto loading = check_loaded();
+    for (const auto& group : ids) {
+        if (loading) {
+            out.push_back({group, loading});
+            continue;
+        }
+        auto g = registry_.find(group.value);
+        out.push_back(
+            {group, g ? store_.delete_group(*g) : make_error_code(errc::group_id_not_found)});
+    }
+    return out;
+}
+
+std::error_code group_coordinator::validate_txn_commit(
+    const sluice::group_id& group, const std::string& member_id,
+    const std::optional<std::string>& group_instance_id, std::int32_t generation_id) {
+    if (auto ec = check_loaded()) {
+        return ec;
+    }
+    if (group.value.empty()) {
+        return make_error_code(errc::invalid_group_id);
+    }
+    api::offset_commit_request req;
+    req.group_id = group;
+    req.member_id = member_id;
+    req.group_instance_id = group_instance_id;
+    req.generation_id_or_member_epoch = generation_id;
+    auto g = registry_.find_or_create(group.value);
+    return validate_commit(*g, req, true);
+}
+
+// --- awaitable forms -----------------------------------------------------------------------------
 
 asio::awaitable<std::error_code> group_coordinator::flush_group(sluice::group_id group) {
-    const std::string& group_id = group.value;
-    auto p = offsets_partition(group_id, false);
-    if (!p) {
-        co_return std::error_code{};
-    }
-    auto done = co_await p->flush_to(p->log_end_offset());
-    if (!done) {
-        group_log().warn("group {}: flushing the offsets log failed: {}", group_id,
-                         done.error().message());
-        co_return make_error_code(errc::storage_error);
-    }
-    co_return std::error_code{};
+    co_return co_await store_.flush(std::move(group.value));
 }
 
 asio::awaitable<api::join_group_result> group_coordinator::join_group(api::join_group_request req) {
@@ -200,12 +399,12 @@ asio::awaitable<api::join_group_result> group_coordinator::join_group(api::join_
 asio::awaitable<api::sync_group_result> group_coordinator::sync_group(api::sync_group_request req) {
     auto slot =
         std::make_shared<completion<api::sync_group_result>>(co_await asio::this_coro::executor);
-    const sluice::group_id group_id = req.group_id;
+    const sluice::group_id group = req.group_id;
     sync_group(std::move(req), [slot](api::sync_group_result r) { slot->set(std::move(r)); });
     auto r = co_await slot->wait();
     if (!r.error) {
         // The assignment is durable before the members act on it.
-        if (auto ec = co_await flush_group(group_id)) {
+        if (auto ec = co_await flush_group(group)) {
             r.error = ec;
         }
     }
@@ -258,17 +457,6 @@ asio::awaitable<std::vector<api::offset_fetch_result>> group_coordinator::fetch_
     co_return fetch_offsets_now(reqs);
 }
 
-asio::awaitable<std::vector<api::group_deletion>> group_coordinator::delete_groups(
-    std::vector<sluice::group_id> ids) {
-    auto r = delete_groups_now(ids);
-    for (auto& d : r) {
-        if (!d.error) {
-            d.error = co_await flush_group(d.group_id);
-        }
-    }
-    co_return r;
-}
-
 asio::awaitable<api::offset_delete_result> group_coordinator::delete_offsets(
     sluice::group_id group, std::vector<api::topic_partition_list> topics) {
     auto r = delete_offsets_now(group, topics);
@@ -280,283 +468,28 @@ asio::awaitable<api::offset_delete_result> group_coordinator::delete_offsets(
     co_return r;
 }
 
-asio::awaitable<std::vector<api::listed_group>> group_coordinator::list_groups(
-    std::vector<std::string> states, std::vector<std::string> types) {
-    co_return list_groups_now(states, types);
-}
-
-asio::awaitable<std::vector<api::described_group>> group_coordinator::describe_groups(
+asio::awaitable<std::vector<api::group_deletion>> group_coordinator::delete_groups(
     std::vector<sluice::group_id> ids) {
-    co_return describe_groups_now(ids);
+    auto r = delete_groups_now(ids);
+    for (auto& d : r) {
+        if (!d.error) {
+            d.error = co_await flush_group(d.group_id);
+        }
+    }
+    co_return r;
 }
 
-asio::awaitable<std::vector<api::consumer_group_description>>
-group_coordinator::describe_consumer_groups(std::vector<sluice::group_id> ids) {
-    co_return describe_consumer_groups_now(ids);
-}
-
-api::group_counters group_coordinator::counters() const {
-    return {rebalances_.load(std::memory_order_relaxed), commits_.load(std::memory_order_relaxed)};
-}
-
-// --- listing and describing ----------------------------------------------------------------------
-
-std::vector<api::listed_group> group_coordinator::list_groups_now(
-    const std::vector<std::string>& states_filter, const std::vector<std::string>& types_filter) {
-    std::set<std::string> states;
-    for (const auto& s : states_filter) {
-        states.insert(lower(s));
+asio::awaitable<std::error_code> group_coordinator::commit_txn_offsets(
+    sluice::group_id group, std::vector<api::commit_topic> topics) {
+    std::error_code ec = check_loaded();
+    if (!ec) {
+        auto g = registry_.find_or_create(group.value);
+        ec = store_.commit_txn(*g, topics);
     }
-    std::set<std::string> types;
-    for (const auto& t : types_filter) {
-        types.insert(lower(t));
+    if (ec) {
+        co_return ec;
     }
-    std::vector<api::listed_group> out;
-    std::lock_guard lock(mu_);
-    for (const auto& [id, e] : groups_) {
-        api::listed_group g;
-        g.group_id = sluice::group_id(id);
-        if (e.kind == group_kind::classic) {
-            if (!e.classic) {
-                continue;
-            }
-            g.protocol_type = e.classic->protocol_type().value_or("");
-            g.state = to_string(e.classic->state());
-            g.type = "classic";
-        } else {
-            g.protocol_type = consumer_protocol_type;
-            g.state = e.consumer->state();
-            g.type = "consumer";
-        }
-        if (!states.empty() && !states.contains(lower(g.state))) {
-            continue;
-        }
-        if (!types.empty() && !types.contains(g.type)) {
-            continue;
-        }
-        out.push_back(std::move(g));
-    }
-    return out;
-}
-
-std::vector<api::described_group> group_coordinator::describe_groups_now(
-    const std::vector<sluice::group_id>& ids) {
-    std::vector<api::described_group> out;
-    std::lock_guard lock(mu_);
-    const auto loading = check_loaded();
-    for (const auto& group : ids) {
-        const std::string& id = group.value;
-        api::described_group d;
-        d.group_id = group;
-        if (loading) {
-            d.error = loading;
-            out.push_back(std::move(d));
-            continue;
-        }
-        auto* e = find_locked(id);
-        if (e == nullptr || e->kind != group_kind::classic || !e->classic) {
-            d.state = "Dead";
-            d.error = make_error_code(errc::group_id_not_found);
-            out.push_back(std::move(d));
-            continue;
-        }
-        const auto& g = *e->classic;
-        d.state = to_string(g.state());
-        d.protocol_type = g.protocol_type().value_or("");
-        const bool stable = g.in(classic_state::stable);
-        if (stable) {
-            d.protocol_data = g.protocol_name().value_or("");
-        }
-        for (const auto& [mid, m] : g.members()) {
-            api::described_member dm;
-            dm.member_id = mid;
-            dm.group_instance_id = m.group_instance_id;
-            dm.client_id = m.client_id;
-            dm.client_host = m.client_host;
-            if (stable) {
-                dm.metadata = m.metadata(d.protocol_data);
-                dm.assignment = m.assignment;
-            }
-            d.members.push_back(std::move(dm));
-        }
-        out.push_back(std::move(d));
-    }
-    return out;
-}
-
-std::vector<api::consumer_group_description> group_coordinator::describe_consumer_groups_now(
-    const std::vector<sluice::group_id>& ids) {
-    std::vector<api::consumer_group_description> out;
-    std::lock_guard lock(mu_);
-    const auto loading = check_loaded();
-    for (const auto& group : ids) {
-        const std::string& id = group.value;
-        api::consumer_group_description d;
-        d.group_id = group;
-        if (loading) {
-            d.error = loading;
-            out.push_back(std::move(d));
-            continue;
-        }
-        auto* e = find_locked(id);
-        if (e == nullptr || e->kind != group_kind::consumer || !e->consumer) {
-            d.error = make_error_code(errc::group_id_not_found);
-            d.error_message = e == nullptr ? "Group " + id + " not found."
-                                           : "Group " + id + " is not a consumer group.";
-            d.state = "Dead";
-            out.push_back(std::move(d));
-            continue;
-        }
-        const auto& g = *e->consumer;
-        d.state = g.state();
-        d.group_epoch = g.group_epoch();
-        d.assignment_epoch = g.assignment_epoch();
-        d.assignor_name = g.preferred_assignor(cfg_.consumer_assignors.front());
-        for (const auto& [mid, m] : g.members()) {
-            api::consumer_member_description md;
-            md.member_id = mid;
-            md.instance_id = m.instance_id;
-            md.rack_id = m.rack_id;
-            md.member_epoch = m.member_epoch;
-            md.client_id = m.client_id;
-            md.client_host = m.client_host;
-            for (const auto& t : m.subscribed_topic_names) {
-                md.subscribed_topic_names.emplace_back(t);
-            }
-            md.subscribed_topic_regex = m.subscribed_topic_regex;
-            md.assignment = to_api(m.assigned);
-            md.target_assignment = to_api(g.target_of(mid));
-            d.members.push_back(std::move(md));
-        }
-        out.push_back(std::move(d));
-    }
-    return out;
-}
-
-// --- views (HTTP, metrics) -----------------------------------------------------------------------
-
-namespace {
-
-std::map<topic_name, std::vector<partition_id>> names_of(const topic_partitions& tp,
-                                                         const std::map<uuid, std::string>& names) {
-    std::map<topic_name, std::vector<partition_id>> out;
-    for (const auto& [id, parts] : tp) {
-        auto it = names.find(id);
-        auto& list = out[topic_name(it == names.end() ? id.to_base64() : it->second)];
-        for (std::int32_t p : parts) {
-            list.emplace_back(p);
-        }
-    }
-    return out;
-}
-
-}  // namespace
-
-std::optional<api::group_view> group_coordinator::view_group(const sluice::group_id& id) {
-    auto views = build_views({id.value});
-    if (views.empty()) {
-        return std::nullopt;
-    }
-    return std::move(views.front());
-}
-
-std::vector<api::group_view> group_coordinator::view_groups() {
-    std::vector<std::string> ids;
-    {
-        std::lock_guard lock(mu_);
-        for (const auto& [id, _] : groups_) {
-            ids.push_back(id);
-        }
-    }
-    return build_views(ids);
-}
-
-std::vector<api::group_view> group_coordinator::build_views(const std::vector<std::string>& ids) {
-    // Topic ids -> names for KIP-848 assignments (read before taking the lock).
-    std::map<uuid, std::string> names;
-    for (const auto& t : log_.list_topics()) {
-        names[t.id] = t.name;
-    }
-    std::vector<api::group_view> out;
-    {
-        std::lock_guard lock(mu_);
-        for (const auto& group_id : ids) {
-            auto* e = find_locked(group_id);
-            if (e == nullptr) {
-                continue;
-            }
-            api::group_view& v = out.emplace_back();
-            v.group_id = sluice::group_id(group_id);
-            if (e->kind == group_kind::classic && e->classic) {
-                const auto& g = *e->classic;
-                v.type = "classic";
-                v.state = to_string(g.state());
-                v.protocol_type = g.protocol_type().value_or("");
-                v.protocol = g.protocol_name().value_or("");
-                v.generation = g.generation();
-                const bool readable = v.protocol_type == consumer_protocol_type &&
-                                      (g.in(classic_state::stable) ||
-                                       g.in(classic_state::preparing_rebalance));
-                for (const auto& [mid, m] : g.members()) {
-                    api::group_view::member vm;
-                    vm.member_id = mid;
-                    vm.instance_id = m.group_instance_id;
-                    vm.client_id = m.client_id;
-                    vm.client_host = m.client_host;
-                    if (readable) {
-                        if (auto a = parse_assignment(protocol::bytes_view(m.assignment.data(),
-                                                                           m.assignment.size()))) {
-                            for (auto& [topic, parts] : *a) {
-                                auto& list = vm.assignment[topic_name(topic)];
-                                for (std::int32_t p : parts) {
-                                    list.emplace_back(p);
-                                }
-                            }
-                        }
-                    }
-                    v.members.push_back(std::move(vm));
-                }
-            } else if (e->consumer) {
-                const auto& g = *e->consumer;
-                v.type = "consumer";
-                v.state = g.state();
-                v.protocol_type = consumer_protocol_type;
-                v.protocol = g.preferred_assignor(cfg_.consumer_assignors.front());
-                v.generation = g.group_epoch();
-                for (const auto& [mid, m] : g.members()) {
-                    api::group_view::member vm;
-                    vm.member_id = mid;
-                    vm.instance_id = m.instance_id;
-                    vm.client_id = m.client_id;
-                    vm.client_host = m.client_host;
-                    vm.assignment = names_of(m.assigned, names);
-                    v.members.push_back(std::move(vm));
-                }
-            }
-            for (const auto& [topic, parts] : e->offsets) {
-                for (const auto& [p, c] : parts) {
-                    api::group_view::partition vp;
-                    vp.topic = topic_name(topic);
-                    vp.partition = partition_id(p);
-                    vp.committed = c.committed;
-                    vp.metadata = c.metadata;
-                    v.offsets.push_back(std::move(vp));
-                }
-            }
-        }
-    }
-    // High watermarks outside the lock: the log takes its own locks.
-    for (auto& v : out) {
-        for (auto& vp : v.offsets) {
-            if (auto part = log_.partition(vp.topic.value, vp.partition)) {
-                vp.log_end = part->high_watermark();
-                if (vp.committed.value >= 0) {
-                    vp.lag = std::max<std::int64_t>(0, vp.log_end - vp.committed);
-                }
-            }
-        }
-    }
-    return out;
+    co_return co_await flush_group(std::move(group));
 }
 
 }  // namespace sluice::backend::group

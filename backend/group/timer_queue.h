@@ -2,9 +2,10 @@
 // join and sync barriers' deadlines, KIP-848 rebalance timeouts. Scheduling a key that is
 // already scheduled replaces it, as Kafka's coordinator timer does.
 //
-// Lifecycle: owned by the group coordinator. Concurrency: not thread-safe; the coordinator
-// uses it under its mutex. Time is the coordinator's monotonic milliseconds, so tests drive
-// it with a manual clock: run_due(now) fires what is due, in deadline order.
+// Lifecycle: each group entry owns one, for that group's timeouts; the coordinator's ticker
+// learns its earliest deadline. Concurrency: not thread-safe; used under the group entry's
+// lock. Time is the coordinator's monotonic milliseconds, so tests drive it with a manual
+// clock: run_due(now) fires what is due, in deadline order.
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/api/topics.h"
 #include "protocol/core/result.h"
 
 namespace sluice::backend::log {
@@ -62,17 +63,8 @@ struct topic_config {
     bool operator==(const topic_config&) const = default;
 };
 
-/// Kafka's ConfigType numbering (DescribeConfigs v3+).
-enum class config_type : std::int8_t {
-    unknown = 0,
-    boolean = 1,
-    string = 2,
-    int_ = 3,
-    short_ = 4,
-    long_ = 5,
-    double_ = 6,
-    list = 7,
-};
+/// Kafka's ConfigType numbering (DescribeConfigs v3+): the interface's own enum.
+using config_type = api::config_type;
 
 /// One row of the topic config table, for DescribeConfigs and documentation.
 struct config_def {

@@ -3,6 +3,7 @@
 // transactions in what it returns), offsets by position and time, and delete records.
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include <boost/asio/this_coro.hpp>
 
@@ -118,10 +119,7 @@ private:
 
 api::awaitable<result<std::shared_ptr<bp::partition_producer_state>>> native_records::state_of(
     std::shared_ptr<blog::partition_log> log) {
-    if (auto st = states_.ready_state(log)) {
-        co_return st;
-    }
-    auto t = co_await states_.wait_turn(log, pool_);
+    auto t = co_await states_.wait_turn(std::move(log), pool_);
     if (!t) {
         co_return fail(t.error());
     }
@@ -194,6 +192,10 @@ api::awaitable<api::fetch_result> native_records::fetch(api::fetch_request req) 
         }
         std::int64_t total = 0;
         bool errors = has_errors;
+        // Whether the response limit, not the data, ended this read: a fuller response cannot
+        // come by waiting, so min_bytes above what the limit lets through must not park it.
+        bool cut_by_limit = false;
+        std::vector<std::size_t> limited;  // targets whose room the response limit narrowed
         // When the response limit cuts the list short, the partitions left out must not always
         // be the same ones: the caller rotates the first one.
         const std::size_t first = targets.empty() ? 0 : req.first_partition % targets.size();
@@ -208,7 +210,11 @@ api::awaitable<api::fetch_result> native_records::fetch(api::fetch_request req) 
             pout.log_start_offset = t.log->log_start_offset();
             const std::int64_t room = std::min<std::int64_t>(t.max_bytes, response_limit - total);
             if (room <= 0 && total > 0) {
+                cut_by_limit = cut_by_limit || t.fetch_offset < t.log->high_watermark();
                 continue;
+            }
+            if (room < t.max_bytes) {
+                limited.push_back((first + i) % targets.size());
             }
             blog::read_options ropts;
             ropts.min_one_batch = total == 0;
@@ -235,7 +241,25 @@ api::awaitable<api::fetch_result> native_records::fetch(api::fetch_request req) 
                 add_aborted(pout, *t.txn, t.fetch_offset, pout.last_stable_offset);
             }
         }
-        if (errors || total >= min_bytes || !may_wait) {
+        if (!errors && total < min_bytes && may_wait && !cut_by_limit) {
+            // A partition the limit narrowed has more behind what it gave when a read with the
+            // partition's own limit returns more (file regions: nothing is copied). Only asked
+            // before parking, and only when the response limit was below a partition's.
+            for (const auto idx : limited) {
+                auto& t = targets[idx];
+                blog::read_options probe;
+                probe.min_one_batch = false;
+                if (t.txn) {
+                    probe.max_offset = t.out->last_stable_offset;
+                }
+                auto more = t.log->read(t.fetch_offset, static_cast<std::size_t>(t.max_bytes), probe);
+                if (more && more->records.size() > t.out->records.size()) {
+                    cut_by_limit = true;
+                    break;
+                }
+            }
+        }
+        if (errors || total >= min_bytes || !may_wait || cut_by_limit) {
             break;
         }
         if (!parked) {

@@ -11,6 +11,7 @@
 
 #include "backend/io/file.h"
 #include "backend/logger.h"
+#include "backend/native/clock.h"
 #include "backend/native/native_queue_store.h"
 #include "backend/native/native_records.h"
 #include "backend/native/native_topics.h"
@@ -56,12 +57,6 @@ public:
 private:
     group::group_coordinator& groups_;
 };
-
-std::int64_t wall_clock_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 }  // namespace
 

@@ -42,10 +42,6 @@ std::string join_list(const std::vector<std::string>& items) {
     return out;
 }
 
-api::config_type type_of(blog::config_type t) {
-    // The log's table uses Kafka's ConfigType numbering too.
-    return static_cast<api::config_type>(static_cast<std::int8_t>(t));
-}
 
 }  // namespace
 
@@ -119,7 +115,7 @@ std::vector<api::config_entry> native_topics::topic_configs(const blog::topic_in
         api::config_entry e;
         e.name = std::string(def.name);
         e.value = topic.config.get(def.name);
-        e.type = type_of(def.type);
+        e.type = def.type;
         e.documentation = std::string(def.documentation);
         const auto override_it = topic.overrides.find(e.name);
         const auto broker_it = def.broker_key.empty()
@@ -223,17 +219,8 @@ api::awaitable<api::admin_result<void>> native_topics::alter_configs(
 std::vector<api::config_entry> native_topics::backend_configs() const {
     std::vector<api::config_entry> out;
     auto add = [&](std::string name, std::string value, api::config_type type, std::string doc) {
-        api::config_entry e;
-        e.name = std::move(name);
-        auto it = properties_.find(e.name);
-        e.source = it != properties_.end() ? api::config_source::static_broker
-                                           : api::config_source::default_config;
-        e.value = it != properties_.end() ? it->second : value;
-        e.read_only = true;
-        e.type = type;
-        e.documentation = std::move(doc);
-        e.synonyms.push_back({e.name, e.value, e.source});
-        out.push_back(std::move(e));
+        out.push_back(api::static_config_entry(std::move(name), std::move(value), type,
+                                               std::move(doc), properties_));
     };
     using ct = api::config_type;
     add("log.dirs", std::filesystem::absolute(log_.data_dir()).string(), ct::string,
@@ -245,7 +232,7 @@ std::vector<api::config_entry> native_topics::backend_configs() const {
         if (def.broker_key.empty()) {
             continue;
         }
-        add(std::string(def.broker_key), std::string(def.default_value), type_of(def.type),
+        add(std::string(def.broker_key), std::string(def.default_value), def.type,
             std::string(def.documentation));
     }
     return out;

@@ -153,16 +153,12 @@ api::awaitable<result<std::vector<api::active_producer>>> native_transactions::d
     if (!log) {
         co_return fail(log::errc::unknown_topic_or_partition);
     }
-    std::shared_ptr<bp::partition_producer_state> st = states_.ready_state(log);
-    if (!st) {
-        auto t = co_await states_.wait_turn(log, pool_);
-        if (!t) {
-            co_return fail(t.error());
-        }
-        st = t->shared_state();
+    auto t = co_await states_.wait_turn(log, pool_);
+    if (!t) {
+        co_return fail(t.error());
     }
     std::vector<api::active_producer> out;
-    for (const auto& d : st->describe()) {
+    for (const auto& d : t->state().describe()) {
         auto& p = out.emplace_back();
         p.producer = {producer_id(d.producer_id), producer_epoch(d.epoch)};
         p.last_sequence = d.last_sequence;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "backend/logger.h"
+#include "backend/native/clock.h"
 #include "backend/native/native_records.h"
 #include "backend/producer/errc.h"
 #include "protocol/kafka/record_batch.h"
@@ -46,12 +47,6 @@ producer_fields scan_producers(std::span<const std::byte> batches) {
         }
     }
     return f;
-}
-
-std::int64_t wall_clock_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 struct pending_flush {
@@ -101,20 +96,16 @@ api::awaitable<api::produce_result> native_records::produce(api::produce_request
             std::optional<bp::producer_state_manager::turn> turn;
             std::optional<bp::append_guard> guard;
             if (pf.any) {
-                std::shared_ptr<bp::partition_producer_state> st = states_.ready_state(log);
-                if (!st) {
-                    // First use of this partition's state: load it off this thread, keeping
-                    // our place in the partition's order.
-                    auto t = co_await states_.wait_turn(log, pool_);
-                    if (!t) {
-                        pout.error = t.error();
-                        pout.log_start_offset = log->log_start_offset();
-                        continue;
-                    }
-                    turn = std::move(*t);
-                    st = turn->shared_state();
+                // Granted at once when the state is loaded; on first use the state loads off
+                // this thread while this call keeps its place in the partition's order.
+                auto t = co_await states_.wait_turn(log, pool_);
+                if (!t) {
+                    pout.error = t.error();
+                    pout.log_start_offset = log->log_start_offset();
+                    continue;
                 }
-                guard.emplace(*st, pf.transactional);
+                turn = std::move(*t);
+                guard.emplace(turn->state(), pf.transactional);
                 opts.validator = &*guard;
             }
             result<blog::append_result> appended = fail(blog::errc::storage_error);

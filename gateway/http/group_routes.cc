@@ -15,50 +15,8 @@ namespace {
 
 constexpr std::string_view prefix = "/v1/groups";
 
-std::string json_string(std::string_view s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (c < 0x20) {
-                    out += fmt::format("\\u{:04x}", c);
-                } else {
-                    out.push_back(static_cast<char>(c));
-                }
-        }
-    }
-    out.push_back('"');
-    return out;
-}
-
 std::string json_optional(const std::optional<std::string>& s) {
-    return s ? json_string(*s) : "null";
-}
-
-/// Percent-decoding of one path segment; nullopt on a malformed escape.
-std::optional<std::string> url_decode(std::string_view s) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '%') {
-            out.push_back(s[i]);
-            continue;
-        }
-        if (i + 2 >= s.size()) {
-            return std::nullopt;
-        }
-        unsigned v = 0;
-        if (std::sscanf(std::string(s.substr(i + 1, 2)).c_str(), "%2x", &v) != 1) {
-            return std::nullopt;
-        }
-        out.push_back(static_cast<char>(v));
-        i += 2;
-    }
-    return out;
+    return s ? json_quote(*s) : "null";
 }
 
 std::int64_t total_lag(const bgroup::group_view& g) {
@@ -75,8 +33,8 @@ std::string summary_json(const bgroup::group_view& g) {
     return fmt::format(
         "{{\"group_id\":{},\"type\":{},\"state\":{},\"protocol_type\":{},\"protocol\":{},"
         "\"generation\":{},\"members\":{},\"lag\":{}}}",
-        json_string(g.group_id.value), json_string(g.type), json_string(g.state),
-        json_string(g.protocol_type), json_string(g.protocol), g.generation, g.members.size(),
+        json_quote(g.group_id.value), json_quote(g.type), json_quote(g.state),
+        json_quote(g.protocol_type), json_quote(g.protocol), g.generation, g.members.size(),
         total_lag(g));
 }
 
@@ -90,33 +48,33 @@ std::string detail_json(const bgroup::group_view& g) {
                 list += (list.empty() ? "" : ",") + std::to_string(p.value);
             }
             assignment += fmt::format("{}{{\"topic\":{},\"partitions\":[{}]}}",
-                                      assignment.empty() ? "" : ",", json_string(topic.value), list);
+                                      assignment.empty() ? "" : ",", json_quote(topic.value), list);
         }
         members += fmt::format(
             "{}{{\"member_id\":{},\"instance_id\":{},\"client_id\":{},\"client_host\":{},"
             "\"assignment\":[{}]}}",
-            members.empty() ? "" : ",", json_string(m.member_id), json_optional(m.instance_id),
-            json_string(m.client_id), json_string(m.client_host), assignment);
+            members.empty() ? "" : ",", json_quote(m.member_id), json_optional(m.instance_id),
+            json_quote(m.client_id), json_quote(m.client_host), assignment);
     }
     std::string offsets;
     for (const auto& p : g.offsets) {
         offsets += fmt::format(
             "{}{{\"topic\":{},\"partition\":{},\"committed_offset\":{},\"log_end_offset\":{},"
             "\"lag\":{},\"metadata\":{}}}",
-            offsets.empty() ? "" : ",", json_string(p.topic.value), p.partition.value,
+            offsets.empty() ? "" : ",", json_quote(p.topic.value), p.partition.value,
             p.committed.value, p.log_end.value, p.lag, json_optional(p.metadata));
     }
     return fmt::format(
         "{{\"group_id\":{},\"type\":{},\"state\":{},\"protocol_type\":{},\"protocol\":{},"
         "\"generation\":{},\"lag\":{},\"members\":[{}],\"offsets\":[{}]}}",
-        json_string(g.group_id.value), json_string(g.type), json_string(g.state),
-        json_string(g.protocol_type), json_string(g.protocol), g.generation, total_lag(g),
+        json_quote(g.group_id.value), json_quote(g.type), json_quote(g.state),
+        json_quote(g.protocol_type), json_quote(g.protocol), g.generation, total_lag(g),
         members, offsets);
 }
 
 http_answer error_answer(unsigned status, const std::string& message) {
     return {status, "application/json",
-            fmt::format("{{\"error_code\":{},\"message\":{}}}", status, json_string(message))};
+            fmt::format("{{\"error_code\":{},\"message\":{}}}", status, json_quote(message))};
 }
 
 }  // namespace
@@ -142,7 +100,7 @@ std::optional<http_answer> group_route(bgroup::groups& groups, const std::string
     if (rest.find('/') != std::string_view::npos) {
         return error_answer(404, "no route for GET " + path);
     }
-    auto id = url_decode(rest);
+    auto id = percent_decode(rest);
     if (!id) {
         return error_answer(400, "malformed group id in the path");
     }

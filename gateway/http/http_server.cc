@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "gateway/http/group_routes.h"
+#include "gateway/http/ui_routes.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -35,6 +36,7 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
         return metrics_page(m, std::move(ctx));
     });
     add_group_routes(router_, svc.groups);
+    add_ui_routes(router_);
 }
 
 connection_session http_server::open(tcp::socket socket, std::uint64_t id) {

@@ -25,27 +25,6 @@ int hex_value(char c) {
     return -1;
 }
 
-std::string json_string(std::string_view s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (c < 0x20) {
-                    out += fmt::format("\\u{:04x}", c);
-                } else {
-                    out.push_back(static_cast<char>(c));
-                }
-        }
-    }
-    out.push_back('"');
-    return out;
-}
-
 /// "/a/b/" -> {"a", "b", ""}; "/" -> {""}. The path must start with '/'.
 std::vector<std::string_view> split_path(std::string_view path) {
     std::vector<std::string_view> out;
@@ -66,6 +45,27 @@ bool is_capture(std::string_view segment) {
 
 }  // namespace
 
+std::string json_quote(std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (c < 0x20) {
+                    out += fmt::format("\\u{:04x}", c);
+                } else {
+                    out.push_back(static_cast<char>(c));
+                }
+        }
+    }
+    out.push_back('"');
+    return out;
+}
+
 http_response make_response(http_answer answer) {
     http_response res{static_cast<http::status>(answer.status), 11};
     res.set(http::field::content_type, answer.content_type);
@@ -74,7 +74,7 @@ http_response make_response(http_answer answer) {
 }
 
 std::string json_error(unsigned status, std::string_view message) {
-    return fmt::format("{{\"error_code\":{},\"message\":{}}}", status, json_string(message));
+    return fmt::format("{{\"error_code\":{},\"message\":{}}}", status, json_quote(message));
 }
 
 http_response error_response(unsigned status, std::string_view message) {
@@ -415,7 +415,15 @@ boost::asio::awaitable<handler_result> router::dispatch(http_request_context ctx
         }
     }
     answer->version(version);
-    answer->prepare_payload();
+    const auto status = answer->result();
+    if (http::to_status_class(status) == http::status_class::informational ||
+        status == http::status::no_content || status == http::status::not_modified) {
+        // No content, and no Content-Length from Beast, which would write 0: RFC 9110 (8.6)
+        // forbids one in a 1xx or 204, and in a 304 allows only the length a 200 would have.
+        answer->body().clear();
+    } else {
+        answer->prepare_payload();
+    }
     if (method == http::verb::head) {
         answer->body().clear();  // the Content-Length of the GET answer stays
     }

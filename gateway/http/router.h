@@ -53,6 +53,8 @@ struct http_answer {
 http_response make_response(http_answer answer);
 /// {"error_code":<status>,"message":"<message>"}: the error body of every HTTP route.
 std::string json_error(unsigned status, std::string_view message);
+/// `s` as a JSON string literal, quotes included (control characters escaped).
+std::string json_quote(std::string_view s);
 http_response error_response(unsigned status, std::string_view message);
 
 /// Percent-decoding; with `plus_is_space` (query strings) '+' means ' '. Nullopt when a '%'

@@ -9,17 +9,8 @@ std::vector<api::config_entry> describe_broker_configs(const services& svc) {
     std::vector<api::config_entry> out;
     const auto& props = svc.cfg.properties;
     auto add = [&](std::string name, std::string value, api::config_type type, std::string doc) {
-        api::config_entry e;
-        e.name = std::move(name);
-        auto it = props.find(e.name);
-        e.source = it != props.end() ? api::config_source::static_broker
-                                     : api::config_source::default_config;
-        e.value = it != props.end() ? it->second : value;
-        e.read_only = true;
-        e.type = type;
-        e.documentation = std::move(doc);
-        e.synonyms.push_back({e.name, e.value, e.source});
-        out.push_back(std::move(e));
+        out.push_back(api::static_config_entry(std::move(name), std::move(value), type,
+                                               std::move(doc), props));
     };
     using ct = api::config_type;
     const auto& k = svc.kafka;

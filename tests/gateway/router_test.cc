@@ -205,6 +205,25 @@ TEST(Router, HeadRunsTheGetHandlerWithoutBody) {
     EXPECT_EQ(res[http::field::content_length], "7");
 }
 
+asio::awaitable<handler_result> answer_status(unsigned status, http_request_context) {
+    co_return make_response({status, "text/plain", ""});
+}
+
+TEST(Router, NoContentAnswersCarryNoContentLength) {
+    router r;
+    for (unsigned status : {204u, 304u}) {
+        r.add(verb::get, "/s" + std::to_string(status), [status](http_request_context ctx) {
+            return answer_status(status, std::move(ctx));
+        });
+    }
+    for (const char* target : {"/s204", "/s304"}) {
+        auto res = answer(r, verb::get, target);
+        EXPECT_EQ(res.count(http::field::content_length), 0u) << target;
+        EXPECT_EQ(res.count(http::field::transfer_encoding), 0u) << target;
+        EXPECT_EQ(res.body(), "") << target;
+    }
+}
+
 TEST(Router, ExplicitHeadRouteWins) {
     router r;
     r.add(verb::get, "/x", tagged("get"));

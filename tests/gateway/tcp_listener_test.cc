@@ -270,6 +270,12 @@ int out_of_descriptors_child(int report_fd) {
 }
 
 TEST(TcpListener, AcceptErrorsBackOffAndRecover) {
+#if defined(__SANITIZE_ADDRESS__)
+    // The sanitizer runtime opens files to check a pointer (UBSan's vptr check reads
+    // /proc/self/maps): in a process with no descriptor left it reports false errors. The
+    // Release run of this test covers the behaviour.
+    GTEST_SKIP() << "a process out of descriptors breaks the sanitizers' own checks";
+#endif
     int report[2];
     ASSERT_EQ(::pipe(report), 0);
     const pid_t child = ::fork();

@@ -1,13 +1,18 @@
 """A loopback TCP proxy for tests: forwards every connection to a target port and cuts each
 connection (both directions) after a configurable number of bytes have passed through it, so
-that clients must reconnect and retry in the middle of their work."""
+that clients must reconnect and retry in the middle of their work. cut_all() cuts every open
+connection at once (a server dropping its clients); with record_requests the bytes each client
+sent are kept (the first 64 KiB of each connection), to check what a client sent on reconnect."""
 import socket
 import threading
 
 
 class CuttingProxy:
-    def __init__(self, cut_every_bytes=300_000):
+    def __init__(self, cut_every_bytes=300_000, record_requests=False, idle_timeout=5):
         self.cut_every_bytes = cut_every_bytes
+        self.idle_timeout = idle_timeout  # seconds the target may stay silent; None: no limit
+        self.record_requests = record_requests
+        self.requests = []  # with record_requests: one bytearray per client connection
         self.target_port = None
         self.cuts = 0
         self.cutting = True
@@ -34,12 +39,15 @@ class CuttingProxy:
                 return
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+                upstream.settimeout(self.idle_timeout)
             except OSError:
                 client.close()
                 continue
-            state = {"bytes": 0, "dead": False}
+            state = {"bytes": 0, "dead": False, "sent": bytearray()}
             with self._lock:
                 self._conns.append((client, upstream))
+                if self.record_requests:
+                    self.requests.append(state["sent"])
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b, client, upstream, state),
                                  daemon=True).start()
@@ -53,6 +61,8 @@ class CuttingProxy:
                 dst.sendall(data)
                 with self._lock:
                     state["bytes"] += len(data)
+                    if src is client and len(state["sent"]) < 65536:
+                        state["sent"] += data[:65536 - len(state["sent"])]
                     cut = self.cutting and state["bytes"] >= self.cut_every_bytes and not state["dead"]
                     if cut:
                         state["dead"] = True
@@ -70,6 +80,27 @@ class CuttingProxy:
                 s.close()
             except OSError:
                 pass
+
+    def cut_all(self):
+        """Cuts every connection open now, both directions; the proxy goes on accepting."""
+        with self._lock:
+            conns, self._conns = self._conns, []
+            self.cuts += len(conns)
+        for c, u in conns:
+            for s in (c, u):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def requests_text(self):
+        """What each client connection sent so far, decoded as Latin-1 (headers are ASCII)."""
+        with self._lock:
+            return [bytes(r).decode("latin-1") for r in self.requests]
 
     def close(self):
         self._closed = True

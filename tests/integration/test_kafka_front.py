@@ -219,6 +219,23 @@ def test_min_bytes_above_the_cap_does_not_wait_out_max_wait():
         assert len(parts[0][2]) >= 512 * 1024
 
 
+def test_min_bytes_above_the_cap_with_a_next_batch_that_does_not_fit():
+    # A 300 kB batch, then an 800 kB one, and a 1 MiB cap: the response holds the first only
+    # (the second would pass the cap) and is as full as it can get, so it must not wait for
+    # fetch.min.bytes (10 MB) until max_wait (120 s) ends.
+    with Sluice(settings={"fetch.response.max.bytes": 1 << 20}) as broker:
+        p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+        for size in (300_000, 800_000):
+            p.produce("uneven", b"v" * size, partition=0)
+            assert p.flush(30) == 0
+        with connect(broker.kafka_port, timeout=60) as s:
+            s.sendall(fetch_v4_partitions("uneven", {0: 0}, 50 << 20, 10 << 20, 1,
+                                          max_wait_ms=120000, min_bytes=10 << 20))
+            parts = parse_fetch_v4(read_frame(s, timeout=30))
+        assert parts[0][0] == 0
+        assert 300_000 <= len(parts[0][2]) < 800_000
+
+
 def create_topics_v0(name, partitions, correlation_id):
     n = name.encode()
     body = struct.pack(">i", 1) + struct.pack(">h", len(n)) + n

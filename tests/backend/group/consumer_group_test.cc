@@ -173,6 +173,94 @@ TEST_F(ConsumerGroupTest, StaticMemberComesBackUnderANewIdWithItsPartitions) {
     EXPECT_EQ(coord->consumer_heartbeat_now(thief).error, errc::unreleased_instance_id);
 }
 
+/// A member joining `group` that subscribes with a pattern only.
+consumer_heartbeat_request by_pattern(const std::string& group, const std::string& member,
+                                      const std::string& pattern) {
+    consumer_heartbeat_request r;
+    r.group_id = group_id(group);
+    r.member_id = member;
+    r.member_epoch = 0;
+    r.rebalance_timeout_ms = 30000;
+    r.subscribed_topic_regex = pattern;
+    r.topic_partitions = std::vector<owned_partitions>{};
+    r.client = {"c", "/127.0.0.1"};
+    return r;
+}
+
+std::size_t partition_count(const consumer_heartbeat_result& r) {
+    std::size_t n = 0;
+    if (r.assignment) {
+        for (const auto& tp : *r.assignment) {
+            n += tp.partitions.size();
+        }
+    }
+    return n;
+}
+
+TEST_F(ConsumerGroupTest, PatternsMatchWholeTopicNames) {
+    ASSERT_TRUE(log->create_topic("tt", 1, {}));
+    // compat: Kafka (RE2/J) matches the whole name: "t" is topic t, not every name with a t.
+    auto exact = coord->consumer_heartbeat_now(by_pattern("exact", "m", "t"));
+    ASSERT_FALSE(exact.error) << exact.error_message.value_or("");
+    EXPECT_EQ(partition_count(exact), 6u);
+    auto prefix = coord->consumer_heartbeat_now(by_pattern("prefix", "m", "t.*"));
+    ASSERT_FALSE(prefix.error);
+    EXPECT_EQ(partition_count(prefix), 7u);  // t and tt, not u
+    auto none = coord->consumer_heartbeat_now(by_pattern("none", "m", "v.*"));
+    ASSERT_FALSE(none.error);
+    EXPECT_EQ(partition_count(none), 0u);
+    auto d = coord->describe_consumer_groups_now({group_id("prefix")});
+    ASSERT_EQ(d[0].members.size(), 1u);
+    EXPECT_EQ(d[0].members[0].subscribed_topic_regex, "t.*");
+}
+
+TEST_F(ConsumerGroupTest, PatternsRe2CannotCompileAreInvalidRegularExpressions) {
+    // Unbalanced, a bad repetition, lookahead and a backreference (RE2 has neither).
+    for (const char* bad : {"(", "a{2,1}", "(?=t)t", "(t)\\1"}) {
+        auto r = coord->consumer_heartbeat_now(by_pattern("bad", "m", bad));
+        EXPECT_EQ(r.error, errc::invalid_regular_expression) << bad;
+        EXPECT_TRUE(r.error_message) << bad;
+    }
+    EXPECT_TRUE(coord->list_groups_now({}, {}).empty());  // refused before any group exists
+}
+
+TEST_F(ConsumerGroupTest, PathologicalPatternsAreAnsweredWithoutStallingOtherGroups) {
+    // Against a long run of 'a's, a backtracking engine (std::regex among them) takes
+    // exponential time or overflows its stack on these; RE2 answers in linear time.
+    const std::string name(40, 'a');
+    ASSERT_TRUE(log->create_topic(name, 1, {}));
+    const std::vector<std::string> pathological = {"(a|aa)*b", "(a*)*c"};
+    for (const auto& pattern : pathological) {
+        auto r = coord->consumer_heartbeat_now(by_pattern("p-" + pattern, "m", pattern));
+        ASSERT_FALSE(r.error) << pattern << ": " << r.error_message.value_or("");
+        EXPECT_EQ(partition_count(r), 0u) << pattern;  // matches nothing
+    }
+    auto matching = coord->consumer_heartbeat_now(by_pattern("p-match", "m", "(a|aa)*"));
+    ASSERT_FALSE(matching.error);
+    EXPECT_EQ(partition_count(matching), 1u);  // the 40 'a's
+
+    // Matching passes of those patterns run on a thread of their own (every heartbeat of a
+    // pattern member matches every topic) while another group's members are served here.
+    std::atomic<bool> done{false};
+    std::atomic<int> passes{0};
+    std::thread matcher([&] {
+        while (!done.load()) {
+            const auto& pattern = pathological[passes % pathological.size()];
+            coord->consumer_heartbeat_now(by_pattern("p-" + pattern, "m", pattern));
+            ++passes;
+        }
+    });
+    auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    ASSERT_FALSE(a.error);
+    for (int i = 0; i < 50; ++i) {
+        auto beat = coord->consumer_heartbeat_now(hb("a", a.member_epoch, owned(parts_of(a))));
+        ASSERT_FALSE(beat.error) << i;
+    }
+    done = true;
+    matcher.join();
+    EXPECT_EQ(parts_of(a).size(), 6u);
+}
+
 TEST(Assignors, UniformIsBalancedAndSticky) {
     uuid t1 = uuid::random();
     uuid t2 = uuid::random();

@@ -1,20 +1,25 @@
-// group_coordinator: the classic protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup).
+// classic_groups: the classic protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup).
 // compat: the transitions follow Kafka's GroupMetadataManager (3.9) for classic groups:
 // the MEMBER_ID_REQUIRED round trip, the initial rebalance delay, static member replacement,
 // the rebalance and sync timeouts, and the error for each invalid call.
+#include "backend/group/classic_groups.h"
+
+#include <algorithm>
+
 #include "backend/group/errc.h"
-#include "backend/group/group_coordinator.h"
+#include "backend/group/offset_store.h"
 #include "backend/logger.h"
 
 namespace sluice::backend::group {
 
 namespace {
 
-std::string heartbeat_key(const std::string& group, const std::string& member) {
-    return "hb\x1f" + group + "\x1f" + member;
+// Timer keys, unique within one group's timer_queue.
+std::string heartbeat_key(const std::string& member) {
+    return "hb\x1f" + member;
 }
-std::string join_key(const std::string& group) { return "join\x1f" + group; }
-std::string sync_key(const std::string& group) { return "sync\x1f" + group; }
+constexpr const char* join_key = "join";
+constexpr const char* sync_key = "sync";
 
 api::join_group_result join_error(errc e, std::string member_id) {
     api::join_group_result r;
@@ -52,37 +57,39 @@ bool inconsistent(const std::optional<std::string>& a, const std::optional<std::
     return a && b && *a != *b;
 }
 
+/// The classic group of `e`, or null when `e` holds none (or a KIP-848 group).
+classic_group* classic_in(group_entry& e) {
+    return e.kind == group_kind::classic ? e.classic.get() : nullptr;
+}
+
 }  // namespace
 
-classic_group* group_coordinator::classic_locked(const std::string& group_id, bool create) {
-    auto* e = find_locked(group_id);
-    if (e == nullptr) {
+classic_groups::classic_groups(const coordinator_config& cfg, const coordinator_clock& clock,
+                               offset_store& store, std::atomic<std::uint64_t>& rebalances)
+    : cfg_(cfg), clock_(clock), store_(store), rebalances_(rebalances) {}
+
+classic_group* classic_groups::classic_of(group_entry& e, bool create) {
+    if (e.kind == group_kind::consumer) {
+        // compat: an empty consumer group turns into a classic group when a classic member
+        // joins (GroupMetadataManager.maybeDeleteEmptyConsumerGroup); offsets stay. An empty
+        // consumer group has no member timeouts left.
+        if (!create || (e.consumer && !e.consumer->empty())) {
+            return nullptr;
+        }
+        e.consumer.reset();
+        e.kind = group_kind::classic;
+    }
+    if (!e.classic) {
         if (!create) {
             return nullptr;
         }
-        auto& fresh = groups_[group_id];
-        fresh.kind = group_kind::classic;
-        fresh.classic = std::make_unique<classic_group>(group_id, wall());
-        return fresh.classic.get();
+        e.classic = std::make_unique<classic_group>(e.id, wall());
     }
-    if (e->kind == group_kind::consumer) {
-        // compat: an empty consumer group turns into a classic group when a classic member
-        // joins (GroupMetadataManager.maybeDeleteEmptyConsumerGroup); offsets stay.
-        if (!create || (e->consumer && !e->consumer->empty())) {
-            return nullptr;
-        }
-        cancel_consumer_timers_locked(group_id);
-        e->consumer.reset();
-        e->kind = group_kind::classic;
-    }
-    if (!e->classic) {
-        e->classic = std::make_unique<classic_group>(group_id, wall());
-    }
-    return e->classic.get();
+    return e.classic.get();
 }
 
-bool group_coordinator::accept_joining_member(const classic_group& g,
-                                              const std::string& member_id) const {
+bool classic_groups::accept_joining_member(const classic_group& g,
+                                           const std::string& member_id) const {
     const auto max = static_cast<std::size_t>(cfg_.max_size);
     switch (g.state()) {
         case classic_state::empty:
@@ -99,19 +106,7 @@ bool group_coordinator::accept_joining_member(const classic_group& g,
     return false;
 }
 
-void group_coordinator::join_group(api::join_group_request req, join_callback done) {
-    std::lock_guard lock(mu_);
-    if (auto ec = check_loaded()) {
-        api::join_group_result r;
-        r.error = ec;
-        r.member_id = req.member_id;
-        done(std::move(r));
-        return;
-    }
-    if (req.group_id.value.empty()) {
-        done(join_error(errc::invalid_group_id, req.member_id));
-        return;
-    }
+void classic_groups::join(group_entry& e, api::join_group_request req, join_callback done) {
     if (req.session_timeout_ms < cfg_.min_session_timeout_ms ||
         req.session_timeout_ms > cfg_.max_session_timeout_ms) {
         done(join_error(errc::invalid_session_timeout, req.member_id));
@@ -120,34 +115,32 @@ void group_coordinator::join_group(api::join_group_request req, join_callback do
     if (req.rebalance_timeout_ms < 0) {
         req.rebalance_timeout_ms = req.session_timeout_ms;  // JoinGroup v0
     }
-    if (auto* e = find_locked(req.group_id.value);
-        e != nullptr && e->kind == group_kind::consumer && e->consumer && !e->consumer->empty()) {
+    if (e.kind == group_kind::consumer && e.consumer && !e.consumer->empty()) {
         // Classic members cannot join a group that runs the KIP-848 protocol (no online
         // migration here).
         done(join_error(errc::inconsistent_group_protocol, req.member_id));
         return;
     }
     const bool unknown_member = req.member_id.empty();
-    classic_group* g = classic_locked(req.group_id.value, unknown_member);
+    classic_group* g = classic_of(e, unknown_member);
     if (g == nullptr) {
         done(join_error(errc::unknown_member_id, req.member_id));
         return;
     }
     if (!accept_joining_member(*g, req.member_id)) {
         g->remove(req.member_id);
-        group_log().info("group {}: join refused, group.max.size {} reached", req.group_id.value,
-                         cfg_.max_size);
+        group_log().info("group {}: join refused, group.max.size {} reached", e.id, cfg_.max_size);
         done(join_error(errc::group_max_size_reached, ""));
     } else if (unknown_member) {
-        join_new_member_locked(*g, req, done);
+        join_new_member(e, req, done);
     } else {
-        join_existing_member_locked(*g, req, done);
+        join_existing_member(e, req, done);
     }
-    arm_locked();
 }
 
-void group_coordinator::join_new_member_locked(classic_group& g, api::join_group_request& req,
-                                               join_callback& done) {
+void classic_groups::join_new_member(group_entry& e, api::join_group_request& req,
+                                     join_callback& done) {
+    classic_group& g = *e.classic;
     if (g.in(classic_state::dead)) {
         done(join_error(errc::coordinator_unavailable, ""));
         return;
@@ -156,33 +149,34 @@ void group_coordinator::join_new_member_locked(classic_group& g, api::join_group
         done(join_error(errc::inconsistent_group_protocol, ""));
         return;
     }
-    const std::string prefix = req.group_instance_id ? *req.group_instance_id : req.client.client_id;
+    const std::string prefix =
+        req.group_instance_id ? *req.group_instance_id : req.client.client_id;
     const std::string new_id = prefix + "-" + uuid::random().to_string();
     if (req.group_instance_id) {
         if (auto existing = g.static_member_id(*req.group_instance_id)) {
             group_log().info("group {}: static member {} rejoins in state {}; replacing member {}",
                              g.id(), *req.group_instance_id, to_string(g.state()), *existing);
-            update_static_member_locked(g, req, *existing, new_id, std::move(done));
+            update_static_member(e, req, *existing, new_id, std::move(done));
         } else {
-            add_member_and_rebalance_locked(g, req, new_id, std::move(done));
+            add_member_and_rebalance(e, req, new_id, std::move(done));
         }
         return;
     }
     if (req.require_known_member_id) {
         // JoinGroup v4+: hand out an id and expect the member back with it.
         g.add_pending_member(new_id);
-        const std::string gid = g.id();
-        timers_.schedule(heartbeat_key(gid, new_id), mono() + req.session_timeout_ms,
-                         [this, gid, new_id] { expire_member_locked(gid, new_id); });
-        group_log().debug("group {}: new member {} must rejoin with its id", gid, new_id);
+        e.timers.schedule(heartbeat_key(new_id), mono() + req.session_timeout_ms,
+                          [this, &e, new_id] { expire_member(e, new_id); });
+        group_log().debug("group {}: new member {} must rejoin with its id", g.id(), new_id);
         done(join_error(errc::member_id_required, new_id));
         return;
     }
-    add_member_and_rebalance_locked(g, req, new_id, std::move(done));
+    add_member_and_rebalance(e, req, new_id, std::move(done));
 }
 
-void group_coordinator::join_existing_member_locked(classic_group& g, api::join_group_request& req,
-                                                    join_callback& done) {
+void classic_groups::join_existing_member(group_entry& e, api::join_group_request& req,
+                                          join_callback& done) {
+    classic_group& g = *e.classic;
     const std::string& member_id = req.member_id;
     if (g.in(classic_state::dead)) {
         done(join_error(errc::coordinator_unavailable, member_id));
@@ -198,7 +192,7 @@ void group_coordinator::join_existing_member_locked(classic_group& g, api::join_
             done(join_error(errc::unknown_member_id, member_id));
             return;
         }
-        add_member_and_rebalance_locked(g, req, member_id, std::move(done));
+        add_member_and_rebalance(e, req, member_id, std::move(done));
         return;
     }
     if (auto ec = validate_member(g, member_id, req.group_instance_id)) {
@@ -223,22 +217,21 @@ void group_coordinator::join_existing_member_locked(classic_group& g, api::join_
     };
     switch (g.state()) {
         case classic_state::preparing_rebalance:
-            update_member_and_rebalance_locked(g, m, req, std::move(done),
-                                               "member joins during PreparingRebalance");
+            update_member_and_rebalance(e, m, req, std::move(done),
+                                        "member joins during PreparingRebalance");
             return;
         case classic_state::completing_rebalance:
             if (m.matches(req.protocols)) {
                 // The member lost the JoinGroup response: send the current generation again.
                 done(current(g.is_leader(member_id)));
             } else {
-                update_member_and_rebalance_locked(g, m, req, std::move(done),
-                                                   "member metadata changed");
+                update_member_and_rebalance(e, m, req, std::move(done), "member metadata changed");
             }
             return;
         case classic_state::stable:
             if (g.is_leader(member_id) || !m.matches(req.protocols)) {
-                update_member_and_rebalance_locked(
-                    g, m, req, std::move(done),
+                update_member_and_rebalance(
+                    e, m, req, std::move(done),
                     g.is_leader(member_id) ? "leader rejoins" : "member metadata changed");
             } else {
                 done(current(false));
@@ -251,10 +244,9 @@ void group_coordinator::join_existing_member_locked(classic_group& g, api::join_
     }
 }
 
-void group_coordinator::add_member_and_rebalance_locked(classic_group& g,
-                                                        api::join_group_request& req,
-                                                        const std::string& member_id,
-                                                        join_callback done) {
+void classic_groups::add_member_and_rebalance(group_entry& e, api::join_group_request& req,
+                                              const std::string& member_id, join_callback done) {
+    classic_group& g = *e.classic;
     classic_member m;
     m.member_id = member_id;
     m.group_instance_id = req.group_instance_id;
@@ -265,32 +257,32 @@ void group_coordinator::add_member_and_rebalance_locked(classic_group& g,
     m.protocol_type = req.protocol_type;
     m.protocols = std::move(req.protocols);
     m.is_new = true;
-    if (g.in(classic_state::preparing_rebalance) &&
-        g.previous_state() == classic_state::empty) {
+    if (g.in(classic_state::preparing_rebalance) && g.previous_state() == classic_state::empty) {
         g.set_new_member_added(true);
     }
     g.add(std::move(m), std::move(done));
     // A new member cannot heartbeat while its JoinGroup is parked; bound how long it waits.
-    reschedule_heartbeat_locked(g, *g.member(member_id), cfg_.new_member_join_timeout_ms);
+    reschedule_heartbeat(e, *g.member(member_id), cfg_.new_member_join_timeout_ms);
     group_log().debug("group {}: member {} (instance {}, client '{}') added", g.id(), member_id,
                       req.group_instance_id.value_or("-"), req.client.client_id);
-    maybe_prepare_rebalance_locked(g, "new member " + member_id);
+    maybe_prepare_rebalance(e, "new member " + member_id);
 }
 
-void group_coordinator::update_static_member_locked(classic_group& g, api::join_group_request& req,
-                                                    const std::string& old_id,
-                                                    const std::string& new_id, join_callback done) {
+void classic_groups::update_static_member(group_entry& e, api::join_group_request& req,
+                                          const std::string& old_id, const std::string& new_id,
+                                          join_callback done) {
+    classic_group& g = *e.classic;
     const std::string current_leader = g.leader_or_empty();
-    timers_.cancel(heartbeat_key(g.id(), old_id));
+    e.timers.cancel(heartbeat_key(old_id));
     classic_member& m = g.replace_static_member(*req.group_instance_id, old_id, new_id);
-    reschedule_heartbeat_locked(g, m, m.session_timeout_ms);
+    reschedule_heartbeat(e, m, m.session_timeout_ms);
     g.update(m, std::move(req.protocols), req.rebalance_timeout_ms, req.session_timeout_ms,
              std::move(done));
     if (g.in(classic_state::stable)) {
         if (g.protocol_name().value_or("") == g.select_protocol()) {
             // compat: a static member replacing itself in a Stable group with the same
             // protocol does not trigger a rebalance; the group is stored with the new id.
-            store_group_locked(g.id());
+            store_.store_group(e);
             api::join_group_result r;
             r.member_id = new_id;
             r.generation_id = g.generation();
@@ -309,72 +301,69 @@ void group_coordinator::update_static_member_locked(classic_group& g, api::join_
             g.complete_join(m, std::move(r));
             return;
         }
-        maybe_prepare_rebalance_locked(g, "static member " + new_id + " changed protocols");
+        maybe_prepare_rebalance(e, "static member " + new_id + " changed protocols");
         return;
     }
     if (g.in(classic_state::completing_rebalance)) {
-        prepare_rebalance_locked(g, "static member " + new_id + " rejoined during sync");
+        prepare_rebalance(e, "static member " + new_id + " rejoined during sync");
         return;
     }
-    maybe_complete_join_locked(g);
+    maybe_complete_join(e);
 }
 
-void group_coordinator::update_member_and_rebalance_locked(classic_group& g, classic_member& m,
-                                                           api::join_group_request& req,
-                                                           join_callback done,
-                                                           const std::string& reason) {
-    g.update(m, std::move(req.protocols), req.rebalance_timeout_ms, req.session_timeout_ms,
-             std::move(done));
-    maybe_prepare_rebalance_locked(g, reason);
+void classic_groups::update_member_and_rebalance(group_entry& e, classic_member& m,
+                                                 api::join_group_request& req, join_callback done,
+                                                 const std::string& reason) {
+    e.classic->update(m, std::move(req.protocols), req.rebalance_timeout_ms, req.session_timeout_ms,
+                      std::move(done));
+    maybe_prepare_rebalance(e, reason);
 }
 
-void group_coordinator::maybe_prepare_rebalance_locked(classic_group& g,
-                                                       const std::string& reason) {
-    if (g.can_rebalance()) {
-        prepare_rebalance_locked(g, reason);
+void classic_groups::maybe_prepare_rebalance(group_entry& e, const std::string& reason) {
+    if (e.classic->can_rebalance()) {
+        prepare_rebalance(e, reason);
     } else {
-        maybe_complete_join_locked(g);
+        maybe_complete_join(e);
     }
 }
 
-void group_coordinator::prepare_rebalance_locked(classic_group& g, const std::string& reason) {
+void classic_groups::prepare_rebalance(group_entry& e, const std::string& reason) {
+    classic_group& g = *e.classic;
     if (g.in(classic_state::completing_rebalance)) {
         for (auto& [_, m] : g.members()) {
             m.assignment.clear();
         }
-        propagate_assignment_locked(g, make_error_code(errc::rebalance_in_progress));
+        propagate_assignment(e, make_error_code(errc::rebalance_in_progress));
     }
     g.clear_pending_sync();
-    timers_.cancel(sync_key(g.id()));
+    e.timers.cancel(sync_key);
 
     const bool initial = g.in(classic_state::empty);
-    const std::string gid = g.id();
     if (initial) {
         // A new group waits a little for more members (group.initial.rebalance.delay.ms).
         const std::int32_t delay = cfg_.initial_rebalance_delay_ms;
         const std::int32_t remaining = std::max(g.rebalance_timeout_ms() - delay, 0);
-        timers_.schedule(join_key(gid), mono() + delay, [this, gid, delay, remaining] {
-            initial_rebalance_step_locked(gid, delay, remaining);
+        e.timers.schedule(join_key, mono() + delay, [this, &e, delay, remaining] {
+            initial_rebalance_step(e, delay, remaining);
         });
     }
     g.transition_to(classic_state::preparing_rebalance, wall());
-    group_log().info("group {}: preparing to rebalance (generation {}): {}", gid, g.generation(),
+    group_log().info("group {}: preparing to rebalance (generation {}): {}", g.id(), g.generation(),
                      reason);
     if (initial) {
         return;
     }
     if (g.all_members_joined()) {
-        complete_join_locked(gid);
+        complete_join(e);
     } else {
-        timers_.schedule(join_key(gid), mono() + g.rebalance_timeout_ms(),
-                         [this, gid] { complete_join_locked(gid); });
+        e.timers.schedule(join_key, mono() + g.rebalance_timeout_ms(),
+                          [this, &e] { complete_join(e); });
     }
 }
 
-void group_coordinator::initial_rebalance_step_locked(const std::string& group_id,
-                                                      std::int32_t delay_ms,
-                                                      std::int32_t remaining_ms) {
-    classic_group* g = classic_locked(group_id, false);
+void classic_groups::initial_rebalance_step(group_entry& e, std::int32_t delay_ms,
+                                            std::int32_t remaining_ms) {
+    classic_group* g = classic_in(e);
     if (g == nullptr) {
         return;
     }
@@ -382,25 +371,25 @@ void group_coordinator::initial_rebalance_step_locked(const std::string& group_i
         g->set_new_member_added(false);
         const std::int32_t next_delay = std::min(cfg_.initial_rebalance_delay_ms, remaining_ms);
         const std::int32_t next_remaining = std::max(remaining_ms - delay_ms, 0);
-        timers_.schedule(join_key(group_id), mono() + next_delay,
-                         [this, group_id, next_delay, next_remaining] {
-                             initial_rebalance_step_locked(group_id, next_delay, next_remaining);
-                         });
+        e.timers.schedule(join_key, mono() + next_delay, [this, &e, next_delay, next_remaining] {
+            initial_rebalance_step(e, next_delay, next_remaining);
+        });
         return;
     }
-    complete_join_locked(group_id);
+    complete_join(e);
 }
 
-void group_coordinator::maybe_complete_join_locked(classic_group& g) {
+void classic_groups::maybe_complete_join(group_entry& e) {
+    const classic_group& g = *e.classic;
     if (g.in(classic_state::preparing_rebalance) && g.all_members_joined() &&
         g.previous_state() != classic_state::empty) {
-        complete_join_locked(g.id());
+        complete_join(e);
     }
 }
 
-void group_coordinator::complete_join_locked(const std::string& group_id) {
-    timers_.cancel(join_key(group_id));
-    classic_group* gp = classic_locked(group_id, false);
+void classic_groups::complete_join(group_entry& e) {
+    e.timers.cancel(join_key);
+    classic_group* gp = classic_in(e);
     if (gp == nullptr || !gp->in(classic_state::preparing_rebalance)) {
         return;
     }
@@ -413,29 +402,27 @@ void group_coordinator::complete_join_locked(const std::string& group_id) {
     }
     for (const auto& id : gone) {
         g.remove(id);
-        timers_.cancel(heartbeat_key(group_id, id));
+        e.timers.cancel(heartbeat_key(id));
     }
     if (!gone.empty()) {
-        group_log().info("group {}: removed {} members that did not rejoin", group_id,
-                         gone.size());
+        group_log().info("group {}: removed {} members that did not rejoin", e.id, gone.size());
     }
     if (!g.maybe_elect_new_joined_leader() && !g.empty()) {
         // Nobody rejoined: wait another rebalance timeout for session expirations.
-        group_log().warn("group {}: no member rejoined; extending the rebalance", group_id);
-        timers_.schedule(join_key(group_id), mono() + g.rebalance_timeout_ms(),
-                         [this, group_id] { complete_join_locked(group_id); });
+        group_log().warn("group {}: no member rejoined; extending the rebalance", e.id);
+        e.timers.schedule(join_key, mono() + g.rebalance_timeout_ms(),
+                          [this, &e] { complete_join(e); });
         return;
     }
     g.init_next_generation(wall());
     if (g.in(classic_state::empty)) {
-        group_log().info("group {}: generation {} is empty", group_id, g.generation());
-        store_group_locked(group_id);
+        group_log().info("group {}: generation {} is empty", e.id, g.generation());
+        store_.store_group(e);
         return;
     }
     rebalances_.fetch_add(1, std::memory_order_relaxed);
-    group_log().info("group {}: generation {} with {} members, protocol {}, leader {}", group_id,
-                     g.generation(), g.size(), g.protocol_name().value_or(""),
-                     g.leader_or_empty());
+    group_log().info("group {}: generation {} with {} members, protocol {}, leader {}", e.id,
+                     g.generation(), g.size(), g.protocol_name().value_or(""), g.leader_or_empty());
     for (auto& [id, m] : g.members()) {
         api::join_group_result r;
         r.member_id = id;
@@ -447,68 +434,71 @@ void group_coordinator::complete_join_locked(const std::string& group_id) {
             r.members = g.join_members();
         }
         g.complete_join(m, std::move(r));
-        reschedule_heartbeat_locked(g, m, m.session_timeout_ms);
+        reschedule_heartbeat(e, m, m.session_timeout_ms);
         m.is_new = false;
         g.add_pending_sync(id);
     }
     const std::int32_t generation = g.generation();
-    timers_.schedule(sync_key(group_id), mono() + g.rebalance_timeout_ms(),
-                     [this, group_id, generation] {
-                         expire_pending_sync_locked(group_id, generation);
-                     });
+    e.timers.schedule(sync_key, mono() + g.rebalance_timeout_ms(),
+                      [this, &e, generation] { expire_pending_sync(e, generation); });
 }
 
-void group_coordinator::reschedule_heartbeat_locked(classic_group& g, const classic_member& m,
-                                                    std::int64_t timeout_ms) {
-    const std::string gid = g.id();
+void classic_groups::reschedule_heartbeat(group_entry& e, const classic_member& m,
+                                          std::int64_t timeout_ms) {
     const std::string mid = m.member_id;
-    timers_.schedule(heartbeat_key(gid, mid), mono() + timeout_ms,
-                     [this, gid, mid] { expire_member_locked(gid, mid); });
+    e.timers.schedule(heartbeat_key(mid), mono() + timeout_ms,
+                      [this, &e, mid] { expire_member(e, mid); });
 }
 
-void group_coordinator::expire_member_locked(const std::string& group_id,
-                                             const std::string& member_id) {
-    classic_group* g = classic_locked(group_id, false);
+void classic_groups::maybe_drop(group_entry& e) {
+    if (!e.offsets.empty() || e.kind != group_kind::classic || !e.classic) {
+        return;
+    }
+    if (e.classic->in(classic_state::empty) && e.classic->pending_members() == 0) {
+        e.clear();  // the registry erases the entry when it is released
+    }
+}
+
+void classic_groups::expire_member(group_entry& e, const std::string& member_id) {
+    classic_group* g = classic_in(e);
     if (g == nullptr || g->in(classic_state::dead)) {
         return;
     }
     if (g->is_pending_member(member_id)) {
-        group_log().info("group {}: pending member {} never joined; removed", group_id, member_id);
+        group_log().info("group {}: pending member {} never joined; removed", e.id, member_id);
         g->remove(member_id);
         if (g->in(classic_state::preparing_rebalance) && g->all_members_joined()) {
-            complete_join_locked(group_id);
+            complete_join(e);
         }
-        maybe_drop_group_locked(group_id);
+        maybe_drop(e);
         return;
     }
     classic_member* m = g->member(member_id);
     if (m == nullptr || m->has_satisfied_heartbeat()) {
         return;
     }
-    group_log().info("group {}: member {} session expired; removing it", group_id, member_id);
-    remove_member_and_update_locked(*g, member_id, "session timeout of " + member_id);
+    group_log().info("group {}: member {} session expired; removing it", e.id, member_id);
+    remove_member_and_update(e, member_id, "session timeout of " + member_id);
 }
 
-void group_coordinator::remove_member_and_update_locked(classic_group& g,
-                                                        const std::string& member_id,
-                                                        const std::string& reason) {
-    classic_member* m = g.member(member_id);
-    if (m != nullptr) {
+void classic_groups::remove_member_and_update(group_entry& e, const std::string& member_id,
+                                              const std::string& reason) {
+    classic_group& g = *e.classic;
+    if (classic_member* m = g.member(member_id)) {
         g.complete_join(*m, join_error(errc::unknown_member_id, ""));
         g.complete_sync(*m, sync_error(errc::unknown_member_id));
     }
-    timers_.cancel(heartbeat_key(g.id(), member_id));
+    e.timers.cancel(heartbeat_key(member_id));
     g.remove(member_id);
     if (g.in(classic_state::stable) || g.in(classic_state::completing_rebalance)) {
-        maybe_prepare_rebalance_locked(g, reason);
+        maybe_prepare_rebalance(e, reason);
     } else if (g.in(classic_state::preparing_rebalance) && g.all_members_joined()) {
-        complete_join_locked(g.id());
+        complete_join(e);
     }
 }
 
-void group_coordinator::expire_pending_sync_locked(const std::string& group_id,
-                                                   std::int32_t generation) {
-    classic_group* g = classic_locked(group_id, false);
+void classic_groups::expire_pending_sync(group_entry& e, std::int32_t generation) {
+    classic_group* g = classic_in(e);
     if (g == nullptr || g->generation() != generation) {
         return;
     }
@@ -522,14 +512,15 @@ void group_coordinator::expire_pending_sync_locked(const std::string& group_id,
             g->complete_sync(*m, sync_error(errc::unknown_member_id));
         }
         g->remove(id);
-        timers_.cancel(heartbeat_key(group_id, id));
+        e.timers.cancel(heartbeat_key(id));
     }
-    group_log().info("group {}: {} members did not send SyncGroup in time; rebalancing",
-                     group_id, late.size());
-    prepare_rebalance_locked(*g, "members missed the sync deadline");
+    group_log().info("group {}: {} members did not send SyncGroup in time; rebalancing", e.id,
+                     late.size());
+    prepare_rebalance(e, "members missed the sync deadline");
 }
 
-void group_coordinator::propagate_assignment_locked(classic_group& g, std::error_code error) {
+void classic_groups::propagate_assignment(group_entry& e, std::error_code error) {
+    classic_group& g = *e.classic;
     for (auto& [_, m] : g.members()) {
         api::sync_group_result r;
         r.error = error;
@@ -539,26 +530,18 @@ void group_coordinator::propagate_assignment_locked(classic_group& g, std::error
         }
         r.assignment = m.assignment;
         if (g.complete_sync(m, std::move(r))) {
-            reschedule_heartbeat_locked(g, m, m.session_timeout_ms);
+            reschedule_heartbeat(e, m, m.session_timeout_ms);
         }
     }
 }
 
-void group_coordinator::sync_group(api::sync_group_request req, sync_callback done) {
-    std::lock_guard lock(mu_);
-    if (auto ec = check_loaded()) {
-        api::sync_group_result r;
-        r.error = ec;
-        done(std::move(r));
-        return;
-    }
-    auto* e = find_locked(req.group_id.value);
-    if (e == nullptr || e->kind != group_kind::classic || !e->classic ||
-        e->classic->in(classic_state::empty)) {
+void classic_groups::sync(group_entry& e, api::sync_group_request req, sync_callback done) {
+    classic_group* gp = classic_in(e);
+    if (gp == nullptr || gp->in(classic_state::empty)) {
         done(sync_error(errc::unknown_member_id));
         return;
     }
-    classic_group& g = *e->classic;
+    classic_group& g = *gp;
     if (g.in(classic_state::dead)) {
         done(sync_error(errc::coordinator_unavailable));
         return;
@@ -581,7 +564,7 @@ void group_coordinator::sync_group(api::sync_group_request req, sync_callback do
     auto drop_pending_sync = [&] {
         g.remove_pending_sync(req.member_id);
         if (g.received_sync_from_all()) {
-            timers_.cancel(sync_key(g.id()));
+            e.timers.cancel(sync_key);
         }
     };
     if (g.in(classic_state::preparing_rebalance)) {
@@ -623,35 +606,28 @@ void group_coordinator::sync_group(api::sync_group_request req, sync_callback do
                          g.id(), req.member_id, missing, g.generation());
     }
     // Persist the generation and its assignment before the members learn it.
-    stored_group stored = g.to_stored();
     std::vector<encoded_record> recs;
-    recs.push_back(group_record(g.id(), stored));
-    if (auto w = append_locked(g.id(), std::move(recs)); !w) {
+    recs.push_back(group_record(g.id(), g.to_stored()));
+    if (auto w = store_.append(g.id(), std::move(recs)); !w) {
         group_log().warn("group {}: storing generation {} failed: {}", g.id(), g.generation(),
                          w.error().message());
         for (auto& [_, member] : g.members()) {
             member.assignment.clear();
         }
-        propagate_assignment_locked(g, w.error());
-        maybe_prepare_rebalance_locked(g, "storing the assignment failed");
-        arm_locked();
+        propagate_assignment(e, w.error());
+        maybe_prepare_rebalance(e, "storing the assignment failed");
         return;
     }
-    propagate_assignment_locked(g, {});
+    propagate_assignment(e, {});
     g.transition_to(classic_state::stable, wall());
-    arm_locked();
 }
 
-std::error_code group_coordinator::heartbeat_now(const api::heartbeat_request& req) {
-    std::lock_guard lock(mu_);
-    if (auto ec = check_loaded()) {
-        return ec;
-    }
-    auto* e = find_locked(req.group_id.value);
-    if (e == nullptr || e->kind != group_kind::classic || !e->classic) {
+std::error_code classic_groups::heartbeat(group_entry& e, const api::heartbeat_request& req) {
+    classic_group* gp = classic_in(e);
+    if (gp == nullptr) {
         return make_error_code(errc::unknown_member_id);
     }
-    classic_group& g = *e->classic;
+    classic_group& g = *gp;
     if (g.in(classic_state::dead)) {
         return make_error_code(errc::coordinator_unavailable);
     }
@@ -667,49 +643,36 @@ std::error_code group_coordinator::heartbeat_now(const api::heartbeat_request& r
         case classic_state::dead:
             return make_error_code(errc::unknown_member_id);
         case classic_state::preparing_rebalance:
-            reschedule_heartbeat_locked(g, m, m.session_timeout_ms);
-            arm_locked();
+            reschedule_heartbeat(e, m, m.session_timeout_ms);
             return make_error_code(errc::rebalance_in_progress);
         case classic_state::completing_rebalance:
         case classic_state::stable:
-            reschedule_heartbeat_locked(g, m, m.session_timeout_ms);
-            arm_locked();
+            reschedule_heartbeat(e, m, m.session_timeout_ms);
             return {};
     }
     return {};
 }
 
-api::leave_group_result group_coordinator::leave_group_now(
-    const sluice::group_id& group, const std::vector<api::leave_member>& members) {
-    const std::string& group_id = group.value;
-    std::lock_guard lock(mu_);
+api::leave_group_result classic_groups::leave(group_entry& e,
+                                              const std::vector<api::leave_member>& members) {
     api::leave_group_result out;
-    if (auto ec = check_loaded()) {
-        out.error = ec;
-        return out;
-    }
-    auto* e = find_locked(group_id);
-    if (e == nullptr) {
-        out.error = make_error_code(errc::unknown_member_id);
-        return out;
-    }
-    if (e->kind != group_kind::classic || !e->classic) {
+    if (e.kind != group_kind::classic || !e.classic) {
         // No classic members live in a KIP-848 group here.
         for (const auto& lm : members) {
-            out.members.push_back({lm.member_id, lm.group_instance_id,
-                                   make_error_code(errc::unknown_member_id)});
+            out.members.push_back(
+                {lm.member_id, lm.group_instance_id, make_error_code(errc::unknown_member_id)});
         }
         return out;
     }
-    classic_group& g = *e->classic;
+    classic_group& g = *e.classic;
     if (g.in(classic_state::dead)) {
         out.error = make_error_code(errc::coordinator_unavailable);
         return out;
     }
     auto remove_current = [&](const std::string& id, const std::optional<std::string>& reason) {
-        group_log().info("group {}: member {} left (reason: {})", group_id, id,
+        group_log().info("group {}: member {} left (reason: {})", e.id, id,
                          reason.value_or("not provided"));
-        timers_.cancel(heartbeat_key(group_id, id));
+        e.timers.cancel(heartbeat_key(id));
         if (auto* m = g.member(id)) {
             g.complete_join(*m, join_error(errc::unknown_member_id, ""));
         }
@@ -728,7 +691,7 @@ api::leave_group_result group_coordinator::leave_group_now(
             }
         } else if (g.is_pending_member(lm.member_id)) {
             g.remove(lm.member_id);
-            timers_.cancel(heartbeat_key(group_id, lm.member_id));
+            e.timers.cancel(heartbeat_key(lm.member_id));
             ++left;
         } else if (auto ec = validate_member(g, lm.member_id, lm.group_instance_id)) {
             r.error = ec;
@@ -742,18 +705,87 @@ api::leave_group_result group_coordinator::leave_group_now(
         switch (g.state()) {
             case classic_state::stable:
             case classic_state::completing_rebalance:
-                maybe_prepare_rebalance_locked(g, "members left");
+                maybe_prepare_rebalance(e, "members left");
                 break;
             case classic_state::preparing_rebalance:
-                maybe_complete_join_locked(g);
+                maybe_complete_join(e);
                 break;
             case classic_state::empty:
             case classic_state::dead:
                 break;
         }
     }
-    arm_locked();
     return out;
+}
+
+std::error_code classic_groups::validate_commit(group_entry& e,
+                                                const api::offset_commit_request& req,
+                                                bool transactional) {
+    const std::int32_t gen = req.generation_id_or_member_epoch;
+    if (!e.classic && !e.consumer) {
+        if (gen < 0) {
+            // A "simple" group: a consumer that assigns partitions itself, or an admin.
+            e.kind = group_kind::classic;
+            e.classic = std::make_unique<classic_group>(e.id, wall());
+            return {};
+        }
+        // compat: v9+ answers GROUP_ID_NOT_FOUND; older versions (and TxnOffsetCommit)
+        // ILLEGAL_GENERATION.
+        return make_error_code(commits_like_v9(req) && !transactional ? errc::group_id_not_found
+                                                                      : errc::illegal_generation);
+    }
+    classic_group* gp = classic_in(e);
+    if (gp == nullptr) {
+        // A KIP-848 group: the coordinator asks consumer_groups.
+        return make_error_code(errc::unknown_member_id);
+    }
+    classic_group& g = *gp;
+    if (g.in(classic_state::dead)) {
+        return make_error_code(errc::coordinator_unavailable);
+    }
+    if (gen < 0 && g.in(classic_state::empty)) {
+        return {};
+    }
+    if (gen >= 0 || !req.member_id.empty() || req.group_instance_id) {
+        if (auto ec = validate_member(g, req.member_id, req.group_instance_id)) {
+            return ec;
+        }
+        if (gen != g.generation()) {
+            return make_error_code(errc::illegal_generation);
+        }
+    } else if (!transactional && !g.in(classic_state::empty)) {
+        return make_error_code(errc::unknown_member_id);
+    }
+    if (!transactional && g.in(classic_state::completing_rebalance)) {
+        return make_error_code(errc::rebalance_in_progress);
+    }
+    // A commit keeps a classic member's session alive (Stable or PreparingRebalance).
+    if (g.in(classic_state::stable) || g.in(classic_state::preparing_rebalance)) {
+        if (auto* m = g.member(req.member_id)) {
+            reschedule_heartbeat(e, *m, m->session_timeout_ms);
+        }
+    }
+    return {};
+}
+
+void classic_groups::restore(group_entry& e) {
+    if (classic_group* g = classic_in(e)) {
+        for (auto& [_, m] : g->members()) {
+            reschedule_heartbeat(e, m, m.session_timeout_ms);
+        }
+    }
+}
+
+void classic_groups::answer_parked(group_entry& e) {
+    classic_group* g = classic_in(e);
+    if (g == nullptr) {
+        return;
+    }
+    // The members retry against the restarted broker.
+    for (auto& [mid, m] : g->members()) {
+        g->complete_join(m, join_error(errc::coordinator_unavailable, mid));
+        g->complete_sync(m, sync_error(errc::coordinator_unavailable));
+    }
 }
 
 }  // namespace sluice::backend::group

@@ -1,11 +1,13 @@
-// group_coordinator: the KIP-848 consumer protocol (ConsumerGroupHeartbeat) with server-side
+// consumer_groups: the KIP-848 consumer protocol (ConsumerGroupHeartbeat) with server-side
 // assignment. compat: validation, member epochs, static members and reconciliation follow
 // Kafka's GroupMetadataManager.consumerGroupHeartbeat and CurrentAssignmentBuilder (3.9).
+#include "backend/group/consumer_groups.h"
+
 #include <algorithm>
-#include <regex>
+#include <set>
 
 #include "backend/group/errc.h"
-#include "backend/group/group_coordinator.h"
+#include "backend/group/offset_store.h"
 #include "backend/log/log_manager.h"
 #include "backend/logger.h"
 
@@ -13,11 +15,12 @@ namespace sluice::backend::group {
 
 namespace {
 
-std::string session_key(const std::string& group, const std::string& member) {
-    return "cs\x1f" + group + "\x1f" + member;
+// Timer keys, unique within one group's timer_queue.
+std::string session_key(const std::string& member) {
+    return "cs\x1f" + member;
 }
-std::string rebalance_key(const std::string& group, const std::string& member) {
-    return "cr\x1f" + group + "\x1f" + member;
+std::string rebalance_key(const std::string& member) {
+    return "cr\x1f" + member;
 }
 
 api::consumer_heartbeat_result heartbeat_error(errc e, std::string message = {}) {
@@ -27,10 +30,6 @@ api::consumer_heartbeat_result heartbeat_error(errc e, std::string message = {})
         r.error_message = std::move(message);
     }
     return r;
-}
-
-bool has_regex(const consumer_member& m) {
-    return m.subscribed_topic_regex && !m.subscribed_topic_regex->empty();
 }
 
 /// Whether `owned` lists only partitions of `assigned` (compat: GroupMetadataManager.isSubset).
@@ -56,10 +55,7 @@ bool is_subset(const std::optional<std::vector<api::owned_partitions>>& owned,
     return true;
 }
 
-}  // namespace
-
-std::optional<std::vector<api::owned_partitions>> group_coordinator::to_owned(
-    const topic_partitions& tp) const {
+std::vector<api::owned_partitions> to_owned(const topic_partitions& tp) {
     std::vector<api::owned_partitions> out;
     for (const auto& [id, parts] : tp) {
         auto& o = out.emplace_back();
@@ -71,36 +67,24 @@ std::optional<std::vector<api::owned_partitions>> group_coordinator::to_owned(
     return out;
 }
 
-void group_coordinator::cancel_consumer_timers_locked(const std::string& group_id) {
-    auto* e = find_locked(group_id);
-    if (e == nullptr || !e->consumer) {
-        return;
-    }
-    for (const auto& [id, _] : e->consumer->members()) {
-        timers_.cancel(session_key(group_id, id));
-        timers_.cancel(rebalance_key(group_id, id));
-    }
-}
+}  // namespace
 
-std::map<std::string, subscribed_topic> group_coordinator::subscription_metadata_locked(
-    const consumer_group& g, const consumer_member* extra) {
+consumer_groups::consumer_groups(log::log_manager& log, const coordinator_config& cfg,
+                                 const coordinator_clock& clock, offset_store& store,
+                                 std::atomic<std::uint64_t>& rebalances)
+    : log_(log), cfg_(cfg), clock_(clock), store_(store), rebalances_(rebalances) {}
+
+std::map<std::string, subscribed_topic> consumer_groups::subscription_metadata(
+    const consumer_group& g) {
     std::set<std::string> names;
-    std::vector<std::regex> patterns;
-    auto collect = [&](const consumer_member& m) {
-        names.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
-        if (has_regex(m)) {
-            try {
-                patterns.emplace_back(*m.subscribed_topic_regex, std::regex::ECMAScript);
-            } catch (const std::regex_error&) {
-                // validated on the way in; an old bad pattern matches nothing
-            }
-        }
-    };
+    std::vector<const topic_regex*> patterns;
     for (const auto& [_, m] : g.members()) {
-        collect(m);
-    }
-    if (extra != nullptr) {
-        collect(*extra);
+        names.insert(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end());
+        if (m.subscribed_regex &&
+            std::find(patterns.begin(), patterns.end(), m.subscribed_regex.get()) ==
+                patterns.end()) {
+            patterns.push_back(m.subscribed_regex.get());
+        }
     }
     std::map<std::string, subscribed_topic> out;
     if (!patterns.empty()) {
@@ -108,8 +92,9 @@ std::map<std::string, subscribed_topic> group_coordinator::subscription_metadata
             if (t.internal) {
                 continue;
             }
-            for (const auto& re : patterns) {
-                if (std::regex_match(t.name, re)) {
+            // RE2: linear in the name, whatever the pattern.
+            for (const topic_regex* re : patterns) {
+                if (re->matches(t.name)) {
                     out[t.name] = {t.id, t.partitions};
                     break;
                 }
@@ -127,7 +112,7 @@ std::map<std::string, subscribed_topic> group_coordinator::subscription_metadata
     return out;
 }
 
-void group_coordinator::compute_target_locked(consumer_group& g) {
+void consumer_groups::compute_target(consumer_group& g) {
     const auto& meta = g.subscription_metadata();
     topic_sizes sizes;
     for (const auto& [_, t] : meta) {
@@ -137,18 +122,11 @@ void group_coordinator::compute_target_locked(consumer_group& g) {
     for (const auto& [id, m] : g.members()) {
         assignor_member am;
         am.member_id = id;
-        std::optional<std::regex> re;
-        if (has_regex(m)) {
-            try {
-                re.emplace(*m.subscribed_topic_regex, std::regex::ECMAScript);
-            } catch (const std::regex_error&) {
-            }
-        }
         for (const auto& [name, t] : meta) {
-            const bool by_name = std::find(m.subscribed_topic_names.begin(),
-                                           m.subscribed_topic_names.end(),
-                                           name) != m.subscribed_topic_names.end();
-            if (by_name || (re && std::regex_match(name, *re))) {
+            const bool by_name =
+                std::find(m.subscribed_topic_names.begin(), m.subscribed_topic_names.end(), name) !=
+                m.subscribed_topic_names.end();
+            if (by_name || (m.subscribed_regex && m.subscribed_regex->matches(name))) {
                 am.topics.insert(t.id);
             }
         }
@@ -156,51 +134,61 @@ void group_coordinator::compute_target_locked(consumer_group& g) {
         members.push_back(std::move(am));
     }
     const std::string assignor = g.preferred_assignor(cfg_.consumer_assignors.front());
-    auto target = assignor == "range" ? assign_range(members, sizes)
-                                      : assign_uniform(members, sizes);
+    auto target =
+        assignor == "range" ? assign_range(members, sizes) : assign_uniform(members, sizes);
     g.set_target_assignment(g.group_epoch(), std::move(target));
-    group_log().info("group {}: target assignment for epoch {} computed by the {} assignor "
-                     "({} members, {} topics)",
-                     g.id(), g.group_epoch(), assignor, members.size(), sizes.size());
+    group_log().info(
+        "group {}: target assignment for epoch {} computed by the {} assignor "
+        "({} members, {} topics)",
+        g.id(), g.group_epoch(), assignor, members.size(), sizes.size());
 }
 
-void group_coordinator::schedule_consumer_session_locked(const consumer_group& g,
-                                                         const consumer_member& m) {
-    const std::string gid = g.id();
+void consumer_groups::schedule_session(group_entry& e, const consumer_member& m) {
     const std::string mid = m.member_id;
-    timers_.schedule(session_key(gid, mid), mono() + cfg_.consumer_session_timeout_ms,
-                     [this, gid, mid] {
-                         fence_consumer_member_locked(gid, mid, "session timeout");
-                     });
+    e.timers.schedule(session_key(mid), mono() + cfg_.consumer_session_timeout_ms,
+                      [this, &e, mid] { fence_member(e, mid, "session timeout"); });
 }
 
-void group_coordinator::fence_consumer_member_locked(const std::string& group_id,
-                                                     const std::string& member_id,
-                                                     const std::string& why) {
-    auto* e = find_locked(group_id);
-    if (e == nullptr || !e->consumer || e->consumer->member(member_id) == nullptr) {
+void consumer_groups::schedule_rebalance_timeout(group_entry& e, const consumer_member& m) {
+    const std::string mid = m.member_id;
+    const std::int32_t at_epoch = m.member_epoch;
+    e.timers.schedule(rebalance_key(mid), mono() + m.rebalance_timeout_ms,
+                      [this, &e, mid, at_epoch] {
+                          if (!e.consumer || e.kind != group_kind::consumer) {
+                              return;
+                          }
+                          auto* gm = e.consumer->member(mid);
+                          if (gm != nullptr && gm->member_epoch == at_epoch &&
+                              gm->state == member_state::unrevoked_partitions) {
+                              fence_member(e, mid, "rebalance timeout");
+                          }
+                      });
+}
+
+void consumer_groups::fence_member(group_entry& e, const std::string& member_id,
+                                   const std::string& why) {
+    if (e.kind != group_kind::consumer || !e.consumer || e.consumer->member(member_id) == nullptr) {
         return;
     }
-    consumer_group& g = *e->consumer;
-    timers_.cancel(session_key(group_id, member_id));
-    timers_.cancel(rebalance_key(group_id, member_id));
+    consumer_group& g = *e.consumer;
+    e.timers.cancel(session_key(member_id));
+    e.timers.cancel(rebalance_key(member_id));
     g.remove(member_id);
     g.set_group_epoch(g.group_epoch() + 1);
-    g.set_subscription_metadata(subscription_metadata_locked(g, nullptr));
+    g.set_subscription_metadata(subscription_metadata(g));
     g.touch_state(wall());
-    group_log().info("group {}: member {} removed ({}); group epoch {}", group_id, member_id, why,
+    group_log().info("group {}: member {} removed ({}); group epoch {}", e.id, member_id, why,
                      g.group_epoch());
-    store_group_locked(group_id);
+    store_.store_group(e);
 }
 
-api::consumer_heartbeat_result group_coordinator::consumer_leave_locked(
-    const api::consumer_heartbeat_request& req) {
-    auto* e = find_locked(req.group_id.value);
-    if (e == nullptr || e->kind != group_kind::consumer || !e->consumer) {
+api::consumer_heartbeat_result consumer_groups::leave(group_entry& e,
+                                                      const api::consumer_heartbeat_request& req) {
+    if (e.kind != group_kind::consumer || !e.consumer) {
         return heartbeat_error(errc::group_id_not_found,
-                               "Group " + req.group_id.value + " is not a consumer group.");
+                               "Group " + e.id + " is not a consumer group.");
     }
-    consumer_group& g = *e->consumer;
+    consumer_group& g = *e.consumer;
     api::consumer_heartbeat_result r;
     r.member_id = req.member_id;
     r.member_epoch = req.member_epoch;
@@ -208,7 +196,7 @@ api::consumer_heartbeat_result group_coordinator::consumer_leave_locked(
         if (g.member(req.member_id) == nullptr) {
             return heartbeat_error(errc::unknown_member_id);
         }
-        fence_consumer_member_locked(req.group_id.value, req.member_id, "left the group");
+        fence_member(e, req.member_id, "left the group");
         return r;
     }
     auto sid = g.static_member_id(*req.instance_id);
@@ -226,23 +214,16 @@ api::consumer_heartbeat_result group_coordinator::consumer_leave_locked(
         m.member_epoch = leave_group_static_member_epoch;
         m.pending_revocation.clear();
         g.upsert(std::move(m));
-        group_log().info("group {}: static member {} ({}) left temporarily", req.group_id.value,
-                         *sid, *req.instance_id);
+        group_log().info("group {}: static member {} ({}) left temporarily", e.id, *sid,
+                         *req.instance_id);
         return r;
     }
-    fence_consumer_member_locked(req.group_id.value, *sid, "static member left the group");
+    fence_member(e, *sid, "static member left the group");
     return r;
 }
 
-api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
-    const api::consumer_heartbeat_request& req) {
-    std::lock_guard lock(mu_);
-    if (auto ec = check_loaded()) {
-        api::consumer_heartbeat_result r;
-        r.error = ec;
-        return r;
-    }
-    // Validation (compat: throwIfConsumerGroupHeartbeatRequestIsInvalid).
+std::optional<api::consumer_heartbeat_result> consumer_groups::validate(
+    const api::consumer_heartbeat_request& req, std::shared_ptr<const topic_regex>& regex) {
     const std::int32_t epoch = req.member_epoch;
     if (req.group_id.value.empty()) {
         return heartbeat_error(errc::invalid_request, "GroupId can't be empty.");
@@ -290,53 +271,57 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
                                "ServerAssignor " + *req.server_assignor + " is not supported.");
     }
     if (has_re) {
-        try {
-            std::regex check(*req.subscribed_topic_regex, std::regex::ECMAScript);
-        } catch (const std::regex_error& ex) {
+        auto compiled = regexes_.compile(*req.subscribed_topic_regex);
+        if (!compiled.regex) {
             return heartbeat_error(errc::invalid_regular_expression,
-                                   "SubscribedTopicRegex does not compile: " +
-                                       std::string(ex.what()));
+                                   "SubscribedTopicRegex `" + *req.subscribed_topic_regex +
+                                       "` is not a valid regular expression: " +
+                                       compiled.error + ".");
         }
+        regex = std::move(compiled.regex);
     }
+    return std::nullopt;
+}
+
+api::consumer_heartbeat_result consumer_groups::heartbeat(
+    group_entry& e, const api::consumer_heartbeat_request& req,
+    std::shared_ptr<const topic_regex> regex) {
+    const std::int32_t epoch = req.member_epoch;
     if (epoch < 0) {
-        auto r = consumer_leave_locked(req);
-        arm_locked();
-        return r;
+        return leave(e, req);
     }
 
     // The group: created by a joining member; an empty classic group becomes a consumer group.
-    auto* e = find_locked(req.group_id.value);
-    if (e == nullptr) {
+    if (!e.classic && !e.consumer) {
         if (epoch != 0) {
             return heartbeat_error(errc::group_id_not_found,
-                                   "Consumer group " + req.group_id.value + " not found.");
+                                   "Consumer group " + e.id + " not found.");
         }
-        e = &groups_[req.group_id.value];
-        e->kind = group_kind::consumer;
-        e->consumer = std::make_unique<consumer_group>(req.group_id.value, wall());
-    } else if (e->kind == group_kind::classic) {
-        const bool empty_classic = !e->classic || (e->classic->in(classic_state::empty) &&
-                                                   e->classic->pending_members() == 0);
+        e.kind = group_kind::consumer;
+        e.consumer = std::make_unique<consumer_group>(e.id, wall());
+    } else if (e.kind == group_kind::classic) {
+        const bool empty_classic = !e.classic || (e.classic->in(classic_state::empty) &&
+                                                  e.classic->pending_members() == 0);
         if (epoch != 0 || !empty_classic) {
             return heartbeat_error(errc::group_id_not_found,
-                                   "Group " + req.group_id.value + " is not a consumer group.");
+                                   "Group " + e.id + " is not a consumer group.");
         }
-        const std::int32_t previous_generation = e->classic ? e->classic->generation() : 0;
-        e->classic.reset();
-        e->kind = group_kind::consumer;
-        e->consumer = std::make_unique<consumer_group>(req.group_id.value, wall());
-        e->consumer->set_group_epoch(previous_generation);
-        group_log().info("group {}: empty classic group converted to a consumer group",
-                         req.group_id.value);
+        const std::int32_t previous_generation = e.classic ? e.classic->generation() : 0;
+        e.classic.reset();
+        e.kind = group_kind::consumer;
+        e.consumer = std::make_unique<consumer_group>(e.id, wall());
+        e.consumer->set_group_epoch(previous_generation);
+        group_log().info("group {}: empty classic group converted to a consumer group", e.id);
     }
-    consumer_group& g = *e->consumer;
+    consumer_group& g = *e.consumer;
     if (g.members().size() >= static_cast<std::size_t>(cfg_.consumer_max_size) &&
         (req.member_id.empty() || g.member(req.member_id) == nullptr)) {
         return heartbeat_error(errc::group_max_size_reached,
                                "The consumer group has reached its maximum capacity of " +
                                    std::to_string(cfg_.consumer_max_size) + " members.");
     }
-    const std::string member_id = req.member_id.empty() ? uuid::random().to_base64() : req.member_id;
+    const std::string member_id =
+        req.member_id.empty() ? uuid::random().to_base64() : req.member_id;
 
     // The member: new, rejoining, replacing a static instance, or heartbeating.
     consumer_member current;
@@ -353,8 +338,8 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
             (epoch != m.previous_member_epoch || !is_subset(req.topic_partitions, m.assigned))) {
             return heartbeat_error(errc::fenced_member_epoch,
                                    "The member epoch " + std::to_string(epoch) +
-                                       " is behind the group's " +
-                                       std::to_string(m.member_epoch) + ".");
+                                       " is behind the group's " + std::to_string(m.member_epoch) +
+                                       ".");
         }
         return std::nullopt;
     };
@@ -372,7 +357,7 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
         } else {
             return heartbeat_error(
                 errc::unknown_member_id,
-                "Member " + member_id + " is not a member of group " + req.group_id.value + ".");
+                "Member " + member_id + " is not a member of group " + e.id + ".");
         }
     } else {
         auto sid = g.static_member_id(*req.instance_id);
@@ -396,8 +381,8 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
                 consumer_member replaced = *existing;
                 const std::string old_id = replaced.member_id;
                 g.move_target(old_id, member_id);
-                timers_.cancel(session_key(req.group_id.value, old_id));
-                timers_.cancel(rebalance_key(req.group_id.value, old_id));
+                e.timers.cancel(session_key(old_id));
+                e.timers.cancel(rebalance_key(old_id));
                 g.remove(old_id);
                 replaced.member_id = member_id;
                 replaced.member_epoch = 0;
@@ -405,8 +390,8 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
                 replaced.state = member_state::stable;
                 replaced.pending_revocation.clear();
                 current = std::move(replaced);
-                group_log().info("group {}: static member {} replaces {} (instance {})",
-                                 req.group_id.value, member_id, old_id, *req.instance_id);
+                group_log().info("group {}: static member {} replaces {} (instance {})", e.id,
+                                 member_id, old_id, *req.instance_id);
             }
         } else {
             if (existing == nullptr) {
@@ -445,17 +430,18 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
     }
     if (req.subscribed_topic_regex) {
         updated.subscribed_topic_regex = req.subscribed_topic_regex;
+        updated.subscribed_regex = std::move(regex);  // null for "": no pattern any more
     }
     updated.client_id = req.client.client_id;
     updated.client_host = req.client.client_host;
-    bool bump = is_new || updated.subscribed_topic_names != current.subscribed_topic_names ||
-                updated.subscribed_topic_regex.value_or("") !=
-                    current.subscribed_topic_regex.value_or("");
+    bool bump =
+        is_new || updated.subscribed_topic_names != current.subscribed_topic_names ||
+        updated.subscribed_topic_regex.value_or("") != current.subscribed_topic_regex.value_or("");
     const topic_partitions before = current.assigned;
     g.upsert(updated);
 
     // 2. Topics appear, disappear or grow: that changes the assignment too.
-    auto meta = subscription_metadata_locked(g, nullptr);
+    auto meta = subscription_metadata(g);
     if (meta != g.subscription_metadata()) {
         g.set_subscription_metadata(std::move(meta));
         bump = true;
@@ -463,12 +449,12 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
     if (bump) {
         g.set_group_epoch(g.group_epoch() + 1);
         g.touch_state(wall());
-        group_log().info("group {}: epoch {} ({})", req.group_id.value, g.group_epoch(),
+        group_log().info("group {}: epoch {} ({})", e.id, g.group_epoch(),
                          is_new ? "member " + member_id + " joined" : "subscriptions changed");
-        store_group_locked(req.group_id.value);
+        store_.store_group(e);
     }
     if (g.group_epoch() > g.assignment_epoch()) {
-        compute_target_locked(g);
+        compute_target(g);
         rebalances_.fetch_add(1, std::memory_order_relaxed);
     }
 
@@ -478,27 +464,13 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
     g.reconcile(m, req.topic_partitions);
     if (m.state == member_state::unrevoked_partitions) {
         if (state_before != member_state::unrevoked_partitions ||
-            !timers_.scheduled(rebalance_key(req.group_id.value, member_id))) {
-            const std::string gid = req.group_id.value;
-            const std::int32_t at_epoch = m.member_epoch;
-            timers_.schedule(rebalance_key(gid, member_id), mono() + m.rebalance_timeout_ms,
-                             [this, gid, member_id, at_epoch] {
-                                 auto* ge = find_locked(gid);
-                                 if (ge == nullptr || !ge->consumer) {
-                                     return;
-                                 }
-                                 auto* gm = ge->consumer->member(member_id);
-                                 if (gm != nullptr && gm->member_epoch == at_epoch &&
-                                     gm->state == member_state::unrevoked_partitions) {
-                                     fence_consumer_member_locked(gid, member_id,
-                                                                  "rebalance timeout");
-                                 }
-                             });
+            !e.timers.scheduled(rebalance_key(member_id))) {
+            schedule_rebalance_timeout(e, m);
         }
     } else {
-        timers_.cancel(rebalance_key(req.group_id.value, member_id));
+        e.timers.cancel(rebalance_key(member_id));
     }
-    schedule_consumer_session_locked(g, m);
+    schedule_session(e, m);
 
     api::consumer_heartbeat_result r;
     r.member_id = member_id;
@@ -510,8 +482,49 @@ api::consumer_heartbeat_result group_coordinator::consumer_heartbeat_now(
     if (full || m.assigned != before) {
         r.assignment = to_owned(m.assigned);
     }
-    arm_locked();
     return r;
+}
+
+std::error_code consumer_groups::validate_commit(group_entry& e,
+                                                 const api::offset_commit_request& req,
+                                                 bool transactional) {
+    consumer_group& g = *e.consumer;
+    const std::int32_t gen = req.generation_id_or_member_epoch;
+    if (gen < 0 && g.empty()) {
+        return {};
+    }
+    consumer_member* m = g.member(req.member_id);
+    if (m == nullptr) {
+        return make_error_code(errc::unknown_member_id);
+    }
+    if (!transactional && !commits_like_v9(req)) {
+        // KIP-848 members commit with OffsetCommit v9+.
+        return make_error_code(errc::unsupported_version);
+    }
+    if (gen > m->member_epoch) {
+        return make_error_code(errc::fenced_member_epoch);
+    }
+    if (gen < m->member_epoch) {
+        // compat: validateTransactionalOffsetCommit turns a stale epoch into
+        // ILLEGAL_GENERATION.
+        return make_error_code(transactional ? errc::illegal_generation : errc::stale_member_epoch);
+    }
+    return {};
+}
+
+std::error_code consumer_groups::validate_fetch(group_entry& e,
+                                                const api::offset_fetch_request& req) {
+    if (e.kind != group_kind::consumer || !e.consumer || (!req.member_id && req.member_epoch < 0)) {
+        return {};
+    }
+    const consumer_member* m = e.consumer->member(req.member_id.value_or(""));
+    if (m == nullptr) {
+        return make_error_code(errc::unknown_member_id);
+    }
+    if (req.member_epoch != m->member_epoch) {
+        return make_error_code(errc::stale_member_epoch);
+    }
+    return {};
 }
 
 }  // namespace sluice::backend::group

@@ -1,0 +1,29 @@
+// The browser files on the HTTP front: GET /ui/ (index.html), /ui/sluice.js, /ui/style.css and
+// every other file of gateway/http/ui/, embedded into the executable (ui_assets.h). Answers
+// carry the file's content type, a strong ETag and Cache-Control: no-cache (browsers revalidate
+// and get 304 Not Modified while the file is unchanged); an unknown file is 404. Stateless and
+// thread-safe: the files are read-only static data.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "gateway/http/router.h"
+#include "gateway/http/ui_assets.h"
+
+namespace sluice::gateway {
+
+/// Registers GET /ui (a redirect to /ui/, query kept) and GET /ui/{path...} (HEAD implied),
+/// serving `assets`: by default the embedded ones; tests pass their own, sorted by path.
+void add_ui_routes(router& routes, std::span<const ui_asset> assets = ui_assets());
+
+/// The Content-Type for a file name, by its extension ("application/octet-stream" when the
+/// extension is unknown). Text types name UTF-8.
+std::string_view ui_content_type(std::string_view path);
+
+/// Whether an If-None-Match header value matches `etag` (a quoted strong tag): "*", or a
+/// comma-separated list naming it, weak or strong (the weak comparison RFC 9110 13.1.2 asks
+/// for).
+bool etag_matches(std::string_view if_none_match, std::string_view etag);
+
+}  // namespace sluice::gateway
