@@ -404,7 +404,9 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
     if (stopping_) {
         co_return std::unexpected(admin_error{make_error_code(errc::not_leader), "Stopping."});
     }
-    auto existing = co_await topics_.describe(topic_name(name));
+    // Named, not temporaries in a co_await's arguments (g++ 12 may destroy those twice).
+    topic_name topic(name);
+    auto existing = co_await topics_.describe(std::move(topic));
     if (existing && existing->internal) {
         co_return std::unexpected(no_queue());
     }
@@ -621,7 +623,8 @@ api::awaitable<api::admin_result<void>> queue_service::delete_queue(api::queue_n
     if (auto f = co_await flush(pos); !f) {
         co_return std::unexpected(storage(f.error()));
     }
-    auto removed = co_await topics_.remove(topic_name(q->meta.name));
+    topic_name topic(q->meta.name);
+    auto removed = co_await topics_.remove(std::move(topic));
     if (!removed && api::reason(removed.error().code) != errc::unknown_topic_or_partition) {
         queue_log().warn("queue {} deleted; removing its topic failed: {}", q->meta.name,
                          removed.error().code.message());

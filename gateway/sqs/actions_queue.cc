@@ -194,7 +194,9 @@ boost::asio::awaitable<void> create_queue(std::shared_ptr<action_context> ctx) {
     if (ctx->failed_reading()) {
         co_return;
     }
-    auto made = co_await ctx->queues.create_queue(api::queue_name(*name), std::move(attrs),
+    // Named, not a temporary in the co_await's arguments (g++ 12 may destroy those twice).
+    api::queue_name queue(std::move(*name));
+    auto made = co_await ctx->queues.create_queue(std::move(queue), std::move(attrs),
                                                   std::move(tags));
     if (!made) {
         ctx->fail(made.error());
@@ -208,7 +210,8 @@ boost::asio::awaitable<void> get_queue_url(std::shared_ptr<action_context> ctx) 
     if (ctx->failed_reading()) {
         co_return;
     }
-    auto q = co_await ctx->queues.get_queue(api::queue_name(*name));
+    api::queue_name queue(std::move(*name));
+    auto q = co_await ctx->queues.get_queue(std::move(queue));
     if (!q) {
         ctx->fail(q.error());
         co_return;
