@@ -1,10 +1,10 @@
 #include "backend/native/native_queue_store.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "backend/api/errc.h"
 #include "backend/logger.h"
+#include "backend/native/clock.h"
 #include "protocol/kafka/record.h"
 #include "protocol/kafka/record_batch_builder.h"
 
@@ -15,12 +15,6 @@ namespace {
 
 /// Decompressed size allowed per batch at replay (our batches are never compressed).
 constexpr std::size_t max_replay_batch_bytes = 64 << 20;
-
-std::int64_t wall_clock_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 }  // namespace
 

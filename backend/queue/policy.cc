@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "backend/queue/queue_config.h"
+#include "backend/queue/queue_errors.h"
 #include "protocol/core/json.h"
 
 namespace sluice::backend::queue {
@@ -13,10 +14,6 @@ namespace {
 
 using api::admin_error;
 using api::errc;
-
-admin_error invalid(std::string message) {
-    return {make_error_code(errc::invalid_parameter_value), std::move(message)};
-}
 
 /// The actions AddPermission may grant (the batch forms are covered by their single forms).
 const std::set<std::string, std::less<>> grantable = {

@@ -12,6 +12,7 @@
 #include "backend/api/records_memory.h"
 #include "backend/logger.h"
 #include "backend/queue/queue_append.h"
+#include "backend/queue/queue_errors.h"
 #include "backend/queue/queue_service.h"
 
 namespace sluice::backend::queue {
@@ -20,14 +21,6 @@ using api::admin_error;
 using api::errc;
 
 namespace {
-
-admin_error no_queue() {
-    return {make_error_code(errc::queue_does_not_exist), "The specified queue does not exist."};
-}
-
-admin_error invalid(std::string m) {
-    return {make_error_code(errc::invalid_parameter_value), std::move(m)};
-}
 
 std::string sha256_hex(std::string_view data) {
     unsigned char md[EVP_MAX_MD_SIZE];

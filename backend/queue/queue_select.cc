@@ -8,7 +8,6 @@
 namespace sluice::backend::queue {
 
 namespace {
-constexpr std::int64_t min_offset = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t max_receive_span_ms = 12 * 3600 * 1000;
 }  // namespace
 

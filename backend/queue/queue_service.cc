@@ -14,6 +14,7 @@
 
 #include "backend/logger.h"
 #include "backend/queue/policy.h"
+#include "backend/queue/queue_errors.h"
 
 namespace sluice::backend::queue {
 namespace asio = boost::asio;
@@ -26,10 +27,6 @@ std::int64_t system_wall_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-admin_error no_queue() {
-    return {make_error_code(errc::queue_does_not_exist), "The specified queue does not exist."};
 }
 
 admin_error storage(const std::error_code& ec) {

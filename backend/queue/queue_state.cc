@@ -6,10 +6,6 @@
 
 namespace sluice::backend::queue {
 
-namespace {
-constexpr std::int64_t min_offset = std::numeric_limits<std::int64_t>::min();
-}
-
 queue_state::queue_state(std::int32_t partitions, queue_config config, queue_limits limits)
     : config_(std::move(config)),
       limits_(limits),

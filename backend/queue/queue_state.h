@@ -50,6 +50,9 @@ struct message_ref {
     auto operator<=>(const message_ref&) const = default;
 };
 
+/// Below every offset: {p, min_offset} is where partition p's entries begin in an ordered map.
+inline constexpr std::int64_t min_offset = std::numeric_limits<std::int64_t>::min();
+
 /// One record a change must persist (the service adds the queue id).
 struct state_change {
     enum class kind : std::int8_t { message, tombstone, cursor, cursor_tombstone };
