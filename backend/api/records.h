@@ -191,7 +191,9 @@ class records {
     virtual awaitable<produce_result> produce(produce_request req) = 0;
 
     /// Reads every partition from its offset, parking (without polling) until min_bytes are
-    /// available, an error occurs or max_wait passes. Per-partition errors:
+    /// available, an error occurs or max_wait passes. A response that max_bytes ended
+    /// while more data was there is answered at once, whatever min_bytes asks: waiting cannot
+    /// make it fuller. Per-partition errors:
     /// unknown_topic_or_partition, unknown_topic_id, offset_out_of_range, storage_error.
     virtual awaitable<fetch_result> fetch(fetch_request req) = 0;
 

@@ -210,7 +210,8 @@ api::awaitable<api::fetch_result> native_records::fetch(api::fetch_request req) 
             pout.log_start_offset = t.log->log_start_offset();
             const std::int64_t room = std::min<std::int64_t>(t.max_bytes, response_limit - total);
             if (room <= 0 && total > 0) {
-                cut_by_limit = cut_by_limit || t.fetch_offset < t.log->high_watermark();
+                cut_by_limit = cut_by_limit ||
+                               (t.max_bytes > 0 && t.fetch_offset < t.log->high_watermark());
                 continue;
             }
             if (room < t.max_bytes) {

@@ -97,14 +97,10 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
     const std::int64_t client_limit = version >= 3 ? std::max(req.max_bytes, 0) : INT32_MAX;
     const std::int64_t cap = response_cap(ctx);
     call.max_bytes = std::min(client_limit, cap);
-    // A client asking for more than our cap holds (fetch.min.bytes of several MB) must not wait
-    // out max_wait with a full response ready: half the cap counts as enough (a greedy fill of
-    // whole batches stops within one batch of the cap).
-    std::int64_t min_bytes = std::max(req.min_bytes, 0);
-    if (cap < client_limit) {
-        min_bytes = std::min(min_bytes, cap / 2);
-    }
-    call.min_bytes = static_cast<std::int32_t>(min_bytes);
+    // A client asking for more than the cap holds (fetch.min.bytes of several MB) is answered
+    // as soon as the cap is what ends the response: records.fetch does not park a response the
+    // limit cut short.
+    call.min_bytes = std::max(req.min_bytes, 0);
     call.max_wait = req.max_wait_ms;
     // When the response limit cuts the list short, start each request (the correlation id
     // counts them) at another partition.
