@@ -60,7 +60,7 @@ bool expects_continue(const http_request& req) {
 }  // namespace
 
 http_connection::http_connection(tcp::socket socket, std::uint64_t id, const router& routes,
-                                 counter& requests, http_limits limits)
+                                 counter& requests, http_limits limits, connection_error_page errors)
     : stream_(std::move(socket)),
       buffer_(limits.max_header_bytes + read_chunk_bytes),
       transport_{stream_, buffer_},
@@ -68,6 +68,7 @@ http_connection::http_connection(tcp::socket socket, std::uint64_t id, const rou
       routes_(routes),
       requests_(requests),
       limits_(limits),
+      errors_(std::move(errors)),
       finish_(std::make_shared<finish_signal>()) {
     boost::system::error_code ec;
     peer_ = stream_.socket().remote_endpoint(ec);
@@ -187,7 +188,7 @@ asio::awaitable<void> http_connection::run() {
 
 asio::awaitable<void> http_connection::answer_error_and_close(unsigned status,
                                                               std::string message) {
-    http_response res = error_response(status, message);
+    http_response res = errors_ ? errors_(status, message) : error_response(status, message);
     res.set(http::field::server, "sluice");
     res.keep_alive(false);
     res.prepare_payload();
