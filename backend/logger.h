@@ -1,4 +1,4 @@
-// The loggers of the native backend's modules ("storage", "group", "producer").
+// The loggers of the native backend's modules ("storage", "group", "producer", "queue").
 #pragma once
 
 #include "backend/api/logger.h"
@@ -15,6 +15,11 @@ inline spdlog::logger& group_log() {
 }
 inline spdlog::logger& producer_log() {
     static spdlog::logger& l = named_logger("producer");
+    return l;
+}
+
+inline spdlog::logger& queue_log() {
+    static spdlog::logger& l = named_logger("queue");
     return l;
 }
 

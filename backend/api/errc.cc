@@ -108,6 +108,34 @@ class category final : public std::error_category {
                 return "group state too large";
             case errc::unstable_offset_commit:
                 return "offsets held by an open transaction";
+            case errc::queue_does_not_exist:
+                return "the specified queue does not exist";
+            case errc::queue_already_exists:
+                return "a queue with this name exists with other attributes";
+            case errc::queue_deleted_recently:
+                return "a queue of this name was deleted less than a minute ago";
+            case errc::invalid_attribute_name:
+                return "invalid attribute name";
+            case errc::invalid_attribute_value:
+                return "invalid attribute value";
+            case errc::invalid_parameter_value:
+                return "invalid parameter value";
+            case errc::missing_parameter:
+                return "a required parameter is missing";
+            case errc::invalid_message_contents:
+                return "the message contains characters outside the allowed set";
+            case errc::receipt_handle_invalid:
+                return "the receipt handle is not valid";
+            case errc::message_not_inflight:
+                return "the message is not in flight";
+            case errc::purge_queue_in_progress:
+                return "the queue was purged less than a minute ago";
+            case errc::over_limit:
+                return "a limit was reached";
+            case errc::resource_not_found:
+                return "the resource does not exist";
+            case errc::unsupported_operation:
+                return "the operation is not supported here";
             case errc::invalid_request:
                 return "invalid request";
             case errc::unsupported:

@@ -72,6 +72,22 @@ enum class errc {
     group_state_too_large,        // the group's state exceeds what its log can hold
     unstable_offset_commit,       // an open transaction holds offsets the caller asked for
 
+    // --- queues ----------------------------------------------------------------------------------
+    queue_does_not_exist,      // no queue (and no topic) of that name
+    queue_already_exists,      // creating a queue that exists with other attribute values
+    queue_deleted_recently,    // creating a queue within a minute of deleting that name
+    invalid_attribute_name,    // an unknown queue attribute, or one that cannot be set
+    invalid_attribute_value,   // a queue or message attribute value that is out of range or malformed
+    invalid_parameter_value,   // a parameter out of range, malformed, or not allowed on this queue
+    missing_parameter,         // a parameter this queue requires (MessageGroupId on a FIFO queue)
+    invalid_message_contents,  // a message body with characters outside SQS's allowed set
+    receipt_handle_invalid,    // not a receipt handle of this queue, or expired (FIFO)
+    message_not_inflight,      // the message of a receipt handle is not in flight
+    purge_queue_in_progress,   // the queue was purged in the last minute
+    over_limit,                // a quota: messages in flight, tags, permission statements
+    resource_not_found,        // no such message move task, or no such queue by ARN
+    unsupported_operation,     // not possible on this queue now (a second move task, ...)
+
     // --- everything else ------------------------------------------------------------------------
     invalid_request,  // a combination of arguments the interface forbids
     unsupported,      // this backend cannot do this

@@ -12,6 +12,7 @@
 #include "backend/io/file.h"
 #include "backend/logger.h"
 #include "backend/native/clock.h"
+#include "backend/native/native_queue_store.h"
 #include "backend/native/native_records.h"
 #include "backend/native/native_topics.h"
 #include "backend/native/native_transactions.h"
@@ -70,6 +71,8 @@ struct native_backend::parts {
     std::unique_ptr<native_topics> topics;
     std::unique_ptr<native_records> records;
     std::unique_ptr<native_transactions> transactions;
+    std::unique_ptr<native_queue_store> queue_store;
+    std::unique_ptr<queue::queue_service> queues;
     bool closed = false;
 };
 
@@ -124,6 +127,12 @@ std::unique_ptr<native_backend> native_backend::open(native_options opts) {
                                                   p->pool->get_executor(), p->counters);
     p->transactions = std::make_unique<native_transactions>(*p->log, *p->producer_states, *p->txn,
                                                             p->pool->get_executor());
+    // Queues last: they read the topics through the interfaces above.
+    p->queue_store = std::make_unique<native_queue_store>(*p->log, opts.queue_state_segment_bytes);
+    auto clock = opts.log.clock ? opts.log.clock : log::clock_fn(wall_clock_ms);
+    p->queues = std::make_unique<queue::queue_service>(*p->topics, *p->records, *p->queue_store,
+                                                       opts.queues, clock);
+    p->queues->load();
     return std::unique_ptr<native_backend>(new native_backend(std::move(p)));
 }
 
@@ -135,15 +144,19 @@ api::topics& native_backend::topics() { return *p_->topics; }
 api::records& native_backend::records() { return *p_->records; }
 api::groups& native_backend::groups() { return *p_->groups; }
 api::transactions& native_backend::transactions() { return *p_->transactions; }
+api::queues& native_backend::queues() { return *p_->queues; }
 
 void native_backend::start(asio::any_io_executor ex) {
     p_->groups->start(ex);
     p_->txn->start(ex);
+    p_->queues->start(ex);
 }
 
 void native_backend::stop() {
-    // Parked JoinGroup/SyncGroup calls are answered now so that connections can finish.
+    // Parked JoinGroup/SyncGroup calls and long polls are answered now so that connections
+    // can finish.
     p_->groups->stop();
+    p_->queues->stop();
 }
 
 void native_backend::close() {
@@ -151,6 +164,7 @@ void native_backend::close() {
         return;
     }
     p_->closed = true;
+    p_->queues->stop();
     // Blocking work still running (a topic creation, a state load) finishes first.
     p_->pool->join();
     p_->txn->stop();

@@ -9,12 +9,15 @@
 //        │                   a blocking pool (admin work, producer-state loads)
 //        ├── native_topics ──────────────────────────────────────────── api::topics
 //        ├── native_records (produce, fetch, offsets) ─────────────────── api::records
-//        └── native_transactions ─────────────────────────────────────── api::transactions
+//        ├── native_transactions ─────────────────────────────────────── api::transactions
+//        └── queue_service (backend/queue) over native_topics, native_records
+//              and native_queue_store (__queue_state) ─────────────────── api::queues
 //
 // Lifecycle: open() recovers everything (the log, then groups and committed offsets, then the
-// transaction state, completing commits and aborts a crash interrupted) before any front can
-// call it; start() arms the coordinators' timers; stop() answers parked group calls; close()
-// joins the blocking pool, snapshots producer states and closes the log.
+// transaction state, completing commits and aborts a crash interrupted, then the queues) before
+// any front can call it; start() arms the coordinators' timers and starts the queues' tailers;
+// stop() answers parked group calls and long polls; close() joins the blocking pool, snapshots
+// producer states and closes the log.
 // Concurrency: every interface is thread-safe.
 #pragma once
 
@@ -26,11 +29,13 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include "backend/api/backend.h"
+#include "backend/api/queues.h"
 #include "backend/api/transactions.h"
 #include "backend/group/group_coordinator.h"
 #include "backend/log/log_manager.h"
 #include "backend/producer/producer_state_manager.h"
 #include "backend/producer/transaction_coordinator.h"
+#include "backend/queue/queue_service.h"
 
 namespace sluice::backend::native {
 
@@ -45,6 +50,10 @@ struct native_options {
     producer::txn_settings transactions;
     /// Threads for blocking work (topic administration, producer-state loads).
     std::size_t blocking_threads = 2;
+    /// SQS queues over the topics (backend/queue).
+    queue::queue_settings queues;
+    /// segment.bytes of the queue state topic (__queue_state).
+    std::int64_t queue_state_segment_bytes = 64 << 20;
 };
 
 class native_backend final : public api::backend {
@@ -59,6 +68,7 @@ public:
     api::records& records() override;
     api::groups& groups() override;
     api::transactions& transactions();
+    api::queues& queues();
 
     void start(boost::asio::any_io_executor ex) override;
     void stop() override;

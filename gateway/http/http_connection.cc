@@ -102,7 +102,8 @@ bool expects_continue(const http_request& req) {
 }  // namespace
 
 http_connection::http_connection(tcp::socket socket, std::uint64_t id, const router& routes,
-                                 counter& requests, http_limits limits, const cors_policy& cors)
+                                 counter& requests, http_limits limits,
+                                 connection_error_page errors, const cors_policy* cors)
     : stream_(std::move(socket)),
       buffer_(limits.max_header_bytes + read_chunk_bytes),
       transport_{stream_, buffer_},
@@ -110,6 +111,7 @@ http_connection::http_connection(tcp::socket socket, std::uint64_t id, const rou
       routes_(routes),
       requests_(requests),
       limits_(limits),
+      errors_(std::move(errors)),
       cors_(cors),
       finish_(std::make_shared<finish_signal>()) {
     boost::system::error_code ec;
@@ -208,11 +210,11 @@ asio::awaitable<void> http_connection::run() {
         ctx.executor = stream_.get_executor();
         ctx.finish = finish_;
         ctx.stream = &transport_;
-        if (cors_.enabled()) {
+        if (cors_ && cors_->enabled()) {
             const auto origin = ctx.req.find(http::field::origin);
             if (origin != ctx.req.end()) {
                 ctx.cors_origin =
-                    cors_.allow(std::string_view(origin->value().data(), origin->value().size()));
+                    cors_->allow(std::string_view(origin->value().data(), origin->value().size()));
             }
         }
         const std::string cors_origin = ctx.cors_origin;
@@ -224,7 +226,7 @@ asio::awaitable<void> http_connection::run() {
         try {
             if (!cors_origin.empty() && ctx.req.method() == http::verb::options &&
                 ctx.req.find(http::field::access_control_request_method) != ctx.req.end()) {
-                result = cors_.preflight(ctx.req, cors_origin);  // a preflight reaches no route
+                result = cors_->preflight(ctx.req, cors_origin);  // a preflight reaches no route
             } else {
                 result = co_await routes_.dispatch(std::move(ctx));
             }
@@ -267,7 +269,7 @@ asio::awaitable<void> http_connection::run() {
 
 asio::awaitable<void> http_connection::answer_error_and_close(unsigned status,
                                                               std::string message) {
-    http_response res = error_response(status, message);
+    http_response res = errors_ ? errors_(status, message) : error_response(status, message);
     res.set(http::field::server, "sluice");
     res.keep_alive(false);
     res.prepare_payload();

@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -39,6 +41,11 @@ struct http_limits {
     std::chrono::seconds write_timeout{60};
 };
 
+/// How a front answers what the connection itself refuses (a body over the limit, headers too
+/// large, a request that does not parse): the status and a message to the response sent before
+/// closing. The HTTP API's JSON error body when empty; the SQS front answers in SQS's shape.
+using connection_error_page = std::function<http_response(unsigned status, std::string_view message)>;
+
 /// One client connection (see the diagram above).
 ///
 /// Lifecycle: created by the http_server's connection handler; run() serves until the client
@@ -53,7 +60,8 @@ struct http_limits {
 class http_connection : public std::enable_shared_from_this<http_connection> {
 public:
     http_connection(boost::asio::ip::tcp::socket socket, std::uint64_t id, const router& routes,
-                    counter& requests, http_limits limits, const cors_policy& cors);
+                    counter& requests, http_limits limits, connection_error_page errors = {},
+                    const cors_policy* cors = nullptr);
 
     boost::asio::awaitable<void> run();
     void stop(stop_mode mode);
@@ -73,7 +81,8 @@ private:
     const router& routes_;
     counter& requests_;
     http_limits limits_;
-    const cors_policy& cors_;
+    connection_error_page errors_;
+    const cors_policy* cors_;  // null: no CORS
     boost::asio::ip::tcp::endpoint peer_;
     std::shared_ptr<finish_signal> finish_;
     phase phase_ = phase::idle;

@@ -77,7 +77,8 @@ std::size_t http_server::pending() const { return consumers_->pending(); }
 
 connection_session http_server::open(tcp::socket socket, std::uint64_t id) {
     auto conn = std::make_shared<http_connection>(std::move(socket), id, router_, requests_,
-                                                  settings_.limits, settings_.cors);
+                                                  settings_.limits, connection_error_page{},
+                                                  &settings_.cors);
     return connection_session{conn->run(), [conn](stop_mode mode) { conn->stop(mode); }};
 }
 

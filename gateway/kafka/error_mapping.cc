@@ -74,6 +74,21 @@ kafka::error_code from_backend(backend::api::errc e) {
         // too large to UNKNOWN_SERVER_ERROR (and a storage failure to NOT_COORDINATOR, above).
         case errc::group_state_too_large: return kafka::error_code::unknown_server_error;
         case errc::unstable_offset_commit: return kafka::error_code::unstable_offset_commit;
+        // Queue errors come from the SQS interface only; a Kafka request never causes one.
+        case errc::queue_does_not_exist: return kafka::error_code::unknown_topic_or_partition;
+        case errc::queue_already_exists: return kafka::error_code::topic_already_exists;
+        case errc::queue_deleted_recently:
+        case errc::invalid_attribute_name:
+        case errc::invalid_attribute_value:
+        case errc::invalid_parameter_value:
+        case errc::missing_parameter:
+        case errc::invalid_message_contents:
+        case errc::receipt_handle_invalid:
+        case errc::message_not_inflight:
+        case errc::purge_queue_in_progress:
+        case errc::over_limit:
+        case errc::resource_not_found:
+        case errc::unsupported_operation: return kafka::error_code::invalid_request;
         case errc::invalid_request: return kafka::error_code::invalid_request;
         case errc::unsupported: return kafka::error_code::unsupported_version;
         case errc::unknown: return kafka::error_code::unknown_server_error;

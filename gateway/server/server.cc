@@ -32,6 +32,7 @@
 #include "gateway/server/metrics.h"
 #include "gateway/server/request_budget.h"
 #include "gateway/server/services.h"
+#include "gateway/sqs/sqs_server.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway {
@@ -254,6 +255,59 @@ backend::producer::txn_settings read_txn_settings(const config& cfg) {
     return t;
 }
 
+/// The SQS front's and the queues' settings (docs/configuration.md, sqs.*).
+struct sqs_config {
+    sqs::sqs_settings front;
+    backend::queue::queue_settings queues;
+    std::int64_t state_segment_bytes = 64 << 20;
+};
+
+sqs_config read_sqs_settings(const config& cfg) {
+    sqs_config s;
+    auto int_setting = [&](const char* key, std::int64_t fallback, std::int64_t min,
+                           std::int64_t max) {
+        const std::int64_t v = cfg.get_int(key, fallback);
+        if (v < min || v > max) {
+            throw config_error(std::string(key) + ": must be between " + std::to_string(min) +
+                               " and " + std::to_string(max));
+        }
+        return v;
+    };
+    s.front.region = cfg.get_string("sqs.region", s.front.region);
+    s.front.account = cfg.get_string("sqs.account.id", s.front.account);
+    if (s.front.account.size() != 12 ||
+        s.front.account.find_first_not_of("0123456789") != std::string::npos) {
+        throw config_error("sqs.account.id: must be 12 digits");
+    }
+    if (s.front.region.empty() || s.front.region.find_first_of(":/ ") != std::string::npos) {
+        throw config_error("sqs.region: must be a region name such as us-east-1");
+    }
+    s.front.advertised_url = cfg.get_string("sqs.advertised.url", "");
+    while (!s.front.advertised_url.empty() && s.front.advertised_url.back() == '/') {
+        s.front.advertised_url.pop_back();
+    }
+    if (!s.front.advertised_url.empty() && !s.front.advertised_url.starts_with("http://") &&
+        !s.front.advertised_url.starts_with("https://")) {
+        throw config_error("sqs.advertised.url: must start with http:// or https://");
+    }
+    auto& q = s.queues;
+    q.arns.region = s.front.region;
+    q.arns.account = s.front.account;
+    q.sender_id = s.front.account;
+    q.partitions = static_cast<std::int32_t>(int_setting("sqs.queue.partitions", 1, 1, 1000));
+    q.limits.read_ahead_bytes = static_cast<std::size_t>(
+        int_setting("sqs.read.ahead.bytes", 64 << 20, 1 << 20, std::int64_t{1} << 40));
+    q.limits.read_ahead_messages = static_cast<std::size_t>(
+        int_setting("sqs.read.ahead.messages", 100000, 10, 100000000));
+    q.limits.max_in_flight = static_cast<std::size_t>(
+        int_setting("sqs.max.inflight.messages", 120000, 1, 100000000));
+    q.deleted_name_reuse_ms = int_setting("sqs.deleted.name.reuse.ms", 60000, 0, 86400000);
+    q.purge_interval_ms = int_setting("sqs.purge.interval.ms", 60000, 0, 86400000);
+    s.state_segment_bytes =
+        int_setting("sqs.state.segment.bytes", 64 << 20, 1 << 20, std::int64_t{1} << 34);
+    return s;
+}
+
 /// The native backend's options from the configuration (Kafka's names; docs/configuration.md).
 backend::native::native_options read_native_options(const config& cfg) {
     backend::native::native_options o;
@@ -306,6 +360,9 @@ int run_server(const config& cfg) {
     backend::native::native_options native_opts = read_native_options(cfg);
     const kafka_settings kafka_cfg = read_kafka_settings(cfg, cluster_id);
     http_settings http_cfg = read_http_settings(cfg);
+    const sqs_config sqs_cfg = read_sqs_settings(cfg);
+    native_opts.queues = sqs_cfg.queues;
+    native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
     cfg.reject_unknown();
 
     // The one place that names a backend implementation: the fronts get its interfaces.
@@ -317,6 +374,8 @@ int run_server(const config& cfg) {
         render_partition_metrics(be.topics(), be.records(), out);
     });
     metrics.add_collector([&be](std::string& out) { render_group_metrics(be.groups(), out); });
+    backend::api::queues& queues = native->queues();
+    metrics.add_collector([&queues](std::string& out) { sqs::render_queue_metrics(queues, out); });
     // Kafka requests read but not yet answered, across all connections. Declared before the io
     // threads so that it outlives every connection coroutine (and the reservations they hold).
     request_budget kafka_budget(kafka_cfg.queued_max_request_bytes, kafka_cfg.queued_max_requests,
@@ -332,6 +391,7 @@ int run_server(const config& cfg) {
 
     std::unique_ptr<kafka_listener> kafka;
     std::unique_ptr<http_server> http;
+    std::unique_ptr<sqs::sqs_server> sqs_front;
     std::string listening;
     if (cfg.kafka.enabled) {
         kafka = std::make_unique<kafka_listener>(pool, svc, tracker, cfg.kafka);
@@ -344,8 +404,10 @@ int run_server(const config& cfg) {
         listening += " http=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     if (cfg.sqs.enabled) {
-        // The SQS front arrives with its own issue; until then the port stays closed.
-        log.info("SQS listener not available yet; --sqs {} ignored", cfg.sqs.to_string());
+        sqs_front = std::make_unique<sqs::sqs_server>(pool, tracker, metrics, queues, sqs_cfg.front,
+                                                      cfg.sqs);
+        auto ep = sqs_front->local_endpoint();
+        listening += " sqs=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
 
     pool.start();
@@ -354,6 +416,9 @@ int run_server(const config& cfg) {
     }
     if (http) {
         http->start();
+    }
+    if (sqs_front) {
+        sqs_front->start();
     }
     // Tests and scripts wait for this line to learn the bound ports (port 0 picks a free one).
     log.info("listening:{}", listening);
@@ -378,7 +443,11 @@ int run_server(const config& cfg) {
     if (http) {
         http->stop();
     }
-    // Parked JoinGroup/SyncGroup calls are answered now so that connections can finish.
+    if (sqs_front) {
+        sqs_front->stop();
+    }
+    // Parked JoinGroup/SyncGroup calls and SQS long polls are answered now so that
+    // connections can finish.
     be.stop();
     tracker.stop_all(stop_mode::finish);
     // Connections, and the HTTP front's background work (REST consumers' group members).

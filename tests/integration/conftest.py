@@ -15,3 +15,13 @@ def broker():
         yield s
     finally:
         s.close()
+
+
+@pytest.fixture
+def sqs_broker():
+    """A fresh sluice with its SQS listener open."""
+    s = Sluice(sqs=True).start()
+    try:
+        yield s
+    finally:
+        s.close()

@@ -37,7 +37,7 @@ def wait_for(predicate, timeout, what, interval=0.02):
 
 
 class Sluice:
-    def __init__(self, data_dir=None, args=(), settings=None):
+    def __init__(self, data_dir=None, args=(), settings=None, sqs=False):
         self._tmp = None
         if data_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="sluice-test-")
@@ -45,16 +45,18 @@ class Sluice:
         self.data_dir = data_dir
         self.args = list(args)
         self.settings = dict(settings or {})
+        self.sqs = sqs
         self.proc = None
         self.kafka_port = None
         self.http_port = None
+        self.sqs_port = None
         self.log_lines = []
         self._log_lock = threading.Lock()
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self, timeout=30):
         cmd = [sluice_binary(), "--data-dir", self.data_dir, "--kafka", "127.0.0.1:0",
-               "--http", "127.0.0.1:0", "--sqs", "off"] + self.args
+               "--http", "127.0.0.1:0", "--sqs", "127.0.0.1:0" if self.sqs else "off"] + self.args
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
         with self._log_lock:
@@ -71,6 +73,8 @@ class Sluice:
         self.kafka_port = int(m.group(1)) if m else None
         m = re.search(r"http=[^ ]*:(\d+)", line)
         self.http_port = int(m.group(1)) if m else None
+        m = re.search(r"sqs=[^ ]*:(\d+)", line)
+        self.sqs_port = int(m.group(1)) if m else None
         return self
 
     def _exited(self):
@@ -140,6 +144,10 @@ class Sluice:
     @property
     def http_url(self):
         return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def sqs_url(self):
+        return f"http://127.0.0.1:{self.sqs_port}"
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

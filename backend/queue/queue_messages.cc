@@ -1,0 +1,820 @@
+// queue_service: sending, receiving (long polls, redeliveries, dead-letter moves), deleting
+// and changing the visibility of messages.
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include <boost/asio/this_coro.hpp>
+#include <fmt/format.h>
+
+#include "backend/api/records_memory.h"
+#include "backend/logger.h"
+#include "backend/queue/queue_append.h"
+#include "backend/queue/queue_errors.h"
+#include "backend/queue/queue_service.h"
+
+namespace sluice::backend::queue {
+namespace asio = boost::asio;
+using api::admin_error;
+using api::errc;
+
+namespace {
+
+std::string sha256_hex(std::string_view data) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr);
+    std::string out;
+    out.reserve(n * 2);
+    for (unsigned int i = 0; i < n; ++i) {
+        out += fmt::format("{:02x}", md[i]);
+    }
+    return out;
+}
+
+/// MessageGroupId and MessageDeduplicationId: 1-128 of alphanumerics and punctuation.
+bool valid_token(const std::string& s) {
+    return !s.empty() && s.size() <= 128 && std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= '!' && c <= '~');
+    });
+}
+
+/// SQS's Number: a sign, up to 38 significant digits, an optional exponent, and a magnitude
+/// between 10^-128 and 10^126.
+bool valid_number(std::string_view s) {
+    std::size_t i = 0;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+        ++i;
+    }
+    std::string digits;
+    bool dot = false;
+    std::int64_t point_shift = 0;  // digits after the point
+    bool any = false;
+    for (; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c >= '0' && c <= '9') {
+            any = true;
+            if (!(digits.empty() && c == '0')) {
+                digits.push_back(c);
+            }
+            if (dot) {
+                ++point_shift;
+            }
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            break;
+        }
+    }
+    if (!any) {
+        return false;
+    }
+    std::int64_t exponent = 0;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        ++i;
+        bool neg = false;
+        if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+            neg = s[i] == '-';
+            ++i;
+        }
+        const auto* begin = s.data() + i;
+        auto [p, ec] = std::from_chars(begin, s.data() + s.size(), exponent);
+        if (ec != std::errc() || p == begin) {
+            return false;
+        }
+        i = static_cast<std::size_t>(p - s.data());
+        exponent = neg ? -exponent : exponent;
+    }
+    if (i != s.size()) {
+        return false;
+    }
+    while (!digits.empty() && digits.back() == '0') {
+        digits.pop_back();
+        --point_shift;
+    }
+    if (digits.empty()) {
+        return true;  // zero
+    }
+    if (digits.size() > 38) {
+        return false;
+    }
+    // value = 0.d1d2... x 10^magnitude
+    const std::int64_t magnitude = exponent - point_shift + static_cast<std::int64_t>(digits.size());
+    return magnitude - 1 >= -128 && magnitude - 1 <= 126;
+}
+
+admin_error check_attributes(const std::vector<api::message_attribute>& attrs) {
+    if (attrs.size() > max_message_attributes) {
+        return invalid(fmt::format("Number of message attributes [{}] exceeds the allowed maximum [{}].",
+                                   attrs.size(), max_message_attributes));
+    }
+    std::set<std::string_view> names;
+    for (const auto& a : attrs) {
+        if (!valid_attribute_name(a.name)) {
+            return invalid(fmt::format("Message (user) attribute name '{}' is invalid.", a.name));
+        }
+        if (!names.insert(a.name).second) {
+            return invalid(fmt::format("Message (user) attribute name '{}' is given twice.", a.name));
+        }
+        const std::string_view type = a.data_type;
+        std::string_view base = type.substr(0, type.find('.'));
+        const bool known = base == "String" || base == "Number" || base == "Binary";
+        const bool label_ok = base.size() == type.size() ||
+                              (type.size() > base.size() + 1 &&
+                               valid_message_text(type.substr(base.size() + 1)));
+        if (!known || !label_ok || type.size() > 256) {
+            return invalid(fmt::format(
+                "The type of message (user) attribute '{}' is invalid. You must use only the "
+                "following supported type prefixes: Binary, Number, String.",
+                a.name));
+        }
+        if (a.value.empty()) {
+            return invalid(fmt::format(
+                "Message (user) attribute '{}' must contain a non-empty value of type '{}'.",
+                a.name, base));
+        }
+        if (base != "Binary" && !valid_message_text(a.value)) {
+            return {make_error_code(errc::invalid_message_contents),
+                    fmt::format("Message (user) attribute '{}' holds characters outside the "
+                                "allowed set.",
+                                a.name)};
+        }
+        if (base == "Number" && !valid_number(a.value)) {
+            return invalid(fmt::format(
+                "Can't cast the value of message (user) attribute '{}' to a number.", a.name));
+        }
+    }
+    return {};
+}
+
+/// The checks of one message against its queue, and what it is sent with.
+struct prepared {
+    admin_error error;
+    std::int64_t visible_from_ms = 0;
+    std::optional<std::string> trace;
+    std::string dedup_key;  // FIFO
+    std::int32_t partition = 0;
+};
+
+prepared prepare(const queue_config& c, api::outgoing_message& m, std::int64_t now) {
+    prepared p;
+    if (m.body.empty()) {
+        p.error = {make_error_code(errc::missing_parameter),
+                   "The request must contain the parameter MessageBody."};
+        return p;
+    }
+    if (!valid_message_text(m.body)) {
+        p.error = {make_error_code(errc::invalid_message_contents),
+                   "Invalid binary character was found in the message body, the set of allowed "
+                   "characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 "
+                   "to #x10FFFF"};
+        return p;
+    }
+    if (auto err = check_attributes(m.attributes); err.code) {
+        p.error = err;
+        return p;
+    }
+    std::size_t size = m.body.size();
+    for (const auto& a : m.attributes) {
+        size += a.name.size() + a.data_type.size() + a.value.size();
+    }
+    if (static_cast<std::int64_t>(size) > c.maximum_message_size) {
+        p.error = invalid(fmt::format(
+            "One or more parameters are invalid. Reason: Message must be shorter than {} bytes.",
+            c.maximum_message_size));
+        return p;
+    }
+    for (const auto& a : m.system_attributes) {
+        if (a.name != "AWSTraceHeader" || a.data_type != "String" || a.value.empty()) {
+            p.error = invalid(fmt::format(
+                "Message system attribute name '{}' is invalid (AWSTraceHeader of type String "
+                "only).",
+                a.name));
+            return p;
+        }
+        p.trace = a.value;
+    }
+    if (m.group_id && !valid_token(*m.group_id)) {
+        p.error = invalid(fmt::format("Value {} for parameter MessageGroupId is invalid.", *m.group_id));
+        return p;
+    }
+    if (m.deduplication_id && !valid_token(*m.deduplication_id)) {
+        p.error = invalid(fmt::format("Value {} for parameter MessageDeduplicationId is invalid.",
+                                      *m.deduplication_id));
+        return p;
+    }
+    if (m.delay && (m.delay->count() < 0 || m.delay->count() > max_delay_s)) {
+        p.error = invalid(fmt::format(
+            "Value {} for parameter DelaySeconds is invalid. Reason: must be between 0 and 900.",
+            m.delay->count()));
+        return p;
+    }
+    if (c.fifo) {
+        if (!m.group_id) {
+            p.error = {make_error_code(errc::missing_parameter),
+                       "The request must contain the parameter MessageGroupId."};
+            return p;
+        }
+        if (m.delay && m.delay->count() > 0) {
+            p.error = invalid(fmt::format(
+                "Value {} for parameter DelaySeconds is invalid. Reason: The request include "
+                "parameter that is not valid for this queue type.",
+                m.delay->count()));
+            return p;
+        }
+        if (!m.deduplication_id) {
+            if (!c.content_based_deduplication) {
+                p.error = invalid(
+                    "The queue should either have ContentBasedDeduplication enabled or "
+                    "MessageDeduplicationId provided explicitly");
+                return p;
+            }
+            m.deduplication_id = sha256_hex(m.body);
+        }
+        p.dedup_key = c.deduplicate_per_group ? *m.group_id + '\n' + *m.deduplication_id
+                                              : *m.deduplication_id;
+    } else if (m.deduplication_id) {
+        p.error = invalid(
+            "The request include parameter MessageDeduplicationId that is not valid for this "
+            "queue type");
+        return p;
+    }
+    const std::int64_t delay_s = m.delay ? m.delay->count() : c.delay_s;
+    p.visible_from_ms = delay_s > 0 ? now + delay_s * 1000 : 0;
+    return p;
+}
+
+/// A steady-clock time point `wall_ms - now_wall` from now.
+std::chrono::steady_clock::time_point steady_at(std::int64_t wall_ms, std::int64_t now_wall) {
+    const auto ahead = std::chrono::milliseconds(std::max<std::int64_t>(0, wall_ms - now_wall));
+    return std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(ahead, std::chrono::hours(24));
+}
+
+void keep_latest(std::optional<state_log::position>& pos, const state_log::position& p) {
+    if (p.end > 0 && (!pos || p.end > pos->end)) {
+        pos = p;
+    }
+}
+
+}  // namespace
+
+std::optional<receipt> queue_service::verify_handle(const queue_handle& q,
+                                                    const std::string& handle) const {
+    if (!signer_) {
+        return std::nullopt;
+    }
+    auto r = signer_->verify(handle);
+    if (!r || r->queue_id != q.meta.queue_id) {
+        return std::nullopt;
+    }
+    return r;
+}
+
+api::received_message queue_service::to_received(const queue_handle& q, const taken_message& t,
+                                                 const stored_message& m) const {
+    api::received_message r;
+    r.message_id = message_id(q.meta.queue_id, t.ref.partition, t.ref.offset);
+    r.receipt_handle =
+        signer_->issue({q.meta.queue_id, t.ref.partition, t.ref.offset, t.receive_count});
+    r.body = m.body;
+    r.attributes = m.attributes;
+    r.sent_timestamp_ms = m.sent_ms;
+    r.receive_count = t.receive_count;
+    r.first_receive_timestamp_ms = t.first_receive_ms;
+    r.sender_id = settings_.sender_id;
+    r.group_id = m.group_id;
+    r.trace_header = m.trace_header;
+    r.dead_letter_source_arn = m.dead_letter_source_arn;
+    if (q.state.config().fifo) {
+        r.deduplication_id = m.deduplication_id;
+        r.sequence_number = sequence_number(t.ref.partition, t.ref.offset);
+    }
+    return r;
+}
+
+// --- send -----------------------------------------------------------------------------------
+
+api::awaitable<api::admin_result<std::vector<api::sent_message>>> queue_service::send_messages(
+    api::queue_name name, std::vector<api::outgoing_message> messages) {
+    auto found = co_await find_or_adopt(name.value);
+    if (!found) {
+        co_return std::unexpected(found.error());
+    }
+    handle_ptr q = *found;
+    const auto ex = co_await asio::this_coro::executor;
+    std::vector<api::sent_message> out(messages.size());
+    std::vector<prepared> prep(messages.size());
+    std::vector<bool> duplicate(messages.size(), false);
+    queue_config config;
+    std::int32_t partitions = 1;
+    const std::int64_t t = now();
+    {
+        std::lock_guard lock(q->mu);
+        if (q->deleted) {
+            co_return std::unexpected(no_queue());
+        }
+        config = q->state.config();
+        partitions = q->state.partitions();
+    }
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+        prep[i] = prepare(config, messages[i], t);
+        out[i].error = prep[i].error;
+    }
+    // FIFO deduplication: a duplicate within the window answers the original; a concurrent
+    // send of the same id (still pending) is waited for, a bounded number of times.
+    if (config.fifo) {
+        for (int round = 0;; ++round) {
+            std::shared_ptr<wakeup> parked;
+            {
+                std::lock_guard lock(q->mu);
+                while (!q->dedup_expiry.empty() && q->dedup_expiry.front().first <= t) {
+                    auto it = q->dedup.find(q->dedup_expiry.front().second);
+                    if (it != q->dedup.end() && !it->second.pending && it->second.expires_ms <= t) {
+                        q->dedup.erase(it);
+                    }
+                    q->dedup_expiry.pop_front();
+                }
+                std::set<std::string> in_this_call;
+                for (std::size_t i = 0; i < messages.size(); ++i) {
+                    if (out[i].error.code || duplicate[i] || !out[i].message_id.empty()) {
+                        continue;
+                    }
+                    const auto& key = prep[i].dedup_key;
+                    auto it = q->dedup.find(key);
+                    if (it != q->dedup.end() && it->second.pending && !in_this_call.contains(key)) {
+                        if (round < 20) {
+                            parked = std::make_shared<wakeup>(ex);
+                            break;
+                        }
+                    } else if (it != q->dedup.end() && !it->second.pending &&
+                               it->second.expires_ms > t) {
+                        duplicate[i] = true;
+                        out[i].message_id = message_id(q->meta.queue_id, it->second.ref.partition,
+                                                       it->second.ref.offset);
+                        out[i].sequence_number =
+                            sequence_number(it->second.ref.partition, it->second.ref.offset);
+                        continue;
+                    }
+                    if (in_this_call.contains(key)) {
+                        duplicate[i] = true;  // resolved below, once the first one is sent
+                        continue;
+                    }
+                    in_this_call.insert(key);
+                }
+                if (parked) {
+                    q->senders.park(parked);
+                } else {
+                    for (std::size_t i = 0; i < messages.size(); ++i) {
+                        if (!out[i].error.code && !duplicate[i]) {
+                            auto& e = q->dedup[prep[i].dedup_key];
+                            e.pending = true;
+                        }
+                    }
+                }
+            }
+            if (!parked) {
+                break;
+            }
+            co_await parked->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+        }
+    }
+
+    std::vector<append_item> items;
+    std::vector<std::size_t> item_of;
+    {
+        std::lock_guard lock(q->mu);
+        for (std::size_t i = 0; i < messages.size(); ++i) {
+            if (out[i].error.code || duplicate[i]) {
+                continue;
+            }
+            append_item it;
+            it.body = &messages[i].body;
+            it.attributes = &messages[i].attributes;
+            it.fields.timestamp_ms = t;
+            it.fields.visible_from_ms = prep[i].visible_from_ms;
+            it.fields.group_id = &messages[i].group_id;
+            it.fields.deduplication_id = &messages[i].deduplication_id;
+            it.fields.trace_header = &prep[i].trace;
+            it.partition = partition_for(messages[i].group_id, partitions, q->next_partition);
+            items.push_back(it);
+            item_of.push_back(i);
+        }
+    }
+    std::vector<result<std::int64_t>> offsets;
+    if (!items.empty()) {
+        offsets = co_await append_messages(records_, name.value, items);
+    }
+    {
+        std::lock_guard lock(q->mu);
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            const std::size_t i = item_of[k];
+            const auto& off = offsets[k];
+            if (!off) {
+                const auto why = api::reason(off.error());
+                out[i].error = why == errc::message_too_large || why == errc::record_list_too_large
+                                   ? invalid("The message is larger than the queue's topic accepts "
+                                             "(max.message.bytes).")
+                                   : admin_error{make_error_code(errc::storage_error),
+                                                 fmt::format("The message could not be stored: {}",
+                                                             off.error().message())};
+                if (config.fifo) {
+                    q->dedup.erase(prep[i].dedup_key);
+                }
+                continue;
+            }
+            const message_ref ref{items[k].partition, *off};
+            out[i].message_id = message_id(q->meta.queue_id, ref.partition, ref.offset);
+            if (config.fifo) {
+                out[i].sequence_number = sequence_number(ref.partition, ref.offset);
+                const std::int64_t expires = t + settings_.deduplication_window_ms;
+                q->dedup[prep[i].dedup_key] = dedup_entry{ref, expires, false};
+                q->dedup_expiry.emplace_back(expires, prep[i].dedup_key);
+            }
+        }
+        // Duplicates within this call take the id their first copy got.
+        for (std::size_t i = 0; i < messages.size(); ++i) {
+            if (duplicate[i] && out[i].message_id.empty()) {
+                auto it = q->dedup.find(prep[i].dedup_key);
+                if (it != q->dedup.end() && !it->second.pending) {
+                    out[i].message_id =
+                        message_id(q->meta.queue_id, it->second.ref.partition, it->second.ref.offset);
+                    out[i].sequence_number =
+                        sequence_number(it->second.ref.partition, it->second.ref.offset);
+                } else {
+                    out[i].error = {make_error_code(errc::storage_error),
+                                    "The message could not be stored."};
+                }
+            }
+        }
+        if (config.fifo) {
+            q->senders.wake_all();  // concurrent sends of the same ids may go on
+        }
+    }
+    co_return out;
+}
+
+// --- receive --------------------------------------------------------------------------------
+
+api::awaitable<std::map<message_ref, std::shared_ptr<const stored_message>>>
+queue_service::read_messages(handle_ptr q, std::vector<message_ref> refs) {
+    std::map<message_ref, std::shared_ptr<const stored_message>> found;
+    std::sort(refs.begin(), refs.end());
+    const std::set<message_ref> wanted(refs.begin(), refs.end());
+    for (const auto& ref : refs) {
+        if (found.contains(ref)) {
+            continue;
+        }
+        api::fetch_request req;
+        api::fetch_topic ft;
+        ft.topic = topic_name(q->meta.name);
+        ft.partitions.push_back({partition_id(ref.partition), offset(ref.offset), 1});
+        req.topics.push_back(std::move(ft));
+        req.isolation = api::isolation::read_committed;
+        auto got = co_await records_.fetch(std::move(req));
+        if (got.topics.empty() || got.topics[0].partitions.empty()) {
+            continue;
+        }
+        const auto& part = got.topics[0].partitions[0];
+        if (part.error || part.records.size() == 0) {
+            continue;
+        }
+        auto bytes = api::read_records_into_memory(part.records);
+        if (!bytes) {
+            continue;
+        }
+        decode_fetched(bytes->view(), part.aborted, [&](std::int64_t off, stored_message m) {
+            const message_ref r{ref.partition, off};
+            if (wanted.contains(r)) {
+                found[r] = std::make_shared<const stored_message>(std::move(m));
+            }
+        });
+    }
+    co_return found;
+}
+
+api::awaitable<void> queue_service::dead_letter(handle_ptr q, std::vector<taken_message> moves,
+                                                std::optional<state_log::position>& pos) {
+    std::string dlq_name;
+    {
+        std::lock_guard lock(q->mu);
+        if (!q->state.config().redrive) {
+            co_return;
+        }
+        dlq_name = q->state.config().redrive->dead_letter_queue;
+    }
+    handle_ptr dlq = find(dlq_name);
+    if (!dlq) {
+        queue_log().warn("queue {}: {} messages wait for their dead-letter queue {}, which does "
+                         "not exist",
+                         q->meta.name, moves.size(), dlq_name);
+        co_return;
+    }
+    std::int32_t partitions = 1;
+    bool fifo = false;
+    {
+        std::lock_guard lock(dlq->mu);
+        partitions = dlq->state.partitions();
+        fifo = dlq->state.config().fifo;
+    }
+    const std::optional<std::string> source = settings_.arns.arn(q->meta.name);
+    std::vector<append_item> items;
+    for (const auto& m : moves) {
+        append_item it;
+        it.body = &m.body->body;
+        it.attributes = &m.body->attributes;
+        it.fields.timestamp_ms = m.body->sent_ms;  // retention counts from the first send
+        it.fields.group_id = &m.body->group_id;
+        it.fields.deduplication_id = fifo ? &m.body->deduplication_id : nullptr;
+        it.fields.trace_header = &m.body->trace_header;
+        it.fields.dead_letter_source_arn = &source;
+        std::uint32_t rr = 0;
+        it.partition = partition_for(m.body->group_id, partitions, rr);
+        items.push_back(it);
+    }
+    auto offsets = co_await append_messages(records_, dlq_name, items);
+    std::lock_guard lock(q->mu);
+    change_list changes;
+    std::size_t moved = 0;
+    for (std::size_t k = 0; k < moves.size(); ++k) {
+        if (offsets[k]) {
+            q->state.dead_lettered(moves[k].ref, changes);
+            ++moved;
+        }
+    }
+    if (auto p = append_locked(*q, changes)) {
+        keep_latest(pos, *p);
+    }
+    queue_log().debug("queue {}: {} messages moved to the dead-letter queue {}", q->meta.name,
+                      moved, dlq_name);
+}
+
+api::awaitable<api::admin_result<std::vector<api::received_message>>>
+queue_service::receive_messages(api::receive_request req) {
+    if (req.max_messages < 1 || req.max_messages > 10) {
+        co_return std::unexpected(invalid(fmt::format(
+            "Value {} for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and "
+            "10, if provided.",
+            req.max_messages)));
+    }
+    if (req.visibility_timeout &&
+        (req.visibility_timeout->count() < 0 || req.visibility_timeout->count() > max_visibility_timeout_s)) {
+        co_return std::unexpected(invalid(fmt::format(
+            "Value {} for parameter VisibilityTimeout is invalid. Reason: must be between 0 and "
+            "43200.",
+            req.visibility_timeout->count())));
+    }
+    if (req.wait && (req.wait->count() < 0 || req.wait->count() > max_wait_s)) {
+        co_return std::unexpected(invalid(fmt::format(
+            "Value {} for parameter WaitTimeSeconds is invalid. Reason: must be >= 0 and <= 20, "
+            "if provided.",
+            req.wait->count())));
+    }
+    auto found = co_await find_or_adopt(req.queue.value);
+    if (!found) {
+        co_return std::unexpected(found.error());
+    }
+    handle_ptr q = *found;
+    const auto ex = co_await asio::this_coro::executor;
+    std::int64_t visibility_ms = 0;
+    std::chrono::steady_clock::time_point deadline;
+    {
+        std::lock_guard lock(q->mu);
+        const auto& c = q->state.config();
+        visibility_ms = (req.visibility_timeout ? req.visibility_timeout->count() : c.visibility_timeout_s) * 1000;
+        deadline = std::chrono::steady_clock::now() +
+                   std::chrono::seconds(req.wait ? req.wait->count() : c.receive_wait_s);
+    }
+    select_result sel;
+    std::optional<state_log::position> pos;
+    for (;;) {
+        std::shared_ptr<wakeup> parked;
+        std::chrono::steady_clock::time_point wake_at = deadline;
+        {
+            std::lock_guard lock(q->mu);
+            if (q->deleted) {
+                co_return std::unexpected(no_queue());
+            }
+            change_list changes;
+            const std::int64_t t = now();
+            sel = q->state.select(req.max_messages, visibility_ms, t, req.attempt_id, changes);
+            if (sel.over_limit) {
+                co_return std::unexpected(admin_error{
+                    make_error_code(errc::over_limit),
+                    fmt::format("The queue has {} messages in flight, the most it may have.",
+                                settings_.limits.max_in_flight)});
+            }
+            auto p = append_locked(*q, changes);
+            if (!p) {
+                co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+                                                      p.error().message()});
+            }
+            keep_latest(pos, *p);
+            after_change(*q, 0);
+            if (sel.messages.empty() && !stopping_ && std::chrono::steady_clock::now() < deadline) {
+                parked = std::make_shared<wakeup>(ex);
+                q->receivers.prune();
+                q->receivers.park(parked);
+                const std::int64_t due = q->state.next_due();
+                q->armed_due = due;
+                if (due != std::numeric_limits<std::int64_t>::max()) {
+                    wake_at = std::min(deadline, steady_at(due, t));
+                }
+            }
+        }
+        if (!sel.messages.empty() || !parked) {
+            break;
+        }
+        {
+            std::lock_guard lock(q->mu);
+            ++q->waiting;
+        }
+        co_await parked->wait_until(wake_at);
+        {
+            std::lock_guard lock(q->mu);
+            --q->waiting;
+        }
+    }
+
+    // Redelivered messages are read from the topic again; dead-letter moves go first.
+    std::vector<message_ref> missing;
+    for (const auto& m : sel.messages) {
+        if (!m.body) {
+            missing.push_back(m.ref);
+        }
+    }
+    if (!missing.empty()) {
+        auto loaded = co_await read_messages(q, missing);
+        std::lock_guard lock(q->mu);
+        change_list changes;
+        for (auto& m : sel.messages) {
+            if (!m.body) {
+                if (auto it = loaded.find(m.ref); it != loaded.end()) {
+                    m.body = it->second;
+                } else {
+                    q->state.drop(m.ref, changes);  // its record is gone (retention)
+                }
+            }
+        }
+        if (auto p = append_locked(*q, changes)) {
+            keep_latest(pos, *p);
+        }
+    }
+    std::vector<taken_message> moves;
+    std::vector<api::received_message> out;
+    for (auto& m : sel.messages) {
+        if (!m.body) {
+            continue;
+        }
+        if (m.dead_letter) {
+            moves.push_back(std::move(m));
+            continue;
+        }
+        out.push_back(to_received(*q, m, *m.body));
+    }
+    if (!moves.empty()) {
+        co_await dead_letter(q, std::move(moves), pos);
+    }
+    if (auto f = co_await flush(pos); !f) {
+        co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+                                              fmt::format("The receive could not be stored: {}",
+                                                          f.error().message())});
+    }
+    co_return out;
+}
+
+// --- delete and visibility ---------------------------------------------------------------------
+
+api::awaitable<api::admin_result<std::vector<api::admin_error>>> queue_service::delete_messages(
+    api::queue_name name, std::vector<std::string> receipt_handles) {
+    auto found = co_await find_or_adopt(name.value);
+    if (!found) {
+        co_return std::unexpected(found.error());
+    }
+    handle_ptr q = *found;
+    std::vector<admin_error> out(receipt_handles.size());
+    std::optional<state_log::position> pos;
+    {
+        std::lock_guard lock(q->mu);
+        if (q->deleted) {
+            co_return std::unexpected(no_queue());
+        }
+        change_list changes;
+        const std::int64_t t = now();
+        for (std::size_t i = 0; i < receipt_handles.size(); ++i) {
+            auto r = verify_handle(*q, receipt_handles[i]);
+            if (!r) {
+                out[i] = {make_error_code(errc::receipt_handle_invalid),
+                          fmt::format("The input receipt handle \"{}\" is not a valid receipt handle.",
+                                      receipt_handles[i])};
+                continue;
+            }
+            switch (q->state.remove({r->partition, r->offset}, r->receive_count, t, changes)) {
+                case handle_outcome::done:
+                case handle_outcome::stale:
+                    break;
+                case handle_outcome::expired:
+                    out[i] = {make_error_code(errc::receipt_handle_invalid),
+                              "The receipt handle has expired."};
+                    break;
+                case handle_outcome::not_inflight:
+                case handle_outcome::gone:
+                case handle_outcome::too_long:
+                    break;
+            }
+        }
+        auto p = append_locked(*q, changes);
+        if (!p) {
+            co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+                                                  p.error().message()});
+        }
+        keep_latest(pos, *p);
+        after_change(*q, 0);
+    }
+    if (auto f = co_await flush(pos); !f) {
+        co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+                                              fmt::format("The deletion could not be stored: {}",
+                                                          f.error().message())});
+    }
+    co_return out;
+}
+
+api::awaitable<api::admin_result<std::vector<api::admin_error>>> queue_service::change_visibility(
+    api::queue_name name, std::vector<api::visibility_change> changes_in) {
+    auto found = co_await find_or_adopt(name.value);
+    if (!found) {
+        co_return std::unexpected(found.error());
+    }
+    handle_ptr q = *found;
+    std::vector<admin_error> out(changes_in.size());
+    std::optional<state_log::position> pos;
+    {
+        std::lock_guard lock(q->mu);
+        if (q->deleted) {
+            co_return std::unexpected(no_queue());
+        }
+        change_list changes;
+        const std::int64_t t = now();
+        std::size_t made_available = 0;
+        for (std::size_t i = 0; i < changes_in.size(); ++i) {
+            const auto& c = changes_in[i];
+            if (c.timeout.count() < 0 || c.timeout.count() > max_visibility_timeout_s) {
+                out[i] = invalid(fmt::format(
+                    "Value {} for parameter VisibilityTimeout is invalid. Reason: must be between "
+                    "0 and 43200.",
+                    c.timeout.count()));
+                continue;
+            }
+            auto r = verify_handle(*q, c.receipt_handle);
+            if (!r) {
+                out[i] = {make_error_code(errc::receipt_handle_invalid),
+                          fmt::format("The input receipt handle \"{}\" is not a valid receipt handle.",
+                                      c.receipt_handle)};
+                continue;
+            }
+            const auto outcome = q->state.change_visibility({r->partition, r->offset},
+                                                            r->receive_count,
+                                                            c.timeout.count() * 1000, t, changes);
+            switch (outcome) {
+                case handle_outcome::done:
+                    made_available += c.timeout.count() == 0 ? 1 : 0;
+                    break;
+                case handle_outcome::stale:
+                case handle_outcome::not_inflight:
+                case handle_outcome::expired:
+                    out[i] = {make_error_code(errc::message_not_inflight),
+                              fmt::format("Value {} for parameter ReceiptHandle is invalid. "
+                                          "Reason: Message does not exist or is not available for "
+                                          "visibility timeout change.",
+                                          c.receipt_handle)};
+                    break;
+                case handle_outcome::gone:
+                    out[i] = {make_error_code(errc::receipt_handle_invalid),
+                              "The message of this receipt handle was deleted."};
+                    break;
+                case handle_outcome::too_long:
+                    out[i] = invalid(fmt::format(
+                        "Value {} for parameter VisibilityTimeout is invalid. Reason: Total "
+                        "VisibilityTimeout for the message is beyond the limit [43200 seconds]",
+                        c.timeout.count()));
+                    break;
+            }
+        }
+        auto p = append_locked(*q, changes);
+        if (!p) {
+            co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+                                                  p.error().message()});
+        }
+        keep_latest(pos, *p);
+        after_change(*q, made_available);
+    }
+    if (auto f = co_await flush(pos); !f) {
+        co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+                                              fmt::format("The change could not be stored: {}",
+                                                          f.error().message())});
+    }
+    co_return out;
+}
+
+}  // namespace sluice::backend::queue

@@ -1,0 +1,111 @@
+#include "backend/queue/receipt.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include <array>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "protocol/core/base64.h"
+
+namespace sluice::backend::queue {
+namespace {
+
+constexpr std::uint8_t handle_version = 1;
+constexpr std::size_t body_bytes = 1 + 16 + 4 + 8 + 4;
+constexpr std::size_t tag_bytes = 16;
+
+void put_be(std::uint8_t* p, std::uint64_t v, int n) {
+    for (int i = n - 1; i >= 0; --i) {
+        p[i] = static_cast<std::uint8_t>(v & 0xff);
+        v >>= 8;
+    }
+}
+
+std::uint64_t get_be(const std::uint8_t* p, int n) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < n; ++i) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+std::array<std::uint8_t, 32> mac(const std::string& key, const std::uint8_t* data, std::size_t n) {
+    std::array<std::uint8_t, 32> out{};
+    unsigned int len = 0;
+    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), data, n, out.data(), &len) ==
+        nullptr) {
+        throw std::runtime_error("HMAC-SHA256 failed");
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string receipt_signer::random_key() {
+    std::string key(key_bytes, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) != 1) {
+        throw std::runtime_error("no random bytes for the receipt-handle key");
+    }
+    return key;
+}
+
+std::string receipt_signer::issue(const receipt& r) const {
+    std::array<std::uint8_t, body_bytes + tag_bytes> buf{};
+    buf[0] = handle_version;
+    std::memcpy(&buf[1], r.queue_id.bytes.data(), 16);
+    put_be(&buf[17], static_cast<std::uint32_t>(r.partition), 4);
+    put_be(&buf[21], static_cast<std::uint64_t>(r.offset), 8);
+    put_be(&buf[29], static_cast<std::uint32_t>(r.receive_count), 4);
+    const auto tag = mac(key_, buf.data(), body_bytes);
+    std::memcpy(&buf[body_bytes], tag.data(), tag_bytes);
+    return protocol::base64_encode(
+        std::string_view(reinterpret_cast<const char*>(buf.data()), buf.size()),
+        protocol::base64_alphabet::url);
+}
+
+std::optional<receipt> receipt_signer::verify(std::string_view handle) const {
+    // Checked before decoding: a handle has exactly one length.
+    if (handle.size() != (body_bytes + tag_bytes) * 4 / 3 + 1) {
+        return std::nullopt;
+    }
+    auto raw = protocol::base64_decode(handle, protocol::base64_alphabet::url);
+    if (!raw || raw->size() != body_bytes + tag_bytes) {
+        return std::nullopt;
+    }
+    const auto* p = reinterpret_cast<const std::uint8_t*>(raw->data());
+    if (p[0] != handle_version) {
+        return std::nullopt;
+    }
+    const auto tag = mac(key_, p, body_bytes);
+    if (CRYPTO_memcmp(tag.data(), p + body_bytes, tag_bytes) != 0) {
+        return std::nullopt;
+    }
+    receipt r;
+    std::memcpy(r.queue_id.bytes.data(), p + 1, 16);
+    r.partition = static_cast<std::int32_t>(get_be(p + 17, 4));
+    r.offset = static_cast<std::int64_t>(get_be(p + 21, 8));
+    r.receive_count = static_cast<std::int32_t>(get_be(p + 29, 4));
+    return r;
+}
+
+std::string message_id(const uuid& queue_id, std::int32_t partition, std::int64_t offset) {
+    const auto o = static_cast<std::uint64_t>(offset);
+    return fmt::format("{:02x}{:02x}{:02x}{:02x}-{:04x}-{:04x}-{:04x}-{:012x}", queue_id.bytes[0],
+                       queue_id.bytes[1], queue_id.bytes[2], queue_id.bytes[3],
+                       static_cast<std::uint16_t>(partition), (o >> 48) & 0xffff,
+                       (o >> 32) & 0xffff, o & 0xffffffffffffULL);
+}
+
+std::string sequence_number(std::int32_t partition, std::int64_t offset) {
+    // The partition in the top digits keeps numbers unique across partitions; within one
+    // partition they grow with the offset.
+    return fmt::format("{:05d}{:015d}", partition, offset);
+}
+
+}  // namespace sluice::backend::queue

@@ -1,0 +1,425 @@
+// sqs_load: load on an SQS endpoint over the AWS JSON 1.0 protocol (plain HTTP/1.1 keep-alive
+// connections, one per thread, no SDK), so that the same tool measures sluice and any SQS
+// emulator alike.
+//
+//   sqs_load throughput --endpoint http://127.0.0.1:9324 [--queue sqs-load] [--messages 200000]
+//            [--senders 4] [--receivers 4] [--size 100] [--batch 10]
+//   sqs_load latency --endpoint http://127.0.0.1:9324 [--queue sqs-latency] [--rate 1000]
+//            [--seconds 10] [--receivers 2] [--size 100]
+//
+// throughput: creates the queue, then two phases. Send: --senders threads send --messages
+// messages with SendMessageBatch (--batch per request); sent/s is messages answered over the
+// phase's wall time. Receive: --receivers threads loop ReceiveMessage (10 at a time, long poll
+// of 1 s) and DeleteMessageBatch of what came, until every message is deleted; received/s is
+// messages deleted over that phase's wall time. Failed batch entries are counted, not retried.
+// latency: one sender paces SendMessage at --rate per second for --seconds; --receivers
+// threads long poll (20 s, 10 at a time) and delete. Each body carries its send time (one
+// process, one steady clock), so send-to-receive latency is measured per message; the first
+// second is warm-up and not counted.
+// Prints the figures and one line "RESULT {json}" for scripts (scripts/run-sqs-bench). Not a
+// test: nothing here gates a build.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+
+#include "protocol/core/json.h"
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+struct options {
+    std::string mode;
+    std::string host = "127.0.0.1";
+    std::string port = "9324";
+    std::string queue;
+    std::int64_t messages = 200000;
+    int senders = 4;
+    int receivers = 4;
+    std::size_t size = 100;
+    int batch = 10;
+    int rate = 1000;
+    int seconds = 10;
+};
+
+[[noreturn]] void usage(const char* why) {
+    std::fprintf(stderr, "sqs_load: %s\nusage: sqs_load throughput|latency --endpoint URL [...]\n", why);
+    std::exit(2);
+}
+
+options parse(int argc, char** argv) {
+    if (argc < 2) {
+        usage("no mode");
+    }
+    options o;
+    o.mode = argv[1];
+    if (o.mode != "throughput" && o.mode != "latency") {
+        usage("the mode is throughput or latency");
+    }
+    o.queue = o.mode == "throughput" ? "sqs-load" : "sqs-latency";
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (i + 1 >= argc) {
+            usage("an option without its value");
+        }
+        const std::string v = argv[++i];
+        if (a == "--endpoint") {
+            std::string rest = v.starts_with("http://") ? v.substr(7) : v;
+            rest = rest.substr(0, rest.find('/'));
+            const auto colon = rest.rfind(':');
+            if (colon == std::string::npos) {
+                usage("the endpoint needs a port");
+            }
+            o.host = rest.substr(0, colon);
+            o.port = rest.substr(colon + 1);
+        } else if (a == "--queue") {
+            o.queue = v;
+        } else if (a == "--messages") {
+            o.messages = std::stoll(v);
+        } else if (a == "--senders") {
+            o.senders = std::stoi(v);
+        } else if (a == "--receivers") {
+            o.receivers = std::stoi(v);
+        } else if (a == "--size") {
+            o.size = std::stoul(v);
+        } else if (a == "--batch") {
+            o.batch = std::clamp(std::stoi(v), 1, 10);
+        } else if (a == "--rate") {
+            o.rate = std::stoi(v);
+        } else if (a == "--seconds") {
+            o.seconds = std::stoi(v);
+        } else {
+            usage(("unknown option " + a).c_str());
+        }
+    }
+    return o;
+}
+
+/// One keep-alive connection to the endpoint. Not thread-safe: one per thread.
+class sqs_connection {
+public:
+    explicit sqs_connection(const options& o) : o_(o), stream_(io_) {
+        asio::ip::tcp::resolver resolver(io_);
+        stream_.connect(resolver.resolve(o.host, o.port));
+        stream_.socket().set_option(asio::ip::tcp::no_delay(true));
+    }
+
+    /// Calls `action` with a JSON body; the parsed answer. Throws on a transport error or an
+    /// answer that is not 200.
+    rapidjson::Document call(const std::string& action, std::string body) {
+        http::request<http::string_body> req{http::verb::post, "/", 11};
+        req.set(http::field::host, o_.host + ":" + o_.port);
+        req.set(http::field::content_type, "application/x-amz-json-1.0");
+        req.set("X-Amz-Target", "AmazonSQS." + action);
+        req.keep_alive(true);
+        req.body() = std::move(body);
+        req.prepare_payload();
+        http::write(stream_, req);
+        http::response<http::string_body> res;
+        buffer_.clear();
+        http::read(stream_, buffer_, res);
+        rapidjson::Document doc;
+        if (res.result_int() == 200 && res.body().empty()) {
+            // An empty answer of an action with nothing to say (local-aws-sqs answers an empty
+            // receive so).
+            doc.SetObject();
+            return doc;
+        }
+        if (!sluice::protocol::parse_json(doc, res.body()) || !doc.IsObject()) {
+            throw std::runtime_error(action + ": not a JSON answer: " + res.body().substr(0, 200));
+        }
+        if (res.result_int() != 200) {
+            throw std::runtime_error(action + ": HTTP " + std::to_string(res.result_int()) + ": " +
+                                     res.body().substr(0, 300));
+        }
+        return doc;
+    }
+
+private:
+    const options& o_;
+    asio::io_context io_;
+    beast::tcp_stream stream_;
+    beast::flat_buffer buffer_;
+};
+
+std::string quoted(const std::string& s) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string create_queue(const options& o) {
+    sqs_connection c(o);
+    auto doc = c.call("CreateQueue", "{\"QueueName\":" + quoted(o.queue) + "}");
+    return doc["QueueUrl"].GetString();
+}
+
+/// Receipt handles of a ReceiveMessage answer, and each body.
+struct received {
+    std::vector<std::string> handles;
+    std::vector<std::string> bodies;
+};
+
+received receive(sqs_connection& c, const std::string& url_json, int wait_seconds) {
+    auto doc = c.call("ReceiveMessage", "{\"QueueUrl\":" + url_json +
+                                            ",\"MaxNumberOfMessages\":10,\"WaitTimeSeconds\":" +
+                                            std::to_string(wait_seconds) + "}");
+    received r;
+    if (doc.HasMember("Messages") && doc["Messages"].IsArray()) {
+        for (const auto& m : doc["Messages"].GetArray()) {
+            r.handles.emplace_back(m["ReceiptHandle"].GetString());
+            r.bodies.emplace_back(m["Body"].GetString(), m["Body"].GetStringLength());
+        }
+    }
+    return r;
+}
+
+/// Deletes them; the entries that failed.
+std::size_t delete_batch(sqs_connection& c, const std::string& url_json,
+                         const std::vector<std::string>& handles) {
+    std::string body = "{\"QueueUrl\":" + url_json + ",\"Entries\":[";
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+        body += (i ? ",{\"Id\":\"" : "{\"Id\":\"") + std::to_string(i) +
+                "\",\"ReceiptHandle\":" + quoted(handles[i]) + "}";
+    }
+    body += "]}";
+    auto doc = c.call("DeleteMessageBatch", std::move(body));
+    return doc.HasMember("Failed") && doc["Failed"].IsArray() ? doc["Failed"].Size() : 0;
+}
+
+double seconds_since(clock_type::time_point t) {
+    return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+int run_throughput(const options& o) {
+    const std::string url = create_queue(o);
+    const std::string url_json = quoted(url);
+    const std::string payload(o.size, 'x');
+    std::atomic<std::int64_t> claimed{0};
+    std::atomic<std::int64_t> sent{0};
+    std::atomic<std::int64_t> send_failed{0};
+    std::atomic<bool> broken{false};
+    std::mutex err_mu;
+    std::string first_error;
+    auto fail = [&](const std::exception& e) {
+        std::lock_guard lock(err_mu);
+        if (first_error.empty()) {
+            first_error = e.what();
+        }
+        broken = true;
+    };
+
+    const auto send_start = clock_type::now();
+    std::vector<std::thread> threads;
+    for (int s = 0; s < o.senders; ++s) {
+        threads.emplace_back([&] {
+            try {
+                sqs_connection c(o);
+                while (!broken) {
+                    const std::int64_t first = claimed.fetch_add(o.batch);
+                    if (first >= o.messages) {
+                        break;
+                    }
+                    const std::int64_t n = std::min<std::int64_t>(o.batch, o.messages - first);
+                    std::string body = "{\"QueueUrl\":" + url_json + ",\"Entries\":[";
+                    for (std::int64_t i = 0; i < n; ++i) {
+                        body += (i ? ",{\"Id\":\"m" : "{\"Id\":\"m") + std::to_string(i) +
+                                "\",\"MessageBody\":\"" + payload + "\"}";
+                    }
+                    body += "]}";
+                    auto doc = c.call("SendMessageBatch", std::move(body));
+                    const std::int64_t failed =
+                        doc.HasMember("Failed") && doc["Failed"].IsArray() ? doc["Failed"].Size() : 0;
+                    sent += n - failed;
+                    send_failed += failed;
+                }
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    threads.clear();
+    const double send_seconds = seconds_since(send_start);
+
+    std::atomic<std::int64_t> deleted{0};
+    std::atomic<std::int64_t> delete_failed{0};
+    const std::int64_t to_delete = sent.load();
+    const auto receive_start = clock_type::now();
+    for (int r = 0; r < o.receivers && !broken; ++r) {
+        threads.emplace_back([&] {
+            try {
+                sqs_connection c(o);
+                int empty_in_a_row = 0;
+                // Bounded: every message deleted, or 5 empty long polls of 1 s in a row.
+                while (!broken && deleted.load() < to_delete && empty_in_a_row < 5) {
+                    auto got = receive(c, url_json, 1);
+                    if (got.handles.empty()) {
+                        ++empty_in_a_row;
+                        continue;
+                    }
+                    empty_in_a_row = 0;
+                    const auto failed = static_cast<std::int64_t>(delete_batch(c, url_json, got.handles));
+                    deleted += static_cast<std::int64_t>(got.handles.size()) - failed;
+                    delete_failed += failed;
+                }
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    const double receive_seconds = seconds_since(receive_start);
+    if (!first_error.empty()) {
+        std::fprintf(stderr, "sqs_load: %s\n", first_error.c_str());
+        return 1;
+    }
+    const double send_rate = static_cast<double>(sent.load()) / send_seconds;
+    const double receive_rate = static_cast<double>(deleted.load()) / receive_seconds;
+    std::printf("sent %lld in %.2f s: %.0f messages/s (%lld failed entries)\n",
+                static_cast<long long>(sent.load()), send_seconds, send_rate,
+                static_cast<long long>(send_failed.load()));
+    std::printf("received and deleted %lld in %.2f s: %.0f messages/s (%lld failed deletes)\n",
+                static_cast<long long>(deleted.load()), receive_seconds, receive_rate,
+                static_cast<long long>(delete_failed.load()));
+    std::printf("RESULT {\"mode\":\"throughput\",\"sent\":%lld,\"send_per_s\":%.0f,"
+                "\"deleted\":%lld,\"receive_delete_per_s\":%.0f,\"send_failed\":%lld,"
+                "\"delete_failed\":%lld}\n",
+                static_cast<long long>(sent.load()), send_rate,
+                static_cast<long long>(deleted.load()), receive_rate,
+                static_cast<long long>(send_failed.load()),
+                static_cast<long long>(delete_failed.load()));
+    return deleted.load() == sent.load() && sent.load() == o.messages ? 0 : 1;
+}
+
+int run_latency(const options& o) {
+    const std::string url = create_queue(o);
+    const std::string url_json = quoted(url);
+    const auto origin = clock_type::now();
+    const auto warm_end = origin + std::chrono::seconds(1);
+    const auto send_end = origin + std::chrono::seconds(1 + o.seconds);
+    std::atomic<bool> sending{true};
+    std::atomic<bool> broken{false};
+    std::atomic<std::int64_t> sent{0};
+    std::atomic<std::int64_t> got{0};
+    std::mutex mu;
+    std::vector<double> samples_ms;
+    std::string first_error;
+    auto fail = [&](const std::exception& e) {
+        std::lock_guard lock(mu);
+        if (first_error.empty()) {
+            first_error = e.what();
+        }
+        broken = true;
+    };
+
+    std::vector<std::thread> threads;
+    for (int r = 0; r < o.receivers; ++r) {
+        threads.emplace_back([&] {
+            try {
+                sqs_connection c(o);
+                std::vector<double> mine;
+                // Bounded: the sender stopped and every message it sent has come.
+                while (!broken && (sending || got.load() < sent.load())) {
+                    auto m = receive(c, url_json, sending ? 20 : 1);
+                    const auto now = clock_type::now();
+                    for (const auto& body : m.bodies) {
+                        const auto sent_at = clock_type::time_point(
+                            clock_type::duration(std::stoll(body.substr(0, body.find(' ')))));
+                        if (sent_at >= warm_end) {
+                            mine.push_back(std::chrono::duration<double, std::milli>(now - sent_at).count());
+                        }
+                    }
+                    got += static_cast<std::int64_t>(m.bodies.size());
+                    if (!m.handles.empty()) {
+                        (void)delete_batch(c, url_json, m.handles);
+                    }
+                    if (!sending && m.bodies.empty()) {
+                        break;
+                    }
+                }
+                std::lock_guard lock(mu);
+                samples_ms.insert(samples_ms.end(), mine.begin(), mine.end());
+            } catch (const std::exception& e) {
+                fail(e);
+            }
+        });
+    }
+    try {
+        sqs_connection c(o);
+        const auto interval = std::chrono::nanoseconds(1000000000LL / std::max(o.rate, 1));
+        auto next = clock_type::now();
+        while (!broken && next < send_end) {
+            std::this_thread::sleep_until(next);  // pacing the load, not synchronisation
+            std::string body = std::to_string(clock_type::now().time_since_epoch().count()) + ' ';
+            body.resize(std::max(body.size(), o.size), 'x');
+            (void)c.call("SendMessage", "{\"QueueUrl\":" + url_json + ",\"MessageBody\":\"" + body + "\"}");
+            ++sent;
+            next += interval;
+        }
+    } catch (const std::exception& e) {
+        fail(e);
+    }
+    sending = false;
+    for (auto& t : threads) {
+        t.join();
+    }
+    if (!first_error.empty()) {
+        std::fprintf(stderr, "sqs_load: %s\n", first_error.c_str());
+        return 1;
+    }
+    std::sort(samples_ms.begin(), samples_ms.end());
+    auto pct = [&](double p) {
+        if (samples_ms.empty()) {
+            return 0.0;
+        }
+        const auto i = static_cast<std::size_t>(p * static_cast<double>(samples_ms.size() - 1));
+        return samples_ms[i];
+    };
+    const double achieved = static_cast<double>(sent.load()) / (1.0 + o.seconds);
+    std::printf("sent %lld at %.0f/s, received %lld; send-to-receive ms: p50 %.2f p99 %.2f max %.2f\n",
+                static_cast<long long>(sent.load()), achieved, static_cast<long long>(got.load()),
+                pct(0.5), pct(0.99), pct(1.0));
+    std::printf("RESULT {\"mode\":\"latency\",\"sent\":%lld,\"received\":%lld,\"rate\":%.0f,"
+                "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f}\n",
+                static_cast<long long>(sent.load()), static_cast<long long>(got.load()), achieved,
+                pct(0.5), pct(0.99), pct(1.0));
+    return got.load() >= sent.load() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const options o = parse(argc, argv);
+    try {
+        return o.mode == "throughput" ? run_throughput(o) : run_latency(o);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "sqs_load: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,183 @@
+#include "gateway/sqs/sqs_front.h"
+
+#include <exception>
+
+#include <boost/beast/http/field.hpp>
+#include <fmt/format.h>
+
+#include "gateway/sqs/logger.h"
+#include "protocol/core/uuid.h"
+
+namespace sluice::gateway::sqs {
+namespace http = boost::beast::http;
+using protocol::sqs::wire;
+
+namespace {
+
+constexpr std::string_view target_prefix = "AmazonSQS.";
+
+std::string header(const http_request& req, std::string_view name) {
+    auto it = req.find(boost::beast::string_view(name.data(), name.size()));
+    if (it == req.end()) {
+        return {};
+    }
+    return std::string(it->value().data(), it->value().size());
+}
+
+}  // namespace
+
+sqs_front::sqs_front(backend::api::queues& queues, sqs_settings settings, metrics_registry& metrics)
+    : queues_(queues),
+      settings_(std::move(settings)),
+      metrics_(metrics),
+      errors_(metrics.get_counter("sluice_sqs_errors_total", "SQS requests answered with an error")),
+      unknown_requests_(metrics.get_counter("sluice_sqs_requests_total", "SQS requests by action",
+                                            {{"action", "unknown"}})) {
+    actions_ = {
+        {"CreateQueue", {create_queue, true}},
+        {"GetQueueUrl", {get_queue_url, true}},
+        {"ListQueues", {list_queues, true}},
+        {"DeleteQueue", {delete_queue, false}},
+        {"GetQueueAttributes", {get_queue_attributes, true}},
+        {"SetQueueAttributes", {set_queue_attributes, false}},
+        {"PurgeQueue", {purge_queue, false}},
+        {"TagQueue", {tag_queue, false}},
+        {"UntagQueue", {untag_queue, false}},
+        {"ListQueueTags", {list_queue_tags, true}},
+        {"AddPermission", {add_permission, false}},
+        {"RemovePermission", {remove_permission, false}},
+        {"ListDeadLetterSourceQueues", {list_dead_letter_source_queues, true}},
+        {"SendMessage", {send_message, true}},
+        {"SendMessageBatch", {send_message_batch, true}},
+        {"ReceiveMessage", {receive_message, true}},
+        {"DeleteMessage", {delete_message, false}},
+        {"DeleteMessageBatch", {delete_message_batch, true}},
+        {"ChangeMessageVisibility", {change_message_visibility, false}},
+        {"ChangeMessageVisibilityBatch", {change_message_visibility_batch, true}},
+        {"StartMessageMoveTask", {start_message_move_task, true}},
+        {"ListMessageMoveTasks", {list_message_move_tasks, true}},
+        {"CancelMessageMoveTask", {cancel_message_move_task, true}},
+    };
+    for (const auto& [name, entry] : actions_) {
+        request_counters_[name] = &metrics.get_counter("sluice_sqs_requests_total",
+                                                       "SQS requests by action", {{"action", name}});
+    }
+}
+
+counter& sqs_front::requests_for(const std::string& action) {
+    auto it = request_counters_.find(action);
+    return it == request_counters_.end() ? unknown_requests_ : *it->second;
+}
+
+http_response sqs_front::render_error(wire w, const std::string& action, const sqs_error& e,
+                                      const std::string& request_id) {
+    errors_.inc();
+    sqs_log().debug("{} answered {} {}: {}", action.empty() ? "request" : action, e.status,
+                    e.query_code, e.message);
+    http_response res = make_response(
+        {e.status, protocol::sqs::response_writer::content_type(w),
+         protocol::sqs::error_body(w, e.json_type, e.query_code, e.sender, e.message, request_id)});
+    res.set("x-amzn-RequestId", request_id);
+    res.set("x-amzn-query-error", fmt::format("{};{}", e.query_code, e.sender ? "Sender" : "Receiver"));
+    return res;
+}
+
+http_response sqs_front::connection_error(unsigned status, std::string_view message) const {
+    const std::string code = status == 413 ? "RequestEntityTooLarge" : "InvalidRequest";
+    http_response res = make_response(
+        {status, protocol::sqs::response_writer::content_type(wire::query),
+         protocol::sqs::error_body(wire::query, code, code, true, message, uuid::random().to_string())});
+    res.set("x-amzn-query-error", code + ";Sender");
+    return res;
+}
+
+boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ctx) {
+    const std::string request_id = uuid::random().to_string();
+    const std::string target = header(ctx.req, "X-Amz-Target");
+    const wire w = target.empty() ? wire::query : wire::json;
+
+    std::string action;
+    rapidjson::Document doc;
+    protocol::sqs::form_fields fields;
+    std::optional<protocol::sqs::request_view> view;
+    if (w == wire::json) {
+        if (!target.starts_with(target_prefix)) {
+            co_return render_error(w, "", to_sqs(front_error::invalid_action,
+                                                 "The target " + target + " is not an SQS action."),
+                                   request_id);
+        }
+        action = target.substr(target_prefix.size());
+        const std::string& body = ctx.req.body();
+        const std::string_view text = body.empty() ? std::string_view("{}") : std::string_view(body);
+        if (!protocol::parse_json(doc, text) || !doc.IsObject()) {
+            co_return render_error(
+                w, action,
+                to_sqs(front_error::malformed_json,
+                       doc.HasParseError()
+                           ? fmt::format("The body is not valid JSON: {} at offset {}.",
+                                         rapidjson::GetParseError_En(doc.GetParseError()),
+                                         doc.GetErrorOffset())
+                           : std::string("The body must be a JSON object.")),
+                request_id);
+        }
+        view = protocol::sqs::request_view::of_json(doc);
+    } else {
+        auto form = parse_query(ctx.req.body());
+        if (!form) {
+            co_return render_error(w, "", to_sqs(front_error::malformed_query,
+                                                 "The form body has a malformed percent-escape."),
+                                   request_id);
+        }
+        for (const auto& [k, v] : form->items()) {
+            fields[k] = v;
+        }
+        for (const auto& [k, v] : ctx.query.items()) {
+            fields.emplace(k, v);  // the body wins over the query string
+        }
+        auto it = fields.find("Action");
+        if (it == fields.end() || it->second.empty()) {
+            co_return render_error(w, "", to_sqs(front_error::missing_action,
+                                                 "The request must contain the parameter Action."),
+                                   request_id);
+        }
+        action = it->second;
+        view = protocol::sqs::request_view::of_query(fields);
+    }
+
+    requests_for(action).inc();
+    auto entry = actions_.find(action);
+    if (entry == actions_.end()) {
+        co_return render_error(w, action,
+                               to_sqs(front_error::invalid_action,
+                                      fmt::format("The action {} is not valid for this endpoint.",
+                                                  action)),
+                               request_id);
+    }
+    auto actx = std::make_shared<action_context>(queues_, settings_, *view);
+    actx->wire = w;
+    actx->action = action;
+    actx->host = header(ctx.req, "Host");
+    actx->out = std::make_unique<protocol::sqs::response_writer>(w, action, entry->second.has_result);
+    try {
+        co_await entry->second.handler(actx);
+    } catch (const std::exception& e) {
+        sqs_log().error("{} failed: {}", action, e.what());
+        actx->error = sqs_error{500, "InternalFailure", "InternalFailure", false,
+                                "The request could not be processed."};
+    }
+    if (!actx->error && actx->req.error()) {
+        const auto& pe = *actx->req.error();
+        actx->error = to_sqs(pe.code == "MissingParameter" ? front_error::missing_parameter
+                                                           : front_error::invalid_parameter_value,
+                             pe.message);
+    }
+    if (actx->error) {
+        co_return render_error(w, action, *actx->error, request_id);
+    }
+    http_response res =
+        make_response({200, protocol::sqs::response_writer::content_type(w), actx->out->finish(request_id)});
+    res.set("x-amzn-RequestId", request_id);
+    co_return res;
+}
+
+}  // namespace sluice::gateway::sqs

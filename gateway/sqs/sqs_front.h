@@ -1,0 +1,57 @@
+// The SQS front (owned by gateway/sqs): one HTTP request in, one SQS answer out. It tells the
+// two wire protocols apart by the request (an `X-Amz-Target: AmazonSQS.<Action>` header means
+// AWS JSON 1.0; otherwise the Query protocol, with `Action=` in a form body or the query
+// string), reads the request into a protocol::sqs::request_view, runs the action's handler
+// (actions.h) and renders its answer or its error in the same protocol, with an
+// x-amzn-RequestId header and, for errors, x-amzn-query-error.
+//
+//   http_connection ──router──> sqs_front::handle ──> action handler ──> api::queues
+//
+// Lifecycle: built by sqs_server at start-up, read-only afterwards. Concurrency: handle() runs
+// on each connection's executor; the front itself keeps no per-request state.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "backend/api/queues.h"
+#include "gateway/http/router.h"
+#include "gateway/server/metrics.h"
+#include "gateway/sqs/actions.h"
+
+namespace sluice::gateway::sqs {
+
+class sqs_front {
+public:
+    sqs_front(backend::api::queues& queues, sqs_settings settings, metrics_registry& metrics);
+
+    /// The route handler of every path.
+    boost::asio::awaitable<handler_result> handle(http_request_context ctx);
+
+    /// The answer to a request the connection refused before routing (413, 431, 400): an SQS
+    /// error in the Query protocol's shape, which clients of both protocols report.
+    http_response connection_error(unsigned status, std::string_view message) const;
+
+    const sqs_settings& settings() const { return settings_; }
+
+private:
+    struct action_entry {
+        action_handler handler;
+        bool has_result;
+    };
+    http_response render_error(protocol::sqs::wire w, const std::string& action,
+                               const sqs_error& e, const std::string& request_id);
+    counter& requests_for(const std::string& action);
+
+    backend::api::queues& queues_;
+    sqs_settings settings_;
+    metrics_registry& metrics_;
+    std::map<std::string, action_entry, std::less<>> actions_;
+    std::map<std::string, counter*, std::less<>> request_counters_;
+    counter& errors_;
+    counter& unknown_requests_;
+};
+
+}  // namespace sluice::gateway::sqs

@@ -1,0 +1,52 @@
+// The SQS listener (owned by gateway/sqs): HTTP/1.1 on its own port (--sqs, default 9324),
+// through the common tcp_listener, http_connection and router; every path and both POST (the
+// JSON protocol, the Query protocol's form bodies) and GET (Query parameters in the URL) go to
+// the SQS front.
+//
+// Lifecycle: constructed by run_server (binds immediately); start() accepts; stop() stops
+// accepting (connections stop through the connection_tracker; parked long polls are answered
+// by the backend's stop()). Concurrency: each connection on its own io_context.
+#pragma once
+
+#include <cstdint>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include "backend/api/queues.h"
+#include "gateway/http/http_connection.h"
+#include "gateway/http/router.h"
+#include "gateway/server/config.h"
+#include "gateway/server/connection_tracker.h"
+#include "gateway/server/io_pool.h"
+#include "gateway/server/metrics.h"
+#include "gateway/server/tcp_listener.h"
+#include "gateway/sqs/sqs_front.h"
+
+namespace sluice::gateway::sqs {
+
+class sqs_server {
+public:
+    /// Binds and listens (throws std::runtime_error naming --sqs and the address).
+    sqs_server(io_pool& pool, connection_tracker& tracker, metrics_registry& metrics,
+               backend::api::queues& queues, sqs_settings settings, const endpoint& where,
+               http_limits limits = {});
+
+    boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
+    void start() { listener_.start(); }
+    void stop() { listener_.stop(); }
+
+private:
+    connection_session open(boost::asio::ip::tcp::socket socket, std::uint64_t id);
+
+    sqs_front front_;
+    http_limits limits_;
+    router router_;
+    counter& requests_;
+    tcp_listener listener_;
+};
+
+/// Appends every queue's figures in the Prometheus text format: messages available, in flight
+/// and delayed, the oldest message's age, and each dead-letter queue's depth by source queue.
+void render_queue_metrics(const backend::api::queues& queues, std::string& out);
+
+}  // namespace sluice::gateway::sqs

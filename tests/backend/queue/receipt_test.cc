@@ -1,0 +1,77 @@
+// Receipt handles: authentic ones verify to what they name; edited, truncated, foreign and
+// garbage ones do not.
+#include <gtest/gtest.h>
+
+#include "backend/queue/receipt.h"
+#include "protocol/core/base64.h"
+
+namespace sluice::backend::queue {
+namespace {
+
+TEST(Receipt, AnIssuedHandleVerifiesToWhatItNames) {
+    receipt_signer s(receipt_signer::random_key());
+    receipt r{uuid::random(), 3, 123456789, 7};
+
+    auto back = s.verify(s.issue(r));
+
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, r);
+}
+
+TEST(Receipt, AnEditedHandleDoesNotVerify) {
+    receipt_signer s(receipt_signer::random_key());
+    const std::string h = s.issue({uuid::random(), 0, 5, 1});
+    for (std::size_t i = 0; i < h.size(); ++i) {
+        std::string forged = h;
+        forged[i] = forged[i] == 'A' ? 'B' : 'A';
+        EXPECT_FALSE(s.verify(forged)) << "position " << i;
+    }
+}
+
+TEST(Receipt, AHandleOfAnotherKeyDoesNotVerify) {
+    receipt_signer a(receipt_signer::random_key());
+    receipt_signer b(receipt_signer::random_key());
+
+    EXPECT_FALSE(b.verify(a.issue({uuid::random(), 0, 5, 1})));
+}
+
+TEST(Receipt, GarbageDoesNotVerify) {
+    receipt_signer s(receipt_signer::random_key());
+    for (std::string g : {std::string(), std::string("x"), std::string(66, 'A'),
+                          std::string(66, '!'), std::string(1000, 'Z')}) {
+        EXPECT_FALSE(s.verify(g)) << g;
+    }
+    // A well-formed handle body with no valid tag.
+    std::string raw(49, '\0');
+    raw[0] = 1;
+    EXPECT_FALSE(s.verify(protocol::base64_encode(raw, protocol::base64_alphabet::url)));
+}
+
+TEST(Receipt, MessageIdsAreStableAndDistinct) {
+    const uuid q = uuid::random();
+    EXPECT_EQ(message_id(q, 0, 1), message_id(q, 0, 1));
+    EXPECT_NE(message_id(q, 0, 1), message_id(q, 0, 2));
+    EXPECT_NE(message_id(q, 0, 1), message_id(q, 1, 1));
+    EXPECT_EQ(message_id(q, 0, 1).size(), 36u);
+    EXPECT_LT(sequence_number(0, 9), sequence_number(0, 10));
+    EXPECT_EQ(sequence_number(0, 10).size(), 20u);
+}
+
+TEST(Base64, RoundTripsInBothAlphabets) {
+    for (std::string s : {std::string(), std::string("f"), std::string("fo"), std::string("foo"),
+                          std::string("\xff\xfe\x00\x01", 4)}) {
+        for (auto a : {protocol::base64_alphabet::standard, protocol::base64_alphabet::url}) {
+            auto enc = protocol::base64_encode(s, a);
+            auto dec = protocol::base64_decode(enc, a);
+            ASSERT_TRUE(dec) << enc;
+            EXPECT_EQ(*dec, s);
+        }
+    }
+    EXPECT_EQ(protocol::base64_encode("foob"), "Zm9vYg==");
+    EXPECT_FALSE(protocol::base64_decode("Zm9vYg="));   // bad padding
+    EXPECT_FALSE(protocol::base64_decode("Zm9v!g=="));  // bad character
+    EXPECT_FALSE(protocol::base64_decode("Zm9vYh=="));  // non-zero trailing bits
+}
+
+}  // namespace
+}  // namespace sluice::backend::queue
