@@ -29,8 +29,9 @@ namespace sluice::gateway {
 
 /// Every read of an HTTP connection has a size limit and a deadline.
 struct http_limits {
-    /// Larger bodies are answered 413 (http.request.max.bytes).
-    std::uint64_t max_body_bytes = 64 * 1024 * 1024;
+    /// Larger bodies are answered 413 (the SQS listener's bound; the HTTP front's is
+    /// http.request.max.bytes, 64 MiB, set by http_settings).
+    std::uint64_t max_body_bytes = 16 * 1024 * 1024;
     /// Larger request lines plus headers are answered 431.
     std::uint32_t max_header_bytes = 16 * 1024;
     /// Reading one request, from its first byte to the end of its body.

@@ -37,7 +37,7 @@ struct stream_settings {
 };
 
 struct http_settings {
-    http_limits limits;  // http.request.max.bytes sets limits.max_body_bytes
+    http_limits limits{.max_body_bytes = 64 * 1024 * 1024};  // http.request.max.bytes
     cors_policy cors;
     /// http.advertised.url: the base of base_uri and v3 links ("https://lb.example.com/kafka");
     /// empty: the request's Host (or X-Forwarded-Host/-Proto) header.
