@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <exception>
+#include <optional>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -52,6 +53,47 @@ unsigned status_for_parse_error(const boost::system::error_code& ec) {
     return 400;
 }
 
+/// The body of a streamed-body route, read from the connection's parser as the handler asks.
+class streamed_body final : public body_reader {
+public:
+    streamed_body(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                  http::request_parser<http::string_body>& parser, std::chrono::seconds timeout)
+        : stream_(stream), buffer_(buffer), parser_(parser), timeout_(timeout) {}
+
+    asio::awaitable<bool> read_some(std::string& out) override {
+        auto& body = parser_.get().body();
+        if (!body.empty()) {
+            out += body;  // parsed along with the header or by an earlier read
+            body.clear();
+            co_return true;
+        }
+        if (parser_.is_done() || failed_) {
+            co_return false;
+        }
+        boost::system::error_code ec;
+        stream_.expires_after(timeout_);
+        co_await http::async_read_some(stream_, buffer_, parser_,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+        stream_.expires_never();
+        if (ec) {
+            failed_ = true;
+            co_return false;
+        }
+        out += body;
+        body.clear();
+        co_return true;
+    }
+
+    bool failed() const override { return failed_; }
+
+private:
+    beast::tcp_stream& stream_;
+    beast::flat_buffer& buffer_;
+    http::request_parser<http::string_body>& parser_;
+    std::chrono::seconds timeout_;
+    bool failed_ = false;
+};
+
 bool expects_continue(const http_request& req) {
     const auto it = req.find(http::field::expect);
     return it != req.end() && beast::iequals(it->value(), "100-continue");
@@ -60,7 +102,8 @@ bool expects_continue(const http_request& req) {
 }  // namespace
 
 http_connection::http_connection(tcp::socket socket, std::uint64_t id, const router& routes,
-                                 counter& requests, http_limits limits, connection_error_page errors)
+                                 counter& requests, http_limits limits,
+                                 connection_error_page errors, const cors_policy* cors)
     : stream_(std::move(socket)),
       buffer_(limits.max_header_bytes + read_chunk_bytes),
       transport_{stream_, buffer_},
@@ -69,6 +112,7 @@ http_connection::http_connection(tcp::socket socket, std::uint64_t id, const rou
       requests_(requests),
       limits_(limits),
       errors_(std::move(errors)),
+      cors_(cors),
       finish_(std::make_shared<finish_signal>()) {
     boost::system::error_code ec;
     peer_ = stream_.socket().remote_endpoint(ec);
@@ -118,13 +162,21 @@ asio::awaitable<void> http_connection::run() {
         stream_.expires_after(limits_.request_timeout);
         co_await http::async_read_header(stream_, buffer_, parser,
                                          asio::redirect_error(asio::use_awaitable, ec));
+        bool streamed = false;
+        if (!ec) {
+            const auto target = parser.get().target();
+            streamed = routes_.streams_body(parser.get().method(),
+                                            std::string_view(target.data(), target.size()));
+        }
         if (!ec && !parser.is_done()) {
             if (expects_continue(parser.get())) {
                 http::response<http::empty_body> go_on{http::status::continue_, 11};
                 co_await http::async_write(stream_, go_on,
                                            asio::redirect_error(asio::use_awaitable, ec));
             }
-            if (!ec) {
+            if (!ec && streamed) {
+                parser.body_limit(boost::none);  // read piecewise; the handler bounds what it keeps
+            } else if (!ec) {
                 co_await http::async_read(stream_, buffer_, parser,
                                           asio::redirect_error(asio::use_awaitable, ec));
             }
@@ -145,19 +197,39 @@ asio::awaitable<void> http_connection::run() {
 
         requests_.inc();
         http_request_context ctx;
-        ctx.req = parser.release();
+        std::optional<streamed_body> body;
+        if (streamed) {
+            ctx.req = parser.get();  // the header; the body follows through ctx.body
+            body.emplace(stream_, buffer_, parser, limits_.request_timeout);
+            ctx.body = &*body;
+        } else {
+            ctx.req = parser.release();
+        }
         const bool client_keeps_alive = ctx.req.keep_alive();
         ctx.peer = peer_;
         ctx.executor = stream_.get_executor();
         ctx.finish = finish_;
         ctx.stream = &transport_;
+        if (cors_ && cors_->enabled()) {
+            const auto origin = ctx.req.find(http::field::origin);
+            if (origin != ctx.req.end()) {
+                ctx.cors_origin =
+                    cors_->allow(std::string_view(origin->value().data(), origin->value().size()));
+            }
+        }
+        const std::string cors_origin = ctx.cors_origin;
 
         phase_ = phase::handling;
         stream_.expires_never();  // a long poll or a stream sets its own deadlines
         handler_result result;
         std::exception_ptr failure;
         try {
-            result = co_await routes_.dispatch(std::move(ctx));
+            if (!cors_origin.empty() && ctx.req.method() == http::verb::options &&
+                ctx.req.find(http::field::access_control_request_method) != ctx.req.end()) {
+                result = cors_->preflight(ctx.req, cors_origin);  // a preflight reaches no route
+            } else {
+                result = co_await routes_.dispatch(std::move(ctx));
+            }
         } catch (...) {
             failure = std::current_exception();
         }
@@ -174,7 +246,16 @@ asio::awaitable<void> http_connection::run() {
 
         auto& res = std::get<http_response>(result);
         res.set(http::field::server, "sluice");
-        const bool again = client_keeps_alive && !finish_->requested();
+        if (!cors_origin.empty()) {
+            res.set(http::field::access_control_allow_origin, cors_origin);
+            if (cors_origin != "*") {
+                res.set(http::field::vary, "Origin");
+            }
+        }
+        // A streamed-body route that answered without reading its whole body leaves bytes that
+        // are not the next request.
+        const bool again = client_keeps_alive && !finish_->requested() &&
+                           (!streamed || parser.is_done());
         res.keep_alive(again);
         phase_ = phase::writing;
         stream_.expires_after(limits_.write_timeout);

@@ -21,6 +21,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include "gateway/http/router.h"
+#include "gateway/http/cors.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/metrics.h"
 
@@ -28,7 +29,8 @@ namespace sluice::gateway {
 
 /// Every read of an HTTP connection has a size limit and a deadline.
 struct http_limits {
-    /// Larger bodies are answered 413 (the REST front will make this configurable).
+    /// Larger bodies are answered 413 (the SQS listener's bound; the HTTP front's is
+    /// http.request.max.bytes, 64 MiB, set by http_settings).
     std::uint64_t max_body_bytes = 16 * 1024 * 1024;
     /// Larger request lines plus headers are answered 431.
     std::uint32_t max_header_bytes = 16 * 1024;
@@ -59,7 +61,8 @@ using connection_error_page = std::function<http_response(unsigned status, std::
 class http_connection : public std::enable_shared_from_this<http_connection> {
 public:
     http_connection(boost::asio::ip::tcp::socket socket, std::uint64_t id, const router& routes,
-                    counter& requests, http_limits limits, connection_error_page errors = {});
+                    counter& requests, http_limits limits, connection_error_page errors = {},
+                    const cors_policy* cors = nullptr);
 
     boost::asio::awaitable<void> run();
     void stop(stop_mode mode);
@@ -80,6 +83,7 @@ private:
     counter& requests_;
     http_limits limits_;
     connection_error_page errors_;
+    const cors_policy* cors_;  // null: no CORS
     boost::asio::ip::tcp::endpoint peer_;
     std::shared_ptr<finish_signal> finish_;
     phase phase_ = phase::idle;

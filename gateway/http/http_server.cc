@@ -3,7 +3,11 @@
 #include <memory>
 
 #include "gateway/http/group_routes.h"
+#include "gateway/http/rest/consumer_registry.h"
+#include "gateway/http/rest/rest_routes.h"
+#include "gateway/http/sse_stream.h"
 #include "gateway/http/ui_routes.h"
+#include "gateway/ws/ws_session.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -23,9 +27,10 @@ asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_req
 }  // namespace
 
 http_server::http_server(io_pool& pool, services& svc, connection_tracker& tracker,
-                         const endpoint& where, http_limits limits)
+                         const endpoint& where, http_settings settings)
     : svc_(svc),
-      limits_(limits),
+      settings_(std::move(settings)),
+      producer_(svc.topics, svc.records, settings_.producer_acks),
       requests_(svc.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
       listener_(pool, tracker, svc.metrics, listener_options{"http", "--http", ""}, where,
                 [this](tcp::socket socket, std::uint64_t id) {
@@ -36,12 +41,44 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
         return metrics_page(m, std::move(ctx));
     });
     add_group_routes(router_, svc.groups);
+    rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
+        svc.topics, svc.records, svc.groups, settings_, svc.kafka.cluster_id, svc.kafka.node_id,
+        producer_});
+    consumers_ = std::make_unique<rest::consumer_registry>(
+        *rest_, [&pool] { return pool.next().get_executor(); });
+    if (settings_.api_v2_enable) {
+        rest::add_v2_produce_routes(router_, *rest_);
+        rest::add_v2_metadata_routes(router_, *rest_);
+        rest::add_v2_consumer_routes(router_, *rest_, *consumers_);
+    }
+    if (settings_.api_v3_enable) {
+        rest::add_v3_routes(router_, *rest_);
+    }
+    ws_ = std::make_unique<ws::ws_context>(
+        ws::ws_context{*rest_, [&pool] { return pool.next().get_executor(); }});
+    ws::add_ws_route(router_, *ws_);
+    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
     add_ui_routes(router_);
 }
 
+http_server::~http_server() = default;
+
+void http_server::start() {
+    consumers_->start();
+    listener_.start();
+}
+
+void http_server::stop() {
+    listener_.stop();
+    consumers_->stop();
+}
+
+std::size_t http_server::pending() const { return consumers_->pending(); }
+
 connection_session http_server::open(tcp::socket socket, std::uint64_t id) {
     auto conn = std::make_shared<http_connection>(std::move(socket), id, router_, requests_,
-                                                  limits_);
+                                                  settings_.limits, connection_error_page{},
+                                                  &settings_.cors);
     return connection_session{conn->run(), [conn](stop_mode mode) { conn->stop(mode); }};
 }
 

@@ -1,6 +1,7 @@
-// The HTTP listener: /healthz, /metrics (Prometheus text), the group views (/v1/groups), and
-// the routes later fronts add (REST Proxy, WebSocket, SSE, console). Boost.Beast over the
-// shared io_pool, through the common tcp_listener; requests are answered by the router.
+// The HTTP listener: /healthz, /metrics (Prometheus text), the group views (/v1/groups), the
+// REST Proxy API (v2 and v3), and the routes later fronts add (WebSocket, SSE, console).
+// Boost.Beast over the shared io_pool, through the common tcp_listener; requests are answered
+// by the router.
 //
 // Lifecycle: constructed by run_server (binds immediately and registers the built-in
 // routes), more routes may be added through routes() before start(); stop() stops accepting
@@ -9,10 +10,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include <boost/asio/ip/tcp.hpp>
 
 #include "gateway/http/http_connection.h"
+#include "gateway/http/http_settings.h"
+#include "gateway/http/record_producer.h"
 #include "gateway/http/router.h"
 #include "gateway/server/config.h"
 #include "gateway/server/connection_tracker.h"
@@ -22,26 +26,42 @@
 
 namespace sluice::gateway {
 
+namespace rest {
+struct rest_context;
+class consumer_registry;
+}
+namespace ws {
+struct ws_context;
+}
+
 class http_server {
 public:
     /// Binds and listens (throws std::runtime_error naming --http and the address).
     http_server(io_pool& pool, services& svc, connection_tracker& tracker, const endpoint& where,
-                http_limits limits = {});
+                http_settings settings = {});
+    ~http_server();
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
     /// The route table; add routes before start() only.
     router& routes() { return router_; }
 
-    void start() { listener_.start(); }
-    void stop() { listener_.stop(); }
+    void start();
+    /// Stops accepting and ends the background work (REST consumer members); pending() tells
+    /// when that has finished.
+    void stop();
+    std::size_t pending() const;
 
 private:
     /// The connection_handler: an http_connection per socket.
     connection_session open(boost::asio::ip::tcp::socket socket, std::uint64_t id);
 
     services& svc_;
-    http_limits limits_;
+    http_settings settings_;
     router router_;
+    record_producer producer_;
+    std::unique_ptr<rest::rest_context> rest_;
+    std::unique_ptr<rest::consumer_registry> consumers_;
+    std::unique_ptr<ws::ws_context> ws_;
     counter& requests_;
     tcp_listener listener_;
 };

@@ -187,6 +187,7 @@ struct router::node {
         route_handler handler;
         std::string pattern;
         std::vector<std::string> capture_names;  // in path order; a rest's name last
+        bool streamed_body = false;
     };
     std::map<std::string, std::unique_ptr<node>, std::less<>> literals;
     std::unique_ptr<node> capture;
@@ -197,7 +198,8 @@ struct router::node {
 router::router() : root_(std::make_unique<node>()) {}
 router::~router() = default;
 
-void router::add(http::verb method, std::string_view pattern, route_handler handler) {
+void router::add(http::verb method, std::string_view pattern, route_handler handler,
+                 bool streamed_body) {
     if (pattern.empty() || pattern.front() != '/') {
         throw std::invalid_argument("route pattern '" + std::string(pattern) +
                                     "' must start with '/'");
@@ -250,8 +252,8 @@ void router::add(http::verb method, std::string_view pattern, route_handler hand
                                     std::string(pattern) + " already registered (as " +
                                     at->routes.at(method).pattern + ")");
     }
-    at->routes.emplace(method,
-                       node::route{std::move(handler), std::string(pattern), std::move(names)});
+    at->routes.emplace(method, node::route{std::move(handler), std::string(pattern),
+                                           std::move(names), streamed_body});
 }
 
 namespace {
@@ -339,6 +341,7 @@ router::match router::find(http::verb method, std::string_view path) const {
         out.result = match::outcome::found;
         out.handler = &found->handler;
         out.pattern = found->pattern;
+        out.streamed_body = found->streamed_body;
         for (std::size_t i = 0; i < found_values.size(); ++i) {
             out.params.add(found->capture_names[i], std::move(found_values[i]));
         }
@@ -351,6 +354,12 @@ router::match router::find(http::verb method, std::string_view path) const {
     }
     out.result = w.malformed ? match::outcome::bad_request : match::outcome::not_found;
     return out;
+}
+
+bool router::streams_body(http::verb method, std::string_view path) const {
+    const auto q = path.find('?');
+    const auto m = find(method, path.substr(0, q));
+    return m.result == match::outcome::found && m.streamed_body;
 }
 
 namespace {

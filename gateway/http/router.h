@@ -114,6 +114,19 @@ struct connection_stream {
     bool taken = false;
 };
 
+/// The body of a request whose route reads it as it arrives (the v3 streamed produce): the
+/// connection hands the handler the request once its header is read. Owned by the connection;
+/// valid until the handler's awaitable completes.
+class body_reader {
+public:
+    virtual ~body_reader() = default;
+    /// Appends the next bytes of the body to `out` (at most a read buffer's worth); false at
+    /// the end of the body or when the body cannot be read (see failed()).
+    virtual boost::asio::awaitable<bool> read_some(std::string& out) = 0;
+    /// True when reading stopped on an error (the peer closed, a deadline, a malformed chunk).
+    virtual bool failed() const = 0;
+};
+
 /// What a handler sees. Taken by value: handlers are coroutines (STYLE.md section 5).
 struct http_request_context {
     http_request req;
@@ -130,6 +143,12 @@ struct http_request_context {
     /// The transport, for handlers that take the connection over; null without a socket
     /// (unit tests).
     connection_stream* stream = nullptr;
+    /// The Access-Control-Allow-Origin value for this request when CORS is on and its Origin
+    /// is allowed (the connection adds it to buffered answers; streams add it themselves).
+    std::string cors_origin;
+    /// Routes added with a streamed body: the body, to read as it arrives (req.body() is then
+    /// empty). Null for every other route.
+    body_reader* body = nullptr;
 };
 
 /// A handler's result: the response to send, or stream_taken when the handler used
@@ -150,13 +169,20 @@ public:
 
     /// Adds `method pattern`. Throws std::invalid_argument for a malformed pattern or one
     /// already registered for `method` (captures at the same places, whatever their names).
-    void add(boost::beast::http::verb method, std::string_view pattern, route_handler handler);
+    /// With `streamed_body` the handler gets the request after its header and reads the body
+    /// itself (http_request_context::body); it then writes its answer on ctx.stream.
+    void add(boost::beast::http::verb method, std::string_view pattern, route_handler handler,
+             bool streamed_body = false);
+
+    /// True when `method path` (no query) reaches a route added with a streamed body.
+    bool streams_body(boost::beast::http::verb method, std::string_view path) const;
 
     struct match {
         enum class outcome { found, not_found, method_not_allowed, bad_request };
         outcome result = outcome::not_found;
         /// found: the handler (owned by the router) and the route's pattern.
         const route_handler* handler = nullptr;
+        bool streamed_body = false;
         std::string pattern;
         param_list params;
         /// method_not_allowed: the methods the path accepts, as for the Allow header.

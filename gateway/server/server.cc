@@ -23,6 +23,7 @@
 #include "backend/native/native_backend.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
+#include "gateway/http/http_settings.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/backend_metrics.h"
@@ -358,6 +359,7 @@ int run_server(const config& cfg) {
     // is a mistake: refuse to start, naming it.
     backend::native::native_options native_opts = read_native_options(cfg);
     const kafka_settings kafka_cfg = read_kafka_settings(cfg, cluster_id);
+    http_settings http_cfg = read_http_settings(cfg);
     const sqs_config sqs_cfg = read_sqs_settings(cfg);
     native_opts.queues = sqs_cfg.queues;
     native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
@@ -397,7 +399,7 @@ int run_server(const config& cfg) {
         listening += " kafka=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     if (cfg.http.enabled) {
-        http = std::make_unique<http_server>(pool, svc, tracker, cfg.http);
+        http = std::make_unique<http_server>(pool, svc, tracker, cfg.http, std::move(http_cfg));
         auto ep = http->local_endpoint();
         listening += " http=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
@@ -448,9 +450,11 @@ int run_server(const config& cfg) {
     // connections can finish.
     be.stop();
     tracker.stop_all(stop_mode::finish);
-    auto wait_for_connections = [&tracker](std::chrono::milliseconds limit) {
+    // Connections, and the HTTP front's background work (REST consumers' group members).
+    auto busy = [&] { return tracker.size() + (http ? http->pending() : 0); };
+    auto wait_for_connections = [&busy](std::chrono::milliseconds limit) {
         const auto deadline = std::chrono::steady_clock::now() + limit;
-        while (tracker.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+        while (busy() > 0 && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     };

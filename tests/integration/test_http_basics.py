@@ -7,9 +7,22 @@ import socket
 import threading
 import time
 
-from harness import connect
+import pytest
 
+from harness import Sluice, connect
+
+# The body limit is a setting (http.request.max.bytes, default 64 MiB); these tests set 16 MiB.
 MAX_BODY = 16 * 1024 * 1024
+
+
+@pytest.fixture
+def limited():
+    """A sluice whose HTTP body limit is MAX_BODY."""
+    s = Sluice(settings={"http.request.max.bytes": MAX_BODY}).start()
+    try:
+        yield s
+    finally:
+        s.close()
 
 
 def request(method, target, body=b"", headers=()):
@@ -138,7 +151,8 @@ def test_group_views_keep_their_answers(broker):
         assert r.response()[0] == 404
 
 
-def test_body_within_the_limit_is_read_and_the_connection_stays(broker):
+def test_body_within_the_limit_is_read_and_the_connection_stays(limited):
+    broker = limited
     with connect(broker.http_port) as s:
         r = Reader(s)
         s.sendall(request("POST", "/healthz", b"y" * (1024 * 1024)))
@@ -147,7 +161,8 @@ def test_body_within_the_limit_is_read_and_the_connection_stays(broker):
         assert r.response()[0] == 200
 
 
-def test_oversized_declared_body_is_413_and_the_server_still_serves(broker):
+def test_oversized_declared_body_is_413_and_the_server_still_serves(limited):
+    broker = limited
     with connect(broker.http_port) as s:
         s.sendall(request("POST", "/healthz").replace(b"Content-Length: 0",
                                                       b"Content-Length: %d" % (MAX_BODY + 1)))
@@ -160,7 +175,8 @@ def test_oversized_declared_body_is_413_and_the_server_still_serves(broker):
     assert healthz_ok(broker.http_port)
 
 
-def test_oversized_body_sent_in_full_is_413(broker):
+def test_oversized_body_sent_in_full_is_413(limited):
+    broker = limited
     with connect(broker.http_port, timeout=30) as s:
         payload = request("POST", "/healthz", b"z" * (MAX_BODY + 1))
         errors = []
@@ -179,7 +195,8 @@ def test_oversized_body_sent_in_full_is_413(broker):
     assert healthz_ok(broker.http_port)
 
 
-def test_oversized_chunked_body_is_413(broker):
+def test_oversized_chunked_body_is_413(limited):
+    broker = limited
     with connect(broker.http_port, timeout=30) as s:
         head = (b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         chunk = b"%x\r\n" % (MAX_BODY + 1) + b"c" * 1024

@@ -1,0 +1,174 @@
+// A REST Proxy v2 consumer instance (owned by gateway/http/rest): what POST /consumers/{group}
+// creates. It is a real member of its consumer group (a group_member with static membership),
+// or reads partitions assigned by hand; it keeps a position per partition, reads with a long
+// poll that parks in the backend (never on an io thread), commits what it consumed, and can
+// be stored (consumer_store) so that it survives a restart of sluice.
+//
+//   POST subscription --> group_member (join, sync, heartbeat) --> assigned partitions
+//   POST assignments  ------------------------------------------> assigned partitions
+//   GET records: positions of the assigned partitions (stored, committed, or auto.offset.reset)
+//                --> read_records (long poll) --> JSON --> positions advance (and are stored)
+//
+// Lifecycle: created by the consumer_registry (or restored by it at start-up); stop() ends the
+// member (leaving the group when the instance is deleted or expires, not at shutdown, so that
+// the restarted instance keeps its partitions). Concurrency: every method is thread-safe;
+// state is guarded by one mutex held only across non-suspending code; reads of one instance
+// run one at a time, in arrival order.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "gateway/http/async_event.h"
+#include "gateway/http/error_mapping.h"
+#include "gateway/http/group_member.h"
+#include "gateway/http/rest/media_type.h"
+#include "gateway/http/rest/rest_support.h"
+
+namespace sluice::gateway::rest {
+
+struct topic_partition {
+    topic_name topic;
+    partition_id partition;
+    auto operator<=>(const topic_partition&) const = default;
+    bool operator==(const topic_partition&) const = default;
+};
+
+enum class offset_reset { earliest, latest, none };
+
+/// What POST /consumers/{group} configures.
+struct instance_config {
+    media format = media::binary;  // binary or json
+    offset_reset auto_offset_reset = offset_reset::latest;
+    bool auto_commit = true;
+    std::optional<std::int32_t> fetch_min_bytes;
+    std::optional<std::chrono::milliseconds> request_timeout;
+};
+
+/// An instance as consumer_store keeps it.
+struct stored_instance {
+    sluice::group_id group;
+    std::string name;
+    instance_config config;
+    std::vector<topic_name> topics;     // subscribed topics
+    std::optional<std::string> pattern;  // or a subscribed pattern
+    std::vector<topic_partition> assigned;  // or partitions assigned by hand
+    std::map<topic_partition, std::int64_t> positions;
+};
+
+class consumer_instance : public std::enable_shared_from_this<consumer_instance> {
+public:
+    consumer_instance(rest_context& rc, boost::asio::any_io_executor ex, sluice::group_id group,
+                      std::string name, instance_config config);
+    ~consumer_instance();
+
+    const sluice::group_id& group() const { return group_; }
+    const std::string& name() const { return name_; }
+    const instance_config& config() const { return config_; }
+
+    // --- subscription and assignment (errors are REST errors, empty on success) -----------
+    std::optional<error> subscribe(std::vector<topic_name> topics);
+    std::optional<error> subscribe_pattern(const std::string& pattern);
+    void unsubscribe();
+    /// The subscribed topics (for a pattern: the topics it matches now).
+    std::vector<std::string> subscription() const;
+    std::optional<error> assign(std::vector<topic_partition> partitions);
+    std::vector<topic_partition> assignment() const;
+
+    // --- positions -------------------------------------------------------------------------
+    std::optional<error> seek(const std::vector<std::pair<topic_partition, std::int64_t>>& to);
+    enum class seek_kind { beginning, end };
+    boost::asio::awaitable<std::optional<error>> seek_to(std::vector<topic_partition> parts,
+                                                         seek_kind kind);
+    boost::asio::awaitable<std::optional<error>> seek_to_time(
+        std::vector<std::pair<topic_partition, std::int64_t>> times);
+
+    // --- reading and committing --------------------------------------------------------------
+    /// A JSON array of records (the answer body), or the error. `timeout` <= 0: the instance's
+    /// request timeout; `max_bytes` <= 0: consumer.request.max.bytes.
+    boost::asio::awaitable<std::variant<std::string, error>> read(
+        std::chrono::milliseconds timeout, std::int64_t max_bytes);
+
+    struct commit_entry {
+        topic_partition tp;
+        std::int64_t offset = 0;  // the last consumed offset: offset + 1 is committed
+        std::optional<std::string> metadata;
+    };
+    /// Commits `entries`, or with nullopt every assigned partition's position. The answer
+    /// lists {topic, partition, consumed, committed}.
+    boost::asio::awaitable<std::variant<std::string, error>> commit(
+        std::optional<std::vector<commit_entry>> entries);
+    /// {"offsets":[{topic, partition, offset, metadata}]} for the partitions with a commit.
+    boost::asio::awaitable<std::variant<std::string, error>> committed(
+        std::vector<topic_partition> parts);
+
+    // --- lifecycle ---------------------------------------------------------------------------
+    void touch();
+    bool expired(std::chrono::steady_clock::time_point now) const;
+    /// Ends the group member; `leave` as for group_member::stop.
+    void stop(bool leave);
+    bool done() const;
+
+    stored_instance to_stored() const;
+    /// Puts a stored state back (after a restart): subscription, assignment, positions (used
+    /// for the partitions the first assignment gives back).
+    void restore(const stored_instance& s);
+
+    /// Stores the instance's state now (after a subscription, assignment or seek change).
+    boost::asio::awaitable<void> save();
+    /// Called (with the instance's state) after every change worth storing.
+    void set_persist(std::function<boost::asio::awaitable<void>(stored_instance)> persist) {
+        persist_ = std::move(persist);
+    }
+
+private:
+    struct held_partitions {
+        bool stable = true;  // false while the group rebalances
+        bool member = false;
+        std::int32_t generation = -1;
+        std::string member_id;
+        std::vector<topic_partition> parts;
+    };
+
+    held_partitions held() const;
+    void ensure_member();
+    boost::asio::awaitable<std::optional<error>> fill_positions(const held_partitions& h);
+    boost::asio::awaitable<void> commit_held(const group_member::state& held);
+    boost::asio::awaitable<std::optional<error>> commit_offsets(
+        const held_partitions& h, const std::map<topic_partition, std::int64_t>& offsets,
+        const std::map<topic_partition, std::optional<std::string>>& metadata);
+    std::chrono::milliseconds request_timeout() const;
+
+    rest_context& rc_;
+    boost::asio::any_io_executor ex_;
+    const sluice::group_id group_;
+    const std::string name_;
+    const instance_config config_;
+    std::function<boost::asio::awaitable<void>(stored_instance)> persist_;
+
+    mutable std::mutex mu_;
+    std::shared_ptr<group_member> member_;
+    std::vector<topic_partition> manual_;
+    std::map<topic_partition, std::int64_t> positions_;
+    /// Positions stored before a restart, for the first assignment after it.
+    std::map<topic_partition, std::int64_t> restored_;
+    std::chrono::steady_clock::time_point last_used_;
+    bool reading_ = false;
+    bool stopped_ = false;
+    async_event read_done_;
+};
+
+/// The member's static instance id for a REST instance name.
+std::string rest_instance_id(const std::string& name);
+
+}  // namespace sluice::gateway::rest

@@ -1,0 +1,270 @@
+#include "gateway/http/rest/consumer_store.h"
+
+#include <map>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "gateway/http/record_reader.h"
+#include "gateway/kafka/logger.h"
+#include "protocol/kafka/record_batch_builder.h"
+
+namespace sluice::gateway::rest {
+namespace api = backend::api;
+namespace kafka = protocol::kafka;
+
+namespace {
+
+std::string key_of(const sluice::group_id& group, const std::string& name) {
+    std::string k = group.value;
+    k.push_back('\0');
+    k += name;
+    return k;
+}
+
+const char* reset_name(offset_reset r) {
+    switch (r) {
+        case offset_reset::earliest: return "earliest";
+        case offset_reset::latest: return "latest";
+        case offset_reset::none: return "none";
+    }
+    return "latest";
+}
+
+}  // namespace
+
+consumer_store::consumer_store(api::topics& topics, api::records& records,
+                               boost::asio::any_io_executor ex)
+    : topics_(topics), records_(records), strand_(boost::asio::make_strand(ex)) {}
+
+std::string consumer_store::encode(const stored_instance& s) {
+    json::writer w;
+    w.start_object();
+    w.field("group", s.group.value);
+    w.field("name", s.name);
+    w.field("format", s.config.format == media::json ? "json" : "binary");
+    w.field("auto_offset_reset", reset_name(s.config.auto_offset_reset));
+    w.key("auto_commit");
+    w.boolean(s.config.auto_commit);
+    w.key("fetch_min_bytes");
+    if (s.config.fetch_min_bytes) {
+        w.int64(*s.config.fetch_min_bytes);
+    } else {
+        w.null();
+    }
+    w.key("request_timeout_ms");
+    if (s.config.request_timeout) {
+        w.int64(s.config.request_timeout->count());
+    } else {
+        w.null();
+    }
+    w.key("topics");
+    w.start_array();
+    for (const auto& t : s.topics) {
+        w.string(t.value);
+    }
+    w.end_array();
+    w.key("pattern");
+    if (s.pattern) {
+        w.string(*s.pattern);
+    } else {
+        w.null();
+    }
+    w.key("assigned");
+    w.start_array();
+    for (const auto& tp : s.assigned) {
+        w.start_object();
+        w.field("topic", tp.topic.value);
+        w.field("partition", tp.partition.value);
+        w.end_object();
+    }
+    w.end_array();
+    w.key("positions");
+    w.start_array();
+    for (const auto& [tp, off] : s.positions) {
+        w.start_object();
+        w.field("topic", tp.topic.value);
+        w.field("partition", tp.partition.value);
+        w.field("offset", off);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    return w.str();
+}
+
+std::optional<stored_instance> consumer_store::decode(std::string_view text) {
+    json::document doc;
+    if (json::parse(text, doc) || !doc.IsObject()) {
+        return std::nullopt;
+    }
+    stored_instance s;
+    auto group = json::get_string(doc, "group");
+    auto name = json::get_string(doc, "name");
+    if (!group || !name) {
+        return std::nullopt;
+    }
+    s.group = sluice::group_id(std::string(*group));
+    s.name = std::string(*name);
+    s.config.format = json::get_string(doc, "format") == std::optional<std::string_view>("json")
+                          ? media::json
+                          : media::binary;
+    const auto reset = json::get_string(doc, "auto_offset_reset").value_or("latest");
+    s.config.auto_offset_reset = reset == "earliest" ? offset_reset::earliest
+                                 : reset == "none"   ? offset_reset::none
+                                                     : offset_reset::latest;
+    s.config.auto_commit = json::get_bool(doc, "auto_commit").value_or(true);
+    if (auto v = json::get_int(doc, "fetch_min_bytes")) {
+        s.config.fetch_min_bytes = static_cast<std::int32_t>(*v);
+    }
+    if (auto v = json::get_int(doc, "request_timeout_ms")) {
+        s.config.request_timeout = std::chrono::milliseconds(*v);
+    }
+    if (const auto* t = json::member(doc, "topics"); t && t->IsArray()) {
+        for (const auto& v : t->GetArray()) {
+            if (v.IsString()) {
+                s.topics.emplace_back(std::string(json::as_view(v)));
+            }
+        }
+    }
+    if (auto p = json::get_string(doc, "pattern")) {
+        s.pattern = std::string(*p);
+    }
+    auto read_tp = [](const json::value& v) -> std::optional<topic_partition> {
+        auto topic = json::get_string(v, "topic");
+        auto partition = json::get_int(v, "partition");
+        if (!topic || !partition) {
+            return std::nullopt;
+        }
+        return topic_partition{topic_name(std::string(*topic)),
+                               partition_id(static_cast<std::int32_t>(*partition))};
+    };
+    if (const auto* a = json::member(doc, "assigned"); a && a->IsArray()) {
+        for (const auto& v : a->GetArray()) {
+            if (auto tp = read_tp(v)) {
+                s.assigned.push_back(*tp);
+            }
+        }
+    }
+    if (const auto* p = json::member(doc, "positions"); p && p->IsArray()) {
+        for (const auto& v : p->GetArray()) {
+            auto tp = read_tp(v);
+            auto off = json::get_int(v, "offset");
+            if (tp && off) {
+                s.positions[*tp] = *off;
+            }
+        }
+    }
+    return s;
+}
+
+boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
+    std::vector<stored_instance> out;
+    const topic_name name{std::string(topic)};
+    auto d = co_await topics_.describe(name);
+    if (!d) {
+        co_return out;
+    }
+    std::vector<api::offset_query> queries;
+    queries.push_back({name, partition_id(0), api::offset_spec{api::offset_spec::kind::earliest, -1}});
+    queries.push_back({name, partition_id(0), api::offset_spec{api::offset_spec::kind::latest, -1}});
+    auto ends = co_await records_.list_offsets(std::move(queries), api::isolation::read_uncommitted);
+    if (ends.size() != 2 || ends[0].error || ends[1].error) {
+        http_log().warn("REST consumers: cannot read {}: its offsets are unknown", topic);
+        co_return out;
+    }
+    std::map<std::string, std::optional<std::string>> latest;
+    std::vector<read_position> pos{{name, partition_id(0), ends[0].off}};
+    const std::int64_t end = ends[1].off.value;
+    while (pos[0].next.value < end) {
+        auto sink = [&](std::size_t, const kafka::record_view& r) {
+            if (!r.key) {
+                return true;
+            }
+            std::string key(protocol::as_chars(*r.key));
+            latest[key] = r.value ? std::optional<std::string>(std::string(protocol::as_chars(*r.value)))
+                                  : std::nullopt;
+            return true;
+        };
+        read_limits limits;
+        limits.max_bytes = 16 * 1024 * 1024;
+        limits.partition_max_bytes = 16 * 1024 * 1024;
+        auto res = co_await read_records(records_, pos, limits, sink);
+        if (res[0].error || res[0].next.value <= pos[0].next.value) {
+            if (res[0].error) {
+                http_log().warn("REST consumers: reading {} failed: {}", topic,
+                                res[0].error.message());
+            }
+            break;
+        }
+        pos[0].next = res[0].next;
+    }
+    for (const auto& [key, value] : latest) {
+        if (!value) {
+            continue;
+        }
+        if (auto s = decode(*value)) {
+            out.push_back(std::move(*s));
+        }
+    }
+    topic_ready_ = true;
+    co_return out;
+}
+
+boost::asio::awaitable<void> consumer_store::save(stored_instance s) {
+    co_await write(key_of(s.group, s.name), encode(s));
+}
+
+boost::asio::awaitable<void> consumer_store::erase(sluice::group_id group, std::string name) {
+    co_await write(key_of(group, name), std::nullopt);
+}
+
+boost::asio::awaitable<void> consumer_store::write(std::string key,
+                                                   std::optional<std::string> value) {
+    co_await boost::asio::co_spawn(strand_, write_on_strand(std::move(key), std::move(value)),
+                                   boost::asio::use_awaitable);
+}
+
+boost::asio::awaitable<void> consumer_store::write_on_strand(std::string key,
+                                                             std::optional<std::string> value) {
+    const topic_name name{std::string(topic)};
+    if (!topic_ready_) {
+        api::new_topic spec;
+        spec.name = name;
+        spec.partitions = 1;
+        spec.configs = {{"cleanup.policy", "compact"}};
+        auto created = co_await topics_.create(std::move(spec));
+        if (!created && api::reason(created.error().code) != api::errc::topic_already_exists) {
+            http_log().warn("REST consumers: cannot create {}: {}", topic,
+                            created.error().message.empty() ? created.error().code.message()
+                                                            : created.error().message);
+            co_return;
+        }
+        topic_ready_ = true;
+    }
+    kafka::record_batch_builder builder;
+    builder.add(protocol::as_bytes(key),
+                value ? std::optional<protocol::bytes_view>(protocol::as_bytes(*value))
+                      : std::nullopt,
+                now_ms());
+    auto batch = builder.finish();
+    if (!batch) {
+        co_return;
+    }
+    api::produce_request req;
+    req.acks = api::acks::leader;
+    auto& t = req.topics.emplace_back();
+    t.topic = name;
+    t.partitions.push_back(api::produce_partition{partition_id(0), batch->mutable_view()});
+    auto res = co_await records_.produce(std::move(req));
+    for (const auto& rt : res.topics) {
+        for (const auto& rp : rt.partitions) {
+            if (rp.error) {
+                http_log().warn("REST consumers: storing an instance failed: {}",
+                                rp.error.message());
+            }
+        }
+    }
+}
+
+}  // namespace sluice::gateway::rest

@@ -1,0 +1,65 @@
+// Where REST consumer instances are kept so that they survive a restart of sluice (owned by
+// gateway/http/rest). Backend-agnostic: a compacted topic written and read through
+// api::topics and api::records only, so that the same store works over a Kafka cluster.
+//
+// Topic _sluice_rest_consumers (1 partition, cleanup.policy=compact), created on the first
+// write. One record per instance:
+//   key    "<group>\0<instance name>"
+//   value  JSON {"group","name","format","auto_offset_reset","auto_commit","fetch_min_bytes",
+//          "request_timeout_ms","topics":[..],"pattern","assigned":[{"topic","partition"}],
+//          "positions":[{"topic","partition","offset"}]}; null (a tombstone) once deleted
+// Written after every change of subscription, assignment or position (acks=1: a crash of the
+// process loses nothing written, a crash of the machine what was not yet flushed); read once
+// at start-up, the last record of each key winning. Committed offsets stay in the group, as
+// for any consumer; the stored position is where the instance had read to, which is where it
+// resumes (the REST Proxy instead forgets its instances and answers 40403).
+//
+// Concurrency: thread-safe; writes go through one strand, so the records of one caller land
+// in call order.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "gateway/http/rest/consumer_instance.h"
+
+#include "backend/api/records.h"
+#include "backend/api/topics.h"
+
+namespace sluice::gateway::rest {
+
+class consumer_store {
+public:
+    static constexpr const char* topic = "_sluice_rest_consumers";
+
+    consumer_store(backend::api::topics& topics, backend::api::records& records,
+                   boost::asio::any_io_executor ex);
+
+    /// Every stored instance (none when the topic does not exist yet).
+    boost::asio::awaitable<std::vector<stored_instance>> load();
+    /// Writes the instance's state; returns once appended.
+    boost::asio::awaitable<void> save(stored_instance s);
+    /// Writes the tombstone of an instance.
+    boost::asio::awaitable<void> erase(sluice::group_id group, std::string name);
+
+    /// The encoding of one instance (exposed for tests).
+    static std::string encode(const stored_instance& s);
+    static std::optional<stored_instance> decode(std::string_view json);
+
+private:
+    boost::asio::awaitable<void> write(std::string key, std::optional<std::string> value);
+    boost::asio::awaitable<void> write_on_strand(std::string key, std::optional<std::string> value);
+
+    backend::api::topics& topics_;
+    backend::api::records& records_;
+    boost::asio::strand<boost::asio::any_io_executor> strand_;
+    std::atomic<bool> topic_ready_{false};
+};
+
+}  // namespace sluice::gateway::rest

@@ -1,0 +1,225 @@
+// REST Proxy v2 produce: POST /topics/{topic} and POST /topics/{topic}/partitions/{partition}.
+//
+// Body: {"records":[{"key":..,"value":..,"partition":n?,"headers":[..]?,"timestamp":..?}],
+// "key_schema"?, "value_schema"?, ...}; keys and values are base64 strings (binary) or JSON
+// values (json), by the Content-Type. Beyond the REST Proxy, a record may carry headers
+// ([{"name":"h","value":"<base64>"|null}], as API v3 has them) and a timestamp (milliseconds
+// since the epoch, or an RFC 3339 string). The answer lists one {"partition","offset",
+// "error_code","error"} per record, in order.
+#include "gateway/http/base64.h"
+#include "gateway/http/rest/record_json.h"
+#include "gateway/http/rest/rest_routes.h"
+
+namespace sluice::gateway::rest {
+namespace {
+
+using boost::beast::http::verb;
+
+struct record_error {
+    code c;
+    std::string message;
+};
+
+/// A key or value in the request's embedded format, as the bytes to store (nullopt: null).
+std::variant<std::optional<std::string>, record_error> data_of(const json::value* v, media format,
+                                                               std::string_view what) {
+    if (!v || v->IsNull()) {
+        return std::optional<std::string>();
+    }
+    if (format == media::json) {
+        return std::optional<std::string>(json::to_string(*v));
+    }
+    if (!v->IsString()) {
+        return record_error{code::serialization,
+                            "Error serializing message. " + std::string(what) + "=" +
+                                json::to_string(*v) + " is not a base64 string."};
+    }
+    auto bytes = base64_decode(json::as_view(*v));
+    if (!bytes) {
+        return record_error{code::serialization, "Error serializing message. " +
+                                                     std::string(what) +
+                                                     " is not a valid base64 string."};
+    }
+    return std::optional<std::string>(std::move(*bytes));
+}
+
+}  // namespace
+
+std::optional<std::string> read_headers(const json::value& v, outgoing_record& out) {
+    if (!v.IsArray()) {
+        return "headers must be an array of {\"name\", \"value\"}";
+    }
+    for (const auto& h : v.GetArray()) {
+        auto name = json::get_string(h, "name");
+        if (!name) {
+            return "every header needs a string name";
+        }
+        const json::value* value = json::member(h, "value");
+        if (!value || value->IsNull()) {
+            out.headers.emplace_back(std::string(*name), std::nullopt);
+            continue;
+        }
+        if (!value->IsString()) {
+            return "header " + std::string(*name) + ": the value must be a base64 string";
+        }
+        auto bytes = base64_decode(json::as_view(*value));
+        if (!bytes) {
+            return "header " + std::string(*name) + ": the value is not valid base64";
+        }
+        out.headers.emplace_back(std::string(*name), std::move(*bytes));
+    }
+    return std::nullopt;
+}
+
+std::optional<std::int64_t> read_timestamp(const json::value& v) {
+    if (v.IsInt64() && v.GetInt64() >= 0) {
+        return v.GetInt64();
+    }
+    if (v.IsString()) {
+        return parse_timestamp(json::as_view(v));
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_partition,
+                                                  http_request_context ctx) {
+    const media format = content_media(header(ctx.req, "Content-Type"));
+    if (format == media::unsupported) {
+        co_return v2_error(code::unsupported_media_type,
+                           std::string(unsupported_media_type_message));
+    }
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v2_json)) {
+        co_return std::move(*bad);
+    }
+    if (!doc.IsObject()) {
+        co_return v2_error(code::bad_request, "The request body must be a JSON object");
+    }
+    const json::value* recs = json::member(doc, "records");
+    if (!recs || !recs->IsArray() || recs->Empty()) {
+        co_return v2_error(code::invalid_payload,
+                           "Payload error. records must be a non-empty array");
+    }
+    if (format == media::schema) {
+        // compat: the REST Proxy checks that schemas come with the data before using them.
+        bool keys = false, values = false;
+        for (const auto& r : recs->GetArray()) {
+            const auto* k = json::member(r, "key");
+            const auto* v = json::member(r, "value");
+            keys = keys || (k && !k->IsNull());
+            values = values || (v && !v->IsNull());
+        }
+        if (keys && !json::member(doc, "key_schema") && !json::member(doc, "key_schema_id")) {
+            co_return v2_error(code::key_schema_missing,
+                               "Request includes keys but does not include key schema");
+        }
+        if (values && !json::member(doc, "value_schema") &&
+            !json::member(doc, "value_schema_id")) {
+            co_return v2_error(code::value_schema_missing,
+                               "Request includes values but does not include value schema");
+        }
+        co_return v2_error(code::invalid_schema,
+                           "Invalid schema: schema formats (avro, jsonschema, protobuf) need a "
+                           "schema registry, which sluice does not have");
+    }
+    const media embedded = format == media::json ? media::json : media::binary;
+
+    std::optional<std::int32_t> url_partition;
+    if (to_partition) {
+        url_partition = parse_partition(*ctx.params.get("partition"));
+        if (!url_partition) {
+            co_return v2_error(code::partition_not_found, std::string(partition_not_found_message));
+        }
+    }
+
+    std::vector<outgoing_record> out;
+    out.reserve(recs->Size());
+    for (const auto& r : recs->GetArray()) {
+        if (!r.IsObject()) {
+            co_return v2_error(code::invalid_payload, "Payload error. Every record must be an object");
+        }
+        auto& o = out.emplace_back();
+        auto key = data_of(json::member(r, "key"), embedded, "key");
+        if (auto* e = std::get_if<record_error>(&key)) {
+            co_return v2_error(e->c, e->message);
+        }
+        o.key = std::move(std::get<0>(key));
+        auto value = data_of(json::member(r, "value"), embedded, "value");
+        if (auto* e = std::get_if<record_error>(&value)) {
+            co_return v2_error(e->c, e->message);
+        }
+        o.value = std::move(std::get<0>(value));
+        if (const auto* p = json::member(r, "partition"); p && !p->IsNull()) {
+            if (!p->IsInt() || p->GetInt() < 0) {
+                co_return v2_error(code::invalid_payload,
+                                   "Payload error. partition must be a non-negative integer");
+            }
+            o.partition = p->GetInt();
+        } else {
+            o.partition = url_partition;
+        }
+        if (const auto* h = json::member(r, "headers"); h && !h->IsNull()) {
+            if (auto why = read_headers(*h, o)) {
+                co_return v2_error(code::invalid_payload, "Payload error. " + *why);
+            }
+        }
+        if (const auto* t = json::member(r, "timestamp"); t && !t->IsNull()) {
+            auto ts = read_timestamp(*t);
+            if (!ts) {
+                co_return v2_error(code::invalid_payload,
+                                   "Payload error. timestamp must be milliseconds since the "
+                                   "epoch or an RFC 3339 date-time");
+            }
+            o.timestamp = *ts;
+        }
+    }
+
+    const topic_name topic(std::string(*ctx.params.get("topic")));
+    produce_outcome res = co_await rc->producer.produce(topic, std::move(out));
+    if (res.refusal == produce_refusal::unknown_topic) {
+        co_return v2_error(code::topic_not_found, std::string(topic_not_found_message));
+    }
+    if (res.refusal == produce_refusal::unknown_partition) {
+        co_return v2_error(code::partition_not_found, std::string(partition_not_found_message));
+    }
+
+    json::writer w;
+    w.start_object();
+    w.key("offsets");
+    w.start_array();
+    for (const auto& r : res.records) {
+        w.start_object();
+        if (r.error) {
+            w.null_field("partition");
+            w.null_field("offset");
+            w.key("error_code");
+            w.int64(static_cast<std::int64_t>(produce_error_code(r.error)));
+            w.field("error", r.error.message());
+        } else {
+            w.field("partition", r.partition);
+            w.field("offset", r.offset);
+            w.null_field("error_code");
+            w.null_field("error");
+        }
+        w.end_object();
+    }
+    w.end_array();
+    w.null_field("key_schema_id");
+    w.null_field("value_schema_id");
+    w.end_object();
+    co_return json_response(200, v2_json, w.str());
+}
+
+}  // namespace
+
+void add_v2_produce_routes(router& routes, rest_context& ctx) {
+    routes.add(verb::post, "/topics/{topic}", [rc = &ctx](http_request_context c) {
+        return produce_v2(rc, false, std::move(c));
+    });
+    routes.add(verb::post, "/topics/{topic}/partitions/{partition}",
+               [rc = &ctx](http_request_context c) { return produce_v2(rc, true, std::move(c)); });
+}
+
+}  // namespace sluice::gateway::rest

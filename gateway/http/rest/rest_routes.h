@@ -1,0 +1,23 @@
+// The REST Proxy routes (owned by gateway/http/rest), registered on the HTTP router by the
+// HTTP server: API v2 (produce, metadata, consumer instances) and API v3 (clusters, topics,
+// partitions, records). docs/http.md documents every route with an example.
+#pragma once
+
+#include "gateway/http/rest/rest_support.h"
+#include "gateway/http/router.h"
+
+namespace sluice::gateway::rest {
+
+class consumer_registry;
+
+/// POST /topics/{t}, POST /topics/{t}/partitions/{p} (produce_v2.cc).
+void add_v2_produce_routes(router& routes, rest_context& ctx);
+/// GET /, POST /, GET /topics, /topics/{t}, /topics/{t}/partitions[/{p}[/offsets]], /brokers
+/// (metadata_v2.cc).
+void add_v2_metadata_routes(router& routes, rest_context& ctx);
+/// /consumers/... (consumer_routes.cc).
+void add_v2_consumer_routes(router& routes, rest_context& ctx, consumer_registry& consumers);
+/// /v3/clusters/... (v3_routes.cc).
+void add_v3_routes(router& routes, rest_context& ctx);
+
+}  // namespace sluice::gateway::rest

@@ -1,0 +1,72 @@
+// What every REST Proxy handler shares (owned by gateway/http/rest): the backend interfaces
+// and settings it may use, and the small steps every handler repeats (media type checks,
+// parsing a body, error and JSON answers, the advertised base URL).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "gateway/http/error_mapping.h"
+#include "gateway/http/http_settings.h"
+#include "gateway/http/json.h"
+#include "gateway/http/record_producer.h"
+#include "gateway/http/rest/media_type.h"
+#include "gateway/http/router.h"
+
+#include "backend/api/groups.h"
+#include "backend/api/records.h"
+#include "backend/api/topics.h"
+
+namespace sluice::gateway::rest {
+
+/// The REST front's view of the process: built once by the HTTP server, shared (read-only)
+/// by every handler; thread-safe as the interfaces are.
+struct rest_context {
+    backend::api::topics& topics;
+    backend::api::records& records;
+    backend::api::groups& groups;
+    const http_settings& settings;
+    std::string cluster_id;
+    std::int32_t node_id = 0;
+    record_producer& producer;
+};
+
+/// Topics the REST front keeps its own state in (not listed to REST clients).
+inline bool is_sluice_topic(std::string_view name) { return name.rfind("_sluice", 0) == 0; }
+
+/// The scheme://host[:port] (or the configured http.advertised.url) a client reaches this
+/// server at, for base_uri and v3 links.
+std::string base_url(const http_request_context& ctx, const http_settings& settings);
+
+/// `s` percent-encoded for use as one URL path segment.
+std::string url_segment(std::string_view s);
+
+/// An answer with a JSON body.
+http_response json_response(unsigned status, std::string_view content_type, std::string body);
+/// An error answer of the v2 API (content type application/vnd.kafka.v2+json).
+http_response v2_error(code c, std::string message);
+/// An error answer of the v3 API (content type application/json).
+http_response v3_error(code c, std::string message);
+
+/// The request's header `name`, or empty.
+std::string_view header(const http_request& req, std::string_view name);
+
+/// Parses the request body as one JSON value; nullopt on success, else the 400 answer
+/// (`content_type` of the API). An empty body parses as `{}` when `empty_is_object`.
+std::optional<http_response> parse_body(const http_request& req, json::document& doc,
+                                        std::string_view content_type,
+                                        bool empty_is_object = false);
+
+/// A path segment as a partition number (digits only, within int32).
+std::optional<std::int32_t> parse_partition(std::string_view text);
+
+/// Parses an RFC 3339 / ISO 8601 date-time ("2021-02-05T19:14:42Z", fractions and offsets
+/// allowed) as milliseconds since the epoch.
+std::optional<std::int64_t> parse_timestamp(std::string_view text);
+/// The RFC 3339 form of `ms` (UTC, milliseconds).
+std::string format_timestamp(std::int64_t ms);
+
+}  // namespace sluice::gateway::rest

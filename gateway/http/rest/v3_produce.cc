@@ -1,0 +1,379 @@
+// REST Proxy API v3 produce: POST /v3/clusters/{cluster_id}/topics/{topic_name}/records.
+//
+// The body is one record, or several concatenated ({..}{..}, whitespace between allowed):
+//   {"partition_id": n?, "headers": [{"name", "value": "<base64>"|null}]?,
+//    "key": {"type": "BINARY"|"JSON"|"STRING", "data": ..}?, "value": {...}?,
+//    "timestamp": "2021-02-05T19:14:42Z"?}
+// Each record gets one delivery report, in order: {"error_code": 200, "cluster_id",
+// "topic_name", "partition_id", "offset", "timestamp", "key": {"type", "size"}, "value": ...}
+// or {"error_code": 400, "message": "..."}.
+//
+// Streamed form (Transfer-Encoding: chunked): records are read as they arrive and every group
+// of complete records read together is produced in one call; the reports go back as chunks of
+// a 200 answer while the client still sends (compat: the REST Proxy's streaming mode). One
+// record, not chunked: its report is the answer, with the report's status. The route reads
+// its body itself (a streamed-body route); a record larger than http.request.max.bytes ends
+// the stream with a 413 report.
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "gateway/http/base64.h"
+#include "gateway/http/rest/record_json.h"
+#include "gateway/http/rest/rest_routes.h"
+
+namespace sluice::gateway::rest {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+
+constexpr std::string_view v3_type = "application/json";
+
+/// A delivery report's error (success reports are written from the produce outcome).
+struct report_error {
+    std::int32_t code = 400;
+    std::string message;
+};
+
+struct data_info {
+    std::string type;
+    std::size_t size = 0;
+};
+
+/// One parsed record: what to produce, and what its report says about key and value.
+struct parsed_record {
+    outgoing_record record;
+    std::optional<data_info> key;
+    std::optional<data_info> value;
+};
+
+std::variant<std::optional<std::string>, report_error> read_data(const json::value* v,
+                                                                 std::optional<data_info>& info) {
+    if (!v || v->IsNull()) {
+        return std::optional<std::string>();
+    }
+    if (!v->IsObject()) {
+        return report_error{400, "key and value must be objects {\"type\", \"data\"}"};
+    }
+    auto type = json::get_string(*v, "type");
+    if (!type) {
+        return report_error{400, "Bad Request: records without a type need a schema registry, "
+                                 "which sluice does not have; use BINARY, JSON or STRING"};
+    }
+    const json::value* data = json::member(*v, "data");
+    std::optional<std::string> bytes;
+    if (*type == "BINARY") {
+        if (data && !data->IsNull()) {
+            if (!data->IsString()) {
+                return report_error{400, "Bad Request: data=" + json::to_string(*data) +
+                                             " is not a base64 string."};
+            }
+            bytes = base64_decode(json::as_view(*data));
+            if (!bytes) {
+                return report_error{400, "Bad Request: data=" + json::to_string(*data) +
+                                             " is not a valid base64 string."};
+            }
+        }
+    } else if (*type == "JSON") {
+        if (data) {
+            bytes = json::to_string(*data);
+        }
+    } else if (*type == "STRING") {
+        if (data && !data->IsNull()) {
+            if (!data->IsString()) {
+                return report_error{400, "Bad Request: data=" + json::to_string(*data) +
+                                             " is not a string."};
+            }
+            bytes = std::string(json::as_view(*data));
+        }
+    } else if (*type == "AVRO" || *type == "JSONSCHEMA" || *type == "PROTOBUF") {
+        return report_error{400, "Bad Request: " + std::string(*type) +
+                                     " needs a schema registry, which sluice does not have"};
+    } else {
+        return report_error{400, "Bad Request: unknown type " + std::string(*type)};
+    }
+    info = data_info{std::string(*type), bytes ? bytes->size() : 0};
+    return bytes;
+}
+
+std::variant<parsed_record, report_error> parse_record(const json::value& v) {
+    if (!v.IsObject()) {
+        return report_error{400, "Cannot deserialize a record from " + json::to_string(v)};
+    }
+    parsed_record out;
+    if (const auto* p = json::member(v, "partition_id"); p && !p->IsNull()) {
+        if (!p->IsInt() || p->GetInt() < 0) {
+            return report_error{400, "partition_id must be a non-negative integer"};
+        }
+        out.record.partition = p->GetInt();
+    }
+    if (const auto* h = json::member(v, "headers"); h && !h->IsNull()) {
+        if (auto why = read_headers(*h, out.record)) {
+            return report_error{400, "Bad Request: " + *why};
+        }
+    }
+    auto key = read_data(json::member(v, "key"), out.key);
+    if (auto* e = std::get_if<report_error>(&key)) {
+        return *e;
+    }
+    out.record.key = std::move(std::get<0>(key));
+    auto value = read_data(json::member(v, "value"), out.value);
+    if (auto* e = std::get_if<report_error>(&value)) {
+        return *e;
+    }
+    out.record.value = std::move(std::get<0>(value));
+    if (const auto* t = json::member(v, "timestamp"); t && !t->IsNull()) {
+        auto ts = read_timestamp(*t);
+        if (!ts) {
+            return report_error{400, "timestamp must be an RFC 3339 date-time"};
+        }
+        out.record.timestamp = *ts;
+    }
+    return out;
+}
+
+void write_error_report(json::writer& w, const report_error& e) {
+    w.start_object();
+    w.field("error_code", e.code);
+    w.field("message", e.message);
+    w.end_object();
+}
+
+void write_data_info(json::writer& w, std::string_view name, const std::optional<data_info>& d) {
+    w.key(name);
+    if (!d) {
+        w.null();
+        return;
+    }
+    w.start_object();
+    w.field("type", d->type);
+    w.field("size", static_cast<std::int64_t>(d->size));
+    w.end_object();
+}
+
+/// The records of one group read together: parsed ones and errors, in body order.
+using slot = std::variant<parsed_record, report_error>;
+
+/// Produces the parsed records of `slots` in one call and appends one report per slot.
+/// Returns the HTTP status of the last report (for the one-record answer).
+asio::awaitable<unsigned> produce_slots(rest_context* rc, const std::string& topic,
+                                        std::vector<slot> slots, json::writer& w) {
+    std::vector<outgoing_record> records;
+    std::vector<std::size_t> index;  // slot -> record
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (auto* p = std::get_if<parsed_record>(&slots[i])) {
+            index.push_back(records.size());
+            records.push_back(std::move(p->record));
+        } else {
+            index.push_back(static_cast<std::size_t>(-1));
+        }
+    }
+    produce_outcome res;
+    if (!records.empty()) {
+        res = co_await rc->producer.produce(topic_name(topic), std::move(records));
+    }
+    unsigned status = 200;
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (auto* e = std::get_if<report_error>(&slots[i])) {
+            write_error_report(w, *e);
+            status = static_cast<unsigned>(e->code);
+            continue;
+        }
+        if (res.refusal == produce_refusal::unknown_topic ||
+            res.refusal == produce_refusal::unknown_partition) {
+            write_error_report(w, {40403, "This server does not host this topic-partition."});
+            status = 404;
+            continue;
+        }
+        const auto& out = res.records[index[i]];
+        if (out.error) {
+            const auto c = produce_error_code(out.error);
+            write_error_report(w, {static_cast<std::int32_t>(c), out.error.message()});
+            status = http_status(c);
+            continue;
+        }
+        const auto& p = std::get<parsed_record>(slots[i]);
+        w.start_object();
+        w.field("error_code", 200);
+        w.field("cluster_id", rc->cluster_id);
+        w.field("topic_name", topic);
+        w.field("partition_id", out.partition);
+        w.field("offset", out.offset);
+        w.field("timestamp", format_timestamp(out.timestamp));
+        write_data_info(w, "key", p.key);
+        write_data_info(w, "value", p.value);
+        w.end_object();
+        status = 200;
+    }
+    co_return status;
+}
+
+/// Parses every complete record at the front of `buf` into `slots`, erasing what it used.
+/// Returns a fatal report (the stream cannot be framed any more), or nullopt.
+std::optional<report_error> take_records(std::string& buf, std::vector<slot>& slots,
+                                         bool at_end) {
+    std::size_t used = 0;
+    while (true) {
+        std::string_view rest = std::string_view(buf).substr(used);
+        const auto first = rest.find_first_not_of(" \t\r\n");
+        if (first == std::string_view::npos) {
+            used = buf.size();
+            break;
+        }
+        json::document doc;
+        std::size_t consumed = 0;
+        bool incomplete = false;
+        if (auto why = json::parse_prefix(rest, doc, consumed, incomplete)) {
+            if (incomplete && !at_end) {
+                break;  // the rest of this record has not arrived yet
+            }
+            buf.erase(0, used);
+            return report_error{400, "Malformed JSON: " + *why};
+        }
+        slots.push_back(parse_record(doc));
+        used += consumed;
+    }
+    buf.erase(0, used);
+    return std::nullopt;
+}
+
+/// Discards the rest of a body (bounded), so that the connection can serve the next request.
+asio::awaitable<void> drain(body_reader& body, std::uint64_t limit) {
+    std::string scratch;
+    std::uint64_t seen = 0;
+    while (seen <= limit) {
+        const bool more = co_await body.read_some(scratch);
+        if (!more) {
+            break;
+        }
+        seen += scratch.size();
+        scratch.clear();
+    }
+}
+
+/// An answer given before the body was read: the body is drained first.
+asio::awaitable<handler_result> refuse(body_reader* body, std::uint64_t limit, http_response res) {
+    if (body) {
+        co_await drain(*body, limit);
+    }
+    co_return res;
+}
+
+}  // namespace
+
+asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_context ctx) {
+    const auto max_bytes = rc->settings.limits.max_body_bytes;
+    // Answers given before the body is read; built as named values (g++ 12 and temporaries in
+    // the arguments of a co_await call, see backend/api/README.md).
+    std::optional<http_response> early;
+    const auto cluster = *ctx.params.get("cluster_id");
+    const auto ct = header(ctx.req, "Content-Type");
+    const std::string topic(*ctx.params.get("topic_name"));
+    if (cluster != rc->cluster_id) {
+        early = v3_error(code::not_found, "Cluster " + std::string(cluster) + " cannot be found.");
+    } else if (!ct.empty() && content_media(ct) != media::v2) {
+        early = v3_error(code::unsupported_media_type, std::string(unsupported_media_type_message));
+    } else {
+        auto described = co_await rc->topics.describe(topic_name(topic));
+        if (!described) {
+            early = v3_error(code::unknown_topic_or_partition,
+                             "This server does not host this topic-partition.");
+        } else if (const auto length = ctx.req.payload_size();
+                   !ctx.req.chunked() && length && *length > max_bytes) {
+            early = v3_error(code::payload_too_large,
+                             "The request included a message larger than the maximum message "
+                             "size the server can accept.");
+        }
+    }
+    if (early) {
+        http_response res = std::move(*early);
+        co_return co_await refuse(ctx.body, max_bytes, std::move(res));
+    }
+    if (!ctx.body || !ctx.req.chunked()) {
+        // The whole body, then one answer.
+        std::string buf = ctx.req.body();
+        if (ctx.body) {
+            for (;;) {
+                const bool more = co_await ctx.body->read_some(buf);
+                if (!more) {
+                    break;
+                }
+            }
+        }
+        std::vector<slot> slots;
+        auto fatal = take_records(buf, slots, true);
+        if (slots.empty() && !fatal) {
+            co_return v3_error(code::unprocessable,
+                               "Payload error. Request body is empty. Data is required.");
+        }
+        json::writer w;
+        const std::size_t reports = slots.size() + (fatal ? 1 : 0);
+        unsigned status = co_await produce_slots(rc, topic, std::move(slots), w);
+        if (fatal) {
+            write_error_report(w, *fatal);
+            status = 400;
+        }
+        co_return json_response(reports == 1 ? status : 200, v3_type, w.str());
+    }
+
+    // Streamed: reports go back as chunks while records keep coming.
+    auto& stream = ctx.stream->stream;
+    ctx.stream->taken = true;
+    http::response<http::empty_body> head{http::status::ok, ctx.req.version()};
+    head.set(http::field::server, "sluice");
+    head.set(http::field::content_type, std::string(v3_type));
+    if (!ctx.cors_origin.empty()) {
+        head.set(http::field::access_control_allow_origin, ctx.cors_origin);
+    }
+    head.chunked(true);
+    head.keep_alive(false);
+    http::response_serializer<http::empty_body> sr{head};
+    const auto write_timeout = rc->settings.limits.write_timeout;
+    boost::system::error_code ec;
+    stream.expires_after(write_timeout);
+    co_await http::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        co_return stream_taken{};
+    }
+    std::string buf;
+    json::writer w;
+    bool more = true;
+    while (more) {
+        more = co_await ctx.body->read_some(buf);
+        std::vector<slot> slots;
+        auto fatal = take_records(buf, slots, !more);
+        if (!fatal && buf.size() > max_bytes) {
+            fatal = report_error{413, "The request included a message larger than the maximum "
+                                      "message size the server can accept."};
+        }
+        w.clear();
+        if (!slots.empty()) {
+            co_await produce_slots(rc, topic, std::move(slots), w);
+        }
+        if (fatal) {
+            write_error_report(w, *fatal);
+            more = false;
+        }
+        if (w.size() > 0) {
+            stream.expires_after(write_timeout);
+            co_await asio::async_write(stream, http::make_chunk(asio::buffer(w.view())),
+                                       asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) {
+                co_return stream_taken{};
+            }
+        }
+    }
+    stream.expires_after(write_timeout);
+    co_await asio::async_write(stream, http::make_chunk_last(),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    stream.expires_never();
+    co_return stream_taken{};
+}
+
+}  // namespace sluice::gateway::rest

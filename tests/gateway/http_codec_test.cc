@@ -1,0 +1,183 @@
+// The HTTP front's small codecs: base64, JSON reading and writing, media types, timestamps,
+// the key partitioner and the REST error mapping.
+#include <gtest/gtest.h>
+
+#include "backend/api/errc.h"
+#include "gateway/http/base64.h"
+#include "gateway/http/error_mapping.h"
+#include "gateway/http/json.h"
+#include "gateway/http/record_producer.h"
+#include "gateway/http/rest/media_type.h"
+#include "gateway/http/rest/rest_support.h"
+
+namespace sluice::gateway {
+namespace {
+
+namespace api = backend::api;
+
+TEST(Base64, RoundTripsEveryLength) {
+    std::string bytes;
+    for (int n = 0; n < 40; ++n) {
+        auto encoded = base64_encode(bytes);
+        EXPECT_EQ(encoded.size() % 4, 0u);
+        auto decoded = base64_decode(encoded);
+        ASSERT_TRUE(decoded) << encoded;
+        EXPECT_EQ(*decoded, bytes);
+        bytes.push_back(static_cast<char>(n * 37));
+    }
+}
+
+TEST(Base64, KnownValues) {
+    EXPECT_EQ(base64_encode("foobar"), "Zm9vYmFy");
+    EXPECT_EQ(base64_encode("fo"), "Zm8=");
+    EXPECT_EQ(*base64_decode("Zm8="), "fo");
+    EXPECT_EQ(*base64_decode("Zm8"), "fo");  // unpadded is accepted
+}
+
+TEST(Base64, RejectsBadInput) {
+    EXPECT_FALSE(base64_decode("Zm9v!"));
+    EXPECT_FALSE(base64_decode("Z"));
+    EXPECT_FALSE(base64_decode("Zm=8"));
+    EXPECT_FALSE(base64_decode("Zm8 "));
+    EXPECT_FALSE(base64_decode("Zm9=="));
+}
+
+TEST(Json, ParsesAWholeDocumentAndRejectsTrailingBytes) {
+    json::document doc;
+    EXPECT_FALSE(json::parse(R"({"a":[1,2,{"b":null}]})", doc));
+    EXPECT_TRUE(doc.IsObject());
+    EXPECT_TRUE(json::parse(R"({"a":1} x)", doc));
+    EXPECT_TRUE(json::parse(R"({"a":)", doc));
+    EXPECT_TRUE(json::parse("", doc));
+}
+
+TEST(Json, DeepNestingDoesNotRecurse) {
+    // Iterative parsing: a million levels would overflow the stack of a recursive parser.
+    std::string deep(1000000, '[');
+    deep += std::string(1000000, ']');
+    json::document doc;
+    EXPECT_FALSE(json::parse(deep, doc));
+}
+
+TEST(Json, RejectsInvalidUtf8Input) {
+    json::document doc;
+    EXPECT_TRUE(json::parse("\"\xff\xfe\"", doc));
+}
+
+TEST(Json, ParsePrefixReadsConcatenatedValues) {
+    const std::string text = R"( {"a":1}{"b":2}
+{"c":)";
+    json::document doc;
+    std::size_t used = 0;
+    bool incomplete = false;
+    ASSERT_FALSE(json::parse_prefix(text, doc, used, incomplete));
+    EXPECT_TRUE(doc.HasMember("a"));
+    std::string_view rest = std::string_view(text).substr(used);
+    ASSERT_FALSE(json::parse_prefix(rest, doc, used, incomplete));
+    EXPECT_TRUE(doc.HasMember("b"));
+    rest = rest.substr(used);
+    EXPECT_TRUE(json::parse_prefix(rest, doc, used, incomplete));
+    EXPECT_TRUE(incomplete);
+    EXPECT_TRUE(json::parse_prefix("{]", doc, used, incomplete));
+    EXPECT_FALSE(incomplete);
+}
+
+TEST(Json, WriterRepairsInvalidUtf8) {
+    json::writer w;
+    w.start_array();
+    w.string("ok \xc3\xa9");
+    w.string("bad \xff end");
+    w.string(std::string("nul \0 inside", 12));
+    w.end_array();
+    EXPECT_EQ(w.view(), "[\"ok \xc3\xa9\",\"bad \xef\xbf\xbd end\",\"nul \\u0000 inside\"]");
+    json::document doc;
+    EXPECT_FALSE(json::parse(w.view(), doc));
+}
+
+TEST(Json, Utf8Validation) {
+    EXPECT_TRUE(json::valid_utf8("plain ascii text longer than eight bytes"));
+    EXPECT_TRUE(json::valid_utf8("\xe2\x82\xac \xf0\x9f\x98\x80"));
+    EXPECT_FALSE(json::valid_utf8("\xc0\xaf"));          // overlong
+    EXPECT_FALSE(json::valid_utf8("\xed\xa0\x80"));      // surrogate
+    EXPECT_FALSE(json::valid_utf8("abc\xe2\x82"));       // truncated
+    EXPECT_FALSE(json::valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+}
+
+TEST(Json, IsJsonChecksOneValue) {
+    EXPECT_TRUE(json::is_json(R"({"x":[1,2]})"));
+    EXPECT_TRUE(json::is_json("42"));
+    EXPECT_FALSE(json::is_json("hello"));
+    EXPECT_FALSE(json::is_json("{} {}"));
+}
+
+TEST(Partitioner, MatchesKafkasMurmur2) {
+    // Expected partitions computed with kafka-python's murmur2 (the Java client's function).
+    EXPECT_EQ(partition_for_key("kafka", 12), 4);
+    EXPECT_EQ(partition_for_key("giberish123456789", 12), 8);
+    EXPECT_EQ(partition_for_key("1234", 12), 0);
+    EXPECT_EQ(partition_for_key("234", 12), 2);
+    EXPECT_EQ(partition_for_key("34", 12), 6);
+    EXPECT_EQ(partition_for_key("4", 12), 1);
+    EXPECT_EQ(partition_for_key("", 12), 9);
+    EXPECT_EQ(partition_for_key("key-00042", 12), 9);
+}
+
+TEST(MediaType, ContentTypes) {
+    using rest::media;
+    EXPECT_EQ(rest::content_media("application/vnd.kafka.json.v2+json"), media::json);
+    EXPECT_EQ(rest::content_media("Application/Vnd.Kafka.Binary.V2+JSON; charset=utf-8"),
+              media::binary);
+    EXPECT_EQ(rest::content_media("application/vnd.kafka.v2+json"), media::v2);
+    EXPECT_EQ(rest::content_media("application/json"), media::v2);
+    EXPECT_EQ(rest::content_media(""), media::v2);
+    EXPECT_EQ(rest::content_media("application/vnd.kafka.avro.v2+json"), media::schema);
+    EXPECT_EQ(rest::content_media("text/plain"), media::unsupported);
+}
+
+TEST(MediaType, AcceptPicksTheFirstEmbeddedFormat) {
+    using rest::media;
+    EXPECT_FALSE(rest::accepted_records_media(""));
+    EXPECT_FALSE(rest::accepted_records_media("*/*"));
+    EXPECT_FALSE(rest::accepted_records_media("application/vnd.kafka.v2+json"));
+    EXPECT_EQ(rest::accepted_records_media("application/vnd.kafka.json.v2+json"), media::json);
+    EXPECT_EQ(rest::accepted_records_media(
+                  "application/vnd.kafka.v2+json, application/vnd.kafka.binary.v2+json; q=0.9"),
+              media::binary);
+}
+
+TEST(Timestamps, ParsesRfc3339) {
+    EXPECT_EQ(rest::parse_timestamp("1970-01-01T00:00:00Z"), 0);
+    EXPECT_EQ(rest::parse_timestamp("2021-02-05T19:14:42Z"), 1612552482000);
+    EXPECT_EQ(rest::parse_timestamp("2021-02-05T19:14:42.5Z"), 1612552482500);
+    EXPECT_EQ(rest::parse_timestamp("2021-02-05T20:14:42.123+01:00"), 1612552482123);
+    EXPECT_FALSE(rest::parse_timestamp("2021-02-05"));
+    EXPECT_FALSE(rest::parse_timestamp("2021-02-05T19:14:42"));
+    EXPECT_FALSE(rest::parse_timestamp("2021-13-05T19:14:42Z"));
+    EXPECT_EQ(rest::format_timestamp(1612552482123), "2021-02-05T19:14:42.123Z");
+}
+
+TEST(RestErrors, StatusIsTheCodesFirstThreeDigits) {
+    EXPECT_EQ(rest::http_status(rest::code::topic_not_found), 404u);
+    EXPECT_EQ(rest::http_status(rest::code::consumer_format_mismatch), 406u);
+    EXPECT_EQ(rest::http_status(rest::code::invalid_payload), 422u);
+    EXPECT_EQ(rest::http_status(rest::code::kafka_error), 500u);
+    EXPECT_EQ(rest::http_status(rest::code::unsupported_media_type), 415u);
+}
+
+TEST(RestErrors, BackendErrorsMapByTheirMeaning) {
+    using rest::code;
+    EXPECT_EQ(rest::from_backend(api::errc::unknown_topic_or_partition).code,
+              code::topic_not_found);
+    EXPECT_EQ(rest::from_backend(api::errc::unknown_topic_or_partition, rest::subject::partition)
+                  .code,
+              code::partition_not_found);
+    EXPECT_EQ(rest::from_backend(api::errc::not_leader).code, code::kafka_retriable_error);
+    EXPECT_EQ(rest::from_backend(api::errc::storage_error).code, code::kafka_error);
+    EXPECT_EQ(rest::from_backend(api::errc::topic_already_exists).code, code::kafka_bad_request);
+    EXPECT_EQ(rest::produce_error_code(api::errc::message_too_large), code::kafka_error);
+    EXPECT_EQ(rest::produce_error_code(api::errc::coordinator_loading),
+              code::kafka_retriable_error);
+}
+
+}  // namespace
+}  // namespace sluice::gateway

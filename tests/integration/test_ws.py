@@ -1,0 +1,279 @@
+"""The WebSocket endpoint /ws with real clients: node `ws` receiving 100,000 records in order, a
+credit window of 10 getting exactly 10 until it grants more, produce acks that kcat-style
+readers find at the given offsets, subscriptions with a group that resume at the group's
+commits, a client that reads nothing while 200 MB are produced (sluice's resident set stays
+bounded and the client is dropped after the write timeout), and the bad-input cases (malformed
+and oversized frames, binary frames, unknown ops, a missing topic, garbage), after each of which
+the server still serves."""
+import json
+import os
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+from confluent_kafka import Producer
+
+from harness import ROOT, Sluice, connect, wait_for
+from rest_support import Rest, create_topic, read_partition
+from ws_support import OP_BINARY, OP_TEXT, Closed, WsClient
+
+JS = os.path.join(ROOT, "tests", "integration", "js")
+
+
+def produce_values(broker, topic, n, size=None):
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 20,
+                  "queue.buffering.max.messages": 200000})
+    for i in range(n):
+        value = f"v{i}".encode() if size is None else (b"%08d" % i) * (size // 8)
+        while True:
+            try:
+                p.produce(topic, value=value)
+                break
+            except BufferError:
+                p.poll(0.1)
+        if i % 10000 == 0:
+            p.poll(0)
+    assert p.flush(120) == 0
+
+
+def node(*args, timeout=300):
+    out = subprocess.run(["node", os.path.join(JS, "ws_receive.js")] + [str(a) for a in args],
+                         capture_output=True, text=True, timeout=timeout, cwd=JS)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def healthy(broker):
+    with WsClient(broker.http_port) as c:
+        c.send({"op": "unknown-op-probe"})
+        return c.recv()["op"] == "error"
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_node_client_receives_100000_records_in_order(broker):
+    create_topic(broker, "many", 1)
+    produce_values(broker, "many", 100000)
+    got = node(f"ws://127.0.0.1:{broker.http_port}/ws", "many", 100000)
+    assert got["received"] == 100000 and got["first"] == 0 and got["last"] == 99999
+
+
+def test_credit_window_of_10_gets_exactly_10_until_it_grants_more(broker):
+    create_topic(broker, "cred", 1)
+    create_topic(broker, "cred-scratch", 1)
+    produce_values(broker, "cred", 100)
+    got = node(f"ws://127.0.0.1:{broker.http_port}/ws", "cred", 100, 10)
+    assert got["received"] == 100 and got["granted"] == 100
+    # The same with the Python client, looking at frames: nothing past the window.
+    with WsClient(broker.http_port) as c:
+        c.send({"op": "credit", "records": 10})
+        c.send({"op": "subscribe", "id": 7, "topics": ["cred"], "from": "earliest"})
+        assert c.recv() == {"op": "subscribed", "id": 7, "topics": ["cred"]}
+        records = []
+        while len(records) < 10:
+            m, _ = c.recv_op("records")
+            assert m["id"] == 7
+            records += m["records"]
+        assert len(records) == 10
+        for i in range(3):  # round trips: a records frame sent past the window would come first
+            c.send({"op": "produce", "id": f"p{i}", "topic": "cred-scratch", "value": "x"})
+            m = c.recv()
+            assert m["op"] == "ack" and m["id"] == f"p{i}", m
+        c.send({"op": "credit", "records": 5})
+        more = []
+        while len(more) < 5:
+            m, _ = c.recv_op("records")
+            more += m["records"]
+        assert [r["offset"] for r in records + more] == list(range(15))
+        c.send({"op": "produce", "id": "last", "topic": "cred-scratch", "value": "x"})
+        assert c.recv()["op"] == "ack"
+
+
+def test_produce_ack_and_formats(broker):
+    create_topic(broker, "wsp", 2)
+    with WsClient(broker.http_port) as c:
+        c.send({"op": "subscribe", "topics": ["wsp"], "from": "latest", "format": "json"})
+        assert c.recv()["op"] == "subscribed"
+        c.send({"op": "produce", "id": "a", "topic": "wsp", "key": "k1", "value": {"x": 1},
+                "headers": {"trace": "t-1"}, "partition": 1})
+        # A record may reach the subscription before its ack: keep what recv_op skips.
+        ack, skipped = c.recv_op("ack")
+        assert ack == {"op": "ack", "id": "a", "topic": "wsp", "partition": 1, "offset": 0}
+        c.send({"op": "produce", "id": 2, "topic": "wsp", "value": "plain", "partition": 0})
+        ack, more = c.recv_op("ack")
+        assert ack["offset"] == 0
+        got = [r for m in skipped + more for r in m["records"]]
+        while len(got) < 2:
+            m, _ = c.recv_op("records")
+            assert "id" not in m
+            got += m["records"]
+        by_p = {r["partition"]: r for r in got}
+        assert by_p[1]["value"] == {"x": 1} and by_p[1]["key"] == "k1"
+        assert by_p[1]["headers"] == {"trace": "t-1"}
+        assert isinstance(by_p[1]["timestamp"], int)
+        assert by_p[0]["value"] == "plain"
+    m = read_partition(broker, "wsp", 1, 0, 1)[0]
+    assert m.key() == b"k1" and json.loads(m.value()) == {"x": 1}
+    assert m.headers() == [("trace", b"t-1")]
+    with WsClient(broker.http_port) as c:
+        c.send({"op": "subscribe", "topics": ["wsp"], "from": {"offset": 0}, "format": "base64"})
+        c.recv_op("subscribed")
+        got = []
+        while len(got) < 2:
+            got += c.recv_op("records")[0]["records"]
+        assert sorted(r["value"] for r in got) == sorted(["eyJ4IjoxfQ==", "cGxhaW4="])
+
+
+def test_group_subscription_resumes_at_its_commit():
+    with Sluice(settings={"group.initial.rebalance.delay.ms": 0}) as b:
+        create_topic(b, "grp", 2)
+        produce_values(b, "grp", 40)
+        with WsClient(b.http_port) as c:
+            c.send({"op": "subscribe", "id": "s", "topics": ["grp"], "group": "browsers",
+                    "from": "earliest"})
+            c.recv_op("subscribed")
+            got = []
+            while len(got) < 40:
+                got += c.recv_op("records")[0]["records"]
+            c.send({"op": "commit", "id": "c1"})
+            committed = c.recv_op("committed")[0]
+            assert committed["id"] == "c1"
+            assert sorted((o["partition"], o["offset"]) for o in committed["offsets"]) == \
+                sorted((p, sum(1 for r in got if r["partition"] == p)) for p in (0, 1))
+        produce_values(b, "grp", 10)
+        # A new connection in the same group continues after the commit.
+        with WsClient(b.http_port) as c:
+            c.send({"op": "subscribe", "topics": ["grp"], "group": "browsers", "from": "earliest"})
+            c.recv_op("subscribed")
+            more = []
+            while len(more) < 10:
+                more += c.recv_op("records")[0]["records"]
+            assert sorted(r["value"] for r in more) == sorted(f"v{i}" for i in range(10))
+            seen = {(r["partition"], r["offset"]) for r in got}
+            assert not any((r["partition"], r["offset"]) in seen for r in more)
+        with WsClient(b.http_port) as c:
+            c.send({"op": "commit"})
+            err = c.recv()
+            assert err["op"] == "error" and err["code"] == 40903
+
+
+def test_slow_reader_keeps_rss_bounded_and_is_dropped():
+    settings = {"websocket.write.timeout.ms": 3000, "websocket.queue.max.bytes": 1048576}
+    with Sluice(settings=settings) as b:
+        create_topic(b, "flood", 1)
+        produce_values(b, "flood", 1000, size=1024)
+        c = WsClient(b.http_port)
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        c.send({"op": "subscribe", "topics": ["flood"], "from": "earliest"})
+        before = rss_kib(b.proc.pid)
+        peak = before
+        # 200 MB while the client reads nothing.
+        p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 20})
+        chunk = b"x" * 1024
+        for i in range(200 * 1024):
+            while True:
+                try:
+                    p.produce("flood", value=chunk)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            if i % 5000 == 0:
+                p.poll(0)
+                peak = max(peak, rss_kib(b.proc.pid))
+        assert p.flush(120) == 0
+        peak = max(peak, rss_kib(b.proc.pid))
+        assert peak - before < 128 * 1024, (before, peak)
+        # The client that reads nothing is dropped after the write timeout: what the kernel
+        # still holds for it is finite, and then the stream ends.
+        c.sock.settimeout(60)
+        while c.sock.recv(1 << 20):
+            pass
+        c.close()
+        assert healthy(b)
+
+
+def test_bad_input_and_the_server_still_serves():
+    with Sluice(settings={"websocket.max.message.bytes": 4096}) as b:
+        create_topic(b, "ok", 1)
+        with WsClient(b.http_port) as c:
+            c.send("{not json")
+            e = c.recv()
+            assert e["op"] == "error" and e["code"] == 400 and "Malformed JSON" in e["message"]
+            c.send([1, 2])
+            assert c.recv()["code"] == 400
+            c.send({"op": "fly"})
+            assert c.recv() == {"op": "error", "code": 400, "message": "unknown op 'fly'"}
+            c.send({"id": 5})
+            assert c.recv()["id"] == 5
+            c.send_binary(b"\x00\x01")
+            e = c.recv()
+            assert e["op"] == "error" and "binary" in e["message"]
+            c.send({"op": "subscribe", "id": "m", "topics": ["missing"]})
+            assert c.recv() == {"op": "error", "id": "m", "code": 40401,
+                                "message": "Topic not found. (missing)"}
+            c.send({"op": "subscribe", "topics": []})
+            assert c.recv()["code"] == 400
+            c.send({"op": "subscribe", "topics": ["ok"], "from": "yesterday"})
+            assert c.recv()["code"] == 400
+            c.send({"op": "subscribe", "topics": ["ok"], "format": "xml"})
+            assert c.recv()["code"] == 400
+            c.send({"op": "produce", "id": 1, "topic": "missing", "value": "v"})
+            assert c.recv() == {"op": "error", "id": 1, "code": 40401,
+                                "message": "Topic not found."}
+            c.send({"op": "produce", "id": 2, "topic": "ok", "value": "v", "partition": 3})
+            assert c.recv()["code"] == 40402
+            c.send({"op": "produce", "id": 3, "topic": "ok", "value": "%%", "format": "base64"})
+            assert c.recv()["code"] == 42207
+            c.send({"op": "credit", "records": 0})
+            assert c.recv()["code"] == 400
+            c.send({"op": "unsubscribe", "id": "none"})
+            assert c.recv()["code"] == 400
+            c.send({"op": "subscribe", "id": "s", "topics": ["ok"]})
+            assert c.recv()["op"] == "subscribed"
+            c.send({"op": "subscribe", "id": "s", "topics": ["ok"]})
+            assert c.recv()["code"] == 40901
+            c.send({"op": "unsubscribe", "id": "s"})
+            assert c.recv() == {"op": "unsubscribed", "id": "s"}
+            # The connection still works.
+            c.send({"op": "produce", "id": 4, "topic": "ok", "value": "v"})
+            assert c.recv()["op"] == "ack"
+        # An oversized message closes with 1009 (message too big).
+        with WsClient(b.http_port) as c:
+            c.send({"op": "produce", "topic": "ok", "value": "x" * 5000})
+            with pytest.raises(Closed) as closed:
+                c.recv()
+            assert closed.value.code == 1009
+        # An unmasked client frame is a protocol error: closed with 1002.
+        with WsClient(b.http_port) as c:
+            c.send_raw(c.frame(OP_TEXT, b'{"op":"credit","records":1}', mask=False))
+            with pytest.raises(Closed) as closed:
+                c.recv()
+            assert closed.value.code in (1002, None)
+        # A frame with a reserved opcode, then garbage after the upgrade.
+        with WsClient(b.http_port) as c:
+            c.send_raw(bytes([0x83, 0x80]) + b"\x00\x00\x00\x00")
+            with pytest.raises(Closed):
+                c.recv()
+        with WsClient(b.http_port) as c:
+            c.send_raw(os.urandom(3000))
+            with pytest.raises((Closed, ConnectionError, socket.timeout, OSError)):
+                while True:
+                    c.recv()
+        # A fragmented message is reassembled.
+        with WsClient(b.http_port) as c:
+            msg = json.dumps({"op": "produce", "id": "frag", "topic": "ok", "value": "f"}).encode()
+            c.send_raw(c.frame(OP_TEXT, msg[:10], fin=False) + c.frame(0, msg[10:]))
+            assert c.recv()["id"] == "frag"
+        # Plain HTTP on /ws is refused.
+        r = Rest(b).get("/ws")
+        assert r.status_code == 426
+        assert healthy(b)
+        assert Rest(b).get("/healthz").status_code == 200
