@@ -86,6 +86,22 @@ error map(api::errc e, const std::error_code& ec, subject about) {
         case errc::unsupported:
         case errc::unknown:
             return kafka_error();
+        // The queues interface's: no REST call reaches it.
+        case errc::queue_does_not_exist:
+        case errc::queue_already_exists:
+        case errc::queue_deleted_recently:
+        case errc::invalid_attribute_name:
+        case errc::invalid_attribute_value:
+        case errc::invalid_parameter_value:
+        case errc::missing_parameter:
+        case errc::invalid_message_contents:
+        case errc::receipt_handle_invalid:
+        case errc::message_not_inflight:
+        case errc::purge_queue_in_progress:
+        case errc::over_limit:
+        case errc::resource_not_found:
+        case errc::unsupported_operation:
+            return kafka_error();
     }
     return kafka_error();
 }

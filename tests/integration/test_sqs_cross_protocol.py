@@ -1,13 +1,12 @@
 """Queue Q is topic Q: what Kafka producers write, SQS consumers receive; what SQS senders
 send, Kafka consumers read (message attributes as record headers); CreateQueue and GetQueueUrl
-adopt a topic that exists. The REST front is built separately: a Kafka producer
-(confluent-kafka) stands in for a REST producer here, which reaches the same topic the same way
-(TODO(sqs): a REST Proxy produce once the REST front lands)."""
+adopt a topic that exists; records posted to the REST Proxy API reach the queue as well."""
 import json
 import subprocess
 
 from confluent_kafka import Producer
 
+from rest_support import V2_BINARY, Rest, b64
 from sqs_support import client, receive_all
 
 KCAT = "/usr/bin/kcat"
@@ -31,6 +30,20 @@ def test_kcat_in_sqs_out(sqs_broker):
                for m in got)
     # A record key is the message group id.
     assert {m["Attributes"]["MessageGroupId"] for m in got} == {f"k{i}" for i in range(20)}
+    for m in got:
+        c.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+
+
+def test_rest_proxy_in_sqs_out(sqs_broker):
+    c = client(sqs_broker)
+    url = c.create_queue(QueueName="from-rest")["QueueUrl"]
+    records = [{"key": b64(f"k{i % 3}"), "value": b64(f"rest {i}")} for i in range(12)]
+    r = Rest(sqs_broker).post("/topics/from-rest", {"records": records}, content_type=V2_BINARY)
+    assert r.status_code == 200, r.text
+    assert all(o.get("error_code") is None for o in r.json()["offsets"])
+    got = receive_all(c, url, 12, AttributeNames=["All"])
+    assert sorted(m["Body"] for m in got) == sorted(f"rest {i}" for i in range(12))
+    assert {m["Attributes"]["MessageGroupId"] for m in got} == {"k0", "k1", "k2"}
     for m in got:
         c.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
 

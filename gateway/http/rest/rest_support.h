@@ -35,6 +35,9 @@ struct rest_context {
 };
 
 /// Topics the REST front keeps its own state in (not listed to REST clients).
+/// The media type of every API v3 answer.
+inline constexpr std::string_view v3_type = "application/json";
+
 inline bool is_sluice_topic(std::string_view name) { return name.rfind("_sluice", 0) == 0; }
 
 /// The scheme://host[:port] (or the configured http.advertised.url) a client reaches this

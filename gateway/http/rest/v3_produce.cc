@@ -33,8 +33,6 @@ namespace http = beast::http;
 
 namespace {
 
-constexpr std::string_view v3_type = "application/json";
-
 /// A delivery report's error (success reports are written from the produce outcome).
 struct report_error {
     std::int32_t code = 400;

@@ -10,8 +10,6 @@ using boost::beast::http::verb;
 
 namespace {
 
-constexpr std::string_view v3_type = "application/json";
-
 struct links {
     std::string base;     // scheme://host
     std::string cluster;  // the cluster id
@@ -64,7 +62,7 @@ void write_cluster(json::writer& w, const links& l, std::int32_t node) {
     w.end_object();
 }
 
-void write_topic(json::writer& w, const links& l, const backend::api::topic_description& t) {
+void write_v3_topic(json::writer& w, const links& l, const backend::api::topic_description& t) {
     const std::string self = l.of_topic(t.name.value);
     w.start_object();
     w.field("kind", "KafkaTopic");
@@ -81,7 +79,7 @@ void write_topic(json::writer& w, const links& l, const backend::api::topic_desc
     w.end_object();
 }
 
-void write_partition(json::writer& w, const links& l, std::string_view topic, std::int32_t p,
+void write_v3_partition(json::writer& w, const links& l, std::string_view topic, std::int32_t p,
                      std::int32_t node) {
     const std::string self = l.of_topic(topic) + "/partitions/" + std::to_string(p);
     w.start_object();
@@ -140,7 +138,7 @@ boost::asio::awaitable<handler_result> get_cluster(rest_context* rc, http_reques
     co_return v3_ok(w.str());
 }
 
-boost::asio::awaitable<handler_result> list_topics(rest_context* rc, http_request_context ctx) {
+boost::asio::awaitable<handler_result> list_cluster_topics(rest_context* rc, http_request_context ctx) {
     if (auto bad = check_cluster(rc, ctx)) {
         co_return std::move(*bad);
     }
@@ -154,7 +152,7 @@ boost::asio::awaitable<handler_result> list_topics(rest_context* rc, http_reques
     w.start_array();
     for (const auto& t : all) {
         if (!is_sluice_topic(t.name.value)) {
-            write_topic(w, l, t);
+            write_v3_topic(w, l, t);
         }
     }
     w.end_array();
@@ -162,7 +160,7 @@ boost::asio::awaitable<handler_result> list_topics(rest_context* rc, http_reques
     co_return v3_ok(w.str());
 }
 
-boost::asio::awaitable<handler_result> get_topic(rest_context* rc, http_request_context ctx) {
+boost::asio::awaitable<handler_result> v3_get_topic(rest_context* rc, http_request_context ctx) {
     if (auto bad = check_cluster(rc, ctx)) {
         co_return std::move(*bad);
     }
@@ -171,11 +169,11 @@ boost::asio::awaitable<handler_result> get_topic(rest_context* rc, http_request_
         co_return unknown_topic_partition();
     }
     json::writer w;
-    write_topic(w, links_for(rc, ctx), *d);
+    write_v3_topic(w, links_for(rc, ctx), *d);
     co_return v3_ok(w.str());
 }
 
-boost::asio::awaitable<handler_result> list_partitions(rest_context* rc,
+boost::asio::awaitable<handler_result> v3_list_partitions(rest_context* rc,
                                                        http_request_context ctx) {
     if (auto bad = check_cluster(rc, ctx)) {
         co_return std::move(*bad);
@@ -193,14 +191,14 @@ boost::asio::awaitable<handler_result> list_partitions(rest_context* rc,
     w.key("data");
     w.start_array();
     for (std::int32_t p = 0; p < d->partitions; ++p) {
-        write_partition(w, l, topic, p, rc->node_id);
+        write_v3_partition(w, l, topic, p, rc->node_id);
     }
     w.end_array();
     w.end_object();
     co_return v3_ok(w.str());
 }
 
-boost::asio::awaitable<handler_result> get_partition(rest_context* rc, http_request_context ctx) {
+boost::asio::awaitable<handler_result> v3_get_partition(rest_context* rc, http_request_context ctx) {
     if (auto bad = check_cluster(rc, ctx)) {
         co_return std::move(*bad);
     }
@@ -211,7 +209,7 @@ boost::asio::awaitable<handler_result> get_partition(rest_context* rc, http_requ
         co_return unknown_topic_partition();
     }
     json::writer w;
-    write_partition(w, links_for(rc, ctx), topic, *p, rc->node_id);
+    write_v3_partition(w, links_for(rc, ctx), topic, *p, rc->node_id);
     co_return v3_ok(w.str());
 }
 
@@ -227,7 +225,7 @@ void add_v3_routes(router& routes, rest_context& ctx) {
     const std::string cluster = "/v3/clusters/{cluster_id}";
     routes.add(verb::get, "/v3/clusters", bind(list_clusters));
     routes.add(verb::get, cluster, bind(get_cluster));
-    routes.add(verb::get, cluster + "/topics", bind(list_topics));
+    routes.add(verb::get, cluster + "/topics", bind(list_cluster_topics));
     routes.add(verb::get, cluster + "/topics/{topic_name}", bind(get_topic));
     routes.add(verb::get, cluster + "/topics/{topic_name}/partitions", bind(list_partitions));
     routes.add(verb::get, cluster + "/topics/{topic_name}/partitions/{partition_id}",
