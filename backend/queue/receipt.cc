@@ -2,11 +2,11 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -35,17 +35,94 @@ std::uint64_t get_be(const std::uint8_t* p, int n) {
     return v;
 }
 
-std::array<std::uint8_t, 32> mac(const std::string& key, const std::uint8_t* data, std::size_t n) {
-    std::array<std::uint8_t, 32> out{};
-    unsigned int len = 0;
-    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), data, n, out.data(), &len) ==
-        nullptr) {
-        throw std::runtime_error("HMAC-SHA256 failed");
+constexpr std::size_t sha256_block = 64;
+
+struct md_ctx_free {
+    void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+using md_ctx_ptr = std::unique_ptr<EVP_MD_CTX, md_ctx_free>;
+
+[[noreturn]] void mac_failed() {
+    throw std::runtime_error("HMAC-SHA256 failed");
+}
+
+md_ctx_ptr new_ctx() {
+    md_ctx_ptr c(EVP_MD_CTX_new());
+    if (!c) {
+        mac_failed();
     }
-    return out;
+    return c;
 }
 
 }  // namespace
+
+/// HMAC (RFC 2104) with its two keyed SHA-256 states: hash((key ^ opad) || hash((key ^ ipad) ||
+/// data)), each state having absorbed its padded key block already.
+struct receipt_signer::keyed {
+    EVP_MD* md = nullptr;
+    md_ctx_ptr inner;
+    md_ctx_ptr outer;
+
+    explicit keyed(const std::string& key) {
+        md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+        if (md == nullptr) {
+            mac_failed();
+        }
+        std::array<std::uint8_t, sha256_block> block{};
+        if (key.size() > sha256_block) {
+            unsigned int len = 0;
+            if (EVP_Digest(key.data(), key.size(), block.data(), &len, md, nullptr) != 1) {
+                mac_failed();
+            }
+        } else {
+            std::memcpy(block.data(), key.data(), key.size());
+        }
+        inner = start(block, 0x36);
+        outer = start(block, 0x5c);
+        OPENSSL_cleanse(block.data(), block.size());
+    }
+    ~keyed() { EVP_MD_free(md); }
+    keyed(const keyed&) = delete;
+    keyed& operator=(const keyed&) = delete;
+
+    md_ctx_ptr start(const std::array<std::uint8_t, sha256_block>& key_block, std::uint8_t pad) const {
+        std::array<std::uint8_t, sha256_block> padded{};
+        for (std::size_t i = 0; i < padded.size(); ++i) {
+            padded[i] = key_block[i] ^ pad;
+        }
+        auto c = new_ctx();
+        const bool ok = EVP_DigestInit_ex(c.get(), md, nullptr) == 1 &&
+                        EVP_DigestUpdate(c.get(), padded.data(), padded.size()) == 1;
+        OPENSSL_cleanse(padded.data(), padded.size());
+        if (!ok) {
+            mac_failed();
+        }
+        return c;
+    }
+};
+
+receipt_signer::receipt_signer(std::string key) : keyed_(std::make_unique<const keyed>(key)) {
+    OPENSSL_cleanse(key.data(), key.size());
+}
+
+receipt_signer::~receipt_signer() = default;
+
+std::array<std::uint8_t, 32> receipt_signer::mac(const std::uint8_t* data, std::size_t n) const {
+    // One working context per thread; the keyed states are only read (copied from).
+    thread_local const md_ctx_ptr work = new_ctx();
+    std::array<std::uint8_t, 32> inner{};
+    std::array<std::uint8_t, 32> out{};
+    unsigned int len = 0;
+    if (EVP_MD_CTX_copy_ex(work.get(), keyed_->inner.get()) != 1 ||
+        EVP_DigestUpdate(work.get(), data, n) != 1 ||
+        EVP_DigestFinal_ex(work.get(), inner.data(), &len) != 1 ||
+        EVP_MD_CTX_copy_ex(work.get(), keyed_->outer.get()) != 1 ||
+        EVP_DigestUpdate(work.get(), inner.data(), inner.size()) != 1 ||
+        EVP_DigestFinal_ex(work.get(), out.data(), &len) != 1) {
+        mac_failed();
+    }
+    return out;
+}
 
 std::string receipt_signer::random_key() {
     std::string key(key_bytes, '\0');
@@ -62,7 +139,7 @@ std::string receipt_signer::issue(const receipt& r) const {
     put_be(&buf[17], static_cast<std::uint32_t>(r.partition), 4);
     put_be(&buf[21], static_cast<std::uint64_t>(r.offset), 8);
     put_be(&buf[29], static_cast<std::uint32_t>(r.receive_count), 4);
-    const auto tag = mac(key_, buf.data(), body_bytes);
+    const auto tag = mac(buf.data(), body_bytes);
     std::memcpy(&buf[body_bytes], tag.data(), tag_bytes);
     return protocol::base64_encode(
         std::string_view(reinterpret_cast<const char*>(buf.data()), buf.size()),
@@ -82,7 +159,7 @@ std::optional<receipt> receipt_signer::verify(std::string_view handle) const {
     if (p[0] != handle_version) {
         return std::nullopt;
     }
-    const auto tag = mac(key_, p, body_bytes);
+    const auto tag = mac(p, body_bytes);
     if (CRYPTO_memcmp(tag.data(), p + body_bytes, tag_bytes) != 0) {
         return std::nullopt;
     }

@@ -14,7 +14,9 @@
 // partition, the 64-bit offset).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,11 +34,16 @@ struct receipt {
 };
 
 /// Issues and checks receipt handles with one key. Immutable after construction: thread-safe.
+/// The HMAC's inner and outer hash states are keyed once here, so that a handle costs two
+/// short SHA-256 computations (every received and every deleted message needs one).
 class receipt_signer {
 public:
     static constexpr std::size_t key_bytes = 32;
 
-    explicit receipt_signer(std::string key) : key_(std::move(key)) {}
+    explicit receipt_signer(std::string key);
+    ~receipt_signer();
+    receipt_signer(const receipt_signer&) = delete;
+    receipt_signer& operator=(const receipt_signer&) = delete;
 
     /// A new random key (from the operating system's generator).
     static std::string random_key();
@@ -46,7 +53,11 @@ public:
     std::optional<receipt> verify(std::string_view handle) const;
 
 private:
-    std::string key_;
+    struct keyed;
+
+    std::array<std::uint8_t, 32> mac(const std::uint8_t* data, std::size_t n) const;
+
+    std::unique_ptr<const keyed> keyed_;
 };
 
 std::string message_id(const uuid& queue_id, std::int32_t partition, std::int64_t offset);

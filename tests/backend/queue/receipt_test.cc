@@ -18,6 +18,27 @@ TEST(Receipt, AnIssuedHandleVerifiesToWhatItNames) {
     EXPECT_EQ(*back, r);
 }
 
+// Handles stay verifiable across versions: the tag is HMAC-SHA256 (RFC 2104) of the 33 body
+// bytes, as a reference implementation (Python's hmac) computes it, for the key length the
+// service uses and for a key longer than SHA-256's block.
+TEST(Receipt, TheTagIsHmacSha256OfTheBody) {
+    const receipt r{uuid::parse("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"), 3, 123456789012, 7};
+    std::string key32;
+    for (int i = 1; i <= 32; ++i) {
+        key32.push_back(static_cast<char>(i));
+    }
+    std::string key100;
+    for (int i = 0; i < 100; ++i) {
+        key100.push_back(static_cast<char>(i));
+    }
+    receipt_signer a(key32);
+    receipt_signer b(key100);
+
+    EXPECT_EQ(a.issue(r), "AQ8eLTxLWml4h5altMPS4fAAAAADAAAAHL6ZGhQAAAAHZm_DQBCZ1BWiuUK3wKlSSA");
+    EXPECT_EQ(b.issue(r), "AQ8eLTxLWml4h5altMPS4fAAAAADAAAAHL6ZGhQAAAAHbEHK-V0TFnNGhunCAIdOAw");
+    EXPECT_EQ(a.verify(a.issue(r)), r);
+}
+
 TEST(Receipt, AnEditedHandleDoesNotVerify) {
     receipt_signer s(receipt_signer::random_key());
     const std::string h = s.issue({uuid::random(), 0, 5, 1});
