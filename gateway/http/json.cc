@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "gateway/http/base64.h"
+#include "protocol/core/base64.h"
 
 namespace sluice::gateway::json {
 namespace {
@@ -207,7 +207,7 @@ void writer::key(std::string_view k) {
 
 void writer::base64(std::string_view bytes) {
     scratch_.clear();
-    base64_encode(bytes, scratch_);
+    protocol::base64_encode(bytes, scratch_);
     w_.String(scratch_.data(), static_cast<rapidjson::SizeType>(scratch_.size()));
 }
 
@@ -219,6 +219,11 @@ bool is_json(std::string_view text) {
         return false;
     }
     return true;
+}
+
+std::optional<std::string> base64_bytes(const value& v) {
+    return protocol::base64_decode(as_view(v), protocol::base64_alphabet::standard,
+                                   protocol::base64_padding::optional);
 }
 
 }  // namespace sluice::gateway::json

@@ -46,6 +46,9 @@ std::optional<std::string_view> get_string(const value& obj, std::string_view na
 std::optional<std::int64_t> get_int(const value& obj, std::string_view name);
 std::optional<bool> get_bool(const value& obj, std::string_view name);
 inline std::string_view as_view(const value& v) { return {v.GetString(), v.GetStringLength()}; }
+/// The bytes of a JSON string holding base64, as the REST Proxy and the WebSocket API read it
+/// (the standard alphabet, padding optional); nullopt when it is not base64.
+std::optional<std::string> base64_bytes(const value& v);
 
 // --- writing -----------------------------------------------------------------------------------
 

@@ -9,7 +9,6 @@
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 
-#include "gateway/http/base64.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway::ws {
@@ -67,7 +66,7 @@ std::variant<std::optional<std::string>, std::string> produce_bytes(const json::
         if (!base64) {
             return std::optional<std::string>(std::string(json::as_view(*v)));
         }
-        auto bytes = base64_decode(json::as_view(*v));
+        auto bytes = json::base64_bytes(*v);
         if (!bytes) {
             return std::string("is not valid base64");
         }

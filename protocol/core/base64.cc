@@ -10,61 +10,74 @@ constexpr char standard_digits[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 constexpr char url_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/// 0-63 for a digit of the alphabet, -1 otherwise.
-int digit_value(char c, base64_alphabet alphabet) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (alphabet == base64_alphabet::standard) {
-        if (c == '+') return 62;
-        if (c == '/') return 63;
-    } else {
-        if (c == '-') return 62;
-        if (c == '_') return 63;
+/// Each byte's digit value in one alphabet: 0-63, or -1 for a byte outside it.
+constexpr std::array<std::int8_t, 256> digit_table(const char* digits) {
+    std::array<std::int8_t, 256> t{};
+    for (auto& v : t) {
+        v = -1;
     }
-    return -1;
+    for (int i = 0; i < 64; ++i) {
+        t[static_cast<unsigned char>(digits[i])] = static_cast<std::int8_t>(i);
+    }
+    return t;
 }
+
+constexpr auto standard_values = digit_table(standard_digits);
+constexpr auto url_values = digit_table(url_digits);
 
 }  // namespace
 
-std::string base64_encode(std::string_view bytes, base64_alphabet alphabet) {
-    const char* digits = alphabet == base64_alphabet::standard ? standard_digits : url_digits;
-    std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
+void base64_encode(std::string_view bytes, std::string& out, base64_alphabet alphabet) {
+    const bool standard = alphabet == base64_alphabet::standard;
+    const char* digits = standard ? standard_digits : url_digits;
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    const std::size_t n = bytes.size();
+    const std::size_t left = n % 3;
+    const std::size_t size = n / 3 * 4 + (left == 0 ? 0 : standard ? 4 : left + 1);
+    const std::size_t start = out.size();
+    out.resize(start + size);
+    char* o = out.data() + start;
     std::size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const std::uint32_t v = static_cast<std::uint8_t>(bytes[i]) << 16 |
-                                static_cast<std::uint8_t>(bytes[i + 1]) << 8 |
-                                static_cast<std::uint8_t>(bytes[i + 2]);
-        out.push_back(digits[v >> 18]);
-        out.push_back(digits[(v >> 12) & 0x3f]);
-        out.push_back(digits[(v >> 6) & 0x3f]);
-        out.push_back(digits[v & 0x3f]);
+    for (; i + 3 <= n; i += 3) {
+        const std::uint32_t v = (p[i] << 16) | (p[i + 1] << 8) | p[i + 2];
+        *o++ = digits[v >> 18];
+        *o++ = digits[(v >> 12) & 0x3f];
+        *o++ = digits[(v >> 6) & 0x3f];
+        *o++ = digits[v & 0x3f];
     }
-    const std::size_t left = bytes.size() - i;
     if (left > 0) {
-        std::uint32_t v = static_cast<std::uint8_t>(bytes[i]) << 16;
+        std::uint32_t v = p[i] << 16;
         if (left == 2) {
-            v |= static_cast<std::uint8_t>(bytes[i + 1]) << 8;
+            v |= p[i + 1] << 8;
         }
-        out.push_back(digits[v >> 18]);
-        out.push_back(digits[(v >> 12) & 0x3f]);
+        *o++ = digits[v >> 18];
+        *o++ = digits[(v >> 12) & 0x3f];
         if (left == 2) {
-            out.push_back(digits[(v >> 6) & 0x3f]);
+            *o++ = digits[(v >> 6) & 0x3f];
         }
-        if (alphabet == base64_alphabet::standard) {
-            out.append(left == 1 ? "==" : "=");
+        if (standard) {
+            *o++ = '=';
+            if (left == 1) {
+                *o++ = '=';
+            }
         }
     }
+}
+
+std::string base64_encode(std::string_view bytes, base64_alphabet alphabet) {
+    std::string out;
+    base64_encode(bytes, out, alphabet);
     return out;
 }
 
-std::optional<std::string> base64_decode(std::string_view text, base64_alphabet alphabet) {
-    std::size_t end = text.size();
-    if (alphabet == base64_alphabet::standard && end % 4 != 0) {
+std::optional<std::string> base64_decode(std::string_view text, base64_alphabet alphabet,
+                                         base64_padding padding) {
+    const bool standard = alphabet == base64_alphabet::standard;
+    if (standard && padding == base64_padding::required && text.size() % 4 != 0) {
         return std::nullopt;
     }
-    // Up to two '=' at the very end, in either alphabet.
+    // Up to two '=' at the very end, and only to complete a group of four.
+    std::size_t end = text.size();
     std::size_t pad = 0;
     while (end > 0 && text[end - 1] == '=' && pad < 2) {
         --end;
@@ -76,12 +89,13 @@ std::optional<std::string> base64_decode(std::string_view text, base64_alphabet 
     if (end % 4 == 1) {
         return std::nullopt;
     }
+    const auto& values = standard ? standard_values : url_values;
     std::string out;
     out.reserve(end / 4 * 3 + 2);
     std::uint32_t acc = 0;
     int bits = 0;
     for (std::size_t i = 0; i < end; ++i) {
-        const int v = digit_value(text[i], alphabet);
+        const std::int8_t v = values[static_cast<unsigned char>(text[i])];
         if (v < 0) {
             return std::nullopt;
         }

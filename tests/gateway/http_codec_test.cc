@@ -3,17 +3,24 @@
 #include <gtest/gtest.h>
 
 #include "backend/api/errc.h"
-#include "gateway/http/base64.h"
 #include "gateway/http/error_mapping.h"
 #include "gateway/http/json.h"
 #include "gateway/http/record_producer.h"
 #include "gateway/http/rest/media_type.h"
 #include "gateway/http/rest/rest_support.h"
+#include "protocol/core/base64.h"
 
 namespace sluice::gateway {
 namespace {
 
 namespace api = backend::api;
+
+// The HTTP front decodes base64 as the REST Proxy does: padding optional.
+std::optional<std::string> base64_decode(std::string_view text) {
+    return protocol::base64_decode(text, protocol::base64_alphabet::standard,
+                                   protocol::base64_padding::optional);
+}
+using protocol::base64_encode;
 
 TEST(Base64, RoundTripsEveryLength) {
     std::string bytes;

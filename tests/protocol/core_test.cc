@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/core/base64.h"
 #include "protocol/core/bytes.h"
 #include "protocol/core/crc32c.h"
 #include "protocol/core/uuid.h"
@@ -114,6 +115,49 @@ TEST(Uuid, PrintsAndParsesBothForms) {
     EXPECT_EQ(uuid::parse(u.to_base64()), u);
     EXPECT_EQ(u.to_base64().size(), 22u);
     EXPECT_TRUE(uuid::parse("not-a-uuid").is_zero());
+}
+
+TEST(Base64, RoundTripsEveryLengthInBothAlphabets) {
+    std::string bytes;
+    for (int n = 0; n < 40; ++n) {
+        const auto standard = base64_encode(bytes);
+        EXPECT_EQ(standard.size() % 4, 0u);
+        EXPECT_EQ(base64_decode(standard), bytes);
+        const auto url = base64_encode(bytes, base64_alphabet::url);
+        EXPECT_EQ(url.find('='), std::string::npos);
+        EXPECT_EQ(base64_decode(url, base64_alphabet::url), bytes);
+        bytes.push_back(static_cast<char>(n * 37 + 250));
+    }
+}
+
+TEST(Base64, EncodeAppendsToWhatIsThere) {
+    std::string out = "x:";
+    base64_encode("fo", out);
+    EXPECT_EQ(out, "x:Zm8=");
+    EXPECT_EQ(base64_encode("\xfb\xff", base64_alphabet::url), "-_8");
+    EXPECT_EQ(base64_encode("\xfb\xff"), "+/8=");
+}
+
+TEST(Base64, PaddingIsRequiredOnlyWhereAsked) {
+    EXPECT_EQ(base64_decode("Zm8="), "fo");
+    EXPECT_FALSE(base64_decode("Zm8"));
+    EXPECT_EQ(base64_decode("Zm8", base64_alphabet::standard, base64_padding::optional), "fo");
+    EXPECT_EQ(base64_decode("Zm8=", base64_alphabet::standard, base64_padding::optional), "fo");
+    EXPECT_EQ(base64_decode("Zm8", base64_alphabet::url), "fo");
+}
+
+TEST(Base64, RejectsWhatNoEncodingGives) {
+    for (auto padding : {base64_padding::required, base64_padding::optional}) {
+        const auto standard = base64_alphabet::standard;
+        EXPECT_FALSE(base64_decode("Zm9v!", standard, padding));
+        EXPECT_FALSE(base64_decode("Z", standard, padding));
+        EXPECT_FALSE(base64_decode("Zm=8", standard, padding));
+        EXPECT_FALSE(base64_decode("Zm8 ", standard, padding));
+        EXPECT_FALSE(base64_decode("Zm9==", standard, padding));
+        EXPECT_FALSE(base64_decode("Zm9=", standard, padding));  // non-zero bits after the last byte
+        EXPECT_FALSE(base64_decode("-_8=", standard, padding));  // the other alphabet
+    }
+    EXPECT_FALSE(base64_decode("+/8", base64_alphabet::url));
 }
 
 }  // namespace

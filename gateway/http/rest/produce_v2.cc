@@ -6,7 +6,6 @@
 // ([{"name":"h","value":"<base64>"|null}], as API v3 has them) and a timestamp (milliseconds
 // since the epoch, or an RFC 3339 string). The answer lists one {"partition","offset",
 // "error_code","error"} per record, in order.
-#include "gateway/http/base64.h"
 #include "gateway/http/rest/record_json.h"
 #include "gateway/http/rest/rest_routes.h"
 
@@ -34,7 +33,7 @@ std::variant<std::optional<std::string>, record_error> data_of(const json::value
                             "Error serializing message. " + std::string(what) + "=" +
                                 json::to_string(*v) + " is not a base64 string."};
     }
-    auto bytes = base64_decode(json::as_view(*v));
+    auto bytes = json::base64_bytes(*v);
     if (!bytes) {
         return record_error{code::serialization, "Error serializing message. " +
                                                      std::string(what) +
@@ -62,7 +61,7 @@ std::optional<std::string> read_headers(const json::value& v, outgoing_record& o
         if (!value->IsString()) {
             return "header " + std::string(*name) + ": the value must be a base64 string";
         }
-        auto bytes = base64_decode(json::as_view(*value));
+        auto bytes = json::base64_bytes(*value);
         if (!bytes) {
             return "header " + std::string(*name) + ": the value is not valid base64";
         }

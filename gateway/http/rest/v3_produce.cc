@@ -22,7 +22,6 @@
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "gateway/http/base64.h"
 #include "gateway/http/rest/record_json.h"
 #include "gateway/http/rest/rest_routes.h"
 
@@ -72,7 +71,7 @@ std::variant<std::optional<std::string>, report_error> read_data(const json::val
                 return report_error{400, "Bad Request: data=" + json::to_string(*data) +
                                              " is not a base64 string."};
             }
-            bytes = base64_decode(json::as_view(*data));
+            bytes = json::base64_bytes(*data);
             if (!bytes) {
                 return report_error{400, "Bad Request: data=" + json::to_string(*data) +
                                              " is not a valid base64 string."};

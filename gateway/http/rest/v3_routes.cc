@@ -226,10 +226,10 @@ void add_v3_routes(router& routes, rest_context& ctx) {
     routes.add(verb::get, "/v3/clusters", bind(list_clusters));
     routes.add(verb::get, cluster, bind(get_cluster));
     routes.add(verb::get, cluster + "/topics", bind(list_cluster_topics));
-    routes.add(verb::get, cluster + "/topics/{topic_name}", bind(get_topic));
-    routes.add(verb::get, cluster + "/topics/{topic_name}/partitions", bind(list_partitions));
+    routes.add(verb::get, cluster + "/topics/{topic_name}", bind(v3_get_topic));
+    routes.add(verb::get, cluster + "/topics/{topic_name}/partitions", bind(v3_list_partitions));
     routes.add(verb::get, cluster + "/topics/{topic_name}/partitions/{partition_id}",
-               bind(get_partition));
+               bind(v3_get_partition));
     routes.add(verb::post, cluster + "/topics/{topic_name}/records", bind(produce_v3), true);
 }
 
