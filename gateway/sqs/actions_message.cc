@@ -347,6 +347,37 @@ boost::asio::awaitable<void> delete_message(std::shared_ptr<action_context> ctx)
     }
 }
 
+namespace {
+
+// The answer of a batch whose entries succeed with no payload (delete, change visibility): the
+// ids of those that did under Successful, each refusal (read from the request or answered by
+// the queue) under Failed.
+void write_batch_outcome(protocol::sqs::response_writer& out, std::string_view success_entry,
+                         const std::vector<batch_entry>& entries,
+                         const std::vector<std::optional<sqs_error>>& refused,
+                         const std::vector<api::admin_error>& answered) {
+    out.begin_list("Successful", success_entry);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (!refused[i] && !answered[i].code) {
+            out.begin_list_object();
+            out.string("Id", entries[i].id);
+            out.end_list_object();
+        }
+    }
+    out.end_list();
+    out.begin_list("Failed", "BatchResultErrorEntry");
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (refused[i]) {
+            write_batch_failure(out, entries[i].id, *refused[i]);
+        } else if (answered[i].code) {
+            write_batch_failure(out, entries[i].id, to_sqs(answered[i]));
+        }
+    }
+    out.end_list();
+}
+
+}  // namespace
+
 boost::asio::awaitable<void> delete_message_batch(std::shared_ptr<action_context> ctx) {
     auto q = ctx->queue_from_url();
     if (!q) {
@@ -374,25 +405,7 @@ boost::asio::awaitable<void> delete_message_batch(std::shared_ptr<action_context
         ctx->fail(r.error());
         co_return;
     }
-    auto& out = *ctx->out;
-    out.begin_list("Successful", "DeleteMessageBatchResultEntry");
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (!errors[i] && !(*r)[i].code) {
-            out.begin_list_object();
-            out.string("Id", entries[i].id);
-            out.end_list_object();
-        }
-    }
-    out.end_list();
-    out.begin_list("Failed", "BatchResultErrorEntry");
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (errors[i]) {
-            write_batch_failure(out, entries[i].id, *errors[i]);
-        } else if ((*r)[i].code) {
-            write_batch_failure(out, entries[i].id, to_sqs((*r)[i]));
-        }
-    }
-    out.end_list();
+    write_batch_outcome(*ctx->out, "DeleteMessageBatchResultEntry", entries, errors, *r);
 }
 
 boost::asio::awaitable<void> change_message_visibility(std::shared_ptr<action_context> ctx) {
@@ -444,25 +457,7 @@ boost::asio::awaitable<void> change_message_visibility_batch(std::shared_ptr<act
         ctx->fail(r.error());
         co_return;
     }
-    auto& out = *ctx->out;
-    out.begin_list("Successful", "ChangeMessageVisibilityBatchResultEntry");
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (!errors[i] && !(*r)[i].code) {
-            out.begin_list_object();
-            out.string("Id", entries[i].id);
-            out.end_list_object();
-        }
-    }
-    out.end_list();
-    out.begin_list("Failed", "BatchResultErrorEntry");
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (errors[i]) {
-            write_batch_failure(out, entries[i].id, *errors[i]);
-        } else if ((*r)[i].code) {
-            write_batch_failure(out, entries[i].id, to_sqs((*r)[i]));
-        }
-    }
-    out.end_list();
+    write_batch_outcome(*ctx->out, "ChangeMessageVisibilityBatchResultEntry", entries, errors, *r);
 }
 
 }  // namespace sluice::gateway::sqs
