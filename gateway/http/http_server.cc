@@ -20,6 +20,14 @@ asio::awaitable<handler_result> healthz(http_request_context) {
     co_return make_response({200, "application/json", "{\"status\":\"ok\"}"});
 }
 
+asio::awaitable<handler_result> readyz(std::shared_ptr<std::atomic<bool>> ready,
+                                      http_request_context) {
+    if (ready->load(std::memory_order_relaxed)) {
+        co_return make_response({200, "application/json", "{\"status\":\"ready\"}"});
+    }
+    co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
+}
+
 asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_request_context) {
     co_return make_response({200, "text/plain; version=0.0.4", metrics->render()});
 }
@@ -37,6 +45,9 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
                     return open(std::move(socket), id);
                 }) {
     router_.add(verb::get, "/healthz", healthz);
+    router_.add(verb::get, "/readyz", [ready = ready_](http_request_context ctx) {
+        return readyz(ready, std::move(ctx));
+    });
     router_.add(verb::get, "/metrics", [m = &svc.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });

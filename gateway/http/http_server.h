@@ -9,6 +9,7 @@
 // on one io_context; every read has a size limit and a deadline (http_limits).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -46,6 +47,10 @@ public:
     router& routes() { return router_; }
 
     void start();
+    /// What /readyz answers: 200 once the server says every listener is open (the storage has
+    /// been recovered before any listener exists), 503 before that and from the start of the
+    /// shutdown, so that a load balancer stops sending new work first.
+    void set_ready(bool ready) { ready_->store(ready, std::memory_order_relaxed); }
     /// Stops accepting and ends the background work (REST consumer members); pending() tells
     /// when that has finished.
     void stop();
@@ -63,6 +68,7 @@ private:
     std::unique_ptr<rest::consumer_registry> consumers_;
     std::unique_ptr<ws::ws_context> ws_;
     counter& requests_;
+    std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(false);
     tcp_listener listener_;
 };
 

@@ -420,6 +420,9 @@ int run_server(const config& cfg) {
     if (sqs_front) {
         sqs_front->start();
     }
+    if (http) {
+        http->set_ready(true);
+    }
     // Tests and scripts wait for this line to learn the bound ports (port 0 picks a free one).
     log.info("listening:{}", listening);
 
@@ -437,6 +440,9 @@ int run_server(const config& cfg) {
 
     // 1. Stop accepting. 2. Ask every connection to finish; after the grace period, cut the
     // rest. 3. Flush and close the backend.
+    if (http) {
+        http->set_ready(false);
+    }
     if (kafka) {
         kafka->stop();
     }

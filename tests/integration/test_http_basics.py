@@ -85,6 +85,17 @@ def test_keep_alive_serves_several_requests_on_one_connection(broker):
         assert status == 200 and json.loads(body) == {"groups": []}
 
 
+def test_readyz_answers_ready_once_the_listeners_are_open(broker):
+    # The harness returns after sluice logged its listening line, i.e. after every listener
+    # started: readiness is then 200 (a Kubernetes readiness probe's success).
+    with connect(broker.http_port) as s:
+        s.sendall(request("GET", "/readyz"))
+        status, headers, body = Reader(s).response()
+    assert status == 200
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body) == {"status": "ready"}
+
+
 def test_pipelined_requests_are_answered_in_order(broker):
     with connect(broker.http_port) as s:
         s.sendall(request("GET", "/healthz") + request("GET", "/nope-1") +
