@@ -1,0 +1,286 @@
+"""The Helm chart (helm/sluice), rendered without a cluster: a small renderer built from Debian's
+Go text/template, sprig and yaml.v3 (go/chart_render) does what `helm template` does; every
+rendered object is checked against the Kubernetes schemas (k8s/check_objects.mjs,
+kubernetes-models from npm) and against the rules helm lint and a reviewer apply (labels,
+probes, resources, non-root); bad values fail with their message; and the command line and
+properties file the chart gives the pod start the real sluice binary."""
+import base64
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+import urllib.request
+
+import pytest
+import yaml
+from confluent_kafka.admin import AdminClient
+
+from harness import Sluice, connect, kafka_request, read_frame
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHART = os.path.join(HERE, "..", "..", "helm", "sluice")
+K8S = os.path.join(HERE, "k8s")
+
+RECOMMENDED_LABELS = ("helm.sh/chart", "app.kubernetes.io/name", "app.kubernetes.io/instance",
+                      "app.kubernetes.io/version", "app.kubernetes.io/managed-by")
+
+
+@pytest.fixture(scope="module")
+def renderer():
+    if shutil.which("go") is None or not os.path.isdir(
+            "/usr/share/gocode/src/github.com/Masterminds/sprig"):
+        pytest.fail("go and golang-github-masterminds-sprig-dev are needed (scripts/install-deps)")
+    out = tempfile.mkdtemp(prefix="chart-render-")
+    path = os.path.join(out, "chart_render")
+    env = dict(os.environ, GO111MODULE="off", GOPATH="/usr/share/gocode",
+               GOCACHE=os.path.join(out, "cache"), GOFLAGS="")
+    r = subprocess.run(["go", "build", "-o", path, "."],
+                       cwd=os.path.join(HERE, "go", "chart_render"), env=env, timeout=600,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    yield path
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def render_raw(renderer, *sets, name="sluice", namespace="default"):
+    cmd = [renderer, CHART, "--name", name, "--namespace", namespace]
+    for s in sets:
+        cmd += ["--set", s]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def render(renderer, *sets, **kw):
+    r = render_raw(renderer, *sets, **kw)
+    assert r.returncode == 0, r.stderr
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+def by_kind(objects, kind):
+    return [o for o in objects if o["kind"] == kind]
+
+
+def one(objects, kind):
+    found = by_kind(objects, kind)
+    assert len(found) == 1, f"{len(found)} objects of kind {kind}"
+    return found[0]
+
+
+def schema_check(objects):
+    r = subprocess.run(["node", os.path.join(K8S, "check_objects.mjs")], input=json.dumps(objects),
+                       capture_output=True, text=True, timeout=120, cwd=K8S)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("\nok ") + r.stdout.startswith("ok ") == len(objects), r.stdout
+
+
+def lint(objects):
+    """What helm lint and a review would refuse in rendered objects."""
+    for o in objects:
+        labels = o["metadata"].get("labels", {})
+        for label in RECOMMENDED_LABELS:
+            assert label in labels, f"{o['kind']} {o['metadata']['name']}: no label {label}"
+        assert o["metadata"]["namespace"], o["kind"]
+    for w in by_kind(objects, "StatefulSet") + by_kind(objects, "Deployment"):
+        pod = w["spec"]["template"]
+        selector = w["spec"]["selector"]["matchLabels"]
+        assert selector.items() <= pod["metadata"]["labels"].items()
+        spec = pod["spec"]
+        assert spec["securityContext"]["runAsNonRoot"] is True
+        assert spec["securityContext"]["runAsUser"] != 0
+        for c in spec["containers"] + spec.get("initContainers", []):
+            image = c["image"]
+            assert ":" in image and not image.endswith(":latest"), image
+            assert c["resources"]["requests"]["cpu"] and c["resources"]["requests"]["memory"]
+            assert c["resources"]["limits"]["memory"]
+            assert c["securityContext"]["allowPrivilegeEscalation"] is False
+            assert c["securityContext"]["readOnlyRootFilesystem"] is True
+        c = spec["containers"][0]
+        port_names = {p["name"] for p in c["ports"]}
+        for probe in ("livenessProbe", "readinessProbe"):
+            assert probe in c, probe
+            target = c[probe].get("httpGet") or c[probe].get("tcpSocket")
+            assert target["port"] in port_names
+        volumes = {v["name"] for v in spec["volumes"]}
+        claims = {t["metadata"]["name"] for t in w["spec"].get("volumeClaimTemplates", [])}
+        for m in c["volumeMounts"]:
+            assert m["name"] in volumes | claims, m["name"]
+    pods = [w["spec"]["template"]["metadata"]["labels"]
+            for w in by_kind(objects, "StatefulSet") + by_kind(objects, "Deployment")]
+    for svc in by_kind(objects, "Service"):
+        assert any(svc["spec"]["selector"].items() <= p.items() for p in pods)
+
+
+def container(workload):
+    return workload["spec"]["template"]["spec"]["containers"][0]
+
+
+def properties(objects):
+    text = one(objects, "ConfigMap")["data"]["sluice.properties"]
+    out = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            out[k] = v
+    return out
+
+
+def test_native_mode_is_one_statefulset_with_a_volume_and_valid_objects(renderer):
+    objects = render(renderer)
+    kinds = sorted(o["kind"] for o in objects)
+    assert kinds == ["ConfigMap", "PodDisruptionBudget", "Service", "Service", "ServiceAccount",
+                     "StatefulSet"]
+    sts = one(objects, "StatefulSet")
+    assert sts["spec"]["replicas"] == 1
+    claim = sts["spec"]["volumeClaimTemplates"][0]
+    assert claim["metadata"]["name"] == "data"
+    assert claim["spec"]["resources"]["requests"]["storage"] == "10Gi"
+    headless = [s for s in by_kind(objects, "Service") if s["spec"].get("clusterIP") == "None"]
+    assert len(headless) == 1 and sts["spec"]["serviceName"] == headless[0]["metadata"]["name"]
+    c = container(sts)
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert {p["name"]: p["containerPort"] for p in c["ports"]} == {
+        "kafka": 9092, "http": 8082, "sqs": 9324}
+    assert "--data-dir=/data" in c["args"]
+    assert {m["mountPath"] for m in c["volumeMounts"]} >= {"/data", "/etc/sluice/sluice.properties"}
+    assert properties(objects) == {"num.partitions": "1", "log.retention.hours": "168"}
+    lint(objects)
+    schema_check(objects)
+
+
+def test_upstream_mode_is_a_deployment_scaled_by_an_autoscaler(renderer):
+    objects = render(renderer, "mode=upstream", "upstream.bootstrapServers=kafka-0:9092,kafka-1:9092")
+    assert not by_kind(objects, "StatefulSet")
+    dep = one(objects, "Deployment")
+    hpa = one(objects, "HorizontalPodAutoscaler")
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+                                            "name": dep["metadata"]["name"]}
+    assert hpa["spec"]["minReplicas"] == 2 and hpa["spec"]["maxReplicas"] == 10
+    assert "replicas" not in dep["spec"]  # the autoscaler owns the count
+    assert all("persistentVolumeClaim" not in v for v in dep["spec"]["template"]["spec"]["volumes"])
+    assert properties(objects)["upstream.bootstrap.servers"] == "kafka-0:9092,kafka-1:9092"
+    assert "--advertise-kafka=$(POD_IP):9092" in container(dep)["args"]
+    lint(objects)
+    schema_check(objects)
+
+    fixed = render(renderer, "mode=upstream", "upstream.bootstrapServers=k:9092",
+                   "autoscaling.enabled=false", "replicaCount=3")
+    assert not by_kind(fixed, "HorizontalPodAutoscaler")
+    assert one(fixed, "Deployment")["spec"]["replicas"] == 3
+
+
+def test_optional_objects_monitor_ingress_secret_and_users(renderer):
+    objects = render(renderer, "serviceMonitor.enabled=true", "ingress.enabled=true",
+                     "ingress.className=nginx", "secrets.files.alice-password=s3cret",
+                     "name=prod", name="prod", namespace="streams")
+    monitor = one(objects, "ServiceMonitor")
+    assert monitor["spec"]["endpoints"][0]["port"] == "http"
+    assert monitor["spec"]["endpoints"][0]["path"] == "/metrics"
+    ingress = one(objects, "Ingress")
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend == {"name": "prod-sluice", "port": {"name": "http"}}
+    secret = one(objects, "Secret")
+    assert base64.b64decode(secret["data"]["alice-password"]) == b"s3cret"
+    sts = one(objects, "StatefulSet")
+    assert sts["metadata"]["namespace"] == "streams"
+    mounts = {m["name"]: m for m in container(sts)["volumeMounts"]}
+    assert mounts["secrets"]["mountPath"] == "/etc/sluice/secrets"
+    assert mounts["secrets"]["readOnly"] is True
+    # A change of the secret's content rolls the pod.
+    annotations = sts["spec"]["template"]["metadata"]["annotations"]
+    other = render(renderer, "serviceMonitor.enabled=true", "ingress.enabled=true",
+                   "ingress.className=nginx", "secrets.files.alice-password=other",
+                   name="prod", namespace="streams")
+    assert (one(other, "StatefulSet")["spec"]["template"]["metadata"]["annotations"]
+            ["checksum/secrets"] != annotations["checksum/secrets"])
+    # No secret, not even its base64, in the pod spec or the config.
+    assert "s3cret" not in json.dumps(sts) and "czNjcmV0" not in json.dumps(sts)
+    lint(objects)
+    schema_check(objects)
+
+
+def test_users_are_created_by_an_init_container_from_the_secret(renderer, tmp_path):
+    values = tmp_path / "users.yaml"
+    values.write_text(yaml.safe_dump({
+        "secrets": {"files": {"alice-password": "pw-a", "bob-password": "pw-b"}},
+        "users": [{"name": "alice", "passwordKey": "alice-password"},
+                  {"name": "bob", "passwordKey": "bob-password"}]}))
+    r = subprocess.run([renderer, CHART, "-f", str(values)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    objects = [d for d in yaml.safe_load_all(r.stdout) if d]
+    init = one(objects, "StatefulSet")["spec"]["template"]["spec"]["initContainers"][0]
+    script = init["command"][-1]
+    assert 'sluice users set "alice" --data-dir /data < /etc/sluice/secrets/alice-password' in script
+    assert 'sluice users set "bob" --data-dir /data < /etc/sluice/secrets/bob-password' in script
+    assert {m["mountPath"] for m in init["volumeMounts"]} == {"/data", "/etc/sluice/secrets"}
+    lint(objects)
+    schema_check(objects)
+
+
+@pytest.mark.parametrize("sets,message", [
+    (["mode=cluster"], 'mode: native or upstream, not "cluster"'),
+    (["replicaCount=3"], "replicaCount: the native mode runs one pod"),
+    (["mode=upstream"], "upstream.bootstrapServers: the upstream mode needs"),
+    (["image.tag=latest"], "image.tag: name a version, not latest"),
+    (["serviceMonitor.enabled=true", "ports.http=0"], "serviceMonitor.enabled: /metrics is served"),
+    (["ingress.enabled=true", "ports.http=0"], "ingress.enabled: the Ingress routes to the HTTP"),
+])
+def test_bad_values_fail_with_their_message(renderer, sets, message):
+    r = render_raw(renderer, *sets)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
+
+
+def test_a_listener_turned_off_has_no_port_and_probes_use_another(renderer):
+    objects = render(renderer, "ports.sqs=0")
+    c = container(one(objects, "StatefulSet"))
+    assert "--sqs=off" in c["args"]
+    assert "sqs" not in {p["name"] for p in c["ports"]}
+    assert all(p["name"] != "sqs" for s in by_kind(objects, "Service") for p in s["spec"]["ports"])
+    no_http = render(renderer, "ports.http=0")
+    c = container(one(no_http, "StatefulSet"))
+    assert c["livenessProbe"]["tcpSocket"]["port"] == "kafka"
+    lint(no_http)
+    schema_check(no_http)
+
+
+def test_the_charts_command_line_and_config_start_sluice(renderer, tmp_path):
+    objects = render(renderer)
+    props = dict(properties(objects))
+    props["num.partitions"] = "3"
+    config = tmp_path / "sluice.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    env = {"POD_NAME": "sluice-0", "POD_NAMESPACE": "default", "POD_IP": "10.0.0.7"}
+    args = []
+    for a in container(one(objects, "StatefulSet"))["args"]:
+        a = re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], a)
+        flag = a.split("=", 1)[0]
+        if flag in ("--data-dir", "--kafka", "--http", "--sqs"):
+            continue  # the harness binds loopback on free ports and gives a temporary data dir
+        if flag == "--config":
+            a = f"--config={config}"
+        args.append(a)
+    assert "--advertise-kafka=sluice-0.sluice-headless.default.svc.cluster.local:9092" in args
+    s = Sluice(args=args, sqs=True).start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{s.http_port}/readyz", timeout=10) as r:
+            assert r.status == 200
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{s.kafka_port}"})
+        md = admin.list_topics(timeout=10)
+        assert [f"{b.host}:{b.port}" for b in md.brokers.values()] == [
+            "sluice-0.sluice-headless.default.svc.cluster.local:9092"]
+        # CreateTopics v4 without a partition count takes num.partitions (from the ConfigMap's
+        # file). Sent on this connection: a client would go to the advertised name.
+        body = struct.pack(">ih", 1, 1) + b"t" + struct.pack(">ihii", -1, -1, 0, 0)
+        body += struct.pack(">i?", 10000, False)
+        with connect(s.kafka_port) as sock:
+            sock.sendall(kafka_request(19, 4, 7, body))
+            answer = read_frame(sock)
+        assert struct.unpack(">i", answer[:4])[0] == 7
+        md = admin.list_topics(topic="t", timeout=10)
+        assert len(md.topics["t"].partitions) == 3  # num.partitions from the ConfigMap
+    finally:
+        s.close()
