@@ -1,5 +1,6 @@
 # sluice: two commands do everything on a fresh Debian 12 machine.
-#   make run    install dependencies, build Release, start sluice with data in ./data
+#   make run    install what serving needs, build the sluice binary (Release), start it with
+#               data in ./data
 #   make test   install dependencies, build, run every test (unit, integration, sanitizers, fuzz)
 
 BUILD     ?= build/release
@@ -23,10 +24,19 @@ deps:
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_UNITY=$(UNITY)
 
+# Everything: sluice, the tests and the benchmarks (a tree configured by `make run` gets its
+# tests back here).
 build: deps $(BUILD)/build.ninja
+	@cmake -S . -B $(BUILD) -DSLUICE_TESTS=ON -DSLUICE_BENCH=ON >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# Only what serving needs: the build and runtime packages, and the sluice target (a fresh tree
+# is configured without tests and benchmarks, whose packages are not installed yet).
+run:
+	@scripts/install-deps --run
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+		-DSLUICE_UNITY=$(UNITY) -DSLUICE_TESTS=OFF -DSLUICE_BENCH=OFF
+	cmake --build $(BUILD) -j $(JOBS) --target sluice
 	mkdir -p data
 	$(BUILD)/sluice --data-dir ./data $(RUN_ARGS)
 
