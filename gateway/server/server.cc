@@ -27,6 +27,7 @@
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/backend_metrics.h"
+#include "gateway/server/process_metrics.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
 #include "gateway/server/metrics.h"
@@ -374,6 +375,7 @@ int run_server(const config& cfg) {
         render_partition_metrics(be.topics(), be.records(), out);
     });
     metrics.add_collector([&be](std::string& out) { render_group_metrics(be.groups(), out); });
+    metrics.add_collector(render_process_metrics);
     backend::api::queues& queues = native->queues();
     metrics.add_collector([&queues](std::string& out) { sqs::render_queue_metrics(queues, out); });
     // Kafka requests read but not yet answered, across all connections. Declared before the io

@@ -85,7 +85,10 @@ tcp_listener::tcp_listener(io_pool& pool, connection_tracker& tracker, metrics_r
           {{"listener", options_.name}})),
       accept_errors_(metrics.get_counter("sluice_accept_errors_total",
                                          "Failed accept calls (EMFILE and friends), per listener",
-                                         {{"listener", options_.name}})) {
+                                         {{"listener", options_.name}})),
+      open_(metrics.get_gauge("sluice_listener_open_connections",
+                              "Client connections currently open, per listener",
+                              {{"listener", options_.name}})) {
     if (!options_.legacy_accepted_metric.empty()) {
         legacy_accepted_ = &metrics.get_counter(
             options_.legacy_accepted_metric,
@@ -175,6 +178,7 @@ asio::awaitable<void> tcp_listener::accept_loop() {
             tracker_.leave(id);
             co_return;
         }
+        open_.add(1);
         auto ex = socket.get_executor();
         asio::co_spawn(ex, serve(std::move(socket), id, std::move(slot)),
                        [this, id](std::exception_ptr failure) { connection_ended(id, failure); });
@@ -203,6 +207,7 @@ void tcp_listener::connection_ended(std::uint64_t id, std::exception_ptr failure
                                options_.name, id);
         }
     }
+    open_.add(-1);
     tracker_.leave(id);
 }
 

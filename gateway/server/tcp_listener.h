@@ -60,7 +60,7 @@ struct listener_options {
 /// with a bounded exponential backoff (5 ms doubling to 1 s, reset by the next success),
 /// logged once per burst. Metrics, labelled listener="<name>":
 ///   sluice_connections_accepted_total, sluice_connection_failures_total (exceptions escaping
-///   a connection), sluice_accept_errors_total.
+///   a connection), sluice_accept_errors_total, sluice_listener_open_connections.
 ///
 /// Lifecycle: the constructor binds and listens (throws std::runtime_error naming the flag
 /// and the address); start() launches the accept loop; stop() closes the acceptor (existing
@@ -105,6 +105,7 @@ private:
     counter* legacy_accepted_ = nullptr;
     counter& failures_;
     counter& accept_errors_;
+    gauge& open_;
 };
 
 /// The address to bind for `where`: an IP address, or "localhost" (127.0.0.1). Throws
