@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "gateway/server/logging.h"
+
 namespace sluice::gateway {
 namespace {
 
@@ -201,7 +203,11 @@ Usage: sluice [options]
   --config FILE             broker settings as a properties file (Kafka's names, e.g.
                             num.partitions=3, log.segment.bytes=1073741824)
   --set KEY=VALUE           one broker setting; overrides --config; may repeat
-  --log-level LEVEL         trace, debug, info, warn, error (default info)
+  --log-level LEVEL[,AREA=LEVEL...]
+                            trace, debug, info, warn, error, off (default info), for every
+                            area or for one: server, storage, group, producer, txn, kafka,
+                            http, sqs, queue, auth (e.g. warn,storage=debug)
+  --log-format text|json    log lines as text (default) or one JSON object per line
   --io-threads N            network threads (default: one per core)
   --help                    this text
   --version                 the version
@@ -268,10 +274,10 @@ std::optional<config> parse_command_line(int argc, char** argv) {
             sets.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
         } else if (arg == "--log-level") {
             c.log_level = need_value();
-            static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
-            if (std::find(std::begin(levels), std::end(levels), c.log_level) == std::end(levels)) {
-                throw config_error("--log-level: unknown level '" + c.log_level + "'");
-            }
+            parse_log_levels(c.log_level);  // refuses a bad level or area now, before start-up
+        } else if (arg == "--log-format") {
+            c.log_format = need_value();
+            parse_log_format(c.log_format);
         } else if (arg == "--io-threads") {
             std::string v = need_value();
             unsigned n = 0;

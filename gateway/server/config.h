@@ -36,7 +36,10 @@ struct config {
     endpoint http{"0.0.0.0", 8082};
     endpoint sqs{"0.0.0.0", 9324};
     std::optional<endpoint> advertise_kafka;
+    /// --log-level: a level for every area, and areas with their own ("warn,storage=debug").
     std::string log_level = "info";
+    /// --log-format: text or json.
+    std::string log_format = "text";
     /// Threads running io_contexts; 0 means one per core.
     unsigned io_threads = 0;
     /// Broker settings in Kafka's names, from --config FILE and then each --set key=value.

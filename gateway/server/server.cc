@@ -27,6 +27,7 @@
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/backend_metrics.h"
+#include "gateway/server/logging.h"
 #include "gateway/server/process_metrics.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
@@ -343,8 +344,7 @@ backend::native::native_options read_native_options(const config& cfg) {
 }  // namespace
 
 int run_server(const config& cfg) {
-    spdlog::set_level(spdlog::level::from_str(cfg.log_level));
-    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%n] %v");
+    configure_logging(parse_log_levels(cfg.log_level), parse_log_format(cfg.log_format));
     auto& log = server_log();
     // A peer that closes its connection while a response is sent with sendfile (which has no
     // MSG_NOSIGNAL) would kill the process with SIGPIPE; the write fails with EPIPE instead.

@@ -1,0 +1,41 @@
+"""--log-format json and per-area --log-level on a real sluice: every line sluice writes is one
+JSON object, the area named at debug logs its debug lines, the others stay at the default
+level; a bad level or area stops sluice at start with one line naming it."""
+import json
+import subprocess
+import urllib.request
+
+from confluent_kafka import Consumer
+
+from harness import Sluice, sluice_binary, wait_for
+
+
+def test_json_lines_and_a_debug_area_beside_info_ones():
+    s = Sluice(args=["--log-format", "json", "--log-level", "info,http=debug"]).start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{s.http_port}/healthz", timeout=10) as r:
+            assert r.status == 200
+        # A consumer's FindCoordinator is logged at debug by the kafka area: not shown here.
+        c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "g"})
+        c.list_topics(timeout=10)
+        c.close()
+        wait_for(lambda: any('"logger":"http"' in l and '"level":"debug"' in l
+                             for l in s.log_lines), 10, "an http debug line")
+    finally:
+        s.close()
+    lines = [json.loads(l) for l in s.log_lines if l.strip()]
+    assert lines and all(set(l) >= {"time", "level", "logger", "message"} for l in lines)
+    assert all(l["time"].endswith("Z") for l in lines)
+    assert any(l["logger"] == "server" and l["message"].startswith("listening:") for l in lines)
+    assert any(l["logger"] == "http" and l["level"] == "debug" for l in lines)
+    assert not any(l["level"] in ("debug", "trace") and l["logger"] != "http" for l in lines)
+
+
+def test_bad_log_flags_stop_sluice_with_one_line():
+    for args, needle in ((["--log-level", "info,storag=debug"], "did you mean storage?"),
+                         (["--log-level", "verbose"], "unknown level 'verbose'"),
+                         (["--log-format", "xml"], "expected text or json")):
+        r = subprocess.run([sluice_binary(), "--data-dir", "/nonexistent-never-created"] + args,
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
