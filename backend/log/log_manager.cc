@@ -200,6 +200,34 @@ result<void> log_manager::load_topics(bool clean) {
             trash_partition_dir(io::join_path(opts_.data_dir, e));
         }
     }
+    // Opening a partition recovers it (after an unclean shutdown its active segment is
+    // scanned); a large data dir takes a while, so progress is logged as it goes.
+    using clock = std::chrono::steady_clock;
+    std::int64_t total_partitions = 0;
+    for (const auto& [name, rec] : records) {
+        total_partitions += rec.partitions;
+    }
+    const auto started = clock::now();
+    auto last_report = started;
+    std::int64_t partitions_done = 0;
+    std::int64_t bytes_done = 0;
+    auto report = [&](bool last) {
+        const double secs = std::chrono::duration<double>(clock::now() - started).count();
+        const double mib = static_cast<double>(bytes_done) / (1 << 20);
+        if (last) {
+            storage_log().info("log: opened {} partitions ({:.1f} MiB) in {:.1f} s",
+                               partitions_done, mib, secs);
+            return;
+        }
+        const double left = partitions_done == 0 ? 0
+                                                 : secs * static_cast<double>(total_partitions -
+                                                                              partitions_done) /
+                                                       static_cast<double>(partitions_done);
+        storage_log().info(
+            "log: {} recovery: {}/{} partitions, {:.1f} MiB, {:.1f} MiB/s, about {:.0f} s left",
+            clean ? "clean" : "unclean", partitions_done, total_partitions, mib,
+            secs > 0 ? mib / secs : 0.0, left);
+    };
     for (auto& [name, rec] : records) {
         std::string error;
         auto cfg = topic_config::from_overrides(rec.overrides, opts_.defaults, &error);
@@ -216,10 +244,22 @@ result<void> log_manager::load_topics(bool clean) {
             if (!log) {
                 return fail(log.error());
             }
+            ++partitions_done;
+            bytes_done += (*log)->size_bytes();
             state->partitions.push_back(*log);
+            const auto now = clock::now();
+            if (now - last_report >= opts_.recovery_progress_interval &&
+                partitions_done < total_partitions) {
+                report(false);
+                last_report = now;
+            }
         }
         ids_[rec.id] = name;
         topics_[name] = std::move(state);
+    }
+    if (total_partitions > 0 &&
+        (clock::now() - started >= opts_.recovery_progress_interval || !clean)) {
+        report(true);
     }
     return {};
 }

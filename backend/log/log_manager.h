@@ -38,6 +38,9 @@ struct log_options {
     std::chrono::milliseconds retention_check_interval{300000};
     /// How often compacted topics are checked (log.cleaner.backoff.ms); 0 = never by itself.
     std::chrono::milliseconds compaction_check_interval{15000};
+    /// How often opening a data dir logs its progress (partitions and bytes done, rate, time
+    /// left) while it runs longer (log.recovery.progress.interval.ms); 0 logs every partition.
+    std::chrono::milliseconds recovery_progress_interval{5000};
     /// Open descriptors kept for segment and index files (the rest reopen on use).
     std::size_t max_open_files = 2048;
     /// Threads that run fsyncs.

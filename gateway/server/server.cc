@@ -334,6 +334,8 @@ backend::native::native_options read_native_options(const config& cfg) {
         interval("log.retention.check.interval.ms", o.log.retention_check_interval);
     o.log.compaction_check_interval =
         interval("log.cleaner.backoff.ms", o.log.compaction_check_interval);
+    o.log.recovery_progress_interval =
+        interval("log.recovery.progress.interval.ms", o.log.recovery_progress_interval);
     o.properties = cfg.properties;
     o.groups = read_group_settings(cfg);
     o.producers = read_producer_settings(cfg);

@@ -139,3 +139,35 @@ def test_listener_off_is_not_opened():
 def test_sigterm_exits_cleanly(broker):
     assert broker.stop() == 0
     assert "sluice stopped" in broker.log_text()
+
+
+def test_recovery_after_a_crash_logs_its_progress():
+    import re
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    with tempfile.TemporaryDirectory() as d:
+        s = Sluice(data_dir=d).start()
+        admin = AdminClient({"bootstrap.servers": s.bootstrap})
+        admin.create_topics([NewTopic("many", 40, 1)])["many"].result(timeout=30)
+        p = Producer({"bootstrap.servers": s.bootstrap, "linger.ms": 0})
+        for i in range(400):
+            p.produce("many", b"x" * 1000, partition=i % 40)
+        assert p.flush(30) == 0
+        s.kill()
+        # Every partition reported (interval 0), then the summary.
+        s = Sluice(data_dir=d, settings={"log.recovery.progress.interval.ms": 0}).start()
+        try:
+            progress = [re.search(r"unclean recovery: (\d+)/(\d+) partitions, ([\d.]+) MiB", l)
+                        for l in s.log_lines]
+            progress = [(int(m.group(1)), int(m.group(2)), float(m.group(3)))
+                        for m in progress if m]
+            assert progress, s.log_text()
+            total = progress[0][1]
+            assert total >= 40
+            assert [x[0] for x in progress] == list(range(1, total))  # done < total each time
+            assert all(x[1] == total for x in progress)
+            assert progress[-1][2] >= 0.35  # 400 KB of records recovered by then
+            summary = s.wait_log("log: opened")
+            assert re.search(rf"opened {total} partitions \([\d.]+ MiB\) in [\d.]+ s", summary)
+        finally:
+            s.close()
