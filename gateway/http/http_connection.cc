@@ -101,9 +101,28 @@ bool expects_continue(const http_request& req) {
 
 }  // namespace
 
+request_timing::request_timing(metrics_registry& metrics, const std::string& front) {
+    static constexpr const char* classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+    for (std::size_t i = 0; i < by_class_.size(); ++i) {
+        by_class_[i] = &metrics.get_histogram(
+            "sluice_http_request_seconds",
+            "Time from reading an HTTP request's header to having written its response, by "
+            "front and status class",
+            {{"front", front}, {"code", classes[i]}});
+    }
+}
+
+void request_timing::observe(unsigned status, std::chrono::nanoseconds took) const {
+    const unsigned c = status / 100;
+    if (c >= 1 && c <= 5) {
+        by_class_[c - 1]->observe(took);
+    }
+}
+
 http_connection::http_connection(tcp::socket socket, std::uint64_t id, const router& routes,
                                  counter& requests, http_limits limits,
-                                 connection_error_page errors, const cors_policy* cors)
+                                 connection_error_page errors, const cors_policy* cors,
+                                 const request_timing* timing)
     : stream_(std::move(socket)),
       buffer_(limits.max_header_bytes + read_chunk_bytes),
       transport_{stream_, buffer_},
@@ -113,6 +132,7 @@ http_connection::http_connection(tcp::socket socket, std::uint64_t id, const rou
       limits_(limits),
       errors_(std::move(errors)),
       cors_(cors),
+      timing_(timing),
       finish_(std::make_shared<finish_signal>()) {
     boost::system::error_code ec;
     peer_ = stream_.socket().remote_endpoint(ec);
@@ -196,6 +216,7 @@ asio::awaitable<void> http_connection::run() {
         }
 
         requests_.inc();
+        const auto started = std::chrono::steady_clock::now();
         http_request_context ctx;
         std::optional<streamed_body> body;
         if (streamed) {
@@ -260,6 +281,9 @@ asio::awaitable<void> http_connection::run() {
         phase_ = phase::writing;
         stream_.expires_after(limits_.write_timeout);
         co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+        if (timing_ != nullptr && !ec) {
+            timing_->observe(res.result_int(), std::chrono::steady_clock::now() - started);
+        }
         if (ec || !again) {
             break;
         }

@@ -9,10 +9,12 @@
 // already read only after the previous response is written.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include <boost/asio/awaitable.hpp>
@@ -58,11 +60,24 @@ using connection_error_page = std::function<http_response(unsigned status, std::
 /// Concurrency: everything runs on the socket's io_context; stop() may be called from any
 /// thread (it posts). A handler exception is answered 500 (unless the handler had taken the
 /// stream) and rethrown to the spawn boundary.
+
+/// Latency histograms of answered requests by status class (sluice_http_request_seconds,
+/// labelled front and code="2xx" ...): from the request's header read to its response
+/// written. Upgrades and streams (WebSocket, SSE) are not timed.
+class request_timing {
+public:
+    request_timing(metrics_registry& metrics, const std::string& front);
+    void observe(unsigned status, std::chrono::nanoseconds took) const;
+
+private:
+    std::array<histogram*, 5> by_class_{};
+};
+
 class http_connection : public std::enable_shared_from_this<http_connection> {
 public:
     http_connection(boost::asio::ip::tcp::socket socket, std::uint64_t id, const router& routes,
                     counter& requests, http_limits limits, connection_error_page errors = {},
-                    const cors_policy* cors = nullptr);
+                    const cors_policy* cors = nullptr, const request_timing* timing = nullptr);
 
     boost::asio::awaitable<void> run();
     void stop(stop_mode mode);
@@ -84,6 +99,7 @@ private:
     http_limits limits_;
     connection_error_page errors_;
     const cors_policy* cors_;  // null: no CORS
+    const request_timing* timing_;  // null: not timed
     boost::asio::ip::tcp::endpoint peer_;
     std::shared_ptr<finish_signal> finish_;
     phase phase_ = phase::idle;

@@ -40,6 +40,7 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
       settings_(std::move(settings)),
       producer_(svc.topics, svc.records, settings_.producer_acks),
       requests_(svc.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
+      timing_(svc.metrics, "http"),
       listener_(pool, tracker, svc.metrics, listener_options{"http", "--http", ""}, where,
                 [this](tcp::socket socket, std::uint64_t id) {
                     return open(std::move(socket), id);
@@ -89,7 +90,7 @@ std::size_t http_server::pending() const { return consumers_->pending(); }
 connection_session http_server::open(tcp::socket socket, std::uint64_t id) {
     auto conn = std::make_shared<http_connection>(std::move(socket), id, router_, requests_,
                                                   settings_.limits, connection_error_page{},
-                                                  &settings_.cors);
+                                                  &settings_.cors, &timing_);
     return connection_session{conn->run(), [conn](stop_mode mode) { conn->stop(mode); }};
 }
 

@@ -68,6 +68,7 @@ private:
     std::unique_ptr<rest::consumer_registry> consumers_;
     std::unique_ptr<ws::ws_context> ws_;
     counter& requests_;
+    request_timing timing_;
     std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(false);
     tcp_listener listener_;
 };

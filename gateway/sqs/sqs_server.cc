@@ -25,6 +25,7 @@ sqs_server::sqs_server(io_pool& pool, connection_tracker& tracker, metrics_regis
       limits_(limits),
       requests_(metrics.get_counter("sluice_sqs_http_requests_total",
                                     "HTTP requests served by the SQS listener")),
+      timing_(metrics, "sqs"),
       listener_(pool, tracker, metrics, listener_options{"sqs", "--sqs", ""}, where,
                 [this](tcp::socket socket, std::uint64_t id) { return open(std::move(socket), id); }) {
     auto handler = [f = &front_](http_request_context ctx) { return serve(f, std::move(ctx)); };
@@ -38,7 +39,8 @@ connection_session sqs_server::open(tcp::socket socket, std::uint64_t id) {
         std::move(socket), id, router_, requests_, limits_,
         [f = &front_](unsigned status, std::string_view message) {
             return f->connection_error(status, message);
-        });
+        },
+        nullptr, &timing_);
     return connection_session{conn->run(), [conn](stop_mode mode) { conn->stop(mode); }};
 }
 

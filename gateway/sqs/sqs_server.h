@@ -42,6 +42,7 @@ private:
     http_limits limits_;
     router router_;
     counter& requests_;
+    request_timing timing_;
     tcp_listener listener_;
 };
 

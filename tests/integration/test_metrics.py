@@ -105,10 +105,10 @@ def scrape(broker):
         return r.read().decode()
 
 
-def value(families, name, **labels):
+def value(families, name, family=None, **labels):
     want = {k: str(v) for k, v in labels.items()}
     found = []
-    for sample, text, v in families[name]["samples"]:
+    for sample, text, v in families[family or name]["samples"]:
         if sample != name:
             continue
         got = dict(re.findall(r'([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"', text))
@@ -185,6 +185,11 @@ def test_the_workloads_figures(worked):
     assert value(families, "sluice_sqs_dead_letter_queue_messages", queue="jobs",
                  dead_letter_queue="jobs-dlq") == 1
     assert value(families, "sluice_listener_open_connections", listener="http") >= 1
+    # The REST produce was answered 200; the SQS calls (create, send, receive) 200 too.
+    assert value(families, "sluice_http_request_seconds_count", "sluice_http_request_seconds",
+                 front="http", code="2xx") >= 1
+    assert value(families, "sluice_http_request_seconds_count", "sluice_http_request_seconds",
+                 front="sqs", code="2xx") >= 7
     assert value(families, "sluice_process_resident_memory_bytes") > 1 << 20
     assert value(families, "sluice_process_open_fds") > 3
     assert (value(families, "sluice_process_start_time_seconds") <= time.time() + 1)
