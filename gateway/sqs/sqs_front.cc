@@ -1,5 +1,6 @@
 #include "gateway/sqs/sqs_front.h"
 
+#include <chrono>
 #include <exception>
 
 #include <boost/beast/http/field.hpp>
@@ -61,6 +62,10 @@ sqs_front::sqs_front(backend::api::queues& queues, sqs_settings settings, metric
     for (const auto& [name, entry] : actions_) {
         request_counters_[name] = &metrics.get_counter("sluice_sqs_requests_total",
                                                        "SQS requests by action", {{"action", name}});
+        action_seconds_[name] = &metrics.get_histogram(
+            "sluice_sqs_action_seconds",
+            "Time an SQS action took, by action (ReceiveMessage includes its long poll)",
+            {{"action", name}});
     }
 }
 
@@ -158,6 +163,7 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
     actx->action = action;
     actx->host = header(ctx.req, "Host");
     actx->out = std::make_unique<protocol::sqs::response_writer>(w, action, entry->second.has_result);
+    const auto started = std::chrono::steady_clock::now();
     try {
         co_await entry->second.handler(actx);
     } catch (const std::exception& e) {
@@ -165,6 +171,7 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
         actx->error = sqs_error{500, "InternalFailure", "InternalFailure", false,
                                 "The request could not be processed."};
     }
+    action_seconds_.at(action)->observe(std::chrono::steady_clock::now() - started);
     if (!actx->error && actx->req.error()) {
         const auto& pe = *actx->req.error();
         actx->error = to_sqs(pe.code == "MissingParameter" ? front_error::missing_parameter

@@ -50,6 +50,7 @@ private:
     metrics_registry& metrics_;
     std::map<std::string, action_entry, std::less<>> actions_;
     std::map<std::string, counter*, std::less<>> request_counters_;
+    std::map<std::string, histogram*, std::less<>> action_seconds_;
     counter& errors_;
     counter& unknown_requests_;
 };
