@@ -212,7 +212,11 @@ sasl_step scram_server::on_client_final(std::string_view message) {
         return fail("Authentication failed: invalid SCRAM channel binding",
                     "channel binding does not repeat the gs2 header");
     }
-    if (!constant_time_equal(*nonce, nonce_)) {
+    // compat: librdkafka 2.0.2 sends the client nonce twice (r=CNONCE+CNONCE+SNONCE); Kafka's
+    // ScramSaslServer accepts any nonce that ends with the server-first one, and so do we. The
+    // nonce as sent is part of the signed AuthMessage either way.
+    if (nonce->size() < nonce_.size() ||
+        !constant_time_equal(nonce->substr(nonce->size() - nonce_.size()), nonce_)) {
         return fail("Authentication failed: invalid SCRAM nonce", "nonce does not match");
     }
     const auto proof = protocol::base64_decode(proof_text);

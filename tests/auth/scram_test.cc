@@ -36,7 +36,8 @@ credential_store rfc_store() {
 
 /// The client side of RFC 5802: the client-final message for `server_first`.
 std::string client_final_for(hash_algorithm h, std::string_view password,
-                             std::string_view client_first_bare, std::string_view server_first) {
+                             std::string_view client_first_bare, std::string_view server_first,
+                             std::string_view nonce_prefix = {}) {
     std::string nonce, salt;
     int iterations = 0;
     std::size_t start = 0;
@@ -57,7 +58,7 @@ std::string client_final_for(hash_algorithm h, std::string_view password,
     }
     const std::string salted = pbkdf2(h, password, salt, iterations);
     const std::string client_key = hmac(h, salted, "Client Key");
-    const std::string without_proof = "c=biws,r=" + nonce;
+    const std::string without_proof = "c=biws,r=" + std::string(nonce_prefix) + nonce;
     const std::string auth_message = std::string(client_first_bare) + "," +
                                      std::string(server_first) + "," + without_proof;
     const std::string signature = hmac(h, hash(h, client_key), auth_message);
@@ -138,6 +139,31 @@ TEST(Scram, DecoySaltIsStablePerUnknownUser) {
     scram_server b(hash_algorithm::sha256, store, "N");
 
     EXPECT_EQ(a.step("n,,n=ghost,r=x").reply, b.step("n,,n=ghost,r=x").reply);
+}
+
+TEST(Scram, NonceRepeatingTheClientPartIsAccepted) {
+    // compat: librdkafka 2.0.2 sends r=CNONCE+CNONCE+SNONCE; Kafka accepts a matching suffix.
+    auto store = rfc_store();
+    scram_server server(hash_algorithm::sha256, store);
+    const std::string bare = "n=user,r=abcdefgh";
+    auto first = server.step("n,," + bare);
+    ASSERT_EQ(first.what, outcome::challenge);
+
+    auto last = server.step(
+        client_final_for(hash_algorithm::sha256, "pencil", bare, first.reply, "abcdefgh"));
+
+    EXPECT_EQ(last.what, outcome::success) << last.reason;
+}
+
+TEST(Scram, NonceWithoutTheServerPartFails) {
+    auto store = rfc_store();
+    scram_server server(hash_algorithm::sha256, store, std::string(rfc_server_nonce));
+    ASSERT_EQ(server.step(rfc_client_first).what, outcome::challenge);
+
+    auto last = server.step(
+        "c=biws,r=rOprNGfwEbeRWgbNEkqO,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=");
+
+    EXPECT_EQ(last.what, outcome::failure);
 }
 
 TEST(Scram, WrongNonceFails) {
