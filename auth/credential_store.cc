@@ -99,18 +99,29 @@ void write_all(int fd, std::string_view data, const std::filesystem::path& p) {
 
 }  // namespace
 
+scram_credential scram_credential_from_salted(hash_algorithm h, std::string salt,
+                                              std::string_view salted_password, int iterations) {
+    scram_credential c;
+    c.salt = std::move(salt);
+    c.iterations = iterations;
+    c.stored_key = hash(h, hmac(h, salted_password, "Client Key"));
+    c.server_key = hmac(h, salted_password, "Server Key");
+    return c;
+}
+
 scram_credential make_scram_credential(hash_algorithm h, std::string_view password,
                                        int iterations, std::string salt) {
     if (salt.empty()) {
         salt = random_bytes(32);
     }
     const std::string salted = pbkdf2(h, password, salt, iterations);
-    scram_credential c;
-    c.salt = std::move(salt);
-    c.iterations = iterations;
-    c.stored_key = hash(h, hmac(h, salted, "Client Key"));
-    c.server_key = hmac(h, salted, "Server Key");
-    return c;
+    return scram_credential_from_salted(h, std::move(salt), salted, iterations);
+}
+
+bool verify_scram_password(hash_algorithm h, const scram_credential& c,
+                           std::string_view password) {
+    const std::string salted = pbkdf2(h, password, c.salt, c.iterations);
+    return constant_time_equal(hash(h, hmac(h, salted, "Client Key")), c.stored_key);
 }
 
 plain_verifier make_plain_verifier(std::string_view password, int iterations, std::string salt) {
@@ -255,6 +266,14 @@ void credential_store::set(const std::string& user, user_credentials creds) {
     users_[user] = std::move(creds);
 }
 
+void credential_store::replace(const std::string& user, std::optional<user_credentials> creds) {
+    if (!creds) {
+        erase(user);
+        return;
+    }
+    set(user, std::move(*creds));
+}
+
 bool credential_store::erase(std::string_view user) {
     std::unique_lock lock(mutex_);
     auto it = users_.find(user);
@@ -266,6 +285,7 @@ bool credential_store::erase(std::string_view user) {
 }
 
 void credential_store::save() const {
+    std::lock_guard save_lock(save_mutex_);
     std::ostringstream text;
     text << "# SASL users of this sluice (salted credentials, no passwords).\n"
          << "# Written by sluice; change with `sluice users`.\n"

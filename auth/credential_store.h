@@ -50,6 +50,14 @@ struct user_credentials {
     bool operator==(const user_credentials&) const = default;
 };
 
+/// The stored credential for a SaltedPassword the client derived itself (as
+/// AlterUserScramCredentials carries it: the broker never sees the password).
+scram_credential scram_credential_from_salted(hash_algorithm h, std::string salt,
+                                              std::string_view salted_password, int iterations);
+/// Whether `password` derives `c` (PLAIN logins of users changed through
+/// AlterUserScramCredentials, which leaves no PLAIN verifier).
+bool verify_scram_password(hash_algorithm h, const scram_credential& c, std::string_view password);
+
 /// Derives a SCRAM credential from a password (random 32-byte salt unless one is given).
 scram_credential make_scram_credential(hash_algorithm h, std::string_view password,
                                        int iterations, std::string salt = {});
@@ -96,6 +104,8 @@ public:
     /// Adds or replaces a user in memory (save() writes it). Throws std::invalid_argument for an
     /// invalid name.
     void set(const std::string& user, user_credentials creds);
+    /// Replaces a user's credentials, or removes the user when `creds` is nullopt.
+    void replace(const std::string& user, std::optional<user_credentials> creds);
     /// Removes a user in memory; false when there was none.
     bool erase(std::string_view user);
 
@@ -114,6 +124,7 @@ private:
     std::filesystem::path file_;
     std::string decoy_key_;
     mutable std::shared_mutex mutex_;
+    mutable std::mutex save_mutex_;  // one save at a time (they share the temporary file)
     std::map<std::string, user_credentials, std::less<>> users_;
 };
 

@@ -48,6 +48,22 @@ sasl_step plain_server::step(std::string_view message) {
                              "authorization id differs from the user name");
     }
     auto creds = users_.find(authcid);
+    if (creds && !creds->plain && (creds->scram_sha_512 || creds->scram_sha_256)) {
+        // Changed through AlterUserScramCredentials: no PLAIN verifier, check the SCRAM one.
+        const bool ok = creds->scram_sha_512
+                            ? verify_scram_password(hash_algorithm::sha512, *creds->scram_sha_512,
+                                                    password)
+                            : verify_scram_password(hash_algorithm::sha256, *creds->scram_sha_256,
+                                                    password);
+        if (!ok) {
+            return plain_failure(std::string(authcid), std::string(plain_invalid_credentials),
+                                 "wrong password");
+        }
+        sasl_step ok_step;
+        ok_step.what = sasl_step::outcome::success;
+        ok_step.user = std::string(authcid);
+        return ok_step;
+    }
     if (!creds || !creds->plain) {
         // The same PBKDF2 work as for a real user, so that timing does not tell them apart.
         (void)pbkdf2(hash_algorithm::sha512, password, users_.decoy_key(), min_scram_iterations);

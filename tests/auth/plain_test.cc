@@ -89,3 +89,33 @@ TEST(SaslServer, FactoryKnowsKafkasMechanismNames) {
 
 }  // namespace
 }  // namespace sluice::auth
+
+namespace sluice::auth {
+namespace {
+
+TEST(Plain, UserWithOnlyScramCredentialsIsCheckedAgainstThem) {
+    credential_store store(std::filesystem::path("/nonexistent/credentials"));
+    user_credentials u;
+    u.scram_sha_512 = make_scram_credential(hash_algorithm::sha512, "new-pw", 4096);
+    store.set("alice", u);
+
+    plain_server right(store);
+    plain_server wrong(store);
+
+    EXPECT_EQ(right.step(std::string("\0alice\0new-pw", 13)).what, sasl_step::outcome::success);
+    EXPECT_EQ(wrong.step(std::string("\0alice\0old-pw", 13)).what, sasl_step::outcome::failure);
+}
+
+TEST(Credentials, CredentialFromSaltedPasswordMatchesOneFromThePassword) {
+    const std::string salt = "salt-salt-salt";
+    const std::string salted = pbkdf2(hash_algorithm::sha256, "pw", salt, 4096);
+
+    EXPECT_EQ(scram_credential_from_salted(hash_algorithm::sha256, salt, salted, 4096),
+              make_scram_credential(hash_algorithm::sha256, "pw", 4096, salt));
+    EXPECT_TRUE(verify_scram_password(hash_algorithm::sha256,
+                                      make_scram_credential(hash_algorithm::sha256, "pw", 4096),
+                                      "pw"));
+}
+
+}  // namespace
+}  // namespace sluice::auth
