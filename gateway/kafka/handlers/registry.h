@@ -50,6 +50,8 @@ namespace sluice::gateway {
     X(delete_groups, 0, 2)                   \
     X(incremental_alter_configs, 0, 1)       \
     X(offset_delete, 0, 0)                   \
+    X(describe_user_scram_credentials, 0, 0) \
+    X(alter_user_scram_credentials, 0, 0)    \
     X(describe_cluster, 0, 2)                \
     X(describe_producers, 0, 0)              \
     X(describe_transactions, 0, 0)           \
