@@ -117,7 +117,7 @@ def test_alter_takes_effect_at_once_and_survives_a_restart(sasl_broker):
     # alice lost SCRAM-SHA-256 but keeps SCRAM-SHA-512.
     assert auth_error(client_config(sasl_broker, "SCRAM-SHA-256", user="alice")) is not None
     produce(client_config(sasl_broker, "SCRAM-SHA-512", user="alice"), "altered", ["by-alice"])
-    assert "SCRAM credentials of user 'carol'" in sasl_broker.server.log_text()
+    sasl_broker.server.wait_log("SCRAM credentials of user 'carol'")
 
     sasl_broker.server.stop()
     assert users("list", "--data-dir", sasl_broker.data_dir).stdout.split() == [
