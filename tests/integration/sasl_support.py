@@ -4,6 +4,9 @@ import re
 import struct
 import subprocess
 import tempfile
+import time
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from harness import Sluice, kafka_request, read_frame, sluice_binary
 
@@ -67,6 +70,53 @@ def client_config(broker, mechanism, user="alice", password=None, **extra):
            "sasl.password": PASSWORDS.get(user, "x") if password is None else password}
     cfg.update(extra)
     return cfg
+
+
+# --- confluent-kafka helpers -------------------------------------------------------------------
+
+def produce(cfg, topic, values, timeout=30):
+    errors = []
+    p = Producer(dict(cfg, **{"acks": "all"}))
+    for v in values:
+        p.produce(topic, v.encode(), partition=0,
+                  on_delivery=lambda err, msg: errors.append(err) if err else None)
+    left = p.flush(timeout)
+    assert left == 0, f"{left} records not delivered within {timeout}s"
+    assert not errors, errors
+
+
+def consume_all(cfg, topic, count, timeout=30):
+    c = Consumer(dict(cfg, **{"group.id": "sasl-test", "enable.auto.commit": False}))
+    c.assign([TopicPartition(topic, 0, 0)])
+    got = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < count and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            assert m.error() is None, m.error()
+            got.append(m.value().decode())
+    finally:
+        c.close()
+    return got
+
+
+def auth_error(cfg, timeout=20):
+    """The error a client gets when its login is refused (the first _AUTHENTICATION error
+    reported through error_cb), or None if none came within `timeout` seconds."""
+    errors = []
+    p = Producer(dict(cfg, **{"error_cb": errors.append}))
+    p.produce("never", b"x")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        p.poll(0.2)
+        for e in errors:
+            if e.code() == KafkaError._AUTHENTICATION:
+                p.purge()
+                return e
+    p.purge()
+    return None
 
 
 # --- raw frames --------------------------------------------------------------------------------

@@ -9,12 +9,11 @@ import subprocess
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
-from harness import connect, kafka_request, read_frame, sluice_binary
-from sasl_support import (PASSWORDS, SaslSluice, api_versions_keys, client_config,
-                          closed_by_peer, metadata_v1_all, sasl_authenticate, sasl_handshake,
-                          set_user, users)
+from harness import connect, read_frame, sluice_binary
+from sasl_support import (PASSWORDS, SaslSluice, api_versions_keys, auth_error, client_config,
+                          closed_by_peer, consume_all, metadata_v1_all, produce,
+                          sasl_authenticate, sasl_handshake, set_user, users)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -27,51 +26,6 @@ def sasl_broker():
         yield s
     finally:
         s.close()
-
-
-def produce(cfg, topic, values, timeout=30):
-    errors = []
-    p = Producer(dict(cfg, **{"acks": "all"}))
-    for v in values:
-        p.produce(topic, v.encode(), partition=0,
-                  on_delivery=lambda err, msg: errors.append(err) if err else None)
-    left = p.flush(timeout)
-    assert left == 0, f"{left} records not delivered within {timeout}s"
-    assert not errors, errors
-
-
-def consume_all(cfg, topic, count, timeout=30):
-    c = Consumer(dict(cfg, **{"group.id": "sasl-test", "enable.auto.commit": False}))
-    c.assign([TopicPartition(topic, 0, 0)])
-    got = []
-    deadline = time.monotonic() + timeout
-    try:
-        while len(got) < count and time.monotonic() < deadline:
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            assert m.error() is None, m.error()
-            got.append(m.value().decode())
-    finally:
-        c.close()
-    return got
-
-
-def auth_error(cfg, timeout=20):
-    """The error a client gets when its login is refused (the first _AUTHENTICATION error
-    reported through error_cb), or None if none came within `timeout` seconds."""
-    errors = []
-    p = Producer(dict(cfg, **{"error_cb": errors.append}))
-    p.produce("never", b"x")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        p.poll(0.2)
-        for e in errors:
-            if e.code() == KafkaError._AUTHENTICATION:
-                p.purge()
-                return e
-    p.purge()
-    return None
 
 
 # --- the users command -------------------------------------------------------------------------

@@ -10,8 +10,8 @@ from confluent_kafka import KafkaError
 
 from harness import connect, kafka_request, read_frame
 from kafka_wire import NO_TAGS, FlexReader, compact_array, compact_bytes, compact_string
-from sasl_support import PASSWORDS, SaslSluice, client_config, sasl_authenticate, sasl_handshake, users
-from test_sasl import auth_error, produce
+from sasl_support import (PASSWORDS, SaslSluice, auth_error, client_config, produce,
+                          sasl_authenticate, sasl_handshake, users)
 
 SHA256, SHA512 = 1, 2
 
