@@ -1,7 +1,8 @@
 // SASL PLAIN (RFC 4616) on the server: one client message "authzid NUL authcid NUL passwd",
 // checked against the user's salted PLAIN verifier (or, for a user changed through
-// AlterUserScramCredentials, which carries no password, against its SCRAM-SHA-512 credential). Only for connections the operator trusts
-// not to be read by others (the password crosses the wire as it is).
+// AlterUserScramCredentials, which carries no password, against its SCRAM-SHA-512 credential).
+// Only for connections the operator trusts not to be read by others (the password crosses the
+// wire as it is).
 #pragma once
 
 #include "auth/credential_store.h"

@@ -102,7 +102,8 @@ sasl_step scram_server::step(std::string_view message) {
 }
 
 sasl_step scram_server::on_client_first(std::string_view message) {
-    constexpr std::string_view malformed = "Authentication failed: invalid SCRAM client-first message";
+    constexpr std::string_view malformed =
+        "Authentication failed: invalid SCRAM client-first message";
     // gs2-header = cbind-flag "," [ "a=" saslname ] ","
     if (message.starts_with("p=") || message.starts_with("y,")) {
         return fail("Authentication failed: SCRAM channel binding is not supported",
@@ -171,8 +172,8 @@ sasl_step scram_server::on_client_first(std::string_view message) {
     } else {
         // A decoy that looks the same from outside: a stable salt per name, random keys.
         known_user_ = false;
-        credential_.salt =
-            hmac(hash_algorithm::sha256, users_.decoy_key(), std::string(mechanism()) + ":" + user_);
+        credential_.salt = hmac(hash_algorithm::sha256, users_.decoy_key(),
+                                std::string(mechanism()) + ":" + user_);
         credential_.iterations = min_scram_iterations;
         credential_.stored_key = random_bytes(digest_size(hash_));
         credential_.server_key = random_bytes(digest_size(hash_));
@@ -189,7 +190,8 @@ sasl_step scram_server::on_client_first(std::string_view message) {
 }
 
 sasl_step scram_server::on_client_final(std::string_view message) {
-    constexpr std::string_view malformed = "Authentication failed: invalid SCRAM client-final message";
+    constexpr std::string_view malformed =
+        "Authentication failed: invalid SCRAM client-final message";
     const std::string invalid_credentials =
         "Authentication failed during authentication due to invalid credentials with SASL "
         "mechanism " +

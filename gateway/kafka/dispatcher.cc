@@ -102,14 +102,14 @@ asio::awaitable<dispatch_result> dispatcher::dispatch(const connection_info& con
         out.what = dispatch_result::action::close;
         co_return out;
     }
-    if (!security.authenticated() && key != static_cast<std::int16_t>(kafka::api_key::api_versions) &&
-        key != static_cast<std::int16_t>(kafka::api_key::sasl_handshake) &&
-        key != static_cast<std::int16_t>(kafka::api_key::sasl_authenticate)) {
+    const auto api = static_cast<kafka::api_key>(key);
+    if (!security.authenticated() && api != kafka::api_key::api_versions &&
+        api != kafka::api_key::sasl_handshake && api != kafka::api_key::sasl_authenticate) {
         // compat: Kafka's SaslServerAuthenticator closes a connection that sends any other
         // request before its SASL login completed.
         kafka_log().warn("conn {} from {} client '{}': {} before SASL authentication; closing",
                          conn.id, conn.peer.address().to_string(), header->client_id.value_or(""),
-                         kafka::api_name(static_cast<kafka::api_key>(key)));
+                         kafka::api_name(api));
         out.what = dispatch_result::action::close;
         co_return out;
     }

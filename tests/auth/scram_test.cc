@@ -125,7 +125,8 @@ TEST(Scram, UnknownUserLooksLikeWrongPassword) {
     EXPECT_NE(unknown_first.reply.find(",s="), std::string::npos);
     EXPECT_NE(unknown_first.reply.find(",i=4096"), std::string::npos);
     auto known_last =
-        known.step(client_final_for(hash_algorithm::sha256, "wrong", bare_known, known_first.reply));
+        known.step(client_final_for(hash_algorithm::sha256, "wrong", bare_known,
+                                    known_first.reply));
     auto unknown_last = unknown.step(
         client_final_for(hash_algorithm::sha256, "wrong", bare_unknown, unknown_first.reply));
 

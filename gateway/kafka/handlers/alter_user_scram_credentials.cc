@@ -88,7 +88,8 @@ alter_user_scram_credentials_handler::handle(request_context& ctx, request req) 
     for (const auto& d : req.deletions) {
         const auto h = alter_mechanism(d.mechanism);
         if (!h) {
-            refuse(d.name, kafka::error_code::unsupported_sasl_mechanism, "Unknown SCRAM mechanism");
+            refuse(d.name, kafka::error_code::unsupported_sasl_mechanism,
+                   "Unknown SCRAM mechanism");
             continue;
         }
         if (outcome[d.name].code != kafka::error_code::none) {
@@ -111,7 +112,8 @@ alter_user_scram_credentials_handler::handle(request_context& ctx, request req) 
     for (const auto& u : req.upsertions) {
         const auto h = alter_mechanism(u.mechanism);
         if (!h) {
-            refuse(u.name, kafka::error_code::unsupported_sasl_mechanism, "Unknown SCRAM mechanism");
+            refuse(u.name, kafka::error_code::unsupported_sasl_mechanism,
+                   "Unknown SCRAM mechanism");
             continue;
         }
         if (u.iterations < auth::min_scram_iterations) {
