@@ -23,10 +23,11 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 kafka_connection::kafka_connection(tcp::socket socket, services& svc, dispatcher& disp,
-                                   std::uint64_t id)
+                                   std::uint64_t id, security_protocol security)
     : socket_(std::move(socket)),
       svc_(svc),
       dispatcher_(disp),
+      security_(security),
       writer_wakeup_(socket_.get_executor()),
       reader_wakeup_(socket_.get_executor()),
       idle_timer_(socket_.get_executor()),
@@ -110,11 +111,13 @@ asio::awaitable<void> kafka_connection::read_loop() {
         }
         last_activity_ = std::chrono::steady_clock::now();
         const std::int32_t size = protocol::load_i32(size_prefix);
-        if (size < 8 || static_cast<std::uint64_t>(size) > max_frame) {
+        // A bare SASL token (after SaslHandshake v0) may be shorter than a request header.
+        const std::int32_t min_size = security_.raw_sasl_tokens ? 0 : 8;
+        if (size < min_size || static_cast<std::uint64_t>(size) > max_frame) {
             kafka_log().warn(
-                "conn {} from {}: frame size {} outside [8, {}] (socket.request.max.bytes); "
+                "conn {} from {}: frame size {} outside [{}, {}] (socket.request.max.bytes); "
                 "closing",
-                info_.id, info_.peer.address().to_string(), size, max_frame);
+                info_.id, info_.peer.address().to_string(), size, min_size, max_frame);
             close();
             co_return;
         }
@@ -165,7 +168,7 @@ asio::awaitable<void> kafka_connection::read_loop() {
 
 asio::awaitable<void> kafka_connection::handle(std::shared_ptr<protocol::byte_buffer> frame,
                                                std::shared_ptr<slot> s) {
-    s->result = co_await dispatcher_.dispatch(info_, std::move(frame));
+    s->result = co_await dispatcher_.dispatch(info_, security_, std::move(frame));
     s->ready = true;
     wake(writer_wakeup_);
 }

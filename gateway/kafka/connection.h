@@ -40,7 +40,7 @@ namespace sluice::gateway {
 class kafka_connection : public std::enable_shared_from_this<kafka_connection> {
 public:
     kafka_connection(boost::asio::ip::tcp::socket socket, services& svc, dispatcher& disp,
-                     std::uint64_t id);
+                     std::uint64_t id, security_protocol security);
 
     /// Serves the connection until it ends. Never throws.
     boost::asio::awaitable<void> run();
@@ -73,6 +73,7 @@ private:
     services& svc_;
     dispatcher& dispatcher_;
     connection_info info_;
+    connection_security security_;
     std::deque<std::shared_ptr<slot>> pending_;
     boost::asio::steady_timer writer_wakeup_;
     boost::asio::steady_timer reader_wakeup_;

@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/kafka/logger.h"
+#include "gateway/kafka/sasl_exchange.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 #include "protocol/kafka/messages/api_versions.h"
@@ -56,8 +57,28 @@ dispatcher::dispatcher(services& svc) : svc_(svc) {
         "Kafka frames with an unknown API key or an undecodable header");
 }
 
+asio::awaitable<dispatch_result> dispatcher::raw_sasl_token(
+    const connection_info& conn, connection_security& security,
+    std::shared_ptr<protocol::byte_buffer> frame) {
+    dispatch_result out;
+    std::string token(protocol::as_chars(frame->view()));
+    auto step = co_await sasl_exchange_step(&svc_, &conn, &security, std::move(token));
+    if (step.what == auth::sasl_step::outcome::failure) {
+        out.what = dispatch_result::action::close;
+        co_return out;
+    }
+    out.response.i32(static_cast<std::int32_t>(step.reply.size()));
+    out.response.raw(protocol::as_bytes(step.reply));
+    co_return out;
+}
+
 asio::awaitable<dispatch_result> dispatcher::dispatch(const connection_info& conn,
+                                                      connection_security& security,
                                                       std::shared_ptr<protocol::byte_buffer> frame) {
+    if (security.raw_sasl_tokens && security.sasl) {
+        dispatch_result raw = co_await raw_sasl_token(conn, security, std::move(frame));
+        co_return raw;
+    }
     const auto start = std::chrono::steady_clock::now();
     dispatch_result out;
     protocol::reader r(frame->view(), frame);
@@ -78,6 +99,17 @@ asio::awaitable<dispatch_result> dispatcher::dispatch(const connection_info& con
         kafka_log().warn("conn {} client '{}': unknown API key {} (v{}); closing", conn.id,
                          header->client_id.value_or(""), key, version);
         malformed_->inc();
+        out.what = dispatch_result::action::close;
+        co_return out;
+    }
+    const auto api = static_cast<kafka::api_key>(key);
+    if (!security.authenticated() && api != kafka::api_key::api_versions &&
+        api != kafka::api_key::sasl_handshake && api != kafka::api_key::sasl_authenticate) {
+        // compat: Kafka's SaslServerAuthenticator closes a connection that sends any other
+        // request before its SASL login completed.
+        kafka_log().warn("conn {} from {} client '{}': {} before SASL authentication; closing",
+                         conn.id, conn.peer.address().to_string(), header->client_id.value_or(""),
+                         kafka::api_name(api));
         out.what = dispatch_result::action::close;
         co_return out;
     }
@@ -106,7 +138,8 @@ asio::awaitable<dispatch_result> dispatcher::dispatch(const connection_info& con
     const kafka::api_info* info = kafka::find_api(key);
     kafka::encode_response_header(out.response, header->correlation_id,
                                   info->response_header_version(version));
-    request_context ctx(svc_, conn, *header, co_await asio::this_coro::executor);
+    auto executor = co_await asio::this_coro::executor;
+    request_context ctx(svc_, conn, security, *header, executor);
     const bool decoded = co_await h->invoke(ctx, r, out.response);
     if (!decoded) {
         kafka_log().warn("conn {} client '{}': malformed {} v{} request ({} bytes): {}; closing",

@@ -2,7 +2,10 @@
 // handler registry, decodes the body with the generated codec, runs the handler, encodes the
 // response with its header, and records metrics. A request that cannot be served is answered
 // as Kafka answers it: a too-new ApiVersions gets the v0 error form (KIP-511); an unknown API,
-// an unsupported version or a body that does not parse closes the connection.
+// an unsupported version or a body that does not parse closes the connection. On a SASL
+// listener, until the connection is authenticated, only ApiVersions, SaslHandshake and
+// SaslAuthenticate are served (anything else closes it, as Kafka does), and after a
+// SaslHandshake v0 the next frames are bare SASL tokens, answered as bare frames.
 //
 // Stateless apart from the handler table and per-API metrics; shared by all connections.
 #pragma once
@@ -48,11 +51,18 @@ public:
     explicit dispatcher(services& svc);
 
     /// Handles one request frame (without its size prefix). `frame` owns the bytes; record
-    /// batches in the request stay views into it.
+    /// batches in the request stay views into it. `security` is the connection's login state.
     boost::asio::awaitable<dispatch_result> dispatch(const connection_info& conn,
+                                                     connection_security& security,
                                                      std::shared_ptr<protocol::byte_buffer> frame);
 
 private:
+    /// A bare SASL token after SaslHandshake v0 (KIP-43): the reply goes back as a bare frame;
+    /// a failed login closes the connection (v0 has no way to say why).
+    boost::asio::awaitable<dispatch_result> raw_sasl_token(
+        const connection_info& conn, connection_security& security,
+        std::shared_ptr<protocol::byte_buffer> frame);
+
     struct api_metrics {
         counter* requests = nullptr;
         counter* errors = nullptr;

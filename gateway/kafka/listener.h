@@ -1,4 +1,5 @@
-// The Kafka listener: the Kafka protocol plugged into a tcp_listener. Each accepted socket
+// One Kafka listener: the Kafka protocol plugged into a tcp_listener, speaking one security
+// protocol (PLAINTEXT, or SASL_PLAINTEXT: clients log in first). Each accepted socket
 // becomes a kafka_connection on the socket's io_context. Lifecycle: constructed by run_server
 // (binds at once), start() once; stop() stops accepting (existing connections are stopped
 // through the connection_tracker). Thread-safe start/stop.
@@ -22,7 +23,8 @@ public:
     /// Binds and listens immediately (throws std::runtime_error naming --kafka and the
     /// address on failure).
     kafka_listener(io_pool& pool, services& svc, connection_tracker& tracker,
-                   const endpoint& where);
+                   const kafka_listener_config& where);
+
 
     /// The bound address (the real port when listening on port 0).
     boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
@@ -35,6 +37,7 @@ private:
     connection_session open(boost::asio::ip::tcp::socket socket, std::uint64_t id);
 
     services& svc_;
+    security_protocol security_;
     dispatcher dispatcher_;
     tcp_listener listener_;
 };

@@ -15,6 +15,12 @@ inline spdlog::logger& server_log() {
     return l;
 }
 
+/// Authentication outcomes on every front (failures at warn, successes at debug).
+inline spdlog::logger& auth_log() {
+    static spdlog::logger& l = named_logger("auth");
+    return l;
+}
+
 inline spdlog::logger& http_log() {
     static spdlog::logger& l = named_logger("http");
     return l;

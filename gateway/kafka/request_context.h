@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "auth/sasl/sasl_server.h"
+#include "gateway/server/config.h"
 #include "gateway/server/services.h"
 #include "protocol/kafka/header.h"
 
@@ -23,15 +26,51 @@ struct connection_info {
     int socket_fd = -1;                      // for TCP_INFO reads (round-trip time)
 };
 
+/// Who is on the other end of one connection, and how far its SASL login got. Owned by the
+/// connection, changed only by the SASL handlers (on the connection's thread).
+///
+///   SASL listener:  unauthenticated --SaslHandshake--> exchange --SaslAuthenticate...--> principal
+///   plaintext:      principal User:ANONYMOUS from the start
+struct connection_security {
+    security_protocol protocol = security_protocol::plaintext;
+    /// The exchange SaslHandshake started; null before it and after it ended.
+    std::unique_ptr<auth::sasl_server> sasl;
+    /// SaslHandshake v0: the SASL tokens follow as bare size-prefixed frames, not as
+    /// SaslAuthenticate requests (KIP-43).
+    bool raw_sasl_tokens = false;
+    /// "User:NAME" once authenticated; Kafka's "User:ANONYMOUS" on a plaintext listener.
+    std::string principal;
+
+    explicit connection_security(security_protocol p = security_protocol::plaintext)
+        : protocol(p) {
+        if (!requires_sasl()) {
+            principal = "User:ANONYMOUS";
+        }
+    }
+    bool requires_sasl() const {
+        return protocol == security_protocol::sasl_plaintext ||
+               protocol == security_protocol::sasl_ssl;
+    }
+    bool authenticated() const { return !principal.empty(); }
+};
+
 class request_context {
 public:
-    request_context(services& svc, const connection_info& conn,
+    request_context(services& svc, const connection_info& conn, connection_security& security,
                     const protocol::kafka::request_header& header,
                     boost::asio::any_io_executor executor)
-        : svc_(svc), conn_(conn), header_(header), executor_(std::move(executor)) {}
+        : svc_(svc),
+          conn_(conn),
+          security_(security),
+          header_(header),
+          executor_(std::move(executor)) {}
 
     services& svc() const { return svc_; }
     const connection_info& connection() const { return conn_; }
+    /// The connection's login state (SaslHandshake and SaslAuthenticate change it).
+    connection_security& security() const { return security_; }
+    /// "User:NAME", or "User:ANONYMOUS" on a plaintext listener: what the authorizer checks.
+    const std::string& principal() const { return security_.principal; }
     const protocol::kafka::request_header& header() const { return header_; }
     std::int16_t version() const { return header_.api_version; }
     const std::string& client_id() const {
@@ -52,6 +91,7 @@ public:
 private:
     services& svc_;
     const connection_info& conn_;
+    connection_security& security_;
     const protocol::kafka::request_header& header_;
     boost::asio::any_io_executor executor_;
     bool suppress_response_ = false;

@@ -62,6 +62,85 @@ endpoint parse_endpoint(const std::string& text, const std::string& flag) {
     return endpoint{host, static_cast<std::uint16_t>(port), true};
 }
 
+std::string_view to_string(security_protocol p) {
+    switch (p) {
+        case security_protocol::plaintext:
+            return "PLAINTEXT";
+        case security_protocol::ssl:
+            return "SSL";
+        case security_protocol::sasl_plaintext:
+            return "SASL_PLAINTEXT";
+        case security_protocol::sasl_ssl:
+            return "SASL_SSL";
+    }
+    return "PLAINTEXT";
+}
+
+std::string kafka_listener_config::to_string() const {
+    return std::string(gateway::to_string(protocol)) + "://" + where.to_string();
+}
+
+kafka_listener_config parse_kafka_listener(const std::string& text, const std::string& flag) {
+    const auto scheme_end = text.find("://");
+    if (scheme_end == std::string::npos) {
+        return kafka_listener_config{security_protocol::plaintext, parse_endpoint(text, flag)};
+    }
+    std::string name = text.substr(0, scheme_end);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    kafka_listener_config l;
+    if (name == "PLAINTEXT") {
+        l.protocol = security_protocol::plaintext;
+    } else if (name == "SSL") {
+        l.protocol = security_protocol::ssl;
+    } else if (name == "SASL_PLAINTEXT") {
+        l.protocol = security_protocol::sasl_plaintext;
+    } else if (name == "SASL_SSL") {
+        l.protocol = security_protocol::sasl_ssl;
+    } else {
+        throw config_error(flag + ": unknown security protocol '" + text.substr(0, scheme_end) +
+                           "' in '" + text +
+                           "' (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; listener names "
+                           "other than these are not supported)");
+    }
+    const std::string address = text.substr(scheme_end + 3);
+    if (address == "off") {
+        throw config_error(flag + ": expected " + name + "://HOST:PORT, got '" + text + "'");
+    }
+    l.where = parse_endpoint(address, flag);
+    return l;
+}
+
+std::vector<kafka_listener_config> parse_kafka_listeners(const std::string& text,
+                                                         const std::string& flag) {
+    std::vector<kafka_listener_config> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find(',', start);
+        if (end == std::string::npos) {
+            end = text.size();
+        }
+        std::string item = trim(text.substr(start, end - start));
+        if (item.empty()) {
+            throw config_error(flag + ": empty entry in '" + text + "'");
+        }
+        out.push_back(parse_kafka_listener(item, flag));
+        start = end + 1;
+    }
+    return out;
+}
+
+void require_supported_listeners(const config& c) {
+    for (const auto& l : c.kafka) {
+        if (l.protocol == security_protocol::ssl || l.protocol == security_protocol::sasl_ssl) {
+            throw config_error("Kafka listener " + l.to_string() + ": " +
+                               std::string(to_string(l.protocol)) +
+                               " is not yet supported (TLS is not implemented yet); use "
+                               "PLAINTEXT or SASL_PLAINTEXT");
+        }
+    }
+}
+
 std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path) {
     std::ifstream in(path);
     if (!in) {
@@ -194,7 +273,10 @@ std::string usage_text() {
 Usage: sluice [options]
 
   --data-dir DIR            where the log and state live (default ./data)
-  --kafka HOST:PORT|off     Kafka protocol listener (default 0.0.0.0:9092)
+  --kafka [PROTOCOL://]HOST:PORT|off
+                            a Kafka protocol listener (default 0.0.0.0:9092); may repeat.
+                            PROTOCOL: PLAINTEXT (the default) or SASL_PLAINTEXT (clients
+                            log in with sasl.enabled.mechanisms; users: sluice users --help)
   --http HOST:PORT|off      HTTP listener: REST, WebSocket, /healthz, /metrics (default 0.0.0.0:8082)
   --sqs HOST:PORT|off       SQS API listener (default 0.0.0.0:9324)
   --advertise-kafka HOST:PORT
@@ -212,6 +294,10 @@ Usage: sluice [options]
   --help                    this text
   --version                 the version
 
+  sluice users set NAME --data-dir DIR      add or change a SASL user (password on stdin)
+  sluice users delete NAME --data-dir DIR   remove a SASL user
+  sluice users list --data-dir DIR          list the SASL users
+
 A listener given as 'off' is not opened. Settings are documented in docs/configuration.md.
 )";
 }
@@ -220,6 +306,8 @@ std::optional<config> parse_command_line(int argc, char** argv) {
     config c;
     std::vector<std::pair<std::string, std::string>> sets;
     std::optional<std::filesystem::path> config_file;
+    bool kafka_flag_seen = false;
+    bool kafka_off = false;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         std::string value;
@@ -252,7 +340,19 @@ std::optional<config> parse_command_line(int argc, char** argv) {
         if (arg == "--data-dir") {
             c.data_dir = need_value();
         } else if (arg == "--kafka") {
-            c.kafka = parse_endpoint(need_value(), arg);
+            const std::string v = need_value();
+            if (!kafka_flag_seen) {
+                c.kafka.clear();  // the first --kafka replaces the default listener
+                kafka_flag_seen = true;
+            }
+            if (v == "off") {
+                kafka_off = true;
+            } else {
+                c.kafka.push_back(parse_kafka_listener(v, arg));
+            }
+            if (kafka_off && !c.kafka.empty()) {
+                throw config_error("--kafka: 'off' cannot be combined with other listeners");
+            }
         } else if (arg == "--http") {
             c.http = parse_endpoint(need_value(), arg);
         } else if (arg == "--sqs") {
@@ -295,6 +395,11 @@ std::optional<config> parse_command_line(int argc, char** argv) {
     }
     for (auto& [k, v] : sets) {
         c.properties[k] = v;
+    }
+    // Kafka's listeners= (server.properties) when no --kafka flag chose the listeners.
+    c.mark_known("listeners");
+    if (auto it = c.properties.find("listeners"); it != c.properties.end() && !kafka_flag_seen) {
+        c.kafka = parse_kafka_listeners(it->second, "listeners");
     }
     return c;
 }

@@ -24,6 +24,21 @@ struct endpoint {
     std::string to_string() const;
 };
 
+/// Kafka's security protocols: the PROTOCOL:// of a Kafka listener.
+enum class security_protocol { plaintext, ssl, sasl_plaintext, sasl_ssl };
+
+/// Kafka's name: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.
+std::string_view to_string(security_protocol p);
+
+/// One Kafka listener: where, and which security protocol it speaks.
+struct kafka_listener_config {
+    security_protocol protocol = security_protocol::plaintext;
+    endpoint where;
+
+    /// PROTOCOL://HOST:PORT.
+    std::string to_string() const;
+};
+
 /// Thrown for bad flags or settings; main prints what() as one line and exits non-zero.
 class config_error : public std::runtime_error {
 public:
@@ -32,7 +47,9 @@ public:
 
 struct config {
     std::filesystem::path data_dir = "./data";
-    endpoint kafka{"0.0.0.0", 9092};
+    /// --kafka (repeatable) or listeners= (Kafka's comma list); empty for --kafka off.
+    std::vector<kafka_listener_config> kafka{
+        {security_protocol::plaintext, endpoint{"0.0.0.0", 9092}}};
     endpoint http{"0.0.0.0", 8082};
     endpoint sqs{"0.0.0.0", 9324};
     std::optional<endpoint> advertise_kafka;
@@ -69,6 +86,18 @@ std::optional<config> parse_command_line(int argc, char** argv);
 
 /// Parses "host:port", "[v6addr]:port", ":port" or "off". Throws config_error.
 endpoint parse_endpoint(const std::string& text, const std::string& flag);
+
+/// Parses one Kafka listener: "HOST:PORT" (plaintext) or "PROTOCOL://HOST:PORT" with PROTOCOL
+/// one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL (any case). Throws config_error.
+kafka_listener_config parse_kafka_listener(const std::string& text, const std::string& flag);
+
+/// Parses Kafka's `listeners=` value: a comma-separated list of PROTOCOL://HOST:PORT.
+std::vector<kafka_listener_config> parse_kafka_listeners(const std::string& text,
+                                                         const std::string& flag);
+
+/// Throws config_error naming the first Kafka listener whose protocol sluice cannot serve yet
+/// (SSL, SASL_SSL: TLS is not implemented yet).
+void require_supported_listeners(const config& c);
 
 /// Reads a Java-style properties file (key=value, # and ! comments). Throws config_error.
 std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path);

@@ -5,6 +5,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -15,11 +17,15 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "auth/credential_store.h"
+#include "auth/failure_limiter.h"
+#include "auth/sasl/sasl_server.h"
 #include "backend/native/native_backend.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
@@ -106,6 +112,42 @@ void raise_open_files_limit() {
     }
 }
 
+/// sasl.enabled.mechanisms: a comma list of Kafka's mechanism names (default all we have).
+std::vector<std::string> read_sasl_mechanisms(const config& cfg) {
+    const std::string text =
+        cfg.get_string("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512");
+    const auto& supported = auth::supported_sasl_mechanisms();
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find(',', start);
+        if (end == std::string::npos) {
+            end = text.size();
+        }
+        std::string name = text.substr(start, end - start);
+        name.erase(0, name.find_first_not_of(" \t"));
+        name.erase(name.find_last_not_of(" \t") + 1);
+        start = end + 1;
+        if (name.empty()) {
+            continue;
+        }
+        if (name == "OAUTHBEARER" || name == "GSSAPI") {
+            throw config_error("sasl.enabled.mechanisms: " + name + " is not yet supported");
+        }
+        if (std::find(supported.begin(), supported.end(), name) == supported.end()) {
+            throw config_error("sasl.enabled.mechanisms: unknown mechanism '" + name +
+                               "' (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)");
+        }
+        if (std::find(out.begin(), out.end(), name) == out.end()) {
+            out.push_back(name);
+        }
+    }
+    if (out.empty()) {
+        throw config_error("sasl.enabled.mechanisms: name at least one mechanism");
+    }
+    return out;
+}
+
 kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster_id) {
     kafka_settings k;
     k.cluster_id = cluster_id;
@@ -140,6 +182,7 @@ kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster
         throw config_error("queued.max.requests: must be between 1 and 2147483647");
     }
     k.queued_max_requests = static_cast<std::int32_t>(queued_requests);
+    k.sasl_mechanisms = read_sasl_mechanisms(cfg);
     return k;
 }
 
@@ -352,6 +395,7 @@ int run_server(const config& cfg) {
     // MSG_NOSIGNAL) would kill the process with SIGPIPE; the write fails with EPIPE instead.
     std::signal(SIGPIPE, SIG_IGN);
 
+    require_supported_listeners(cfg);
     data_dir_lock lock(cfg.data_dir);
     raise_open_files_limit();
     const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
@@ -367,6 +411,24 @@ int run_server(const config& cfg) {
     native_opts.queues = sqs_cfg.queues;
     native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
     cfg.reject_unknown();
+
+    // The SASL users; `sluice users` changes them while sluice is stopped.
+    auto users = [&] {
+        try {
+            return auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
+        } catch (const std::runtime_error& e) {
+            throw config_error(std::string("SASL users: ") + e.what());
+        }
+    }();
+    auth::failure_limiter auth_failures;
+    const bool any_sasl = std::any_of(cfg.kafka.begin(), cfg.kafka.end(), [](const auto& l) {
+        return l.protocol == security_protocol::sasl_plaintext;
+    });
+    if (any_sasl && users.empty()) {
+        log.warn("a SASL listener is configured but there are no users: every login will fail "
+                 "(add one with: sluice users set NAME --data-dir {})",
+                 cfg.data_dir.string());
+    }
 
     // The one place that names a backend implementation: the fronts get its interfaces.
     auto native = backend::native::native_backend::open(std::move(native_opts));
@@ -386,21 +448,29 @@ int run_server(const config& cfg) {
                                 metrics);
     services svc{cfg,         kafka_cfg,   metrics,
                  be.topics(), be.records(), be.groups(),
-                 native->transactions(), kafka_budget};
+                 native->transactions(), kafka_budget, users, auth_failures};
     io_pool pool(cfg.io_threads);
     // Group and transaction timeouts run on the first io thread.
     be.start(pool.context(0).get_executor());
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
-    std::unique_ptr<kafka_listener> kafka;
+    std::vector<std::unique_ptr<kafka_listener>> kafka;
     std::unique_ptr<http_server> http;
     std::unique_ptr<sqs::sqs_server> sqs_front;
     std::string listening;
-    if (cfg.kafka.enabled) {
-        kafka = std::make_unique<kafka_listener>(pool, svc, tracker, cfg.kafka);
-        auto ep = kafka->local_endpoint();
-        listening += " kafka=" + ep.address().to_string() + ":" + std::to_string(ep.port());
+    for (const auto& where : cfg.kafka) {
+        kafka.push_back(std::make_unique<kafka_listener>(pool, svc, tracker, where));
+        auto ep = kafka.back()->local_endpoint();
+        // "kafka=" for plaintext (what scripts have always read), "kafka_sasl_plaintext=" etc.
+        std::string name = "kafka";
+        if (where.protocol != security_protocol::plaintext) {
+            std::string proto(to_string(where.protocol));
+            std::transform(proto.begin(), proto.end(), proto.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            name += "_" + proto;
+        }
+        listening += " " + name + "=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     if (cfg.http.enabled) {
         http = std::make_unique<http_server>(pool, svc, tracker, cfg.http, std::move(http_cfg));
@@ -415,8 +485,8 @@ int run_server(const config& cfg) {
     }
 
     pool.start();
-    if (kafka) {
-        kafka->start();
+    for (auto& l : kafka) {
+        l->start();
     }
     if (http) {
         http->start();
@@ -447,8 +517,8 @@ int run_server(const config& cfg) {
     if (http) {
         http->set_ready(false);
     }
-    if (kafka) {
-        kafka->stop();
+    for (auto& l : kafka) {
+        l->stop();
     }
     if (http) {
         http->stop();

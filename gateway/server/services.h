@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gateway/server/config.h"
 #include "gateway/server/metrics.h"
 
+#include "auth/credential_store.h"
+#include "auth/failure_limiter.h"
 #include "backend/api/groups.h"
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
@@ -39,6 +42,8 @@ struct kafka_settings {
     /// connections; -1 means no bound (Kafka's default). 256 MiB: see docs/configuration.md.
     std::int64_t queued_max_request_bytes = 268435456;
     std::int32_t queued_max_requests = 500;  // queued.max.requests, across all connections
+    /// sasl.enabled.mechanisms: what SaslHandshake offers on SASL listeners, Kafka's names.
+    std::vector<std::string> sasl_mechanisms{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"};
 };
 
 struct services {
@@ -52,6 +57,10 @@ struct services {
     /// The bound on Kafka requests read but not yet answered (queued.max.request.bytes,
     /// queued.max.requests), shared by all connections.
     request_budget& kafka_budget;
+    /// The SASL users (DATA_DIR/credentials), loaded at start.
+    auth::credential_store& users;
+    /// Failed authentications per client address, to slow down guessing.
+    auth::failure_limiter& auth_failures;
 };
 
 }  // namespace sluice::gateway

@@ -23,7 +23,8 @@ TEST(Config, DefaultsMatchTheDocumentedContract) {
     auto c = parse({});
     ASSERT_TRUE(c);
     EXPECT_EQ(c->data_dir, "./data");
-    EXPECT_EQ(c->kafka.to_string(), "0.0.0.0:9092");
+    ASSERT_EQ(c->kafka.size(), 1u);
+    EXPECT_EQ(c->kafka[0].to_string(), "PLAINTEXT://0.0.0.0:9092");
     EXPECT_EQ(c->http.to_string(), "0.0.0.0:8082");
     EXPECT_EQ(c->sqs.to_string(), "0.0.0.0:9324");
     EXPECT_FALSE(c->advertise_kafka);
@@ -33,12 +34,71 @@ TEST(Config, ParsesEveryListenerFormAndOff) {
     auto c = parse({"--kafka", "127.0.0.1:0", "--http=off", "--sqs", "[::1]:9999",
                     "--advertise-kafka", "broker.example:19092"});
     ASSERT_TRUE(c);
-    EXPECT_EQ(c->kafka.port, 0);
+    ASSERT_EQ(c->kafka.size(), 1u);
+    EXPECT_EQ(c->kafka[0].where.port, 0);
     EXPECT_FALSE(c->http.enabled);
     EXPECT_EQ(c->sqs.host, "::1");
     EXPECT_EQ(c->sqs.port, 9999);
     ASSERT_TRUE(c->advertise_kafka);
     EXPECT_EQ(c->advertise_kafka->host, "broker.example");
+}
+
+TEST(Config, KafkaListenersTakeAProtocolAndRepeat) {
+    auto c = parse({"--kafka", "127.0.0.1:9092", "--kafka", "sasl_plaintext://:9093", "--kafka",
+                    "PLAINTEXT://[::1]:9094"});
+    ASSERT_TRUE(c);
+    ASSERT_EQ(c->kafka.size(), 3u);
+    EXPECT_EQ(c->kafka[0].to_string(), "PLAINTEXT://127.0.0.1:9092");
+    EXPECT_EQ(c->kafka[1].to_string(), "SASL_PLAINTEXT://0.0.0.0:9093");
+    EXPECT_EQ(c->kafka[2].to_string(), "PLAINTEXT://[::1]:9094");
+}
+
+TEST(Config, KafkaOffOpensNoKafkaListener) {
+    auto c = parse({"--kafka", "off"});
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(c->kafka.empty());
+    EXPECT_THROW(parse({"--kafka", "off", "--kafka", "127.0.0.1:1"}), config_error);
+}
+
+TEST(Config, ListenersSettingTakesKafkasCommaList) {
+    auto c = parse({"--set", "listeners=PLAINTEXT://127.0.0.1:1, SASL_PLAINTEXT://:2"});
+    ASSERT_TRUE(c);
+    ASSERT_EQ(c->kafka.size(), 2u);
+    EXPECT_EQ(c->kafka[1].protocol, security_protocol::sasl_plaintext);
+    EXPECT_EQ(c->kafka[1].where.port, 2);
+    EXPECT_NO_THROW(c->reject_unknown());
+}
+
+TEST(Config, KafkaFlagWinsOverListenersSetting) {
+    auto c = parse({"--set", "listeners=SASL_PLAINTEXT://:2", "--kafka", "127.0.0.1:1"});
+    ASSERT_TRUE(c);
+    ASSERT_EQ(c->kafka.size(), 1u);
+    EXPECT_EQ(c->kafka[0].protocol, security_protocol::plaintext);
+}
+
+TEST(Config, UnknownSecurityProtocolIsRefusedByName) {
+    try {
+        parse({"--kafka", "INTERNAL://:9092"});
+        FAIL();
+    } catch (const config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("INTERNAL"), std::string::npos);
+    }
+    EXPECT_THROW(parse({"--set", "listeners=PLAINTEXT://:1,,SSL://:2"}), config_error);
+    EXPECT_THROW(parse({"--kafka", "SASL_PLAINTEXT://off"}), config_error);
+}
+
+TEST(Config, TlsListenersAreRefusedAsNotYetSupported) {
+    auto c = parse({"--kafka", "127.0.0.1:1", "--kafka", "SASL_SSL://127.0.0.1:9094"});
+    ASSERT_TRUE(c);
+    try {
+        require_supported_listeners(*c);
+        FAIL();
+    } catch (const config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("SASL_SSL://127.0.0.1:9094"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("not yet supported"), std::string::npos);
+    }
+    auto ok = parse({"--kafka", "SASL_PLAINTEXT://127.0.0.1:1"});
+    EXPECT_NO_THROW(require_supported_listeners(*ok));
 }
 
 TEST(Config, RejectsBadInputWithTheFlagNamed) {

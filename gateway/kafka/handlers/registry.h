@@ -31,6 +31,7 @@ namespace sluice::gateway {
     X(sync_group, 0, 5)                      \
     X(describe_groups, 0, 6)                 \
     X(list_groups, 0, 5)                     \
+    X(sasl_handshake, 0, 1)                  \
     X(api_versions, 0, 4)                    \
     X(create_topics, 0, 7)                   \
     X(delete_topics, 0, 6)                   \
@@ -44,10 +45,13 @@ namespace sluice::gateway {
     X(describe_configs, 0, 4)                \
     X(alter_configs, 0, 2)                   \
     X(describe_log_dirs, 0, 4)               \
+    X(sasl_authenticate, 0, 2)               \
     X(create_partitions, 0, 3)               \
     X(delete_groups, 0, 2)                   \
     X(incremental_alter_configs, 0, 1)       \
     X(offset_delete, 0, 0)                   \
+    X(describe_user_scram_credentials, 0, 0) \
+    X(alter_user_scram_credentials, 0, 0)    \
     X(describe_cluster, 0, 2)                \
     X(describe_producers, 0, 0)              \
     X(describe_transactions, 0, 0)           \

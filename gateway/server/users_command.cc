@@ -1,0 +1,221 @@
+#include "gateway/server/users_command.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <system_error>
+
+#include "auth/credential_store.h"
+#include "gateway/server/config.h"
+
+namespace sluice::gateway {
+namespace {
+
+/// Holds DATA_DIR/.lock (the lock a running sluice holds) while users change, so that the
+/// file is never rewritten under a running server.
+class users_dir_lock {
+public:
+    explicit users_dir_lock(const std::filesystem::path& dir) {
+        if (!std::filesystem::is_directory(dir)) {
+            std::error_code ec;
+            std::filesystem::create_directories(dir, ec);
+            if (ec) {
+                throw config_error("--data-dir: cannot create " + dir.string() + ": " +
+                                   ec.message());
+            }
+        }
+        const auto path = dir / ".lock";
+        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) {
+            throw config_error("--data-dir: cannot write in " + dir.string() + ": " +
+                               std::generic_category().message(errno));
+        }
+        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            ::close(fd_);
+            throw config_error("--data-dir: " + dir.string() +
+                               " is in use by a running sluice; stop it to change its users");
+        }
+    }
+    ~users_dir_lock() { ::close(fd_); }
+    users_dir_lock(const users_dir_lock&) = delete;
+    users_dir_lock& operator=(const users_dir_lock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+/// Turns terminal echo off while a password is typed (when stdin is a terminal).
+class echo_off {
+public:
+    explicit echo_off(bool active) {
+        if (active && ::isatty(STDIN_FILENO) && ::tcgetattr(STDIN_FILENO, &saved_) == 0) {
+            termios quiet = saved_;
+            quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+            active_ = ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) == 0;
+        }
+    }
+    ~echo_off() {
+        if (active_) {
+            ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_);
+            std::cerr << "\n";
+        }
+    }
+    echo_off(const echo_off&) = delete;
+    echo_off& operator=(const echo_off&) = delete;
+
+private:
+    termios saved_{};
+    bool active_ = false;
+};
+
+/// The password: the first line of `in`, without its line end.
+std::string read_password(std::istream& in, bool from_terminal) {
+    if (from_terminal) {
+        std::cerr << "Password: " << std::flush;
+    }
+    echo_off quiet(from_terminal);
+    std::string line;
+    if (!std::getline(in, line) && line.empty()) {
+        throw config_error("users set: no password on standard input");
+    }
+    if (!line.empty() && line.back() == '\r') {
+        line.pop_back();
+    }
+    if (line.empty()) {
+        throw config_error("users set: the password is empty");
+    }
+    return line;
+}
+
+struct users_args {
+    std::string action;
+    std::optional<std::string> name;
+    std::optional<std::filesystem::path> data_dir;
+    int iterations = auth::min_scram_iterations;
+};
+
+users_args parse_users_args(const std::vector<std::string>& args) {
+    users_args a;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string arg = args[i];
+        std::optional<std::string> inline_value;
+        if (arg.starts_with("--")) {
+            if (auto eq = arg.find('='); eq != std::string::npos) {
+                inline_value = arg.substr(eq + 1);
+                arg = arg.substr(0, eq);
+            }
+        }
+        auto value = [&]() -> std::string {
+            if (inline_value) {
+                return *inline_value;
+            }
+            if (i + 1 >= args.size()) {
+                throw config_error("users: " + arg + ": missing value");
+            }
+            return args[++i];
+        };
+        if (arg == "--data-dir") {
+            a.data_dir = value();
+        } else if (arg == "--iterations") {
+            const std::string v = value();
+            int n = 0;
+            auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (ec != std::errc() || ptr != v.data() + v.size() ||
+                n < auth::min_scram_iterations || n > auth::max_scram_iterations) {
+                throw config_error("users: --iterations: expected " +
+                                   std::to_string(auth::min_scram_iterations) + " to " +
+                                   std::to_string(auth::max_scram_iterations) + ", got '" + v +
+                                   "'");
+            }
+            a.iterations = n;
+        } else if (arg.starts_with("--")) {
+            throw config_error("users: unknown option '" + arg + "' (see sluice users --help)");
+        } else if (a.action.empty()) {
+            a.action = arg;
+        } else if (!a.name) {
+            a.name = arg;
+        } else {
+            throw config_error("users: unexpected argument '" + arg + "'");
+        }
+    }
+    return a;
+}
+
+}  // namespace
+
+std::string users_usage_text() {
+    return R"(Usage: sluice users set NAME --data-dir DIR [--iterations N]
+       sluice users delete NAME --data-dir DIR
+       sluice users list --data-dir DIR
+
+Manages the SASL users of a stopped sluice (DIR/credentials, readable by its owner only).
+`set` reads the password from standard input (its first line) and stores salted SCRAM-SHA-256
+and SCRAM-SHA-512 credentials and a salted PLAIN verifier, never the password itself;
+--iterations sets the SCRAM/PBKDF2 iteration count (default 4096, Kafka's minimum).
+)";
+}
+
+int run_users_command(const std::vector<std::string>& args, std::istream& in, std::ostream& out) {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+        out << users_usage_text();
+        return args.empty() ? 2 : 0;
+    }
+    const users_args a = parse_users_args(args);
+    if (a.action != "set" && a.action != "delete" && a.action != "list") {
+        throw config_error("users: unknown action '" + a.action + "' (set, delete or list)");
+    }
+    if (!a.data_dir) {
+        throw config_error("users " + a.action + ": --data-dir DIR is required");
+    }
+    if (a.action == "list" && a.name) {
+        throw config_error("users list: takes no user name");
+    }
+    if (a.action != "list" && !a.name) {
+        throw config_error("users " + a.action + ": name the user");
+    }
+    if (a.name && !auth::valid_user_name(*a.name)) {
+        throw config_error("users " + a.action + ": '" + *a.name +
+                           "' is not a valid user name (1 to 255 bytes, no spaces or control "
+                           "characters)");
+    }
+    users_dir_lock lock(*a.data_dir);
+    const auto file = auth::credential_store::path_in(*a.data_dir);
+    auto store = [&] {
+        try {
+            return auth::credential_store::load(file);
+        } catch (const std::runtime_error& e) {
+            throw config_error(std::string("users: ") + e.what());
+        }
+    }();
+    if (a.action == "list") {
+        for (const auto& name : store.users()) {
+            out << name << "\n";
+        }
+        return 0;
+    }
+    if (a.action == "delete") {
+        if (!store.erase(*a.name)) {
+            throw config_error("users delete: no user '" + *a.name + "'");
+        }
+        store.save();
+        out << "deleted user " << *a.name << "\n";
+        return 0;
+    }
+    const bool terminal = &in == &std::cin && ::isatty(STDIN_FILENO);
+    const std::string password = read_password(in, terminal);
+    const bool existed = store.find(*a.name).has_value();
+    store.set(*a.name, auth::make_user_credentials(password, a.iterations));
+    store.save();
+    out << (existed ? "updated user " : "created user ") << *a.name
+        << " (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)\n";
+    return 0;
+}
+
+}  // namespace sluice::gateway
