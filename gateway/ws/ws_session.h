@@ -80,7 +80,8 @@ private:
     boost::asio::awaitable<void> on_produce(const json::value& msg, std::string id);
     boost::asio::awaitable<void> on_commit(const json::value& msg, std::string id);
     void on_credit(const json::value& msg, std::string id);
-    boost::asio::awaitable<void> wait_for_room();
+    /// Until fewer than `limit` bytes are queued, or the session closes.
+    boost::asio::awaitable<void> wait_for_room(std::size_t limit);
     void send(std::string frame);
     void send_error(const std::string& id, std::int64_t code, std::string_view message);
     void shut();
