@@ -30,8 +30,8 @@ std::optional<std::string> parse(std::string_view text, document& out);
 
 /// Parses all of `text` as one JSON value in place, as parse() does (the same values, the same
 /// error messages) but faster: strings are unescaped inside `text`, and `out` points into it,
-/// so `text` must outlive `out` and is garbage after a failed parse. For a request body the
-/// handler owns (the REST v2 produce body).
+/// so `text` must outlive `out` and holds no useful text afterwards, whatever the outcome. For
+/// a request body the handler owns (the REST v2 produce body).
 std::optional<std::string> parse_in_place(std::string& text, document& out);
 
 /// Parses the first JSON value of `text` (concatenated JSON, as the v3 streamed produce sends):
