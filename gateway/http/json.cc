@@ -92,6 +92,24 @@ std::optional<std::string> parse(std::string_view text, document& out) {
     return std::nullopt;
 }
 
+std::optional<std::string> parse_in_place(std::string& text, document& out) {
+    // RapidJSON skips its SIMD scan of unescaped string runs while it validates encoding, so the
+    // whole text is checked up front instead: in valid UTF-8 every string is valid, and a
+    // non-ASCII byte outside a string is a syntax error either way. Text that is not valid
+    // UTF-8 takes the validating parse, which names the error exactly as parse() does.
+    if (!valid_utf8(text)) {
+        return parse(text, out);
+    }
+    // A std::string keeps a NUL after its last byte: the end InsituStringStream stops at, as
+    // view_stream answers '\0' at the end (and at a NUL inside, like RapidJSON's own streams).
+    rapidjson::InsituStringStream in(text.data());
+    out.ParseStream<rapidjson::kParseIterativeFlag | rapidjson::kParseInsituFlag>(in);
+    if (out.HasParseError()) {
+        return describe(out);
+    }
+    return std::nullopt;
+}
+
 std::optional<std::string> parse_prefix(std::string_view text, document& out,
                                         std::size_t& consumed, bool& incomplete) {
     incomplete = false;

@@ -138,8 +138,7 @@ void ws_session::shut() {
     credit_changed_.notify();
 }
 
-asio::awaitable<void> ws_session::wait_for_room() {
-    const auto limit = ctx_.rc.settings.streams.websocket_queue_max_bytes;
+asio::awaitable<void> ws_session::wait_for_room(std::size_t limit) {
     while (!closing_ && queued_bytes_ >= limit) {
         const auto seen = queue_changed_.version();
         if (closing_ || queued_bytes_ < limit) {
@@ -231,7 +230,8 @@ asio::awaitable<void> ws_session::run() {
 
     beast::flat_buffer buffer;
     while (!closing_) {
-        co_await wait_for_room();  // a client that does not read gets its ops held back
+        // A client that does not read gets its ops held back.
+        co_await wait_for_room(ctx_.rc.settings.streams.websocket_queue_max_bytes);
         if (closing_) {
             break;
         }
@@ -439,7 +439,10 @@ asio::awaitable<void> ws_session::read_subscription(std::shared_ptr<subscription
     const auto& st = ctx_.rc.settings.streams;
     json::writer w;
     while (!closing_ && !sub->cancelled) {
-        co_await wait_for_room();
+        // Read once half the queue is free, not as soon as any of it is: a client behind gets
+        // frames of at least half the queue (one being written while the next is built)
+        // rather than a trickle of small ones, each a wake-up of both ends.
+        co_await wait_for_room(st.websocket_queue_max_bytes / 2 + 1);
         if (closing_ || sub->cancelled) {
             break;
         }

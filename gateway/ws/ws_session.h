@@ -9,9 +9,10 @@
 //                                               writer coroutine: one frame at a time v socket
 //
 // Flow control: every frame goes through one outgoing queue bounded by
-// websocket.queue.max.bytes; subscriptions read from the backend only while the queue has room
-// (so a client that reads nothing stops its readers, and the server holds at most the queue),
-// and the reader takes no new op while the queue is full. With explicit credit
+// websocket.queue.max.bytes; subscriptions read from the backend only while half the queue is
+// free (so a client that reads nothing stops its readers, the server holds at most the queue,
+// and a client that is behind gets large frames), and the reader takes no new op while the
+// queue is full. With explicit credit
 // ({"op":"credit","records":n}) a client never gets more records than it granted.
 // Keep-alive: Beast's idle timeout with pings (a client silent for websocket.idle.timeout.ms,
 // pong included, is dropped; pings go out at half that); a frame the client does not drain in
@@ -80,7 +81,8 @@ private:
     boost::asio::awaitable<void> on_produce(const json::value& msg, std::string id);
     boost::asio::awaitable<void> on_commit(const json::value& msg, std::string id);
     void on_credit(const json::value& msg, std::string id);
-    boost::asio::awaitable<void> wait_for_room();
+    /// Until fewer than `limit` bytes are queued, or the session closes.
+    boost::asio::awaitable<void> wait_for_room(std::size_t limit);
     void send(std::string frame);
     void send_error(const std::string& id, std::int64_t code, std::string_view message);
     void shut();

@@ -71,6 +71,33 @@ TEST(Json, RejectsInvalidUtf8Input) {
     EXPECT_TRUE(json::parse("\"\xff\xfe\"", doc));
 }
 
+TEST(Json, ParseInPlaceReadsWhatParseReads) {
+    for (const std::string text :
+         {std::string(R"({"a":[1,2,{"b":null}],"s":"x\u00e9\n\"q\"","t":"hé"})"),
+          std::string("{}"),
+          std::string(R"( ["0123456789abcdef0123456789abcdef\/", -1.5e3] )")}) {
+        json::document expected;
+        ASSERT_FALSE(json::parse(text, expected));
+        std::string buffer = text;
+        json::document doc;
+        ASSERT_FALSE(json::parse_in_place(buffer, doc));
+        EXPECT_EQ(json::to_string(doc), json::to_string(expected));
+    }
+}
+
+TEST(Json, ParseInPlaceFailsAsParseDoes) {
+    for (const std::string text :
+         {std::string(R"({"a":1} x)"), std::string(R"({"a":)"), std::string(),
+          std::string("\"\xff\xfe\""), std::string("[\"ok\", \xc3]"),
+          std::string("{\"a\":1}\0x", 9), std::string("\"a\0b\"", 5)}) {
+        json::document expected;
+        const auto want = json::parse(text, expected);
+        std::string buffer = text;
+        json::document doc;
+        EXPECT_EQ(json::parse_in_place(buffer, doc), want) << text;
+    }
+}
+
 TEST(Json, ParsePrefixReadsConcatenatedValues) {
     const std::string text = R"( {"a":1}{"b":2}
 {"c":)";

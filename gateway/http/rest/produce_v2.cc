@@ -89,8 +89,8 @@ boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_part
         co_return v2_error(code::unsupported_media_type,
                            std::string(unsupported_media_type_message));
     }
-    json::document doc;
-    if (auto bad = parse_body(ctx.req, doc, v2_json)) {
+    json::document doc;  // points into ctx.req's body, which outlives it
+    if (auto bad = parse_body_in_place(ctx.req, doc, v2_json)) {
         co_return std::move(*bad);
     }
     if (!doc.IsObject()) {

@@ -85,6 +85,14 @@ std::optional<http_response> parse_body(const http_request& req, json::document&
     return std::nullopt;
 }
 
+std::optional<http_response> parse_body_in_place(http_request& req, json::document& doc,
+                                                 std::string_view content_type) {
+    if (auto why = json::parse_in_place(req.body(), doc)) {
+        return error_response(error{code::bad_request, "Malformed JSON: " + *why}, content_type);
+    }
+    return std::nullopt;
+}
+
 std::optional<std::int32_t> parse_partition(std::string_view text) {
     std::int32_t v = 0;
     if (text.empty() || text.size() > 10) {

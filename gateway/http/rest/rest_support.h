@@ -62,6 +62,10 @@ std::string_view header(const http_request& req, std::string_view name);
 std::optional<http_response> parse_body(const http_request& req, json::document& doc,
                                         std::string_view content_type,
                                         bool empty_is_object = false);
+/// parse_body() for a body the handler owns and keeps until it is done with `doc`: parsed in
+/// place (faster; `doc` points into the body, which is garbage afterwards).
+std::optional<http_response> parse_body_in_place(http_request& req, json::document& doc,
+                                                 std::string_view content_type);
 
 /// A path segment as a partition number (digits only, within int32).
 std::optional<std::int32_t> parse_partition(std::string_view text);
