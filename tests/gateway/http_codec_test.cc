@@ -72,7 +72,7 @@ TEST(Json, RejectsInvalidUtf8Input) {
 }
 
 TEST(Json, ParseInPlaceReadsWhatParseReads) {
-    for (const std::string text :
+    for (const std::string& text :
          {std::string(R"({"a":[1,2,{"b":null}],"s":"x\u00e9\n\"q\"","t":"hé"})"),
           std::string("{}"),
           std::string(R"( ["0123456789abcdef0123456789abcdef\/", -1.5e3] )")}) {
@@ -86,7 +86,7 @@ TEST(Json, ParseInPlaceReadsWhatParseReads) {
 }
 
 TEST(Json, ParseInPlaceFailsAsParseDoes) {
-    for (const std::string text :
+    for (const std::string& text :
          {std::string(R"({"a":1} x)"), std::string(R"({"a":)"), std::string(),
           std::string("\"\xff\xfe\""), std::string("[\"ok\", \xc3]"),
           std::string("{\"a\":1}\0x", 9), std::string("\"a\0b\"", 5)}) {
