@@ -17,8 +17,7 @@ class partition_log;
 /// directory syncs, so that no io thread ever blocks on the disk.
 ///
 /// Group commit: a partition is queued at most once; while its fsync runs, later appends and
-/// flush_to() calls pile up and are all served by the next round (one fsync for many waiters),
-/// which the same thread runs right after (up to a bound, then the partition is queued again).
+/// flush_to() calls pile up and are all served by the next round (one fsync for many waiters).
 /// Several threads let fsyncs of different partitions overlap (the file system batches them
 /// into one journal commit).
 ///

@@ -454,40 +454,14 @@ void partition_log::note_index_damage(const std::shared_ptr<segment>& seg) {
 }
 
 void partition_log::request_sync() {
-    auto s = sync_state_.load();
-    while (s == sync_idle || s == sync_running) {
-        const auto next = s == sync_idle ? sync_queued : sync_again;
-        if (sync_state_.compare_exchange_weak(s, next)) {
-            if (next == sync_queued) {
-                env_->fsyncs->enqueue(shared_from_this());
-            }
-            return;
-        }
+    if (!sync_queued_.exchange(true)) {
+        env_->fsyncs->enqueue(shared_from_this());
     }
-    // queued, or running with another round already asked for: that round serves this request
 }
 
 void partition_log::run_sync() {
-    // Rounds asked for while one runs follow on this thread: no hand-off to another flusher
-    // thread (a futex wake-up and a context switch per round when one partition is busy). After
-    // max_rounds_per_run the partition goes to the back of the queue, so it cannot keep a
-    // flusher thread from the other partitions' work.
-    constexpr int max_rounds_per_run = 16;
-    sync_state_ = sync_running;
-    for (int round = 1;; ++round) {
-        sync_round(false);
-        auto s = sync_running;
-        if (sync_state_.compare_exchange_strong(s, sync_idle)) {
-            return;
-        }
-        // s == sync_again: only this run leaves the running states
-        if (round == max_rounds_per_run) {
-            sync_state_ = sync_queued;
-            env_->fsyncs->enqueue(shared_from_this());
-            return;
-        }
-        sync_state_ = sync_running;
-    }
+    sync_queued_ = false;
+    sync_round(false);
 }
 
 bool partition_log::needs_sync() const {

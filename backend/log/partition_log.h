@@ -317,11 +317,7 @@ private:
     std::size_t data_waiters_pruned_size_ = 0;
 
     std::mutex sync_mu_;  // one sync round at a time
-    // request_sync() and run_sync(): idle -> queued (on the flusher) -> running, and back to
-    // idle after a round nobody asked another one of; a request during a round makes it
-    // `again`, and the same run does one more round. At most one run per partition at a time.
-    enum sync_state : int { sync_idle, sync_queued, sync_running, sync_again };
-    std::atomic<sync_state> sync_state_{sync_idle};
+    std::atomic<bool> sync_queued_{false};
     std::mutex admin_mu_;        // delete_records, retention and compaction, one at a time
     offset compacted_until_{0};  // segments below were compacted in this process
     recovery_report recovery_;

@@ -362,8 +362,8 @@ boost::asio::awaitable<void> append_and_flush_in_turn(std::shared_ptr<log::parti
     }
 }
 
-// Flush requests that arrive while a round runs are served by rounds on the same flusher
-// thread; none may be lost between rounds (a lost one leaves its writer waiting for ever).
+// Flush requests that arrive while a round runs are served by a later round; none may be lost
+// between rounds (a lost one leaves its writer waiting for ever).
 TEST_F(PartitionLog, EveryFlushIsServedWhileWritersOnSeveralThreadsKeepTheFlusherBusy) {
     auto o = options();
     o.flush_threads = 2;
