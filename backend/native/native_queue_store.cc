@@ -16,6 +16,10 @@ namespace {
 /// Decompressed size allowed per batch at replay (our batches are never compressed).
 constexpr std::size_t max_replay_batch_bytes = 64 << 20;
 
+/// A state record's bytes besides its key and value: length, attributes, timestamp and offset
+/// deltas, key and value lengths, header count (all varints; small for the service's records).
+constexpr std::size_t record_overhead_bytes = 24;
+
 }  // namespace
 
 native_queue_store::native_queue_store(log::log_manager& log, std::int64_t segment_bytes)
@@ -52,6 +56,12 @@ result<queue::state_log::position> native_queue_store::append(
     }
     const std::int64_t now = wall_clock_ms();
     kafka::record_batch_builder builder;
+    // Keys, values and each record's few bytes of lengths and deltas: one buffer, no regrowth.
+    std::size_t bytes = 0;
+    for (const auto& r : records) {
+        bytes += r.key.size() + (r.value ? r.value->size() : 0) + record_overhead_bytes;
+    }
+    builder.reserve(bytes);
     for (const auto& r : records) {
         std::optional<protocol::bytes_view> value;
         if (r.value) {

@@ -1,5 +1,8 @@
 #include "backend/queue/state_records.h"
 
+#include <cstring>
+
+#include "protocol/core/assert.h"
 #include "protocol/core/errc.h"
 
 namespace sluice::backend::queue {
@@ -68,6 +71,53 @@ std::vector<std::byte> bytes_of(protocol::writer& w) {
     return {v.begin(), v.end()};
 }
 
+/// Big-endian fields into a vector sized up front: the fixed-size keys and values that every
+/// receive and delete writes (one allocation each, no growing writer and no copy).
+class state_fixed_writer {
+public:
+    explicit state_fixed_writer(std::size_t n) : bytes_(n) {}
+    template <typename T>
+    void put(T v) {
+        protocol::detail::store_be(bytes_.data() + at_, v);
+        at_ += sizeof(T);
+    }
+    void put_uuid(const uuid& u) {
+        std::memcpy(bytes_.data() + at_, u.bytes.data(), 16);
+        at_ += 16;
+    }
+    std::vector<std::byte> take() {
+        SLUICE_ASSERT(at_ == bytes_.size());
+        return std::move(bytes_);
+    }
+
+private:
+    std::vector<std::byte> bytes_;
+    std::size_t at_ = 0;
+};
+
+constexpr std::size_t cursor_key_bytes = 2 + 16 + 4;
+constexpr std::size_t message_key_bytes = 2 + 16 + 4 + 8;
+constexpr std::size_t cursor_value_bytes = 2 + 8;
+constexpr std::size_t message_value_bytes = 2 + 1 + 4 + 8 + 8;
+
+std::vector<std::byte> cursor_key_bytes_of(const uuid& queue_id, std::int32_t partition) {
+    state_fixed_writer k(cursor_key_bytes);
+    k.put(key_type::cursor);
+    k.put_uuid(queue_id);
+    k.put(partition);
+    return k.take();
+}
+
+std::vector<std::byte> message_key_bytes_of(const uuid& queue_id, std::int32_t partition,
+                                            std::int64_t offset) {
+    state_fixed_writer k(message_key_bytes);
+    k.put(key_type::message);
+    k.put_uuid(queue_id);
+    k.put(partition);
+    k.put(offset);
+    return k.take();
+}
+
 struct encoder {
     encoded_record operator()(const queue_record& q) const {
         protocol::writer k;
@@ -85,21 +135,8 @@ struct encoder {
         put_map(v, q.tags);
         return {bytes_of(k), bytes_of(v)};
     }
-    encoded_record operator()(const cursor_record& c) const {
-        protocol::writer v;
-        v.i16(value_version);
-        v.i64(c.cursor);
-        return {(*this)(cursor_key{c.queue_id, c.partition}).key, bytes_of(v)};
-    }
-    encoded_record operator()(const message_record& m) const {
-        protocol::writer v;
-        v.i16(value_version);
-        v.i8(static_cast<std::int8_t>(m.phase));
-        v.i32(m.receive_count);
-        v.i64(m.visible_at_ms);
-        v.i64(m.first_receive_ms);
-        return {(*this)(message_key{m.queue_id, m.partition, m.offset}).key, bytes_of(v)};
-    }
+    encoded_record operator()(const cursor_record& c) const { return encode(c); }
+    encoded_record operator()(const message_record& m) const { return encode(m); }
     encoded_record operator()(const secret_record& s) const {
         protocol::writer k;
         k.i16(key_type::secret);
@@ -139,21 +176,8 @@ struct encoder {
         put_string(k, q.name);
         return {bytes_of(k), std::nullopt};
     }
-    encoded_record operator()(const cursor_key& c) const {
-        protocol::writer k;
-        k.i16(key_type::cursor);
-        k.write_uuid(c.queue_id);
-        k.i32(c.partition);
-        return {bytes_of(k), std::nullopt};
-    }
-    encoded_record operator()(const message_key& m) const {
-        protocol::writer k;
-        k.i16(key_type::message);
-        k.write_uuid(m.queue_id);
-        k.i32(m.partition);
-        k.i64(m.offset);
-        return {bytes_of(k), std::nullopt};
-    }
+    encoded_record operator()(const cursor_key& c) const { return encode(c); }
+    encoded_record operator()(const message_key& m) const { return encode(m); }
     encoded_record operator()(const deleted_queue_key& d) const {
         protocol::writer k;
         k.i16(key_type::deleted_queue);
@@ -185,6 +209,31 @@ result<state_entry> finish(const protocol::reader& key, const protocol::reader* 
 }  // namespace
 
 encoded_record encode(const state_entry& entry) { return std::visit(encoder{}, entry); }
+
+encoded_record encode(const cursor_record& c) {
+    state_fixed_writer v(cursor_value_bytes);
+    v.put(value_version);
+    v.put(c.cursor);
+    return {cursor_key_bytes_of(c.queue_id, c.partition), v.take()};
+}
+
+encoded_record encode(const message_record& m) {
+    state_fixed_writer v(message_value_bytes);
+    v.put(value_version);
+    v.put(static_cast<std::int8_t>(m.phase));
+    v.put(m.receive_count);
+    v.put(m.visible_at_ms);
+    v.put(m.first_receive_ms);
+    return {message_key_bytes_of(m.queue_id, m.partition, m.offset), v.take()};
+}
+
+encoded_record encode(const cursor_key& c) {
+    return {cursor_key_bytes_of(c.queue_id, c.partition), std::nullopt};
+}
+
+encoded_record encode(const message_key& m) {
+    return {message_key_bytes_of(m.queue_id, m.partition, m.offset), std::nullopt};
+}
 
 result<state_entry> decode(protocol::bytes_view key, std::optional<protocol::bytes_view> value) {
     protocol::reader k(key);

@@ -135,6 +135,11 @@ struct encoded_record {
 };
 
 encoded_record encode(const state_entry& entry);
+/// The records every receive and delete writes, encoded without the variant (same bytes).
+encoded_record encode(const cursor_record& c);
+encoded_record encode(const message_record& m);
+encoded_record encode(const cursor_key& c);
+encoded_record encode(const message_key& m);
 
 /// Decodes one replayed record. Errors: protocol errc (truncated, invalid_value) for bytes
 /// that do not decode, unsupported_version for an unknown key type or value version.

@@ -69,6 +69,14 @@ response_writer::response_writer(wire w, std::string_view action, bool has_resul
 
 response_writer::~response_writer() = default;
 
+void response_writer::reserve(std::size_t bytes) {
+    if (p_->w == wire::json) {
+        p_->buf.Reserve(bytes);
+    } else {
+        p_->xml.reserve(p_->xml.size() + bytes);
+    }
+}
+
 const char* response_writer::content_type(wire w) {
     return w == wire::json ? "application/x-amz-json-1.0" : "text/xml";
 }

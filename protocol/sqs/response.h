@@ -55,6 +55,10 @@ public:
     void attribute_map(std::string_view member, std::string_view query_entry,
                        const std::vector<attribute_out>& attributes);
 
+    /// Room for about `bytes` more of the body, so that a large answer (ReceiveMessage) does
+    /// not regrow its buffer member by member.
+    void reserve(std::size_t bytes);
+
     /// The whole body.
     std::string finish(std::string_view request_id);
 

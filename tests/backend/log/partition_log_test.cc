@@ -343,6 +343,56 @@ TEST_F(PartitionLog, GroupCommitServesManyWaitersWithFewFsyncs) {
     EXPECT_EQ(p->flushed_offset(), offset(201));
 }
 
+boost::asio::awaitable<void> append_and_flush_in_turn(std::shared_ptr<log::partition_log> p,
+                                                      int rounds, std::int64_t now_ms,
+                                                      int* completed) {
+    for (int i = 0; i < rounds; ++i) {
+        auto batch = make_batch(1, 10, now_ms);
+        log::append_options o;
+        o.now_ms = now_ms;
+        auto r = p->append(batch, o);
+        if (!r) {
+            co_return;
+        }
+        auto f = co_await p->flush_to(r->last_offset + 1);
+        if (!f) {
+            co_return;
+        }
+        ++*completed;
+    }
+}
+
+// Flush requests that arrive while a round runs are served by a later round; none may be lost
+// between rounds (a lost one leaves its writer waiting for ever).
+TEST_F(PartitionLog, EveryFlushIsServedWhileWritersOnSeveralThreadsKeepTheFlusherBusy) {
+    auto o = options();
+    o.flush_threads = 2;
+    auto m = open_log(std::move(o));
+    auto p = make_topic(*m, "t");
+    constexpr int writers = 4;
+    constexpr int rounds = 300;
+    std::vector<int> completed(writers, 0);
+    std::vector<std::thread> threads;
+    const std::int64_t now_ms = clock.now();
+
+    for (int w = 0; w < writers; ++w) {
+        threads.emplace_back([&, w] {
+            boost::asio::io_context io;
+            boost::asio::co_spawn(io, append_and_flush_in_turn(p, rounds, now_ms, &completed[w]),
+                                  boost::asio::detached);
+            io.run();
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+
+    for (int w = 0; w < writers; ++w) {
+        EXPECT_EQ(completed[w], rounds) << "writer " << w;
+    }
+    EXPECT_EQ(p->flushed_offset(), offset(writers * rounds));
+}
+
 TEST_F(PartitionLog, IntervalPolicyAcknowledgesWithoutWaitingForFsync) {
     auto o = options();
     o.flush = log::flush_policy::interval;

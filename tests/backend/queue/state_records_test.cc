@@ -43,6 +43,61 @@ TEST(StateRecords, EveryRecordTypeRoundTrips) {
     }
 }
 
+std::vector<std::byte> bytes(std::initializer_list<int> v) {
+    std::vector<std::byte> out;
+    for (int b : v) {
+        out.push_back(static_cast<std::byte>(b));
+    }
+    return out;
+}
+
+uuid counting_uuid() {
+    uuid u;
+    for (std::size_t i = 0; i < 16; ++i) {
+        u.bytes[i] = static_cast<std::uint8_t>(i + 1);
+    }
+    return u;
+}
+
+// Logs written by earlier builds must replay: the fixed-size records keep their exact bytes,
+// whether encoded through the variant or directly.
+TEST(StateRecords, MessageAndCursorRecordsKeepTheirBytes) {
+    const uuid id = counting_uuid();
+    const auto id_bytes = bytes({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+    auto key = [&](int type, std::initializer_list<int> tail) {
+        auto k = bytes({0, type});
+        k.insert(k.end(), id_bytes.begin(), id_bytes.end());
+        auto t = bytes(tail);
+        k.insert(k.end(), t.begin(), t.end());
+        return k;
+    };
+    const message_record m{id, 0x01020304, 0x0506, stored_phase::deleted, 7, 0x0102, 0x0a0b};
+    const auto m_key = key(2, {1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 5, 6});
+    const auto m_value =
+        bytes({0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0x0a, 0x0b});
+    const cursor_record c{id, 3, 0x0102030405060708};
+    const auto c_key = key(1, {0, 0, 0, 3});
+    const auto c_value = bytes({0, 0, 1, 2, 3, 4, 5, 6, 7, 8});
+
+    for (const auto& enc : {encode(m), encode(state_entry{m})}) {
+        EXPECT_EQ(enc.key, m_key);
+        EXPECT_EQ(enc.value, m_value);
+    }
+    for (const auto& enc : {encode(message_key{id, 0x01020304, 0x0506}),
+                            encode(state_entry{message_key{id, 0x01020304, 0x0506}})}) {
+        EXPECT_EQ(enc.key, m_key);
+        EXPECT_FALSE(enc.value);
+    }
+    for (const auto& enc : {encode(c), encode(state_entry{c})}) {
+        EXPECT_EQ(enc.key, c_key);
+        EXPECT_EQ(enc.value, c_value);
+    }
+    for (const auto& enc : {encode(cursor_key{id, 3}), encode(state_entry{cursor_key{id, 3}})}) {
+        EXPECT_EQ(enc.key, c_key);
+        EXPECT_FALSE(enc.value);
+    }
+}
+
 TEST(StateRecords, TruncatedValuesAreErrors) {
     auto enc = encode(message_record{uuid::random(), 0, 1, stored_phase::received, 1, 2, 3});
     auto value = *enc.value;
