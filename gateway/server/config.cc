@@ -225,6 +225,8 @@ constexpr std::string_view single_node_settings[] = {
     "unclean.leader.election.enable",
 };
 
+}  // namespace
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
     for (std::size_t j = 0; j <= b.size(); ++j) {
@@ -240,8 +242,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
     return prev[b.size()];
 }
-
-}  // namespace
 
 void config::reject_unknown() const {
     for (const auto& [key, value] : properties) {

@@ -102,6 +102,9 @@ void require_supported_listeners(const config& c);
 /// Reads a Java-style properties file (key=value, # and ! comments). Throws config_error.
 std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path);
 
+/// Levenshtein distance: how "did you mean" finds the nearest known name.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
 /// The text `sluice --help` prints.
 std::string usage_text();
 

@@ -25,23 +25,6 @@ std::string checked_level(const std::string& level, const std::string& what) {
                        " (trace, debug, info, warn, error, off)");
 }
 
-std::size_t distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> prev(b.size() + 1);
-    std::vector<std::size_t> cur(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-        prev[j] = j;
-    }
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
-                               prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        }
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
-}
-
 void append_json_string(spdlog::memory_buf_t& out, std::string_view s) {
     out.push_back('"');
     for (const char ch : s) {
@@ -139,7 +122,7 @@ log_levels parse_log_levels(const std::string& text) {
             std::string nearest;
             std::size_t best = 3;
             for (const auto& [name, _] : log_areas()) {
-                if (const auto d = distance(area, name); d < best) {
+                if (const auto d = edit_distance(area, name); d < best) {
                     best = d;
                     nearest = name;
                 }

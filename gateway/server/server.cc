@@ -1,7 +1,5 @@
 #include "gateway/server/server.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -32,6 +30,7 @@
 #include "gateway/http/http_settings.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
+#include "gateway/server/data_dir_lock.h"
 #include "gateway/server/backend_metrics.h"
 #include "gateway/server/logging.h"
 #include "gateway/server/process_metrics.h"
@@ -47,35 +46,6 @@ namespace sluice::gateway {
 namespace asio = boost::asio;
 
 namespace {
-
-/// Holds an exclusive lock on DATA_DIR/.lock so two processes never share a data directory.
-class data_dir_lock {
-public:
-    explicit data_dir_lock(const std::filesystem::path& dir) {
-        std::error_code ec;
-        std::filesystem::create_directories(dir, ec);
-        if (ec) {
-            throw config_error("--data-dir: cannot create " + dir.string() + ": " + ec.message());
-        }
-        auto path = dir / ".lock";
-        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) {
-            throw config_error("--data-dir: cannot write in " + dir.string() + ": " +
-                               std::generic_category().message(errno));
-        }
-        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-            ::close(fd_);
-            throw config_error("--data-dir: " + dir.string() +
-                               " is in use by another sluice process");
-        }
-    }
-    ~data_dir_lock() { ::close(fd_); }
-    data_dir_lock(const data_dir_lock&) = delete;
-    data_dir_lock& operator=(const data_dir_lock&) = delete;
-
-private:
-    int fd_ = -1;
-};
 
 /// The cluster id, kept in DATA_DIR/meta.properties (as Kafka does) so it survives restarts.
 std::string load_or_create_cluster_id(const std::filesystem::path& dir) {
@@ -396,7 +366,7 @@ int run_server(const config& cfg) {
     std::signal(SIGPIPE, SIG_IGN);
 
     require_supported_listeners(cfg);
-    data_dir_lock lock(cfg.data_dir);
+    data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
     raise_open_files_limit();
     const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
     log.info("sluice starting: data dir {}, cluster id {}",

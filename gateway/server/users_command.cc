@@ -1,7 +1,5 @@
 #include "gateway/server/users_command.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -14,42 +12,10 @@
 
 #include "auth/credential_store.h"
 #include "gateway/server/config.h"
+#include "gateway/server/data_dir_lock.h"
 
 namespace sluice::gateway {
 namespace {
-
-/// Holds DATA_DIR/.lock (the lock a running sluice holds) while users change, so that the
-/// file is never rewritten under a running server.
-class users_dir_lock {
-public:
-    explicit users_dir_lock(const std::filesystem::path& dir) {
-        if (!std::filesystem::is_directory(dir)) {
-            std::error_code ec;
-            std::filesystem::create_directories(dir, ec);
-            if (ec) {
-                throw config_error("--data-dir: cannot create " + dir.string() + ": " +
-                                   ec.message());
-            }
-        }
-        const auto path = dir / ".lock";
-        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) {
-            throw config_error("--data-dir: cannot write in " + dir.string() + ": " +
-                               std::generic_category().message(errno));
-        }
-        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-            ::close(fd_);
-            throw config_error("--data-dir: " + dir.string() +
-                               " is in use by a running sluice; stop it to change its users");
-        }
-    }
-    ~users_dir_lock() { ::close(fd_); }
-    users_dir_lock(const users_dir_lock&) = delete;
-    users_dir_lock& operator=(const users_dir_lock&) = delete;
-
-private:
-    int fd_ = -1;
-};
 
 /// Turns terminal echo off while a password is typed (when stdin is a terminal).
 class echo_off {
@@ -185,7 +151,8 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
                            "' is not a valid user name (1 to 255 bytes, no spaces or control "
                            "characters)");
     }
-    users_dir_lock lock(*a.data_dir);
+    // The lock a running sluice holds: the users file is never rewritten under a server.
+    data_dir_lock lock(*a.data_dir, "is in use by a running sluice; stop it to change its users");
     const auto file = auth::credential_store::path_in(*a.data_dir);
     auto store = [&] {
         try {
