@@ -68,6 +68,9 @@ class Sluice:
         line = wait_for(lambda: self._find_line("listening:") or self._exited(), timeout,
                         "sluice to start listening")
         if line is True:
+            # The process is gone, but its last lines may still be on their way through the
+            # reader thread: let it reach the end of the pipe first.
+            self._reader.join(10)
             raise RuntimeError("sluice exited during start:\n" + self.log_text())
         m = re.search(r"kafka=[^ ]*:(\d+)", line)
         self.kafka_port = int(m.group(1)) if m else None
