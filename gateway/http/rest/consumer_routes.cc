@@ -61,6 +61,19 @@ std::variant<std::vector<topic_partition>, http_response> read_partitions(const 
     return out;
 }
 
+/// A body that is only {"partitions": [...]}: its content type checked, parsed and read.
+std::variant<std::vector<topic_partition>, http_response> read_partitions_body(
+    const http_request& req) {
+    if (auto bad = check_content_type(req)) {
+        return std::move(*bad);
+    }
+    json::document doc;
+    if (auto bad = parse_body(req, doc, v2_json)) {
+        return std::move(*bad);
+    }
+    return read_partitions(doc, "partitions");
+}
+
 /// An integer field given as a JSON number or a numeric string (the REST Proxy takes both).
 std::optional<std::int64_t> int_setting(const json::value& v) {
     if (v.IsInt64()) {
@@ -318,14 +331,7 @@ boost::asio::awaitable<handler_result> unsubscribe(const consumer_routes_ctx* c,
 }
 
 boost::asio::awaitable<handler_result> assign(const consumer_routes_ctx* c, http_request_context ctx) {
-    if (auto bad = check_content_type(ctx.req)) {
-        co_return std::move(*bad);
-    }
-    json::document doc;
-    if (auto bad = parse_body(ctx.req, doc, v2_json)) {
-        co_return std::move(*bad);
-    }
-    auto parts = read_partitions(doc, "partitions");
+    auto parts = read_partitions_body(ctx.req);
     if (auto* bad = std::get_if<http_response>(&parts)) {
         co_return std::move(*bad);
     }
@@ -424,14 +430,7 @@ boost::asio::awaitable<handler_result> seek(const consumer_routes_ctx* c, http_r
 
 boost::asio::awaitable<handler_result> seek_to(const consumer_routes_ctx* c, bool beginning,
                                                http_request_context ctx) {
-    if (auto bad = check_content_type(ctx.req)) {
-        co_return std::move(*bad);
-    }
-    json::document doc;
-    if (auto bad = parse_body(ctx.req, doc, v2_json)) {
-        co_return std::move(*bad);
-    }
-    auto parts = read_partitions(doc, "partitions");
+    auto parts = read_partitions_body(ctx.req);
     if (auto* bad = std::get_if<http_response>(&parts)) {
         co_return std::move(*bad);
     }
