@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,18 +13,21 @@
 #include "gateway/server/users_command.h"
 
 int main(int argc, char** argv) {
+    std::optional<sluice::gateway::config> cfg;
     try {
         if (argc >= 2 && std::strcmp(argv[1], "users") == 0) {
             std::vector<std::string> args(argv + 2, argv + argc);
             return sluice::gateway::run_users_command(args, std::cin, std::cout);
         }
-        auto cfg = sluice::gateway::parse_command_line(argc, argv);
+        cfg = sluice::gateway::parse_command_line(argc, argv);
         if (!cfg) {
             return 0;
         }
         return sluice::gateway::run_server(*cfg);
     } catch (const sluice::gateway::config_error& e) {
-        std::fprintf(stderr, "sluice: %s\n", e.what());
+        // A setting from the environment or the file is named with where it came from.
+        const std::string line = cfg ? cfg->explain(e.what()) : std::string(e.what());
+        std::fprintf(stderr, "sluice: %s\n", line.c_str());
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "sluice: %s\n", e.what());

@@ -4,7 +4,10 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+
+#include <unistd.h>
 
 #include "gateway/server/logging.h"
 
@@ -298,16 +301,190 @@ Usage: sluice [options]
   sluice users delete NAME --data-dir DIR   remove a SASL user
   sluice users list --data-dir DIR          list the SASL users
 
-A listener given as 'off' is not opened. Settings are documented in docs/configuration.md.
+Every flag above except --config and --set is also a setting (data.dir, listeners,
+http.listener, sqs.listener, advertised.listeners, log.level, log.format, io.threads), and
+every setting can be given as an environment variable: SLUICE_ and the key in capitals with
+'.' as '_', '_' as '__' and '-' as '___' (SLUICE_LOG_RETENTION_HOURS=48). SLUICE_CONFIG names
+the config file. A flag wins over a variable, a variable over the file, the file over the
+default. A listener given as 'off' is not opened. Settings: docs/configuration.md.
 )";
 }
 
+namespace {
+
+/// The flags that are also settings: each has a config-file key and a SLUICE_* variable.
+struct flag_setting {
+    std::string_view flag;
+    std::string_view key;
+};
+constexpr flag_setting flag_settings[] = {
+    {"--data-dir", "data.dir"},
+    {"--kafka", "listeners"},
+    {"--http", "http.listener"},
+    {"--sqs", "sqs.listener"},
+    {"--advertise-kafka", "advertised.listeners"},
+    {"--log-level", "log.level"},
+    {"--log-format", "log.format"},
+    {"--io-threads", "io.threads"},
+};
+
+/// SLUICE_* variables that belong to the project's scripts and tests, not to sluice.
+bool reserved_variable(std::string_view name) {
+    constexpr std::string_view exact[] = {"SLUICE_BIN", "SLUICE_CONFIG",
+                                          "SLUICE_JSON_BOTO3_PYTHON"};
+    constexpr std::string_view prefixes[] = {"SLUICE_TEST_", "SLUICE_BENCH_", "SLUICE_FAULT_",
+                                             "SLUICE_FAULTS_"};
+    return std::find(std::begin(exact), std::end(exact), name) != std::end(exact) ||
+           std::any_of(std::begin(prefixes), std::end(prefixes),
+                       [&](std::string_view p) { return name.starts_with(p); });
+}
+
+unsigned parse_io_threads(const std::string& v, const std::string& name) {
+    unsigned n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || ptr != v.data() + v.size() || n > 256) {
+        throw config_error(name + ": expected a number of threads, got '" + v + "'");
+    }
+    return n;
+}
+
+/// advertised.listeners / --advertise-kafka: HOST:PORT, or one PROTOCOL://HOST:PORT entry.
+endpoint parse_advertised(const std::string& v, const std::string& name) {
+    if (v.find(',') != std::string::npos) {
+        throw config_error(name + ": one address is advertised for every listener, got '" + v +
+                           "'");
+    }
+    const auto scheme_end = v.find("://");
+    auto e = parse_endpoint(scheme_end == std::string::npos ? v : v.substr(scheme_end + 3), name);
+    if (!e.enabled || e.port == 0) {
+        throw config_error(name + ": needs a real HOST:PORT, got '" + v + "'");
+    }
+    return e;
+}
+
+/// Applies one flag-or-setting value to `c`; `name` is what an error calls it (the flag, the
+/// key, or the variable that set it).
+void apply_setting(config& c, std::string_view key, const std::vector<std::string>& values,
+                   const std::string& name) {
+    const std::string& v = values.back();
+    if (key == "data.dir") {
+        if (v.empty()) {
+            throw config_error(name + ": needs a directory");
+        }
+        c.data_dir = v;
+    } else if (key == "listeners") {
+        c.kafka.clear();
+        bool off = false;
+        for (const auto& one : values) {
+            if (one == "off") {
+                off = true;
+                continue;
+            }
+            auto parsed = parse_kafka_listeners(one, name);
+            c.kafka.insert(c.kafka.end(), parsed.begin(), parsed.end());
+        }
+        if (off && !c.kafka.empty()) {
+            throw config_error(name + ": 'off' cannot be combined with other listeners");
+        }
+    } else if (key == "http.listener") {
+        c.http = parse_endpoint(v, name);
+    } else if (key == "sqs.listener") {
+        c.sqs = parse_endpoint(v, name);
+    } else if (key == "advertised.listeners") {
+        c.advertise_kafka = parse_advertised(v, name);
+    } else if (key == "log.level") {
+        parse_log_levels(v);  // refuses a bad level or area now, before start-up
+        c.log_level = v;
+    } else if (key == "log.format") {
+        parse_log_format(v);
+        c.log_format = v;
+    } else if (key == "io.threads") {
+        c.io_threads = parse_io_threads(v, name);
+    }
+}
+
+}  // namespace
+
+std::string setting_to_variable(std::string_view key) {
+    std::string out = "SLUICE_";
+    for (char ch : key) {
+        if (ch == '.') {
+            out += '_';
+        } else if (ch == '_') {
+            out += "__";
+        } else if (ch == '-') {
+            out += "___";
+        } else {
+            out += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> variable_to_setting(std::string_view name) {
+    if (!name.starts_with("SLUICE_") || name.size() == 7) {
+        return std::nullopt;
+    }
+    std::string out;
+    for (std::size_t i = 7; i < name.size();) {
+        if (name[i] != '_') {
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+            ++i;
+            continue;
+        }
+        std::size_t run = 0;
+        while (i + run < name.size() && name[i + run] == '_') {
+            ++run;
+        }
+        i += run;
+        // Confluent's mapping: '_' is '.', '__' is '_', '___' is '-'.
+        for (; run >= 3; run -= 3) {
+            out += '-';
+        }
+        if (run == 2) {
+            out += '_';
+        } else if (run == 1) {
+            out += '.';
+        }
+    }
+    return out;
+}
+
+std::string config::origin(const std::string& key) const {
+    auto it = sources.find(key);
+    return it == sources.end() ? std::string() : it->second;
+}
+
+std::string config::explain(std::string message) const {
+    const auto colon = message.find(':');
+    if (colon == std::string::npos) {
+        return message;
+    }
+    const std::string key = message.substr(0, colon);
+    const std::string from = origin(key);
+    if (from.empty() || from.starts_with("--")) {
+        return message;
+    }
+    return key + " (from " + from + ")" + message.substr(colon);
+}
+
 std::optional<config> parse_command_line(int argc, char** argv) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        if (std::strncmp(*e, "SLUICE_", 7) == 0) {
+            env.emplace_back(*e);
+        }
+    }
+    return parse_command_line(argc, argv, env);
+}
+
+std::optional<config> parse_command_line(int argc, char** argv,
+                                         const std::vector<std::string>& environment) {
     config c;
     std::vector<std::pair<std::string, std::string>> sets;
     std::optional<std::filesystem::path> config_file;
-    bool kafka_flag_seen = false;
-    bool kafka_off = false;
+    // The values each flag was given, in order (only --kafka may repeat).
+    std::map<std::string_view, std::vector<std::string>> flags;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         std::string value;
@@ -337,32 +514,11 @@ std::optional<config> parse_command_line(int argc, char** argv) {
             std::puts("sluice 0.1.0");
             return std::nullopt;
         }
-        if (arg == "--data-dir") {
-            c.data_dir = need_value();
-        } else if (arg == "--kafka") {
-            const std::string v = need_value();
-            if (!kafka_flag_seen) {
-                c.kafka.clear();  // the first --kafka replaces the default listener
-                kafka_flag_seen = true;
-            }
-            if (v == "off") {
-                kafka_off = true;
-            } else {
-                c.kafka.push_back(parse_kafka_listener(v, arg));
-            }
-            if (kafka_off && !c.kafka.empty()) {
-                throw config_error("--kafka: 'off' cannot be combined with other listeners");
-            }
-        } else if (arg == "--http") {
-            c.http = parse_endpoint(need_value(), arg);
-        } else if (arg == "--sqs") {
-            c.sqs = parse_endpoint(need_value(), arg);
-        } else if (arg == "--advertise-kafka") {
-            auto e = parse_endpoint(need_value(), arg);
-            if (!e.enabled || e.port == 0) {
-                throw config_error("--advertise-kafka: needs a real HOST:PORT");
-            }
-            c.advertise_kafka = e;
+        const auto fs = std::find_if(std::begin(flag_settings), std::end(flag_settings),
+                                     [&](const flag_setting& f) { return f.flag == arg; });
+        if (fs != std::end(flag_settings)) {
+            // --kafka repeats; for the others the last one given wins.
+            flags[fs->flag].push_back(need_value());
         } else if (arg == "--config") {
             config_file = need_value();
         } else if (arg == "--set" || arg.rfind("--set=", 0) == 0) {
@@ -372,34 +528,65 @@ std::optional<config> parse_command_line(int argc, char** argv) {
                 throw config_error("--set: expected KEY=VALUE, got '" + kv + "'");
             }
             sets.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-        } else if (arg == "--log-level") {
-            c.log_level = need_value();
-            parse_log_levels(c.log_level);  // refuses a bad level or area now, before start-up
-        } else if (arg == "--log-format") {
-            c.log_format = need_value();
-            parse_log_format(c.log_format);
-        } else if (arg == "--io-threads") {
-            std::string v = need_value();
-            unsigned n = 0;
-            auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-            if (ec != std::errc() || ptr != v.data() + v.size() || n > 256) {
-                throw config_error("--io-threads: expected a number of threads, got '" + v + "'");
-            }
-            c.io_threads = n;
         } else {
             throw config_error("unknown option '" + arg + "' (see sluice --help)");
         }
     }
+    // Precedence: flags (and --set) over SLUICE_* variables over the file over the defaults.
+    std::vector<std::pair<std::string, std::string>> variables;
+    for (const auto& entry : environment) {
+        const auto eq = entry.find('=');
+        if (eq == std::string::npos) {
+            continue;
+        }
+        std::string name = entry.substr(0, eq);
+        std::string value = entry.substr(eq + 1);
+        if (name == "SLUICE_CONFIG") {
+            if (!config_file) {
+                if (value.empty()) {
+                    throw config_error("SLUICE_CONFIG: needs a file name");
+                }
+                config_file = value;
+            }
+            continue;
+        }
+        if (reserved_variable(name)) {
+            continue;
+        }
+        if (auto key = variable_to_setting(name); key && !key->empty()) {
+            variables.emplace_back(std::move(name), std::move(value));
+        }
+    }
     if (config_file) {
+        if (!std::filesystem::is_regular_file(*config_file)) {
+            throw config_error("--config: no such file " + config_file->string());
+        }
         c.properties = read_properties_file(*config_file);
+        for (const auto& [k, v] : c.properties) {
+            c.sources[k] = config_file->string();
+        }
+    }
+    for (auto& [name, value] : variables) {
+        const std::string key = *variable_to_setting(name);
+        c.properties[key] = value;
+        c.sources[key] = name;
     }
     for (auto& [k, v] : sets) {
         c.properties[k] = v;
+        c.sources[k] = "--set";
     }
-    // Kafka's listeners= (server.properties) when no --kafka flag chose the listeners.
-    c.mark_known("listeners");
-    if (auto it = c.properties.find("listeners"); it != c.properties.end() && !kafka_flag_seen) {
-        c.kafka = parse_kafka_listeners(it->second, "listeners");
+    for (const auto& f : flag_settings) {
+        const std::string key(f.key);
+        c.mark_known(key);
+        if (auto it = flags.find(f.flag); it != flags.end()) {
+            apply_setting(c, f.key, it->second, std::string(f.flag));
+            c.sources[key] = std::string(f.flag);
+        } else if (auto p = c.properties.find(key); p != c.properties.end()) {
+            const std::string from = c.origin(key);
+            const std::string name =
+                from == "--set" || from.empty() ? key : key + " (from " + from + ")";
+            apply_setting(c, f.key, {p->second}, name);
+        }
     }
     return c;
 }

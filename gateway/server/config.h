@@ -59,8 +59,17 @@ struct config {
     std::string log_format = "text";
     /// Threads running io_contexts; 0 means one per core.
     unsigned io_threads = 0;
-    /// Broker settings in Kafka's names, from --config FILE and then each --set key=value.
+    /// Settings in Kafka's names: the --config file (or SLUICE_CONFIG), then the SLUICE_*
+    /// variables, then each --set key=value (each wins over the one before).
     std::map<std::string, std::string> properties;
+    /// Where each setting came from: the file's name, the variable's name, "--set", or the flag.
+    std::map<std::string, std::string> sources;
+
+    /// The source of `key` (see `sources`), or "" for a default.
+    std::string origin(const std::string& key) const;
+    /// An error message "KEY: ..." with the setting's source added when it came from the
+    /// environment or the file ("KEY (from SLUICE_X): ...").
+    std::string explain(std::string message) const;
 
     /// A setting as an integer/bool/string, or `fallback` when unset; throws config_error when
     /// the value does not parse. Asking for a key makes it known (see reject_unknown).
@@ -81,8 +90,19 @@ private:
     mutable std::set<std::string, std::less<>> known_;
 };
 
-/// Parses argv. Returns nullopt when --help or --version was handled (text already printed).
+/// Parses argv, the SLUICE_* environment variables and the config file (--config or
+/// SLUICE_CONFIG): flag > variable > file > default. Returns nullopt when --help or --version
+/// was handled (text already printed). Throws config_error naming the flag, key or variable.
 std::optional<config> parse_command_line(int argc, char** argv);
+/// The same with the environment given as NAME=VALUE entries (tests).
+std::optional<config> parse_command_line(int argc, char** argv,
+                                         const std::vector<std::string>& environment);
+
+/// A setting's variable name, Confluent's mapping: SLUICE_ + the key upper-cased with '.' as
+/// '_', '_' as '__' and '-' as '___' (log.retention.hours: SLUICE_LOG_RETENTION_HOURS).
+std::string setting_to_variable(std::string_view key);
+/// The inverse; nullopt for a name without the SLUICE_ prefix.
+std::optional<std::string> variable_to_setting(std::string_view name);
 
 /// Parses "host:port", "[v6addr]:port", ":port" or "off". Throws config_error.
 endpoint parse_endpoint(const std::string& text, const std::string& flag);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <unistd.h>
 #include <vector>
 
 #include "gateway/server/config.h"
@@ -9,15 +10,35 @@
 namespace sluice::gateway {
 namespace {
 
-std::optional<config> parse(std::vector<std::string> args) {
+std::optional<config> parse(std::vector<std::string> args, std::vector<std::string> env = {}) {
     std::vector<char*> argv;
     static std::string prog = "sluice";
     argv.push_back(prog.data());
     for (auto& a : args) {
         argv.push_back(a.data());
     }
-    return parse_command_line(static_cast<int>(argv.size()), argv.data());
+    return parse_command_line(static_cast<int>(argv.size()), argv.data(), env);
 }
+
+std::string error_of(std::vector<std::string> args, std::vector<std::string> env = {}) {
+    try {
+        parse(std::move(args), std::move(env));
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+/// A properties file in the temp dir, removed at the end of the test.
+struct temp_properties {
+    std::filesystem::path path;
+    explicit temp_properties(const std::string& text)
+        : path(std::filesystem::temp_directory_path() /
+               ("sluice-config-" + std::to_string(::getpid()) + ".properties")) {
+        std::ofstream(path) << text;
+    }
+    ~temp_properties() { std::filesystem::remove(path); }
+};
 
 TEST(Config, DefaultsMatchTheDocumentedContract) {
     auto c = parse({});
@@ -169,6 +190,118 @@ TEST(Config, AskingForAnAbsentKeyMakesItKnown) {
     (void)c.get_bool("delete.topic.enable", true);
     c.properties["delete.topic.enable"] = "false";
     EXPECT_NO_THROW(c.reject_unknown());
+}
+
+TEST(Config, VariableNamesFollowConfluentsMapping) {
+    EXPECT_EQ(setting_to_variable("log.retention.hours"), "SLUICE_LOG_RETENTION_HOURS");
+    EXPECT_EQ(setting_to_variable("listener.name.sasl_ssl.ssl.key.location"),
+              "SLUICE_LISTENER_NAME_SASL__SSL_SSL_KEY_LOCATION");
+    EXPECT_EQ(setting_to_variable("a-b.c"), "SLUICE_A___B_C");
+    for (std::string key : {"log.retention.hours", "listener.name.sasl_ssl.ssl.key.location",
+                            "a-b.c", "x_y-z.w", "data.dir"}) {
+        EXPECT_EQ(variable_to_setting(setting_to_variable(key)), key);
+    }
+    EXPECT_FALSE(variable_to_setting("OTHER_THING"));
+}
+
+TEST(Config, EveryFlagIsAlsoASettingAndAVariable) {
+    temp_properties file(
+        "data.dir=/from/file\nhttp.listener=127.0.0.1:1\nsqs.listener=off\n"
+        "listeners=PLAINTEXT://127.0.0.1:2,SASL_PLAINTEXT://127.0.0.1:3\n"
+        "advertised.listeners=PLAINTEXT://broker.example:9092\nlog.level=warn\n"
+        "log.format=json\nio.threads=3\n");
+    auto c = parse({"--config", file.path.string()});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->data_dir, "/from/file");
+    EXPECT_EQ(c->http.to_string(), "127.0.0.1:1");
+    EXPECT_FALSE(c->sqs.enabled);
+    ASSERT_EQ(c->kafka.size(), 2u);
+    EXPECT_EQ(c->kafka[1].to_string(), "SASL_PLAINTEXT://127.0.0.1:3");
+    ASSERT_TRUE(c->advertise_kafka);
+    EXPECT_EQ(c->advertise_kafka->to_string(), "broker.example:9092");
+    EXPECT_EQ(c->log_level, "warn");
+    EXPECT_EQ(c->log_format, "json");
+    EXPECT_EQ(c->io_threads, 3u);
+    EXPECT_NO_THROW(c->reject_unknown());
+
+    auto e = parse({}, {"SLUICE_DATA_DIR=/from/env", "SLUICE_IO_THREADS=2",
+                        "SLUICE_HTTP_LISTENER=off", "SLUICE_LISTENERS=127.0.0.1:7"});
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->data_dir, "/from/env");
+    EXPECT_EQ(e->io_threads, 2u);
+    EXPECT_FALSE(e->http.enabled);
+    ASSERT_EQ(e->kafka.size(), 1u);
+    EXPECT_EQ(e->kafka[0].where.port, 7);
+}
+
+TEST(Config, FlagBeatsVariableBeatsFileBeatsDefault) {
+    temp_properties file("num.partitions=2\nlog.retention.hours=5\ndata.dir=/file\n"
+                         "io.threads=4\n");
+    auto c = parse({"--config", file.path.string(), "--data-dir", "/flag", "--set",
+                    "num.partitions=9"},
+                   {"SLUICE_NUM_PARTITIONS=3", "SLUICE_LOG_RETENTION_HOURS=6",
+                    "SLUICE_DATA_DIR=/env", "SLUICE_IO_THREADS=1"});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->data_dir, "/flag");                          // flag over variable
+    EXPECT_EQ(c->get_int("num.partitions", 1), 9);           // --set over variable
+    EXPECT_EQ(c->get_int("log.retention.hours", 168), 6);    // variable over file
+    EXPECT_EQ(c->io_threads, 1u);                            // variable over file
+    EXPECT_EQ(c->get_int("log.segment.bytes", 1024), 1024);  // default
+    EXPECT_EQ(c->origin("log.retention.hours"), "SLUICE_LOG_RETENTION_HOURS");
+    EXPECT_EQ(c->origin("num.partitions"), "--set");
+}
+
+TEST(Config, TheConfigFileCanComeFromTheEnvironment) {
+    temp_properties file("num.partitions=4\n");
+    auto c = parse({}, {"SLUICE_CONFIG=" + file.path.string()});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->get_int("num.partitions", 1), 4);
+    EXPECT_EQ(c->origin("num.partitions"), file.path.string());
+    EXPECT_EQ(error_of({}, {"SLUICE_CONFIG=/nonexistent/sluice.properties"}),
+              "--config: no such file /nonexistent/sluice.properties");
+}
+
+TEST(Config, ErrorsNameTheVariableOrFileTheValueCameFrom) {
+    EXPECT_EQ(error_of({}, {"SLUICE_IO_THREADS=many"}),
+              "io.threads (from SLUICE_IO_THREADS): expected a number of threads, got 'many'");
+    EXPECT_EQ(error_of({"--io-threads", "many"}),
+              "--io-threads: expected a number of threads, got 'many'");
+    EXPECT_NE(error_of({}, {"SLUICE_HTTP_LISTENER=nowhere"}).find("SLUICE_HTTP_LISTENER"),
+              std::string::npos);
+
+    auto c = parse({}, {"SLUICE_NUM_PARTITIONS=three", "SLUICE_LOG_RETENTION_HOURZ=1"});
+    ASSERT_TRUE(c);
+    try {
+        (void)c->get_int("num.partitions", 1);
+        FAIL() << "a bad value was accepted";
+    } catch (const config_error& e) {
+        EXPECT_EQ(c->explain(e.what()),
+                  "num.partitions (from SLUICE_NUM_PARTITIONS): expected an integer, got 'three'");
+    }
+    c->mark_known("log.retention.hours");
+    try {
+        c->reject_unknown();
+        FAIL() << "a misspelt variable was accepted";
+    } catch (const config_error& e) {
+        EXPECT_EQ(c->explain(e.what()),
+                  "log.retention.hourz (from SLUICE_LOG_RETENTION_HOURZ): unknown setting (did "
+                  "you mean log.retention.hours?)");
+    }
+}
+
+TEST(Config, ScriptVariablesAreNotSettings) {
+    auto c = parse({}, {"SLUICE_BIN=/x/sluice", "SLUICE_TEST_SEED=4", "SLUICE_BENCH_DIR=/b",
+                        "SLUICE_FAULT_CONTROL=/c", "OTHER=1"});
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(c->properties.empty());
+    EXPECT_NO_THROW(c->reject_unknown());
+}
+
+TEST(Config, TheLastOfARepeatedFlagWins) {
+    auto c = parse({"--data-dir", "a", "--data-dir", "b", "--http", "off", "--http", ":1"});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->data_dir, "b");
+    EXPECT_EQ(c->http.port, 1);
 }
 
 TEST(Metrics, RendersPrometheusText) {

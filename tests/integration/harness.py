@@ -37,8 +37,9 @@ def wait_for(predicate, timeout, what, interval=0.02):
 
 
 class Sluice:
-    def __init__(self, data_dir=None, args=(), settings=None, sqs=False):
+    def __init__(self, data_dir=None, args=(), settings=None, sqs=False, env=None):
         self._tmp = None
+        self.env = None if env is None else {**os.environ, **env}
         if data_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="sluice-test-")
             data_dir = self._tmp.name
@@ -62,7 +63,7 @@ class Sluice:
         with self._log_lock:
             self.log_lines = []  # a restart must not find the previous run's "listening:" line
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, errors="replace")
+                                     text=True, errors="replace", env=self.env)
         self._reader = threading.Thread(target=self._read_log, daemon=True)
         self._reader.start()
         line = wait_for(lambda: self._find_line("listening:") or self._exited(), timeout,

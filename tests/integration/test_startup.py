@@ -44,7 +44,7 @@ def test_unknown_or_misspelt_setting_stops_the_start_naming_it():
         r = run(["--data-dir", d, "--kafka", "127.0.0.1:0", "--http", "off", "--sqs", "off",
                  "--config", conf])
         assert r.returncode != 0
-        assert "not.a.setting: unknown setting" in r.stderr
+        assert f"not.a.setting (from {conf}): unknown setting" in r.stderr
         assert "listening:" not in r.stderr
 
 
