@@ -292,6 +292,11 @@ struct group_view {
         offset committed{-1};
         offset log_end{-1};     // the high watermark; -1 when the partition no longer exists
         std::int64_t lag = -1;  // log_end - committed, or -1 when unknown
+        /// With lag > 0: the timestamp (ms) of the oldest record not consumed (of its batch:
+        /// to within one batch); -1 when unknown or when there is no lag.
+        std::int64_t oldest_unconsumed_timestamp = -1;
+        /// The partition's retention.ms (-1: kept forever; also -1 when unknown).
+        std::int64_t retention_ms = -1;
         std::optional<std::string> metadata;
     };
     sluice::group_id group_id;

@@ -103,10 +103,11 @@ struct partition_state {
     std::int32_t leader_epoch = 0;
     std::int64_t size_bytes = 0;
     /// Traffic since start (every front): record batch bytes and records appended by
-    /// producers, record batch bytes returned to readers.
+    /// producers, record batch bytes and records (whole batches) returned to readers.
     std::uint64_t bytes_in = 0;
     std::uint64_t records_in = 0;
     std::uint64_t bytes_out = 0;
+    std::uint64_t records_out = 0;
 };
 
 /// The storage a backend keeps its partitions in (DescribeLogDirs).

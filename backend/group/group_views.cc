@@ -2,6 +2,7 @@
 // ConsumerGroupDescribe, GET /v1/groups, the lag metrics). Each group is read under its own
 // lock, one group at a time; high watermarks are read after the group is released.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <set>
 
@@ -10,6 +11,9 @@
 #include "backend/group/group_coordinator.h"
 #include "backend/log/log_manager.h"
 #include "backend/log/partition_log.h"
+#include "protocol/kafka/record_batch.h"
+
+#include <unistd.h>
 
 namespace sluice::backend::group {
 
@@ -19,6 +23,37 @@ std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;
+}
+
+/// The timestamp of the batch holding `from` (or the first one after it): the time of the
+/// oldest record a group has not consumed, to within one batch. -1 when nothing can be read.
+std::int64_t batch_timestamp_at(log::partition_log& part, offset from) {
+    from = offset(std::max(from.value, part.log_start_offset().value));
+    log::read_options opts;
+    auto r = part.read(from, 1, opts);
+    if (!r || r->records.chunks().empty()) {
+        return -1;
+    }
+    std::array<std::byte, protocol::kafka::batch_header_size> head{};
+    const auto& chunk = r->records.chunks().front();
+    if (const auto* m = std::get_if<protocol::shared_bytes>(&chunk)) {
+        if (m->data.size() < head.size()) {
+            return -1;
+        }
+        std::copy_n(m->data.data(), head.size(), head.data());
+    } else {
+        const auto& region = std::get<protocol::file_region>(chunk);
+        if (region.length < head.size() ||
+            ::pread(region.fd, head.data(), head.size(), static_cast<off_t>(region.position)) !=
+                static_cast<ssize_t>(head.size())) {
+            return -1;
+        }
+    }
+    auto h = protocol::kafka::read_batch_header(protocol::bytes_view(head.data(), head.size()));
+    if (!h) {
+        return -1;
+    }
+    return h->uses_log_append_time() ? h->max_timestamp : h->base_timestamp;
 }
 
 api::topic_partitions to_api(const topic_partitions& tp) {
@@ -292,6 +327,10 @@ std::vector<api::group_view> group_coordinator::build_views(const std::vector<st
                 if (vp.committed.value >= 0) {
                     vp.lag = std::max<std::int64_t>(0, vp.log_end - vp.committed);
                 }
+                if (vp.lag > 0) {
+                    vp.oldest_unconsumed_timestamp = batch_timestamp_at(*part, vp.committed);
+                }
+                vp.retention_ms = part->config()->retention_ms;
             }
         }
     }

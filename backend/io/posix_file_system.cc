@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 
 #include "backend/io/file.h"
+#include "backend/io/sync_latency.h"
 
 namespace sluice::backend::io {
 namespace {
@@ -59,11 +61,13 @@ public:
     }
 
     result<void> sync() override {
+        const auto start = std::chrono::steady_clock::now();
         while (::fdatasync(fd_) != 0) {
             if (errno != EINTR) {
                 return fail(last_error());
             }
         }
+        record_sync(sync_kind::file, std::chrono::steady_clock::now() - start);
         return {};
     }
 
@@ -205,10 +209,14 @@ public:
             return fail(last_error());
         }
         int rc;
+        const auto start = std::chrono::steady_clock::now();
         do {
             rc = ::fsync(fd);
         } while (rc != 0 && errno == EINTR);
         std::error_code ec = rc != 0 ? last_error() : std::error_code{};
+        if (!ec) {
+            record_sync(sync_kind::directory, std::chrono::steady_clock::now() - start);
+        }
         ::close(fd);
         if (ec) {
             return fail(ec);

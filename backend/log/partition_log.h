@@ -91,6 +91,8 @@ struct read_result {
     offset high_watermark{0};
     offset log_start_offset{0};
     offset log_end_offset{0};
+    /// Records in `records`' batches (their records_count fields, whole batches).
+    std::uint64_t record_count = 0;
 };
 
 struct timestamp_and_offset {
@@ -284,6 +286,7 @@ private:
         bool found = false;  // `records` holds batches
         bool stop = false;   // nothing to return, and later segments need not be looked at
         protocol::kafka::records records;
+        std::uint64_t record_count = 0;  // records in `records`' batches
     };
     result<segment_read> read_segment(const std::shared_ptr<segment>& seg, std::uint64_t size,
                                       offset from, offset limit, std::size_t max_bytes,

@@ -131,6 +131,7 @@ result<partition_log::segment_read> partition_log::read_segment(const std::share
     batch_scanner::item it;
     std::optional<std::uint64_t> first;
     std::uint64_t total = 0;
+    std::uint64_t records = 0;
     while (true) {
         auto o = scan.next(it);
         if (!o) {
@@ -164,6 +165,7 @@ result<partition_log::segment_read> partition_log::read_segment(const std::share
             break;
         }
         total += batch;
+        records += static_cast<std::uint64_t>(std::max(it.header.records_count, 0));
         if (total >= max_bytes) {
             break;
         }
@@ -180,6 +182,7 @@ result<partition_log::segment_read> partition_log::read_segment(const std::share
         batch_scanner check(**f, *first, *first + total, true, offset(0));
         batch_scanner::item c;
         std::uint64_t good = *first;
+        std::uint64_t good_records = 0;
         while (true) {
             auto o = check.next(c);
             if (!o) {
@@ -189,6 +192,7 @@ result<partition_log::segment_read> partition_log::read_segment(const std::share
                 break;
             }
             good = check.position();
+            good_records += static_cast<std::uint64_t>(std::max(c.header.records_count, 0));
         }
         if (good < *first + total) {
             report_corruption(*seg, good, check.reason());
@@ -196,6 +200,7 @@ result<partition_log::segment_read> partition_log::read_segment(const std::share
                 return fail(errc::segment_corrupt);
             }
             total = good - *first;
+            records = good_records;
         } else {
             seg->mark_verified(*first, *first + total);
         }
@@ -205,6 +210,7 @@ result<partition_log::segment_read> partition_log::read_segment(const std::share
         return fail(map_io_error(recs.error(), "reading a segment"));
     }
     out.records = std::move(*recs);
+    out.record_count = records;
     out.found = true;
     return out;
 }
@@ -269,6 +275,7 @@ result<read_result> partition_log::read_attempt(offset from, std::size_t max_byt
         }
         if (r->found) {
             out.records = std::move(r->records);
+            out.record_count = r->record_count;
             return out;
         }
         if (r->stop) {

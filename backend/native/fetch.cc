@@ -30,6 +30,8 @@ struct fetch_target {
     std::int32_t max_bytes;
     /// read_committed: the partition's producer state (last stable offset, aborted index).
     std::shared_ptr<bp::partition_producer_state> txn;
+    /// Records in the batches of the last read (for the traffic counters).
+    std::uint64_t record_count = 0;
 };
 
 /// The offset after the last batch of `records` (-1 when they cannot be read).
@@ -237,6 +239,7 @@ api::awaitable<api::fetch_result> native_records::fetch(api::fetch_request req) 
                 t.txn ? std::min(lso, got->high_watermark) : got->high_watermark;
             pout.log_start_offset = got->log_start_offset;
             total += static_cast<std::int64_t>(got->records.size());
+            t.record_count = got->record_count;
             pout.records = std::move(got->records);
             if (t.txn) {
                 add_aborted(pout, *t.txn, t.fetch_offset, pout.last_stable_offset);
@@ -277,8 +280,9 @@ api::awaitable<api::fetch_result> native_records::fetch(api::fetch_request req) 
 
     for (auto& t : targets) {
         if (t.out->records.size() > 0) {
-            traffic_.of(t.log->topic(), t.log->partition())
-                .bytes_out.fetch_add(t.out->records.size(), std::memory_order_relaxed);
+            auto& c = traffic_.of(t.log->topic(), t.log->partition());
+            c.bytes_out.fetch_add(t.out->records.size(), std::memory_order_relaxed);
+            c.records_out.fetch_add(t.record_count, std::memory_order_relaxed);
         }
     }
     co_return resp;

@@ -251,6 +251,7 @@ api::partition_state native_topics::state_of(const blog::partition_log& p) const
         s.bytes_in = c->bytes_in.load(std::memory_order_relaxed);
         s.records_in = c->records_in.load(std::memory_order_relaxed);
         s.bytes_out = c->bytes_out.load(std::memory_order_relaxed);
+        s.records_out = c->records_out.load(std::memory_order_relaxed);
     }
     return s;
 }

@@ -25,6 +25,7 @@ public:
         std::atomic<std::uint64_t> bytes_in{0};
         std::atomic<std::uint64_t> records_in{0};
         std::atomic<std::uint64_t> bytes_out{0};
+        std::atomic<std::uint64_t> records_out{0};
     };
 
     /// The counters of one partition, created on first use; the reference stays valid.

@@ -1,5 +1,7 @@
 #include "gateway/http/group_routes.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -148,6 +150,44 @@ void render_group_metrics(bgroup::groups& groups, std::string& out) {
                                p.lag);
         }
     }
+    // Lag in time: the age of the oldest record not consumed; and that age as a fraction of
+    // the partition's retention.ms (at 1 the group starts to lose records to retention).
+    const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    std::string ratios;
+    out += "# HELP sluice_consumer_group_lag_seconds Age of the oldest record a group has not "
+           "consumed (0 without lag)\n# TYPE sluice_consumer_group_lag_seconds gauge\n";
+    for (const auto& g : views) {
+        for (const auto& p : g.offsets) {
+            if (p.lag < 0) {
+                continue;
+            }
+            double seconds = 0;
+            if (p.lag > 0) {
+                if (p.oldest_unconsumed_timestamp < 0) {
+                    continue;
+                }
+                seconds = static_cast<double>(std::max<std::int64_t>(
+                              0, now_ms - p.oldest_unconsumed_timestamp)) /
+                          1000.0;
+            }
+            const std::string labels = metrics_registry::format_labels(
+                {{"group", g.group_id.value},
+                 {"topic", p.topic.value},
+                 {"partition", std::to_string(p.partition.value)}});
+            out += fmt::format("sluice_consumer_group_lag_seconds{{{}}} {}\n", labels, seconds);
+            if (p.retention_ms > 0) {
+                ratios += fmt::format("sluice_consumer_group_lag_retention_ratio{{{}}} {}\n",
+                                      labels, seconds * 1000.0 /
+                                                  static_cast<double>(p.retention_ms));
+            }
+        }
+    }
+    out += "# HELP sluice_consumer_group_lag_retention_ratio A group's lag in seconds as a "
+           "fraction of the partition's retention.ms\n"
+           "# TYPE sluice_consumer_group_lag_retention_ratio gauge\n";
+    out += ratios;
     out += "# HELP sluice_consumer_group_committed_offset A group's committed offset per "
            "partition\n# TYPE sluice_consumer_group_committed_offset gauge\n";
     for (const auto& g : views) {

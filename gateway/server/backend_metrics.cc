@@ -14,6 +14,7 @@ void render_partition_metrics(const backend::api::topics& topics,
     std::string in;
     std::string recs;
     std::string outb;
+    std::string recs_out;
     for (const auto& p : topics.partition_states()) {
         const auto l = fmt::format("topic=\"{}\",partition=\"{}\"",
                                    metrics_registry::escape(p.topic.value), p.partition.value);
@@ -26,6 +27,8 @@ void render_partition_metrics(const backend::api::topics& topics,
             in += fmt::format("sluice_partition_bytes_in_total{{{}}} {}\n", l, p.bytes_in);
             recs += fmt::format("sluice_partition_records_in_total{{{}}} {}\n", l, p.records_in);
             outb += fmt::format("sluice_partition_bytes_out_total{{{}}} {}\n", l, p.bytes_out);
+            recs_out +=
+                fmt::format("sluice_partition_records_out_total{{{}}} {}\n", l, p.records_out);
         }
     }
     out += "# HELP sluice_partition_log_end_offset The offset the next appended record gets.\n"
@@ -46,6 +49,9 @@ void render_partition_metrics(const backend::api::topics& topics,
     out += "# HELP sluice_partition_bytes_out_total Record batch bytes returned to fetchers.\n"
            "# TYPE sluice_partition_bytes_out_total counter\n";
     out += outb;
+    out += "# HELP sluice_partition_records_out_total Records returned to fetchers (whole "
+           "batches).\n# TYPE sluice_partition_records_out_total counter\n";
+    out += recs_out;
     out += fmt::format(
         "# HELP sluice_fetch_parked Fetch requests parked, waiting for data or their deadline.\n"
         "# TYPE sluice_fetch_parked gauge\n"

@@ -18,19 +18,30 @@ void histogram::observe(std::chrono::nanoseconds d) {
 
 void histogram::render(std::string& out, const std::string& name,
                        const std::string& labels) const {
+    std::array<std::uint64_t, bounds.size() + 1> counts{};
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        counts[i] = buckets_[i].load(std::memory_order_relaxed);
+    }
+    render_histogram(out, name, labels, bounds, counts,
+                     static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9,
+                     count_.load(std::memory_order_relaxed));
+}
+
+void render_histogram(std::string& out, const std::string& name, const std::string& labels,
+                      std::span<const double> bounds, std::span<const std::uint64_t> counts,
+                      double sum_seconds, std::uint64_t count) {
     std::uint64_t cumulative = 0;
     const std::string sep = labels.empty() ? "" : ",";
     for (std::size_t i = 0; i < bounds.size(); ++i) {
-        cumulative += buckets_[i].load(std::memory_order_relaxed);
+        cumulative += counts[i];
         out += fmt::format("{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels, sep, bounds[i],
                            cumulative);
     }
-    cumulative += buckets_[bounds.size()].load(std::memory_order_relaxed);
+    cumulative += counts[bounds.size()];
     out += fmt::format("{}_bucket{{{}{}le=\"+Inf\"}} {}\n", name, labels, sep, cumulative);
     const std::string braces = labels.empty() ? "" : "{" + labels + "}";
-    out += fmt::format("{}_sum{} {}\n", name, braces,
-                       static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9);
-    out += fmt::format("{}_count{} {}\n", name, braces, count_.load(std::memory_order_relaxed));
+    out += fmt::format("{}_sum{} {}\n", name, braces, sum_seconds);
+    out += fmt::format("{}_count{} {}\n", name, braces, count);
 }
 
 std::string metrics_registry::escape(const std::string& v) {

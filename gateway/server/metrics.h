@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ private:
     std::atomic<std::uint64_t> sum_ns_{0};
     std::atomic<std::uint64_t> count_{0};
 };
+
+/// Renders one histogram series from per-bucket counts (`counts` has one more entry than
+/// `bounds`: above the last bound): NAME_bucket{...,le=...} cumulative, NAME_sum, NAME_count.
+void render_histogram(std::string& out, const std::string& name, const std::string& labels,
+                      std::span<const double> bounds, std::span<const std::uint64_t> counts,
+                      double sum_seconds, std::uint64_t count);
 
 /// Label values as name="value" pairs, already in order.
 using labels = std::vector<std::pair<std::string, std::string>>;

@@ -24,6 +24,7 @@
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
 #include "auth/sasl/sasl_server.h"
+#include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
@@ -366,21 +367,22 @@ int run_server(const config& cfg) {
     std::signal(SIGPIPE, SIG_IGN);
 
     require_supported_listeners(cfg);
-    data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
-    raise_open_files_limit();
-    const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
-    log.info("sluice starting: data dir {}, cluster id {}",
-             std::filesystem::absolute(cfg.data_dir).string(), cluster_id);
-
-    // Every setting is read (and checked) before anything starts; then a setting nobody read
-    // is a mistake: refuse to start, naming it.
+    // Every setting is read (and checked) before anything starts or the data dir is touched;
+    // then a setting nobody read is a mistake: refuse to start, naming it.
     backend::native::native_options native_opts = read_native_options(cfg);
-    const kafka_settings kafka_cfg = read_kafka_settings(cfg, cluster_id);
+    kafka_settings kafka_cfg = read_kafka_settings(cfg, "");
     http_settings http_cfg = read_http_settings(cfg);
     const sqs_config sqs_cfg = read_sqs_settings(cfg);
     native_opts.queues = sqs_cfg.queues;
     native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
     cfg.reject_unknown();
+
+    data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
+    raise_open_files_limit();
+    const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
+    kafka_cfg.cluster_id = cluster_id;
+    log.info("sluice starting: data dir {}, cluster id {}",
+             std::filesystem::absolute(cfg.data_dir).string(), cluster_id);
 
     // The SASL users; `sluice users` changes them while sluice is stopped.
     auto users = [&] {
@@ -410,6 +412,18 @@ int run_server(const config& cfg) {
     });
     metrics.add_collector([&be](std::string& out) { render_group_metrics(be.groups(), out); });
     metrics.add_collector(render_process_metrics);
+    // The native backend's syncs (the real file system's fdatasync and directory fsync).
+    metrics.add_collector([](std::string& out) {
+        out += "# HELP sluice_fsync_seconds Time of each fdatasync (kind=file) and directory "
+               "fsync (kind=directory) of the data dir\n# TYPE sluice_fsync_seconds histogram\n";
+        for (auto [kind, name] : {std::pair{backend::io::sync_kind::file, "file"},
+                                  std::pair{backend::io::sync_kind::directory, "directory"}}) {
+            const auto s = backend::io::sync_latency(kind);
+            render_histogram(out, "sluice_fsync_seconds",
+                             metrics_registry::format_labels({{"kind", name}}),
+                             backend::io::sync_latency_bounds, s.buckets, s.sum_seconds, s.count);
+        }
+    });
     backend::api::queues& queues = native->queues();
     metrics.add_collector([&queues](std::string& out) { sqs::render_queue_metrics(queues, out); });
     // Kafka requests read but not yet answered, across all connections. Declared before the io

@@ -136,6 +136,18 @@ def worked():
         c.commit(offsets=[TopicPartition("orders", 0, 20), TopicPartition("orders", 1, 50)],
                  asynchronous=False)
         c.close()
+        # A reader of all of partition 0 (records out).
+        r = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "reader",
+                      "enable.auto.commit": False})
+        r.assign([TopicPartition("orders", 0, 0)])
+        seen = 0
+        deadline = time.time() + 30
+        while seen < 50 and time.time() < deadline:
+            m = r.poll(1)
+            if m is not None and not m.error():
+                seen += 1
+        r.close()
+        assert seen == 50
         body = (b'{"records":[{"value":{"n":1},"partition":1},'
                 b'{"value":{"n":2},"partition":1}]}')
         req = urllib.request.Request(
@@ -176,10 +188,20 @@ def test_the_workloads_figures(worked):
     assert value(families, "sluice_partition_log_end_offset", topic="orders", partition=0) == 50
     assert value(families, "sluice_partition_log_end_offset", topic="orders", partition=1) == 52
     assert value(families, "sluice_partition_records_in_total", topic="orders", partition=1) == 52
+    assert value(families, "sluice_partition_records_out_total", topic="orders", partition=0) >= 50
     assert value(families, "sluice_consumer_group_lag", group="billing", topic="orders",
                  partition=0) == 30
     assert value(families, "sluice_consumer_group_lag", group="billing", topic="orders",
                  partition=1) == 2
+    # The oldest unconsumed record was produced during this test's set-up: its age is
+    # positive and small (a wrong timestamp would give decades), and the retention ratio is
+    # that age over the default retention.ms (7 days).
+    lag_s = value(families, "sluice_consumer_group_lag_seconds", group="billing",
+                  topic="orders", partition=0)
+    assert 0 <= lag_s < 900
+    ratio = value(families, "sluice_consumer_group_lag_retention_ratio", group="billing",
+                  topic="orders", partition=0)
+    assert abs(ratio - lag_s / 604800) < 1e-9
     assert value(families, "sluice_sqs_queue_messages", queue="jobs", state="available") == 2
     assert value(families, "sluice_sqs_queue_messages", queue="jobs", state="in_flight") == 1
     assert value(families, "sluice_sqs_dead_letter_queue_messages", queue="jobs",
@@ -190,6 +212,11 @@ def test_the_workloads_figures(worked):
                  front="http", code="2xx") >= 1
     assert value(families, "sluice_http_request_seconds_count", "sluice_http_request_seconds",
                  front="sqs", code="2xx") >= 7
+    # acks=all produce waited for fdatasyncs, and creating topics synced their folders.
+    assert value(families, "sluice_fsync_seconds_count", "sluice_fsync_seconds",
+                 kind="file") >= 1
+    assert value(families, "sluice_fsync_seconds_count", "sluice_fsync_seconds",
+                 kind="directory") >= 1
     assert value(families, "sluice_process_resident_memory_bytes") > 1 << 20
     assert value(families, "sluice_process_open_fds") > 3
     assert (value(families, "sluice_process_start_time_seconds") <= time.time() + 1)

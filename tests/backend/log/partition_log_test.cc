@@ -90,6 +90,25 @@ TEST_F(PartitionLog, ReadHonoursMaxBytesButReturnsOneWholeBatch) {
     EXPECT_EQ(small->records.size(), one_batch);
     EXPECT_EQ(two->records.size(), 2 * one_batch);
     EXPECT_EQ(none->records.size(), 0u);
+    EXPECT_EQ(small->record_count, 1u);
+    EXPECT_EQ(two->record_count, 2u);
+    EXPECT_EQ(none->record_count, 0u);
+}
+
+TEST_F(PartitionLog, ReadCountsTheRecordsOfTheBatchesItReturns) {
+    auto m = open_log();
+    auto p = make_topic(*m, "t");
+    append(*p, make_batch(5, 10, clock.now(), 'a'));
+    append(*p, make_batch(3, 10, clock.now(), 'b'));
+
+    auto all = p->read(offset(0), 1 << 20, {});
+    auto from_middle = p->read(offset(7), 1 << 20, {});  // the second batch only
+    auto at_end = p->read(offset(8), 1 << 20, {});
+
+    ASSERT_TRUE(all && from_middle && at_end);
+    EXPECT_EQ(all->record_count, 8u);
+    EXPECT_EQ(from_middle->record_count, 3u);
+    EXPECT_EQ(at_end->record_count, 0u);
 }
 
 TEST_F(PartitionLog, ReadOutsideTheLogIsOutOfRangeAndAtTheEndIsEmpty) {
