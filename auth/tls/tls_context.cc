@@ -138,9 +138,11 @@ std::shared_ptr<tls_server_context> build_server_context(const tls_settings& s) 
     out->client = s.client;
     out->serial = serial_hex(chain.front().get());
     SSL_CTX* ctx = out->ssl.native_handle();
+    // A peer closing TCP without close_notify reads as a plain end of input: every protocol
+    // served here frames its own messages, so a truncation cannot pass as a whole message.
     SSL_CTX_set_options(ctx, SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1 |
                                  SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                 SSL_OP_CIPHER_SERVER_PREFERENCE);
+                                 SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_IGNORE_UNEXPECTED_EOF);
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
         SSL_CTX_set_cipher_list(ctx, tls12_ciphers) != 1) {
         throw tls_error("TLS context: " + openssl_reason());
