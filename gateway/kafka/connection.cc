@@ -3,6 +3,7 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -341,41 +342,67 @@ asio::awaitable<bool> kafka_connection::tls_handshake() {
 }
 
 asio::awaitable<bool> kafka_connection::write_response_tls(const protocol::writer& w) {
-    // No sendfile under TLS: each stored batch is read once (pread) into a buffer that the
-    // TLS write encrypts from. What is read is written out after at most flush_bytes.
-    constexpr std::size_t flush_bytes = std::size_t{1} << 20;
+    // No sendfile under TLS: the response is gathered into one buffer (each stored batch read
+    // into it once with pread) and encrypted from there in full-size TLS records, rather than
+    // one record per small piece. The buffer is written out whenever it is full.
+    constexpr std::size_t buffer_bytes = std::size_t{1} << 20;
     const auto& buf = w.buffer();
-    std::vector<asio::const_buffer> pieces;
-    std::vector<std::vector<std::byte>> owned;
-    std::size_t owned_bytes = 0;
+    std::size_t total = buf.size();
+    for (const auto& sp : w.splices()) {
+        if (const auto* m = std::get_if<protocol::shared_bytes>(&sp.chunk)) {
+            total += m->data.size();
+        } else {
+            total += std::get<protocol::file_region>(sp.chunk).length;
+        }
+    }
+    const std::size_t capacity = std::min(total, buffer_bytes);
+    auto out = std::make_unique_for_overwrite<std::byte[]>(capacity);
+    std::size_t used = 0;
     std::size_t from = 0;
     boost::system::error_code ec;
     auto flush = [&]() -> asio::awaitable<bool> {
-        if (!pieces.empty()) {
-            co_await asio::async_write(*tls_, pieces,
+        if (used > 0) {
+            co_await asio::async_write(*tls_, asio::buffer(out.get(), used),
                                        asio::redirect_error(asio::use_awaitable, ec));
-            pieces.clear();
-            owned.clear();
-            owned_bytes = 0;
+            used = 0;
         }
         co_return !ec;
     };
+    auto append = [&](const std::byte* data, std::size_t size) -> asio::awaitable<bool> {
+        while (size > 0) {
+            if (used == capacity && !co_await flush()) {
+                co_return false;
+            }
+            const std::size_t n = std::min(size, capacity - used);
+            std::memcpy(out.get() + used, data, n);
+            used += n;
+            data += n;
+            size -= n;
+        }
+        co_return true;
+    };
     for (const auto& sp : w.splices()) {
-        if (sp.at > from) {
-            pieces.emplace_back(buf.data() + from, sp.at - from);
+        if (sp.at > from && !co_await append(buf.data() + from, sp.at - from)) {
+            co_return false;
         }
         from = sp.at;
         if (const auto* m = std::get_if<protocol::shared_bytes>(&sp.chunk)) {
-            pieces.emplace_back(m->data.data(), m->data.size());
+            if (!co_await append(m->data.data(), m->data.size())) {
+                co_return false;
+            }
             continue;
         }
         const auto& region = std::get<protocol::file_region>(sp.chunk);
-        auto& bytes = owned.emplace_back(region.length);
         std::size_t done = 0;
         while (done < region.length) {
-            const ssize_t n = ::pread(region.fd, bytes.data() + done, region.length - done,
+            if (used == capacity && !co_await flush()) {
+                co_return false;
+            }
+            const std::size_t want = std::min(region.length - done, capacity - used);
+            const ssize_t n = ::pread(region.fd, out.get() + used, want,
                                       static_cast<off_t>(region.position + done));
             if (n > 0) {
+                used += static_cast<std::size_t>(n);
                 done += static_cast<std::size_t>(n);
                 continue;
             }
@@ -387,14 +414,9 @@ asio::awaitable<bool> kafka_connection::write_response_tls(const protocol::write
                              n == 0 ? "file shorter than expected" : std::strerror(errno));
             co_return false;
         }
-        pieces.emplace_back(bytes.data(), bytes.size());
-        owned_bytes += bytes.size();
-        if (owned_bytes >= flush_bytes && !co_await flush()) {
-            co_return false;
-        }
     }
-    if (buf.size() > from) {
-        pieces.emplace_back(buf.data() + from, buf.size() - from);
+    if (buf.size() > from && !co_await append(buf.data() + from, buf.size() - from)) {
+        co_return false;
     }
     co_return co_await flush();
 }

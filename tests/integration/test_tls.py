@@ -30,7 +30,10 @@ def tls_broker(pki, tmp_path):
     pki.use_server(1)
     for name, password in PASSWORDS.items():
         set_user(str(tmp_path), name, password)
-    s = TlsSluice(pki, data_dir=str(tmp_path)).start()
+    # fetch.response.max.bytes=0: Fetch responses as large as the client allows, so that one
+    # spans several of the TLS path's write buffers.
+    s = TlsSluice(pki, data_dir=str(tmp_path),
+                  settings={"fetch.response.max.bytes": "0"}).start()
     try:
         yield s
     finally:
@@ -53,9 +56,11 @@ def topic_name(prefix):
 def test_confluent_kafka_produces_and_consumes_over_ssl(pki, tls_broker):
     cfg = ssl_config(pki, tls_broker.ssl_bootstrap)
     topic = topic_name("ssl-ck")
-    values = [f"ssl-{i}-" + "x" * 2000 for i in range(50)]
+    # About 3 MB: fetch responses larger than the TLS path's 1 MiB write buffer.
+    values = [f"ssl-{i}-" + os.urandom(2500).hex() for i in range(600)]
     produce(cfg, topic, values)
-    assert consume_all(cfg, topic, len(values)) == values
+    big_fetch = dict(cfg, **{"max.partition.fetch.bytes": 8 << 20, "fetch.max.bytes": 16 << 20})
+    assert consume_all(big_fetch, topic, len(values)) == values
     # The same records through the plaintext listener (the TLS path wrote nothing different).
     assert consume_all({"bootstrap.servers": tls_broker.server.bootstrap}, topic,
                        len(values)) == values
