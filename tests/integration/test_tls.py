@@ -321,3 +321,20 @@ def test_https_is_refused_at_start_as_not_yet_supported(tmp_path):
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2
     assert "HTTPS is not yet supported" in r.stderr
+
+
+def test_requested_client_auth_serves_clients_with_and_without_a_certificate(pki, tmp_path):
+    pki.use_server(1)
+    s = TlsSluice(pki, data_dir=str(tmp_path),
+                  settings={"listener.name.ssl.ssl.client.auth": "requested"}).start()
+    try:
+        with tls_connect(s.ssl_port, client_context(pki)) as anonymous:
+            assert api_versions_ok(anonymous)
+        with tls_connect(s.ssl_port, client_context(pki, cert="client.pem",
+                                                    key="client.key")) as known:
+            assert api_versions_ok(known)
+        line = s.server.wait_log("by TLS client certificate")
+        assert "authenticated as User:CN=Client-Alice,O=sluice" in line  # DEFAULT rule
+        assert sum("by TLS client certificate" in l for l in s.server.log_lines) == 1
+    finally:
+        s.close()
