@@ -16,6 +16,12 @@
 // The reservation lives in the request's slot, so it is given back once the response has been
 // written or the request dropped.
 //
+// On SSL and SASL_SSL listeners the connection first runs the TLS handshake (bounded by
+// tls_handshake_timeout), then the same framing; SASL_SSL then logs in as SASL_PLAINTEXT does.
+// With TLS there is no sendfile: a stored batch is pread once into the TLS write. On SSL, a
+// client certificate's subject, mapped by ssl.principal.mapping.rules, is the principal. The
+// connection keeps the TLS context it was accepted with (a reload changes new connections).
+//
 // Lifecycle: created by the listener after accept, run() until the peer hangs up, the
 // connection idles past connections.max.idle.ms, a protocol error, stop() or cut().
 // Concurrency: everything runs on the io_context the socket belongs to (one thread), so no
@@ -29,7 +35,10 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
+
+#include "auth/tls/tls_context.h"
 
 #include "gateway/kafka/dispatcher.h"
 #include "gateway/kafka/request_context.h"
@@ -39,8 +48,13 @@ namespace sluice::gateway {
 
 class kafka_connection : public std::enable_shared_from_this<kafka_connection> {
 public:
+    /// How long a client may take to complete the TLS handshake.
+    static constexpr std::chrono::seconds tls_handshake_timeout{10};
+
+    /// `tls` is the context of an SSL or SASL_SSL listener, null for the plaintext ones.
     kafka_connection(boost::asio::ip::tcp::socket socket, services& svc, dispatcher& disp,
-                     std::uint64_t id, security_protocol security);
+                     std::uint64_t id, security_protocol security,
+                     std::shared_ptr<auth::tls_server_context> tls = nullptr);
 
     /// Serves the connection until it ends. Never throws.
     boost::asio::awaitable<void> run();
@@ -66,10 +80,20 @@ private:
     boost::asio::awaitable<void> handle(std::shared_ptr<protocol::byte_buffer> frame,
                                         std::shared_ptr<slot> s);
     boost::asio::awaitable<bool> write_response(const protocol::writer& w);
+    boost::asio::awaitable<bool> write_response_tls(const protocol::writer& w);
+    /// The handshake and, on SSL, the principal from the client certificate; false: closed.
+    boost::asio::awaitable<bool> tls_handshake();
+    /// Reads exactly `b` (from TLS when it is on).
+    boost::asio::awaitable<void> read_exactly(boost::asio::mutable_buffer b,
+                                              boost::system::error_code& ec);
+    /// The TCP socket (under TLS when it is on).
+    boost::asio::ip::tcp::socket& sock() { return tls_ ? tls_->next_layer() : socket_; }
     void close();
     void wake(boost::asio::steady_timer& t) { t.cancel(); }
 
-    boost::asio::ip::tcp::socket socket_;
+    boost::asio::ip::tcp::socket socket_;  // plaintext; moved into tls_ on TLS listeners
+    std::shared_ptr<auth::tls_server_context> tls_context_;
+    std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls_;
     services& svc_;
     dispatcher& dispatcher_;
     connection_info info_;

@@ -1,14 +1,17 @@
 // One Kafka listener: the Kafka protocol plugged into a tcp_listener, speaking one security
-// protocol (PLAINTEXT, or SASL_PLAINTEXT: clients log in first). Each accepted socket
-// becomes a kafka_connection on the socket's io_context. Lifecycle: constructed by run_server
+// protocol (PLAINTEXT; SSL: TLS first; SASL_PLAINTEXT: clients log in first; SASL_SSL: TLS,
+// then the login). Each accepted socket becomes a kafka_connection on the socket's
+// io_context; on TLS listeners it gets the holder's current context (SIGHUP swaps it). Lifecycle: constructed by run_server
 // (binds at once), start() once; stop() stops accepting (existing connections are stopped
 // through the connection_tracker). Thread-safe start/stop.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include "auth/tls/tls_context.h"
 #include "gateway/kafka/dispatcher.h"
 #include "gateway/server/config.h"
 #include "gateway/server/connection_tracker.h"
@@ -21,9 +24,10 @@ namespace sluice::gateway {
 class kafka_listener {
 public:
     /// Binds and listens immediately (throws std::runtime_error naming --kafka and the
-    /// address on failure).
+    /// address on failure). `tls` is required for SSL and SASL_SSL, null otherwise.
     kafka_listener(io_pool& pool, services& svc, connection_tracker& tracker,
-                   const kafka_listener_config& where);
+                   const kafka_listener_config& where,
+                   std::shared_ptr<auth::tls_context_holder> tls = nullptr);
 
 
     /// The bound address (the real port when listening on port 0).
@@ -38,6 +42,7 @@ private:
 
     services& svc_;
     security_protocol security_;
+    std::shared_ptr<auth::tls_context_holder> tls_;
     dispatcher dispatcher_;
     tcp_listener listener_;
 };

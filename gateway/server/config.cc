@@ -133,14 +133,33 @@ std::vector<kafka_listener_config> parse_kafka_listeners(const std::string& text
     return out;
 }
 
+endpoint parse_http_endpoint(const std::string& text, const std::string& flag, bool& tls) {
+    tls = false;
+    std::string lower = text;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.rfind("https://", 0) == 0) {
+        tls = true;
+        return parse_endpoint(text.substr(8), flag);
+    }
+    if (lower.rfind("http://", 0) == 0) {
+        return parse_endpoint(text.substr(7), flag);
+    }
+    if (text.find("://") != std::string::npos) {
+        throw config_error(flag + ": expected HOST:PORT, http://HOST:PORT or https://HOST:PORT, "
+                           "got '" + text + "'");
+    }
+    return parse_endpoint(text, flag);
+}
+
 void require_supported_listeners(const config& c) {
-    for (const auto& l : c.kafka) {
-        if (l.protocol == security_protocol::ssl || l.protocol == security_protocol::sasl_ssl) {
-            throw config_error("Kafka listener " + l.to_string() + ": " +
-                               std::string(to_string(l.protocol)) +
-                               " is not yet supported (TLS is not implemented yet); use "
-                               "PLAINTEXT or SASL_PLAINTEXT");
-        }
+    if (c.http.enabled && c.http_tls) {
+        throw config_error("--http https://" + c.http.to_string() +
+                           ": HTTPS is not yet supported; use HOST:PORT or http://HOST:PORT");
+    }
+    if (c.sqs.enabled && c.sqs_tls) {
+        throw config_error("--sqs https://" + c.sqs.to_string() +
+                           ": HTTPS is not yet supported; use HOST:PORT or http://HOST:PORT");
     }
 }
 
@@ -278,10 +297,14 @@ Usage: sluice [options]
   --data-dir DIR            where the log and state live (default ./data)
   --kafka [PROTOCOL://]HOST:PORT|off
                             a Kafka protocol listener (default 0.0.0.0:9092); may repeat.
-                            PROTOCOL: PLAINTEXT (the default) or SASL_PLAINTEXT (clients
-                            log in with sasl.enabled.mechanisms; users: sluice users --help)
-  --http HOST:PORT|off      HTTP listener: REST, WebSocket, /healthz, /metrics (default 0.0.0.0:8082)
-  --sqs HOST:PORT|off       SQS API listener (default 0.0.0.0:9324)
+                            PROTOCOL: PLAINTEXT (the default), SSL, SASL_PLAINTEXT or SASL_SSL
+                            (SASL: clients log in with sasl.enabled.mechanisms, users: sluice
+                            users --help; SSL: ssl.certificate.location, ssl.key.location,
+                            docs/security.md)
+  --http [http://]HOST:PORT|off
+                            HTTP listener: REST, WebSocket, /healthz, /metrics (default 0.0.0.0:8082)
+  --sqs [http://]HOST:PORT|off
+                            SQS API listener (default 0.0.0.0:9324)
   --advertise-kafka HOST:PORT
                             the address Kafka clients are told to connect to (default: the
                             Kafka listener's address, or 127.0.0.1 when it listens on 0.0.0.0)
@@ -387,9 +410,9 @@ void apply_setting(config& c, std::string_view key, const std::vector<std::strin
             throw config_error(name + ": 'off' cannot be combined with other listeners");
         }
     } else if (key == "http.listener") {
-        c.http = parse_endpoint(v, name);
+        c.http = parse_http_endpoint(v, name, c.http_tls);
     } else if (key == "sqs.listener") {
-        c.sqs = parse_endpoint(v, name);
+        c.sqs = parse_http_endpoint(v, name, c.sqs_tls);
     } else if (key == "advertised.listeners") {
         c.advertise_kafka = parse_advertised(v, name);
     } else if (key == "log.level") {

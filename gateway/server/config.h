@@ -52,6 +52,9 @@ struct config {
         {security_protocol::plaintext, endpoint{"0.0.0.0", 9092}}};
     endpoint http{"0.0.0.0", 8082};
     endpoint sqs{"0.0.0.0", 9324};
+    /// --http / --sqs given as https://HOST:PORT.
+    bool http_tls = false;
+    bool sqs_tls = false;
     std::optional<endpoint> advertise_kafka;
     /// --log-level: a level for every area, and areas with their own ("warn,storage=debug").
     std::string log_level = "info";
@@ -115,8 +118,12 @@ kafka_listener_config parse_kafka_listener(const std::string& text, const std::s
 std::vector<kafka_listener_config> parse_kafka_listeners(const std::string& text,
                                                          const std::string& flag);
 
-/// Throws config_error naming the first Kafka listener whose protocol sluice cannot serve yet
-/// (SSL, SASL_SSL: TLS is not implemented yet).
+/// Parses --http / --sqs: "HOST:PORT", "http://HOST:PORT", "https://HOST:PORT" or "off";
+/// `tls` tells whether https:// was asked for. Throws config_error.
+endpoint parse_http_endpoint(const std::string& text, const std::string& flag, bool& tls);
+
+/// Throws config_error naming the first listener sluice cannot serve yet (https:// on --http
+/// or --sqs).
 void require_supported_listeners(const config& c);
 
 /// Reads a Java-style properties file (key=value, # and ! comments). Throws config_error.

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -40,6 +41,7 @@
 #include "gateway/server/metrics.h"
 #include "gateway/server/request_budget.h"
 #include "gateway/server/services.h"
+#include "gateway/server/tls_settings.h"
 #include "gateway/sqs/sqs_server.h"
 #include "protocol/core/uuid.h"
 
@@ -367,6 +369,18 @@ int run_server(const config& cfg) {
     std::signal(SIGPIPE, SIG_IGN);
 
     require_supported_listeners(cfg);
+    // TLS contexts are built (and their files checked) before the data dir is touched.
+    read_tls_settings(cfg, "ssl");  // the TLS keys are known even without a TLS listener
+    std::vector<std::shared_ptr<auth::tls_context_holder>> kafka_tls(cfg.kafka.size());
+    std::vector<std::pair<std::string, std::shared_ptr<auth::tls_context_holder>>> reloadable;
+    for (std::size_t i = 0; i < cfg.kafka.size(); ++i) {
+        const auto& l = cfg.kafka[i];
+        if (l.protocol == security_protocol::ssl || l.protocol == security_protocol::sasl_ssl) {
+            kafka_tls[i] = open_tls_listener_context(cfg, tls_listener_name(l.protocol),
+                                                     "Kafka listener " + l.to_string());
+            reloadable.emplace_back("Kafka listener " + l.to_string(), kafka_tls[i]);
+        }
+    }
     // Every setting is read (and checked) before anything starts or the data dir is touched;
     // then a setting nobody read is a mistake: refuse to start, naming it.
     backend::native::native_options native_opts = read_native_options(cfg);
@@ -394,7 +408,8 @@ int run_server(const config& cfg) {
     }();
     auth::failure_limiter auth_failures;
     const bool any_sasl = std::any_of(cfg.kafka.begin(), cfg.kafka.end(), [](const auto& l) {
-        return l.protocol == security_protocol::sasl_plaintext;
+        return l.protocol == security_protocol::sasl_plaintext ||
+               l.protocol == security_protocol::sasl_ssl;
     });
     if (any_sasl && users.empty()) {
         log.warn("a SASL listener is configured but there are no users: every login will fail "
@@ -443,8 +458,9 @@ int run_server(const config& cfg) {
     std::unique_ptr<http_server> http;
     std::unique_ptr<sqs::sqs_server> sqs_front;
     std::string listening;
-    for (const auto& where : cfg.kafka) {
-        kafka.push_back(std::make_unique<kafka_listener>(pool, svc, tracker, where));
+    for (std::size_t i = 0; i < cfg.kafka.size(); ++i) {
+        const auto& where = cfg.kafka[i];
+        kafka.push_back(std::make_unique<kafka_listener>(pool, svc, tracker, where, kafka_tls[i]));
         auto ep = kafka.back()->local_endpoint();
         // "kafka=" for plaintext (what scripts have always read), "kafka_sasl_plaintext=" etc.
         std::string name = "kafka";
@@ -481,18 +497,40 @@ int run_server(const config& cfg) {
     if (http) {
         http->set_ready(true);
     }
+    // Wait for SIGINT/SIGTERM on a private context so that shutdown can run in order here.
+    // SIGHUP reloads the TLS certificates and keys: new connections get the new context, open
+    // ones keep theirs; a bad file leaves the old context in place.
+    asio::io_context signal_io;
+    asio::signal_set signals(signal_io, SIGINT, SIGTERM, SIGHUP);
+    int received = 0;
+    std::function<void(const boost::system::error_code&, int)> on_signal =
+        [&](const boost::system::error_code& ec, int sig) {
+            if (ec) {
+                return;
+            }
+            if (sig != SIGHUP) {
+                received = sig;
+                return;
+            }
+            if (reloadable.empty()) {
+                log.info("SIGHUP received: no TLS listener to reload");
+            }
+            for (auto& [what, holder] : reloadable) {
+                try {
+                    holder->reload();
+                    log.info("{}: TLS certificate reloaded (serial {})", what,
+                             holder->current()->serial);
+                } catch (const auth::tls_error& e) {
+                    log.error("{}: TLS reload failed, keeping the previous certificate: {}",
+                              what, e.what());
+                }
+            }
+            signals.async_wait(on_signal);
+        };
+    signals.async_wait(on_signal);
     // Tests and scripts wait for this line to learn the bound ports (port 0 picks a free one).
     log.info("listening:{}", listening);
 
-    // Wait for SIGINT/SIGTERM on a private context so that shutdown can run in order here.
-    asio::io_context signal_io;
-    asio::signal_set signals(signal_io, SIGINT, SIGTERM);
-    int received = 0;
-    signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-        if (!ec) {
-            received = sig;
-        }
-    });
     signal_io.run();
     log.info("signal {} received: shutting down", received);
 

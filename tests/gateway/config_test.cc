@@ -108,18 +108,34 @@ TEST(Config, UnknownSecurityProtocolIsRefusedByName) {
     EXPECT_THROW(parse({"--kafka", "SASL_PLAINTEXT://off"}), config_error);
 }
 
-TEST(Config, TlsListenersAreRefusedAsNotYetSupported) {
-    auto c = parse({"--kafka", "127.0.0.1:1", "--kafka", "SASL_SSL://127.0.0.1:9094"});
+TEST(Config, TlsKafkaListenersAreAccepted) {
+    auto c = parse({"--kafka", "127.0.0.1:1", "--kafka", "SASL_SSL://127.0.0.1:9094", "--kafka",
+                    "ssl://127.0.0.1:9095"});
     ASSERT_TRUE(c);
+    ASSERT_EQ(c->kafka.size(), 3u);
+    EXPECT_EQ(c->kafka[1].protocol, security_protocol::sasl_ssl);
+    EXPECT_EQ(c->kafka[2].protocol, security_protocol::ssl);
+    EXPECT_NO_THROW(require_supported_listeners(*c));
+}
+
+TEST(Config, HttpAndSqsTakeAnOptionalScheme) {
+    auto c = parse({"--http", "http://127.0.0.1:8000", "--sqs", "127.0.0.1:9000"});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->http.port, 8000);
+    EXPECT_FALSE(c->http_tls);
+    EXPECT_EQ(c->sqs.port, 9000);
+    EXPECT_NO_THROW(require_supported_listeners(*c));
+    EXPECT_THROW(parse({"--http", "ftp://127.0.0.1:8000"}), config_error);
+
+    auto https = parse({"--sqs", "https://127.0.0.1:9000"});
+    ASSERT_TRUE(https);
+    EXPECT_TRUE(https->sqs_tls);
     try {
-        require_supported_listeners(*c);
+        require_supported_listeners(*https);
         FAIL();
     } catch (const config_error& e) {
-        EXPECT_NE(std::string(e.what()).find("SASL_SSL://127.0.0.1:9094"), std::string::npos);
-        EXPECT_NE(std::string(e.what()).find("not yet supported"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("HTTPS is not yet supported"), std::string::npos);
     }
-    auto ok = parse({"--kafka", "SASL_PLAINTEXT://127.0.0.1:1"});
-    EXPECT_NO_THROW(require_supported_listeners(*ok));
 }
 
 TEST(Config, RejectsBadInputWithTheFlagNamed) {

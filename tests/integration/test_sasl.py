@@ -269,12 +269,12 @@ def test_enabled_mechanisms_setting_limits_the_handshake():
 
 
 @pytest.mark.parametrize("listener", ["SSL://127.0.0.1:0", "SASL_SSL://127.0.0.1:0"])
-def test_tls_listeners_are_refused_at_start_as_not_yet_supported(tmp_path, listener):
+def test_tls_listeners_without_a_certificate_are_refused_at_start(tmp_path, listener):
     r = subprocess.run([sluice_binary(), "--data-dir", str(tmp_path), "--kafka", listener,
                         "--http", "off", "--sqs", "off"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2
-    assert listener in r.stderr and "not yet supported" in r.stderr
+    assert listener in r.stderr and "ssl.certificate.location" in r.stderr
 
 
 def test_unknown_mechanism_setting_is_refused(tmp_path):
