@@ -25,7 +25,8 @@ Anomalies:
   aborted_read            a read_committed read of a value of an aborted transaction
   producer_non_monotonic  one producer's acknowledged offsets on a partition out of send order
   consumer_non_monotonic  one consumer's reads of a partition going back within an assignment
-  commit_ahead            a committed offset past (the last offset the group read) + 1
+  commit_ahead            a committed offset past a record the group had not read (records
+                          of aborted transactions and markers may be skipped)
   incomplete              the final read or drain did not finish
   deleted_redelivered     a message received after its delete was acknowledged
   overlapping_receive     a message received again before the previous receive's visibility
@@ -71,7 +72,11 @@ def check(history):
              "ops": sum(1 for e in history if e["type"] != "invoke" and e["worker"] != "nemesis"),
              "nemesis": dict(_count(e["op"] for e in history if e["worker"] == "nemesis"
                                     and e["type"] == "invoke"))}
-    _check_log(by_op, r, stats)
+    unknown_txn_values = set()
+    for e in history:
+        if e["op"] == "txn" and e["type"] in ("invoke", "info"):
+            unknown_txn_values.update(e.get("values") or [])
+    _check_log(by_op, unknown_txn_values, r, stats)
     maybe_deleted = {e["value"] for e in history if e["op"] == "sqs-delete"
                      and e["type"] == "info"}
     _check_queue(by_op, maybe_deleted, r, stats)
@@ -86,7 +91,7 @@ def _count(items):
     return out
 
 
-def _check_log(by_op, r, stats):
+def _check_log(by_op, unknown_txn_values, r, stats):
     sends = by_op["send"]
     txns = by_op["txn"]
     committed_values = set()
@@ -178,16 +183,44 @@ def _check_log(by_op, r, stats):
                                              "first": last[k], "then": [e["offset"],
                                                                         e["value"]]})
         last[k] = [e["offset"], e["value"]]
-    # Committed offsets: never past what the group had read (+1, the next position).
-    events = sorted(by_op["read"] + by_op["commit"], key=lambda e: e["time"])
-    for e in events:
+    # Committed offsets: never past a record the group should have read and had not. The
+    # final read gives the offsets of data records (a gap is a transaction marker); a
+    # read_committed group may skip aborted records (and those of transactions whose outcome
+    # is unknown). Without a final read: never past the group's highest read + 1.
+    txn_values = unknown_txn_values
+    data = defaultdict(dict)  # (topic, partition) -> {offset: value}
+    for e in by_op["final-read"]:
+        if e.get("isolation") != "committed":
+            data[(e["topic"], e["partition"])][e["offset"]] = e["value"]
+    isolation = {e.get("group"): e.get("isolation") for e in by_op["read"]}
+    frontier = {}  # (group, topic, partition) -> [sorted visible offsets, index, read set]
+    for e in sorted(by_op["read"] + by_op["commit"], key=lambda e: e["time"]):
         g = (e.get("group"), e["topic"], e["partition"])
         if e["op"] == "read":
             group_max[g] = max(group_max[g], e["offset"])
-        elif e["offset"] > group_max[g] + 1:
+        if not data:
+            if e["op"] == "commit" and e["offset"] > group_max[g] + 1:
+                r.add("commit_ahead", {"worker": e["worker"], "group": e.get("group"),
+                                       "partition": e["partition"], "committed": e["offset"],
+                                       "max_read": group_max[g]})
+            continue
+        if g not in frontier:
+            committed_only = isolation.get(e.get("group")) == "committed"
+            visible = sorted(o for o, v in data[(e["topic"], e["partition"])].items()
+                             if not committed_only or (v not in aborted_values
+                                                       and v not in txn_values)
+                             or v in committed_values)
+            frontier[g] = [visible, 0, set()]
+        visible, i, read_set = frontier[g]
+        if e["op"] == "read":
+            read_set.add(e["offset"])
+            while i < len(visible) and visible[i] in read_set:
+                i += 1
+            frontier[g][1] = i
+        elif i < len(visible) and visible[i] < e["offset"]:
             r.add("commit_ahead", {"worker": e["worker"], "group": e.get("group"),
                                    "partition": e["partition"], "committed": e["offset"],
-                                   "max_read": group_max[g]})
+                                   "first_unread": visible[i]})
 
 
 def _check_queue(by_op, maybe_deleted, r, stats):

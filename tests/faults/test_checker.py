@@ -174,6 +174,25 @@ def test_commit_ahead_of_what_was_read():
     only(checker.check(h), "commit_ahead")
 
 
+def test_commit_past_a_marker_and_aborted_records_passes():
+    h = clean_log()
+    # p1: p0-2 at 0, the aborted t0-2 at 2 (its marker at 3): a read_committed group that read
+    # offset 0 may commit 4.
+    h.append(read("c0", "p0-2", 1, 0, 3.8, "committed"))
+    h.append(commit("c0", 1, 4, 3.9))
+    assert checker.check(h)["valid"], checker.check(h)
+
+
+def test_read_uncommitted_group_may_not_skip_aborted_records():
+    h = clean_log()
+    h.append(read("u0", "p0-2", 1, 0, 3.55, "uncommitted", "gu"))
+    h.append(commit("u0", 1, 4, 3.9, "gu"))  # t0-2 at 2 was not read by gu... it was at 3.6
+    assert checker.check(h)["valid"]
+    h2 = [e for e in h if not (e["worker"] == "u0" and e["op"] == "read"
+                               and e["value"] == "t0-2")]
+    only(checker.check(h2), "commit_ahead")
+
+
 def test_commit_of_a_partition_never_read():
     h = clean_log()
     h.append(commit("c0", 1, 2, 3.9))
