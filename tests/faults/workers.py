@@ -106,7 +106,7 @@ class TransactionalProducer(Worker):
     def make(self):
         conf = _kafka_common(self.node)
         conf.update({"transactional.id": self.worker, "acks": "all", "linger.ms": 5,
-                     "message.timeout.ms": 20000, "transaction.timeout.ms": 10000})
+                     "message.timeout.ms": 9000, "transaction.timeout.ms": 10000})
         p = Producer(conf)
         while True:
             try:
@@ -248,6 +248,7 @@ class SqsWorker(Worker):
                 except BotoCoreError as e:
                     self.errors += 1
                     self.record("sqs-send", "info", value=value, error=str(e))
+                    self.stop_event.wait(0.2)
                 continue
             vt = self.rng.randint(2, 5)
             start = time.monotonic()
@@ -258,6 +259,7 @@ class SqsWorker(Worker):
             except (BotoCoreError, ClientError) as e:
                 self.errors += 1
                 self.record("sqs-receive", "info", error=str(e))
+                self.stop_event.wait(0.2)
                 continue
             msgs = got.get("Messages", [])
             for m in msgs:
@@ -297,6 +299,7 @@ class RestProducer(Worker):
                 s = requests.Session()
                 for v in values:
                     self.record("send", "info", topic=self.topic, value=v, error=repr(e)[:200])
+                self.stop_event.wait(0.2)  # sluice may be down: do not spin
                 continue
             try:
                 offsets = r.json().get("offsets", []) if r.status_code == 200 else []
