@@ -243,12 +243,18 @@ def _check_queue(by_op, maybe_deleted, r, stats):
                 r.add("deleted_redelivered", {"value": v, "deleted": deleted_at[v],
                                               "received": e["time"], "worker": e["worker"]})
                 break
+        # A receive took hold at some moment between its start and its answer, and kept the
+        # message for vt seconds from then: two holds overlap for certain only when each was
+        # answered before the other's earliest possible end.
         held = [e for e in es if e["op"] == "sqs-receive"]
-        for a, b in zip(held, held[1:]):
-            if b["time"] < a["start"] + a["vt"]:
-                r.add("overlapping_receive", {"value": v, "first": [a["worker"], a["start"],
-                                                                    a["vt"]],
-                                              "second": [b["worker"], b["time"]]})
+        for i, a in enumerate(held):
+            for b in held[i + 1:]:
+                if b["time"] < a["start"] + a["vt"] and a["time"] < b["start"] + b["vt"]:
+                    r.add("overlapping_receive", {"value": v,
+                                                  "first": [a["worker"], a["start"], a["time"],
+                                                            a["vt"]],
+                                                  "second": [b["worker"], b["start"],
+                                                             b["time"], b["vt"]]})
     if not by_op["sqs-final-done"]:
         r.add("incomplete", {"what": "final queue drain did not finish"})
         return

@@ -64,6 +64,20 @@ class Node:
         return f"127.0.0.1:{self.ports['kafka']}"
 
     def start(self, timeout=60):
+        try:
+            return self._start(timeout)
+        except RuntimeError as e:
+            # free_port() can race with another process taking the port before sluice binds
+            # it: on the first start only (no client knows the ports yet), take new ones.
+            if self.starts != 1 or "in use" not in str(e):
+                raise
+            self.ports = {name: free_port() for name in self.ports}
+            for name, p in self.proxies.items():
+                p.target_port = self.ports[name]
+            self.starts = 0
+            return self._start(timeout)
+
+    def _start(self, timeout):
         cmd = [sluice_binary(), "--data-dir", self.data_dir,
                "--kafka", f"127.0.0.1:{self.ports['kafka']}",
                "--http", f"127.0.0.1:{self.ports['http']}",

@@ -228,6 +228,19 @@ def test_two_receivers_hold_one_message():
     only(checker.check(h), "overlapping_receive")
 
 
+def test_a_late_answer_to_an_early_receive_is_no_overlap():
+    # q0 asked at 1.0 (vt 5) and was answered only at 8.0: it may have taken hold after q1's
+    # receive (5.0-5.1, vt 2) had ended, so nothing is certain.
+    h = [sqs("sqs-send", "m9", 0.5),
+         sqs("sqs-receive", "m9", 8.0, start=1.0, vt=5),
+         sqs("sqs-receive", "m9", 5.1, start=5.0, vt=2, worker="q1"),
+         sqs("sqs-final", "m9", 20.0, worker="qfinal"),
+         {"worker": "qfinal", "op": "sqs-final-done", "type": "ok", "time": 30.0}]
+    assert checker.check(h)["valid"], checker.check(h)
+    h[1] = sqs("sqs-receive", "m9", 6.5, start=1.0, vt=5)  # answered before 5.0 + 2
+    only(checker.check(h), "overlapping_receive")
+
+
 def test_queue_drain_not_finished():
     h = [e for e in clean_queue() if e["op"] != "sqs-final-done"]
     only(checker.check(h), "incomplete")
