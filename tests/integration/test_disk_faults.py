@@ -234,7 +234,8 @@ def test_stalled_fsync_stalls_only_the_producers_waiting_for_it(disk):
     poller.start()
     try:
         disk.wait_fault("held", "/slow-0/")
-        # While the fsync of that record's segment hangs: a fetch of durable data, a heartbeat, HTTP and SQS reads.
+        # While the fsync of that record's segment hangs: a fetch of durable data, a
+        # heartbeat, HTTP and SQS reads.
         assert disk.read_all("slow")[:10] == acked
         assert c.heartbeat("g-slow", member["generation"], member["member_id"]) == 0
         assert requests.get(f"{disk.node.http_url}/healthz", timeout=30).status_code == 200
