@@ -112,11 +112,24 @@ std::error_code partition_log::map_io_error(const std::error_code& ec, const cha
     return make_error_code(io::is_disk_full(ec) ? errc::disk_full : errc::storage_error);
 }
 
+std::error_code partition_log::append_io_error_locked(const std::error_code& ec,
+                                                      const char* what) {
+    if (!io::is_disk_full(ec)) {
+        return map_io_error(ec, what);
+    }
+    if (!disk_full_) {
+        disk_full_ = true;
+        storage_log().error("{}-{}: {} failed: {}; appends are refused until space returns",
+                            topic_, id_.value, what, ec.message());
+    }
+    return make_error_code(errc::disk_full);
+}
+
 result<std::shared_ptr<segment>> partition_log::roll_locked(std::int64_t now_ms) {
     auto old = active_locked();
     auto fresh = std::make_shared<segment>(env_->files, dir_, old->next_offset);
     if (auto f = fresh->log_file().get(); !f) {
-        return fail(map_io_error(f.error(), "creating a segment"));
+        return fail(append_io_error_locked(f.error(), "creating a segment"));
     }
     old->sealed = true;
     segments_.push_back(fresh);
@@ -193,6 +206,10 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
         if (closed_) {
             return fail(errc::log_closed);
         }
+        if (sync_failure_) {
+            // Logged once, when the fsync failed (partition_sync.cc).
+            return fail(errc::storage_error);
+        }
         // --- hook: idempotence and transaction checks, atomic with offset assignment ------
         if (opts.validator != nullptr) {
             std::size_t dups = 0;
@@ -259,7 +276,12 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
         if (auto w = (*f)->write_at(batches, active->size); !w) {
             // Cut whatever part was written, so the file ends at the last whole batch.
             (void)(*f)->truncate(active->size);
-            return fail(map_io_error(w.error(), "writing to the active segment"));
+            return fail(append_io_error_locked(w.error(), "writing to the active segment"));
+        }
+        if (disk_full_) {
+            disk_full_ = false;
+            storage_log().info("{}-{}: appends resumed: space is available again", topic_,
+                               id_.value);
         }
         for (const auto& p : pending) {
             active->index_batch(p.header, active->size + p.at, cfg->index_interval_bytes);
@@ -294,18 +316,23 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
 void partition_log::register_flush_waiter(std::unique_ptr<flush_waiter> w) {
     bool now = false;
     bool closed = false;
+    bool failed = false;
     {
         std::lock_guard lock(mu_);
         if (closed_) {
             closed = true;
         } else if (w->target <= flushed_) {
             now = true;
+        } else if (sync_failure_) {
+            failed = true;
         } else {
             flush_waiters_.push_back(std::move(w));
         }
     }
     if (closed) {
         w->complete(fail(errc::log_closed));
+    } else if (failed) {
+        w->complete(fail(errc::storage_error));
     } else if (now) {
         w->complete(result<void>{});
     } else {

@@ -184,12 +184,14 @@ public:
     /// Appends one or more complete v2 batches (a produce request's records for this
     /// partition). Rewrites base offsets, leader epochs and (LogAppendTime) timestamps in
     /// `batches` in place and writes those bytes. Errors: corrupt_message, message_too_large,
-    /// invalid_record, the validator's error, disk_full, storage_error, log_closed.
+    /// invalid_record, the validator's error, disk_full, storage_error, log_closed. After a
+    /// failed fsync every append fails with storage_error until the partition is reopened.
     result<append_result> append(std::span<std::byte> batches, const append_options& opts);
 
     /// Completes once every byte below `end` is durable as the flush policy defines (always:
     /// fsynced). Resumes on the caller's executor. Errors: disk_full or storage_error when the
-    /// fsync failed (the unsynced tail was then cut off), log_closed.
+    /// fsync failed (the unsynced tail was then cut off and the partition stopped taking
+    /// appends), log_closed.
     boost::asio::awaitable<result<void>> flush_to(offset end);
 
     /// Whole batches starting with the one that contains `from`, up to max_bytes (at least one
@@ -278,6 +280,9 @@ private:
     result<void> write_log_start(offset o);
     void delete_segment_files(const std::vector<std::shared_ptr<segment>>& dead);
     std::error_code map_io_error(const std::error_code& ec, const char* what) const;
+    // map_io_error for an append: a full disk is logged once per episode (appends that keep
+    // failing until space returns log nothing more). Called with mu_ held.
+    std::error_code append_io_error_locked(const std::error_code& ec, const char* what);
     void sync_round(bool final_close);
     void note_index_damage(const std::shared_ptr<segment>& seg);
     result<read_result> read_attempt(offset from, std::size_t max_bytes, const read_options& opts,
@@ -315,6 +320,10 @@ private:
     offset flushed_{0};
     std::int64_t size_bytes_ = 0;
     bool closed_ = false;
+    // Set by a failed fsync: the partition refuses appends (storage_error) until the process
+    // restarts and recovers it from what is really on disk. Guarded by mu_.
+    std::error_code sync_failure_;
+    bool disk_full_ = false;  // the last append failed for want of space (guarded by mu_)
     std::vector<std::unique_ptr<flush_waiter>> flush_waiters_;
     std::vector<std::weak_ptr<data_waiter>> data_waiters_;
     std::size_t data_waiters_pruned_size_ = 0;

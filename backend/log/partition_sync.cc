@@ -164,6 +164,16 @@ void partition_log::sync_round(bool final_close) {
             if (it != segments_.end()) {
                 fail_tail_locked(static_cast<std::size_t>(it - segments_.begin()), failure);
             }
+        } else if (!sync_failure_) {
+            storage_log().error(
+                "{}-{}: fsync of the partition folder failed ({}); the partition refuses "
+                "writes until sluice is restarted and recovers it from disk",
+                topic_, id_.value, failure.message());
+        }
+        if (failure) {
+            // Never retried as if it had worked: the kernel may have dropped the pages it could
+            // not write, and a later fsync would succeed without them ("fsyncgate").
+            sync_failure_ = failure;
         }
         auto split = std::partition(flush_waiters_.begin(), flush_waiters_.end(),
                                     [&](const auto& w) { return w->target > flushed_; });
@@ -205,7 +215,8 @@ void partition_log::fail_tail_locked(std::size_t seg_index, const std::error_cod
     }
     storage_log().error(
         "{}-{}: fsync of segment {} failed ({}); cutting the log back from offset {} to {} "
-        "({} bytes not acknowledged as durable are dropped)",
+        "({} bytes not acknowledged as durable are dropped); the partition refuses writes "
+        "until sluice is restarted and recovers it from disk",
         topic_, id_.value, seg->base_offset().value, ec.message(), old_end.value,
         sp.next_offset.value, dropped);
     if (auto f = seg->log_file().get(); f) {

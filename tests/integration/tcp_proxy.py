@@ -2,9 +2,12 @@
 connection (both directions) after a configurable number of bytes have passed through it, so
 that clients must reconnect and retry in the middle of their work. cut_all() cuts every open
 connection at once (a server dropping its clients); with record_requests the bytes each client
-sent are kept (the first 64 KiB of each connection), to check what a client sent on reconnect."""
+sent are kept (the first 64 KiB of each connection), to check what a client sent on reconnect.
+For fault runs: `delay` (seconds added before each forwarded chunk) slows every connection, and
+stall()/resume() hold every chunk in both directions until resumed (the connections stay open)."""
 import socket
 import threading
+import time
 
 
 class CuttingProxy:
@@ -16,6 +19,9 @@ class CuttingProxy:
         self.target_port = None
         self.cuts = 0
         self.cutting = True
+        self.delay = 0.0
+        self._flowing = threading.Event()
+        self._flowing.set()
         self._lock = threading.Lock()
         self._server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -58,6 +64,11 @@ class CuttingProxy:
                 data = src.recv(65536)
                 if not data:
                     break
+                if self.delay:
+                    time.sleep(self.delay)
+                while not self._flowing.wait(0.1):
+                    if state["dead"] or self._closed:
+                        break
                 dst.sendall(data)
                 with self._lock:
                     state["bytes"] += len(data)
@@ -97,6 +108,13 @@ class CuttingProxy:
                 except OSError:
                     pass
 
+    def stall(self):
+        """Holds every byte in flight (both directions, every connection) until resume()."""
+        self._flowing.clear()
+
+    def resume(self):
+        self._flowing.set()
+
     def requests_text(self):
         """What each client connection sent so far, decoded as Latin-1 (headers are ASCII)."""
         with self._lock:
@@ -104,6 +122,7 @@ class CuttingProxy:
 
     def close(self):
         self._closed = True
+        self._flowing.set()
         try:
             self._server.close()
         except OSError:

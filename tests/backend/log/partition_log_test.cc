@@ -664,10 +664,34 @@ TEST_F(PartitionLog, FailedFsyncFailsWaitersAndCutsBackToTheDurablePoint) {
     ASSERT_FALSE(flushed);
     EXPECT_EQ(flushed.error(), errc::storage_error);
     EXPECT_EQ(p->log_end_offset(), offset(2));
-    auto next = append_durably(*p, make_batch(1, 10, 0), clock.now());
+    EXPECT_EQ(read_all(*p, offset(0)).size(), 1u);
+}
+
+TEST_F(PartitionLog, FailedFsyncRefusesWritesUntilTheLogIsReopened) {
+    auto m = open_log();
+    auto p = make_topic(*m, "t");
+    ASSERT_TRUE(append_durably(*p, make_batch(2, 10, 0), clock.now()));
+    append(*p, make_batch(3, 10, 0));
+    fs->fail_next_syncs(1, io::errno_code(EIO));
+    ASSERT_FALSE(run_until_done(p->flush_to(offset(5))));
+    log::append_options o;
+
+    auto b = make_batch(1, 10, 0);
+    auto refused = p->append(b, o);
+
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error(), errc::storage_error);
+    EXPECT_EQ(p->log_end_offset(), offset(2));
+    EXPECT_EQ(read_all(*p, offset(0)).size(), 1u);  // what was durable stays readable
+    m->close();
+    m.reset();
+    auto again = open_log();
+    auto q = again->partition("t", partition_id(0));
+    ASSERT_TRUE(q);
+    auto next = append_durably(*q, make_batch(1, 10, 0), clock.now());
     ASSERT_TRUE(next);
     EXPECT_EQ(next->base_offset, offset(2));
-    EXPECT_EQ(read_all(*p, offset(0)).size(), 2u);
+    EXPECT_EQ(read_all(*q, offset(0)).size(), 2u);
 }
 
 TEST_F(PartitionLog, IdlePartitionsHoldNoDescriptorsBeyondTheCacheBound) {

@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""Checks the history of a fault run (history.py) for the anomalies a log and a queue must never
+show, and prints a JSON summary: counts and a few examples of each, exit status 1 on any.
+
+Log (Kafka, REST) operations:
+  send      ok: {value, topic, partition, offset, seq, idempotent}   one record acknowledged
+  txn       ok: {outcome: commit|abort, values, offsets: [[partition, offset], ...]}
+  read      ok: {group, isolation: committed|uncommitted, topic, partition, offset, value}
+  assign    ok: {partitions}   a consumer's new assignment (its positions may move back)
+  commit    ok: {group, topic, partition, offset}   a committed offset the server accepted
+  final-read ok: {isolation, topic, partition, offset, value}   the full read after the run
+  final-done ok: {isolation}   that read reached the end of every partition
+Queue (SQS) operations:
+  sqs-send    ok: {value}
+  sqs-receive ok: {value, start, vt}   received at `time`, asked at `start`, hidden for vt s
+  sqs-delete  ok | fail | info: {value}
+  sqs-final   ok: {value}   the drain after the run; sqs-final-done ok when the queue stayed
+                            empty for longer than every visibility timeout
+
+Anomalies:
+  lost                    an acknowledged write (send ok, committed transaction, sqs-send ok
+                          not deleted) missing from the final read / drain
+  duplicate               a value of an idempotent or transactional producer at two offsets
+  inconsistent_offset     one (topic, partition, offset) with two values
+  aborted_read            a read_committed read of a value of an aborted transaction
+  producer_non_monotonic  one producer's acknowledged offsets on a partition out of send order
+  consumer_non_monotonic  one consumer's reads of a partition going back within an assignment
+  commit_ahead            a committed offset past a record the group had not read (records
+                          of aborted transactions and markers may be skipped)
+  incomplete              the final read or drain did not finish
+  deleted_redelivered     a message received after its delete was acknowledged
+  overlapping_receive     a message received again before the previous receive's visibility
+                          timeout had passed (two holders at once)
+"""
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from history import load  # noqa: E402
+
+ANOMALIES = ["lost", "duplicate", "inconsistent_offset", "aborted_read",
+             "producer_non_monotonic", "consumer_non_monotonic", "commit_ahead", "incomplete",
+             "deleted_redelivered", "overlapping_receive"]
+EXAMPLES = 5
+
+
+class Report:
+    def __init__(self):
+        self.counts = {a: 0 for a in ANOMALIES}
+        self.examples = {a: [] for a in ANOMALIES}
+
+    def add(self, kind, example):
+        self.counts[kind] += 1
+        if len(self.examples[kind]) < EXAMPLES:
+            self.examples[kind].append(example)
+
+    def total(self):
+        return sum(self.counts.values())
+
+
+def check(history):
+    """The summary dict of one history (a list of entries)."""
+    r = Report()
+    ok = [e for e in history if e["type"] == "ok"]
+    by_op = defaultdict(list)
+    for e in ok:
+        by_op[e["op"]].append(e)
+    stats = {"entries": len(history), "ok": len(ok),
+             "ops": sum(1 for e in history if e["type"] != "invoke" and e["worker"] != "nemesis"),
+             "nemesis": dict(_count(e["op"] for e in history if e["worker"] == "nemesis"
+                                    and e["type"] == "invoke"))}
+    unknown_txn_values = set()
+    for e in history:
+        if e["op"] == "txn" and e["type"] in ("invoke", "info"):
+            unknown_txn_values.update(e.get("values") or [])
+    _check_log(by_op, unknown_txn_values, r, stats)
+    maybe_deleted = {e["value"] for e in history if e["op"] == "sqs-delete"
+                     and e["type"] == "info"}
+    _check_queue(by_op, maybe_deleted, r, stats)
+    return {"valid": r.total() == 0, "anomalies": r.total(), "counts": r.counts,
+            "examples": {k: v for k, v in r.examples.items() if v}, "stats": stats}
+
+
+def _count(items):
+    out = defaultdict(int)
+    for i in items:
+        out[i] += 1
+    return out
+
+
+def _check_log(by_op, unknown_txn_values, r, stats):
+    sends = by_op["send"]
+    txns = by_op["txn"]
+    committed_values = set()
+    aborted_values = set()
+    exactly_once = set()  # values that must be stored at one offset only
+    acked = []            # (value, where it came from)
+    positions = defaultdict(set)  # (topic, partition, offset) -> values
+    places = defaultdict(set)     # value -> (topic, partition, offset)
+    for e in sends:
+        acked.append((e["value"], e["worker"]))
+        if e.get("idempotent", True):
+            exactly_once.add(e["value"])
+        if e.get("offset") is not None and e["offset"] >= 0:
+            key = (e["topic"], e["partition"], e["offset"])
+            positions[key].add(e["value"])
+            places[e["value"]].add(key)
+    for e in txns:
+        if e["outcome"] == "commit":
+            committed_values.update(e["values"])
+            exactly_once.update(e["values"])
+            acked.extend((v, e["worker"]) for v in e["values"])
+            for v, (p, o) in zip(e["values"], e.get("offsets") or []):
+                if o is not None and o >= 0:
+                    key = (e["topic"], p, o)
+                    positions[key].add(v)
+                    places[v].add(key)
+        else:
+            aborted_values.update(e["values"])
+    stats["acked_writes"] = len(acked)
+    stats["committed_txns"] = sum(1 for e in txns if e["outcome"] == "commit")
+    stats["aborted_txns"] = sum(1 for e in txns if e["outcome"] == "abort")
+
+    reads = by_op["read"] + by_op["final-read"]
+    stats["reads"] = len(by_op["read"])
+    for e in reads:
+        key = (e["topic"], e["partition"], e["offset"])
+        positions[key].add(e["value"])
+        places[e["value"]].add(key)
+        if e.get("isolation") == "committed" and e["value"] in aborted_values:
+            r.add("aborted_read", {"worker": e["worker"], "value": e["value"],
+                                   "partition": e["partition"], "offset": e["offset"]})
+    for key, values in sorted(positions.items()):
+        if len(values) > 1:
+            r.add("inconsistent_offset", {"topic": key[0], "partition": key[1],
+                                          "offset": key[2], "values": sorted(values)})
+    for v in sorted(exactly_once):
+        if len(places[v]) > 1:
+            r.add("duplicate", {"value": v, "at": sorted(places[v])})
+
+    # Lost: checked against the read_uncommitted final read (it sees every stored record).
+    finished = {e.get("isolation") for e in by_op["final-done"]}
+    if acked or by_op["final-read"]:
+        if "uncommitted" not in finished:
+            r.add("incomplete", {"what": "final read (read_uncommitted) did not finish"})
+        else:
+            final = {e["value"] for e in by_op["final-read"] if e.get("isolation") != "committed"}
+            for v, w in acked:
+                if v not in final:
+                    r.add("lost", {"value": v, "worker": w})
+        if by_op["final-read"] and any(e.get("isolation") == "committed"
+                                       for e in by_op["final-read"]) and \
+                "committed" not in finished:
+            r.add("incomplete", {"what": "final read (read_committed) did not finish"})
+
+    # Producers: acknowledged offsets follow the order records were sent in, per partition.
+    per_producer = defaultdict(list)
+    for e in sends:
+        if e.get("idempotent", True) and e.get("seq") is not None and e.get("offset", -1) >= 0:
+            per_producer[(e["worker"], e["topic"], e["partition"])].append(e)
+    for (w, t, p), es in per_producer.items():
+        es.sort(key=lambda e: e["seq"])
+        for a, b in zip(es, es[1:]):
+            if b["offset"] <= a["offset"]:
+                r.add("producer_non_monotonic", {"worker": w, "partition": p,
+                                                 "first": [a["value"], a["offset"]],
+                                                 "then": [b["value"], b["offset"]]})
+
+    # Consumers: within one assignment, a partition's reads move forward.
+    last = {}
+    group_max = defaultdict(lambda: -1)
+    for e in sorted(by_op["read"] + by_op["assign"], key=lambda e: e["time"]):
+        if e["op"] == "assign":
+            for k in [k for k in last if k[0] == e["worker"]]:
+                del last[k]
+            continue
+        k = (e["worker"], e["topic"], e["partition"])
+        if k in last and e["offset"] <= last[k][0]:
+            r.add("consumer_non_monotonic", {"worker": e["worker"], "partition": e["partition"],
+                                             "first": last[k], "then": [e["offset"],
+                                                                        e["value"]]})
+        last[k] = [e["offset"], e["value"]]
+    # Committed offsets: never past a record the group should have read and had not. The
+    # final read gives the offsets of data records (a gap is a transaction marker); a
+    # read_committed group may skip aborted records (and those of transactions whose outcome
+    # is unknown). Without a final read: never past the group's highest read + 1.
+    txn_values = unknown_txn_values
+    data = defaultdict(dict)  # (topic, partition) -> {offset: value}
+    for e in by_op["final-read"]:
+        if e.get("isolation") != "committed":
+            data[(e["topic"], e["partition"])][e["offset"]] = e["value"]
+    isolation = {e.get("group"): e.get("isolation") for e in by_op["read"]}
+    frontier = {}  # (group, topic, partition) -> [sorted visible offsets, index, read set]
+    for e in sorted(by_op["read"] + by_op["commit"], key=lambda e: e["time"]):
+        g = (e.get("group"), e["topic"], e["partition"])
+        if e["op"] == "read":
+            group_max[g] = max(group_max[g], e["offset"])
+        if not data:
+            if e["op"] == "commit" and e["offset"] > group_max[g] + 1:
+                r.add("commit_ahead", {"worker": e["worker"], "group": e.get("group"),
+                                       "partition": e["partition"], "committed": e["offset"],
+                                       "max_read": group_max[g]})
+            continue
+        if g not in frontier:
+            committed_only = isolation.get(e.get("group")) == "committed"
+            visible = sorted(o for o, v in data[(e["topic"], e["partition"])].items()
+                             if not committed_only or (v not in aborted_values
+                                                       and v not in txn_values)
+                             or v in committed_values)
+            frontier[g] = [visible, 0, set()]
+        visible, i, read_set = frontier[g]
+        if e["op"] == "read":
+            read_set.add(e["offset"])
+            while i < len(visible) and visible[i] in read_set:
+                i += 1
+            frontier[g][1] = i
+        elif i < len(visible) and visible[i] < e["offset"]:
+            r.add("commit_ahead", {"worker": e["worker"], "group": e.get("group"),
+                                   "partition": e["partition"], "committed": e["offset"],
+                                   "first_unread": visible[i]})
+
+
+def _check_queue(by_op, maybe_deleted, r, stats):
+    sent = [e["value"] for e in by_op["sqs-send"]]
+    if not sent and not by_op["sqs-receive"]:
+        return
+    stats["sqs_sent"] = len(sent)
+    stats["sqs_received"] = len(by_op["sqs-receive"])
+    stats["sqs_deleted"] = len(by_op["sqs-delete"])
+    deleted_at = {}
+    for e in by_op["sqs-delete"]:
+        deleted_at.setdefault(e["value"], e["time"])
+    receives = defaultdict(list)
+    for e in by_op["sqs-receive"] + by_op["sqs-final"]:
+        receives[e["value"]].append(e)
+    for v, es in receives.items():
+        es.sort(key=lambda e: e.get("start", e["time"]))
+        for e in es:
+            if v in deleted_at and e.get("start", e["time"]) > deleted_at[v]:
+                r.add("deleted_redelivered", {"value": v, "deleted": deleted_at[v],
+                                              "received": e["time"], "worker": e["worker"]})
+                break
+        # A receive took hold at some moment between its start and its answer, and kept the
+        # message for vt seconds from then: two holds overlap for certain only when each was
+        # answered before the other's earliest possible end.
+        held = [e for e in es if e["op"] == "sqs-receive"]
+        for i, a in enumerate(held):
+            for b in held[i + 1:]:
+                if b["time"] < a["start"] + a["vt"] and a["time"] < b["start"] + b["vt"]:
+                    r.add("overlapping_receive", {"value": v,
+                                                  "first": [a["worker"], a["start"], a["time"],
+                                                            a["vt"]],
+                                                  "second": [b["worker"], b["start"],
+                                                             b["time"], b["vt"]]})
+    if not by_op["sqs-final-done"]:
+        r.add("incomplete", {"what": "final queue drain did not finish"})
+        return
+    # Deleted, possibly deleted (info), or seen by the drain: nothing else may vanish.
+    maybe_deleted = deleted_at.keys() | maybe_deleted
+    drained = {e["value"] for e in by_op["sqs-final"]}
+    for v in sent:
+        if v not in maybe_deleted and v not in drained:
+            r.add("lost", {"value": v, "queue": True,
+                           "received": len(receives.get(v, []))})
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("history", help="a history file (JSON lines)")
+    ap.add_argument("--out", help="also write the summary here")
+    args = ap.parse_args(argv)
+    summary = check(load(args.history))
+    text = json.dumps(summary, indent=2, sort_keys=True)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    return 0 if summary["valid"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""One fault run: a sluice (node.py) with proxies, the workers of workers.py, the nemesis of
+nemesis.py for --seconds, then the final full read of the log and drain of the queue, then the
+checker. Writes DIR/history.jsonl, DIR/sluice.log and DIR/summary.json; exit status 1 when the
+checker found an anomaly (or a worker crashed).
+
+    /usr/bin/python3 tests/faults/run.py --seed 7 --seconds 60 --kills 5 --out /tmp/run7
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import checker  # noqa: E402
+import workers  # noqa: E402
+from history import History, load  # noqa: E402
+from nemesis import Nemesis  # noqa: E402
+from node import Node  # noqa: E402
+
+from confluent_kafka import Consumer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+TOPIC = "faults"
+PARTITIONS = 3
+QUEUE = "faults-q"
+MAX_VT = 5  # the largest visibility timeout the SQS workers ask for
+
+
+def setup(node):
+    a = AdminClient({"bootstrap.servers": node.direct_bootstrap})
+    for f in a.create_topics([NewTopic(TOPIC, PARTITIONS, 1)]).values():
+        f.result(30)
+    c = workers.sqs_client(f"http://127.0.0.1:{node.ports['sqs']}")
+    url = c.create_queue(QueueName=QUEUE)["QueueUrl"]
+    return "/" + url.split("/", 3)[3]  # the path: "/<account>/<queue>"
+
+
+def final_read(node, history, isolation, timeout=90):
+    """Every record of the topic, from offset 0 to the end each partition has now."""
+    c = Consumer({"bootstrap.servers": node.direct_bootstrap, "group.id": "final-" + isolation,
+                  "enable.auto.commit": False, "isolation.level": "read_" + isolation})
+    try:
+        tps = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
+        deadline = time.monotonic() + timeout
+        ends = [c.get_watermark_offsets(tp, timeout=10, cached=False)[1] for tp in tps]
+        c.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+        while True:
+            positions = [max(tp.offset, 0) for tp in c.position(tps)]
+            if all(pos >= end for pos, end in zip(positions, ends)):
+                break
+            if time.monotonic() > deadline:
+                history.record("final", "final-done", "info", isolation=isolation,
+                               ends=ends, positions=positions)
+                return False
+            for m in c.consume(500, 0.2):
+                if m.error() is None:
+                    history.record("final", "final-read", "ok", isolation=isolation,
+                                   topic=m.topic(), partition=m.partition(), offset=m.offset(),
+                                   value=m.value().decode())
+        history.record("final", "final-done", "ok", isolation=isolation, ends=ends)
+        return True
+    finally:
+        c.close()
+
+
+def wait_stable(node, timeout=40):
+    """Until the last stable offset of every partition reaches its high watermark (open
+    transactions of producers that crashed time out after transaction.timeout.ms)."""
+    rc = Consumer({"bootstrap.servers": node.direct_bootstrap, "group.id": "final-lso",
+                   "isolation.level": "read_committed"})
+    ru = Consumer({"bootstrap.servers": node.direct_bootstrap, "group.id": "final-hw"})
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            tps = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
+            lso = [rc.get_watermark_offsets(tp, timeout=10, cached=False)[1] for tp in tps]
+            hw = [ru.get_watermark_offsets(tp, timeout=10, cached=False)[1] for tp in tps]
+            if lso == hw:
+                return True
+            time.sleep(0.5)
+        return False
+    finally:
+        rc.close()
+        ru.close()
+
+
+def drain_queue(node, history, path, quiet=MAX_VT + 3, timeout=120):
+    """Receives and deletes until the queue has stayed empty for longer than any visibility
+    timeout a worker used (so every message received and left has come back)."""
+    url = f"http://127.0.0.1:{node.ports['sqs']}" + path
+    c = workers.sqs_client(url.rsplit(path, 1)[0])
+    deadline = time.monotonic() + timeout
+    last_seen = time.monotonic()
+    while time.monotonic() < deadline:
+        got = c.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                VisibilityTimeout=60)
+        msgs = got.get("Messages", [])
+        for m in msgs:
+            history.record("qfinal", "sqs-final", "ok", value=m["Body"])
+            c.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        if msgs:
+            last_seen = time.monotonic()
+        elif time.monotonic() - last_seen > quiet:
+            history.record("qfinal", "sqs-final-done", "ok")
+            return True
+    return False
+
+
+def run(seed, seconds, kills, out, settings=None, env=None, log=print):
+    os.makedirs(out, exist_ok=True)
+    data = os.path.join(out, "data")
+    os.makedirs(data, exist_ok=True)
+    rng = random.Random(seed)
+    hist_path = os.path.join(out, "history.jsonl")
+    node = Node(data, settings={"num.partitions": str(PARTITIONS), **(settings or {})},
+                env=env, log_path=os.path.join(out, "sluice.log"))
+    history = History(hist_path)
+    t_start = time.monotonic()
+    try:
+        node.start()
+        path = setup(node)
+        ws = [workers.IdempotentProducer("p0", node, history, random.Random(rng.random())),
+              workers.IdempotentProducer("p1", node, history, random.Random(rng.random())),
+              workers.TransactionalProducer("t0", node, history, random.Random(rng.random())),
+              workers.GroupConsumer("c0", node, history, random.Random(rng.random()), "gc",
+                                    "committed"),
+              workers.GroupConsumer("c1", node, history, random.Random(rng.random()), "gc",
+                                    "committed"),
+              workers.GroupConsumer("u0", node, history, random.Random(rng.random()), "gu",
+                                    "uncommitted"),
+              workers.SqsWorker("q0", node, history, random.Random(rng.random()), path),
+              workers.SqsWorker("q1", node, history, random.Random(rng.random()), path),
+              workers.RestProducer("r0", node, history, random.Random(rng.random()))]
+        for w in ws:
+            w.start()
+        nemesis = Nemesis(node, history, rng.randrange(1 << 30), seconds, kills)
+        nemesis.start()
+        nemesis.join(seconds + 120)
+        log(f"nemesis done: {nemesis.done}")
+        node.heal()
+        if node.stopped:
+            node.resume()
+        if not node.alive():
+            node.start()
+        for w in ws:
+            w.stop()
+        for w in ws:
+            w.join(90)
+        stuck = [w.worker for w in ws if w.is_alive()]
+        log("workers stopped" + (f" (still running: {stuck})" if stuck else ""))
+        wait_stable(node)
+        final_read(node, history, "uncommitted")
+        final_read(node, history, "committed")
+        drain_queue(node, history, path)
+        history.close()
+        summary = checker.check(load(hist_path))
+        summary["run"] = {"seed": seed, "seconds": seconds, "kills_asked": kills,
+                          "nemesis": nemesis.done, "nemesis_error": nemesis.error,
+                          "wall_seconds": round(time.monotonic() - t_start, 1),
+                          "sluice_starts": node.starts,
+                          "worker_errors": {w.worker: w.errors for w in ws},
+                          "worker_crashes": {w.worker: w.exception for w in ws if w.exception},
+                          "workers_stuck": stuck}
+        if summary["run"]["worker_crashes"] or stuck or nemesis.error:
+            summary["valid"] = False
+        with open(os.path.join(out, "summary.json"), "w") as f:
+            json.dump(summary, f, indent=2, sort_keys=True)
+        return summary
+    finally:
+        history.close()
+        node.close()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="a fault run against one sluice")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--kills", type=int, default=5)
+    ap.add_argument("--out", required=True, help="directory for the history, logs and summary")
+    args = ap.parse_args(argv)
+    summary = run(args.seed, args.seconds, args.kills, args.out,
+                  log=lambda m: print(m, file=sys.stderr))
+    print(json.dumps(summary, indent=2, sort_keys=True))
+    return 0 if summary["valid"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
