@@ -1,9 +1,9 @@
 #include "gateway/http/stream_format.h"
 
 namespace sluice::gateway {
-namespace {
 
-void write_bytes(json::writer& w, std::optional<protocol::bytes_view> b, stream_format format) {
+void write_stream_bytes(json::writer& w, std::optional<protocol::bytes_view> b,
+                        stream_format format) {
     if (!b) {
         w.null();
         return;
@@ -22,7 +22,16 @@ void write_bytes(json::writer& w, std::optional<protocol::bytes_view> b, stream_
     }
 }
 
-}  // namespace
+void write_stream_headers(json::writer& w, const protocol::kafka::header_range& headers,
+                          stream_format format) {
+    w.start_object();
+    for (const auto& h : headers) {
+        w.key(h.key);
+        write_stream_bytes(w, h.value, format == stream_format::json ? stream_format::string
+                                                                     : format);
+    }
+    w.end_object();
+}
 
 std::optional<stream_format> parse_stream_format(std::string_view name) {
     if (name == "string") {
@@ -45,16 +54,11 @@ void write_stream_record(json::writer& w, const topic_name& topic, partition_id 
     w.field("offset", r.offset);
     w.field("timestamp", r.timestamp);
     w.key("key");
-    write_bytes(w, r.key, format);
+    write_stream_bytes(w, r.key, format);
     w.key("value");
-    write_bytes(w, r.value, format);
+    write_stream_bytes(w, r.value, format);
     w.key("headers");
-    w.start_object();
-    for (const auto& h : r.headers) {
-        w.key(h.key);
-        write_bytes(w, h.value, format == stream_format::json ? stream_format::string : format);
-    }
-    w.end_object();
+    write_stream_headers(w, r.headers, format);
     w.end_object();
 }
 

@@ -355,6 +355,16 @@ asio::awaitable<void> ws_session::on_subscribe(const json::value& msg, std::stri
         }
         format = *parsed;
     }
+    frame_encoding encoding = frame_encoding::records;
+    if (const auto* e = json::member(msg, "encoding"); e && !e->IsNull()) {
+        const auto parsed = e->IsString() ? parse_frame_encoding(json::as_view(*e)) : std::nullopt;
+        if (!parsed) {
+            send_error(id, code_of(code::bad_request),
+                       "encoding must be \"records\" (the default) or \"compact\"");
+            co_return;
+        }
+        encoding = *parsed;
+    }
     if (const auto* c = json::member(msg, "credit"); c && !c->IsNull()) {
         if (!c->IsInt64() || c->GetInt64() < 0) {
             send_error(id, code_of(code::bad_request), "credit must be a non-negative integer");
@@ -379,6 +389,7 @@ asio::awaitable<void> ws_session::on_subscribe(const json::value& msg, std::stri
     sub->key = id;
     sub->reader = std::move(std::get<0>(opened));
     sub->format = format;
+    sub->encoding = encoding;
     if (closing_) {
         sub->reader->close();
         co_return;
@@ -457,21 +468,32 @@ asio::awaitable<void> ws_session::read_subscription(std::shared_ptr<subscription
             credit_mode_ ? credit_ : std::numeric_limits<std::int64_t>::max();
         const std::size_t room = st.websocket_queue_max_bytes - std::min(queued_bytes_, st.websocket_queue_max_bytes);
         const std::size_t budget = std::max<std::size_t>(room, 16 * 1024);
-        w.clear();
-        w.start_object();
-        w.field("op", "records");
-        if (!sub->key.empty()) {
-            w.key("id");
-            w.raw(sub->key);
+        const bool compact = sub->encoding == frame_encoding::compact;
+        if (compact) {
+            sub->compact.start(sub->key);
+        } else {
+            w.clear();
+            w.start_object();
+            w.field("op", "records");
+            if (!sub->key.empty()) {
+                w.key("id");
+                w.raw(sub->key);
+            }
+            w.key("records");
+            w.start_array();
         }
-        w.key("records");
-        w.start_array();
         std::int64_t n = 0;
-        auto sink = [&](const topic_name& t, partition_id p, const protocol::kafka::record_view& r) {
-            if (n >= allowed || (n > 0 && w.size() >= budget)) {
+        auto sink = [&](const topic_name& t, partition_id p,
+                        const protocol::kafka::record_view& r) {
+            const std::size_t size = compact ? sub->compact.size() : w.size();
+            if (n >= allowed || (n > 0 && size >= budget)) {
                 return false;
             }
-            write_stream_record(w, t, p, r, sub->format);
+            if (compact) {
+                sub->compact.add(t, p, r, sub->format);
+            } else {
+                write_stream_record(w, t, p, r, sub->format);
+            }
             ++n;
             return true;
         };
@@ -484,12 +506,16 @@ asio::awaitable<void> ws_session::read_subscription(std::shared_ptr<subscription
             break;
         }
         if (n > 0) {
-            w.end_array();
-            w.end_object();
             if (credit_mode_) {
                 credit_ -= n;
             }
-            send(w.str());
+            if (compact) {
+                send(std::string(sub->compact.finish()));
+            } else {
+                w.end_array();
+                w.end_object();
+                send(w.str());
+            }
         }
         if (err) {
             send_error(sub->key, code_of(err->code), err->message);

@@ -1,6 +1,8 @@
 // One WebSocket connection at /ws (owned by gateway/ws): JSON text frames in both directions,
 // as docs/http.md ("WebSocket") describes. Client ops: subscribe, unsubscribe, produce,
 // commit, credit. Server messages: subscribed, unsubscribed, records, ack, committed, error.
+// A subscription's records frames are the documented default form or, when it asked for
+// "encoding":"compact", compact_frame's.
 //
 //   reader (run)  --ops-->  subscriptions: one reader coroutine each --records frames--+
 //        |                                                                           v
@@ -44,6 +46,7 @@
 #include "gateway/http/router.h"
 #include "gateway/http/stream_format.h"
 #include "gateway/http/topic_subscription.h"
+#include "gateway/ws/compact_frame.h"
 
 namespace sluice::gateway::ws {
 
@@ -67,6 +70,8 @@ private:
         std::string key;                      // the client's id (raw JSON), or ""
         std::unique_ptr<topic_subscription> reader;
         stream_format format = stream_format::string;
+        frame_encoding encoding = frame_encoding::records;
+        compact_frame compact;  // the frame being built, with "encoding":"compact"
         bool cancelled = false;
         bool running = false;
     };

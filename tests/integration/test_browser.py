@@ -6,11 +6,12 @@ downloaded. kcat produces and reads the records on the Kafka side. Screenshots a
 <build dir>/test-artifacts/browser/.
 
 - The example page against a fake /ws server (js/browser_page_fake.js): runs on its own.
-- Against the real binary: the page tails records kcat produced, posts a record kcat reads,
-  resumes with its group where it committed after a reload, and resumes after its connection
-  drops; the Server-Sent Events page resumes with Last-Event-ID after its stream drops. These
-  need the server side of the WebSocket and SSE fronts: each is skipped, saying so, while a
-  real request to /ws (or to the SSE endpoint) is not answered by one.
+- Against the real binary: sluice.js in the page gets the same records from compact frames
+  (its default) as from the default frames; the page tails records kcat produced, posts a
+  record kcat reads, resumes with its group where it committed after a reload, and resumes
+  after its connection drops; the Server-Sent Events page resumes with Last-Event-ID after its
+  stream drops. These need the server side of the WebSocket and SSE fronts: each is skipped,
+  saying so, while a real request to /ws (or to the SSE endpoint) is not answered by one.
 """
 import base64
 import json
@@ -320,6 +321,51 @@ def test_page_resumes_after_its_connection_drops(broker, browser, proxy):
     assert browser.eval(ROWS) == [[0, i, f"k{i}", f"v{i}"] for i in range(6)]
     browser.screenshot("reconnect")
     assert errors_but_the_drop(browser) == []
+
+
+TAKE_RECORDS = """(async () => {
+    // sluice.js in the page, as a page's own code uses it: `count` records of `topic`, and the
+    // encodings of the records frames they came in.
+    const take = (topic, count, encoding) => new Promise((resolve, reject) => {
+        const client = sluice.connect(undefined, { reconnect: false });
+        const seen = [];
+        const encodings = new Set();
+        client.on("message", (m) => {
+            if (m.op === "records") {
+                encodings.add(m.encoding || "records");
+            }
+        });
+        client.on("error", (e) => reject(new Error(e.code + ": " + e.message)));
+        const options = { topics: [topic], from: "earliest", onRecords: (records) => {
+            seen.push(...records);
+            if (seen.length >= count) {
+                client.close();
+                resolve({ records: seen, encodings: Array.from(encodings) });
+            }
+        } };
+        if (encoding) {
+            options.encoding = encoding;
+        }
+        client.subscribe(options);
+    });
+    return { compact: await take(TOPIC, COUNT), records: await take(TOPIC, COUNT, "records") };
+})()"""
+
+
+def test_sluice_js_in_chromium_decodes_compact_frames_from_sluice(broker, browser):
+    skip_unless_ws(broker)
+    kcat_produce(broker, "compact", [f"k{i}:v{i}" for i in range(50)])
+    browser.goto(f"{broker.http_url}/ui/")
+    got = browser.eval(TAKE_RECORDS.replace("TOPIC", '"compact"').replace("COUNT", "50"))
+    assert got["compact"]["encodings"] == ["compact"]
+    assert got["records"]["encodings"] == ["records"]
+    assert got["compact"]["records"] == got["records"]["records"]
+    assert [(r["topic"], r["partition"], r["offset"], r["key"], r["value"], r["headers"])
+            for r in got["compact"]["records"]] == \
+        [("compact", 0, i, f"k{i}", f"v{i}", {}) for i in range(50)]
+    assert all(isinstance(r["timestamp"], int) and r["timestamp"] > 0
+               for r in got["compact"]["records"])
+    assert browser.errors() == []
 
 
 def test_event_source_resumes_with_last_event_id_after_the_stream_drops(broker, browser, proxy):

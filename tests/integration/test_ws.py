@@ -4,7 +4,9 @@ readers find at the given offsets, subscriptions with a group that resume at the
 commits, a client that reads nothing while 200 MB are produced (sluice's resident set stays
 bounded and the client is dropped after the write timeout), and the bad-input cases (malformed
 and oversized frames, binary frames, unknown ops, a missing topic, garbage), after each of which
-the server still serves."""
+the server still serves. Compact records frames ("encoding":"compact") carry every field kcat
+sees, offsets with gaps (transaction markers) included, in each format, and credit stays exact
+with them."""
 import json
 import os
 import socket
@@ -17,7 +19,7 @@ from confluent_kafka import Producer
 
 from harness import ROOT, Sluice, connect, wait_for
 from rest_support import Rest, create_topic, read_partition
-from ws_support import OP_BINARY, OP_TEXT, Closed, WsClient
+from ws_support import OP_BINARY, OP_TEXT, Closed, WsClient, decode_records
 
 JS = os.path.join(ROOT, "tests", "integration", "js")
 
@@ -63,6 +65,13 @@ def test_node_client_receives_100000_records_in_order(broker):
     create_topic(broker, "many", 1)
     produce_values(broker, "many", 100000)
     got = node(f"ws://127.0.0.1:{broker.http_port}/ws", "many", 100000)
+    assert got["received"] == 100000 and got["first"] == 0 and got["last"] == 99999
+
+
+def test_node_client_receives_100000_records_in_order_in_compact_frames(broker):
+    create_topic(broker, "many-c", 1)
+    produce_values(broker, "many-c", 100000)
+    got = node(f"ws://127.0.0.1:{broker.http_port}/ws", "many-c", 100000, 0, "compact")
     assert got["received"] == 100000 and got["first"] == 0 and got["last"] == 99999
 
 
@@ -130,6 +139,146 @@ def test_produce_ack_and_formats(broker):
         while len(got) < 2:
             got += c.recv_op("records")[0]["records"]
         assert sorted(r["value"] for r in got) == sorted(["eyJ4IjoxfQ==", "cGxhaW4="])
+
+
+KCAT = "/usr/bin/kcat"
+
+
+def kcat_produce(broker, topic, partition, lines, keyed=False, headers=()):
+    cmd = [KCAT, "-b", broker.bootstrap, "-t", topic, "-P", "-p", str(partition)]
+    if keyed:
+        cmd += ["-K", ":"]
+    for h in headers:
+        cmd += ["-H", h]
+    r = subprocess.run(cmd, input="".join(l + "\n" for l in lines), capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def kcat_read(broker, topic, partition, count):
+    """`count` records of one partition as kcat's JSON envelopes, headers as a dict."""
+    r = subprocess.run([KCAT, "-b", broker.bootstrap, "-t", topic, "-C", "-p", str(partition),
+                        "-o", "beginning", "-c", str(count), "-e", "-J"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    assert len(out) == count, r.stdout
+    for m in out:
+        h = m.get("headers") or {}
+        m["headers"] = dict(zip(h[::2], h[1::2])) if isinstance(h, list) else h
+    return out
+
+
+def subscribed_records(broker, topic, count, fmt="string", encoding="compact", credit=None):
+    """The records frames of a subscription from the earliest offset until `count` records,
+    and those records decoded."""
+    with WsClient(broker.http_port) as c:
+        sub = {"op": "subscribe", "id": "s", "topics": [topic], "from": "earliest",
+               "format": fmt}
+        if encoding is not None:
+            sub["encoding"] = encoding
+        c.send(sub)
+        assert c.recv() == {"op": "subscribed", "id": "s", "topics": [topic]}
+        frames, records = [], []
+        while len(records) < count:
+            m, _ = c.recv_op("records")
+            assert m["id"] == "s"
+            frames.append(m)
+            records += decode_records(m)
+        assert len(records) == count
+        return frames, records
+
+
+def by_position(records):
+    return sorted(records, key=lambda r: (r["partition"], r["offset"]))
+
+
+def test_compact_frames_carry_every_field_kcat_sees(broker):
+    create_topic(broker, "cmp", 2)
+    kcat_produce(broker, "cmp", 0, ["k0:v0", 'k1:{"x":1}'], keyed=True,
+                 headers=["trace=abc", "app=ws"])
+    kcat_produce(broker, "cmp", 0, ["plain-2", "[1,2]"])
+    kcat_produce(broker, "cmp", 1, ["only:p1-0", "other:p1-1"], keyed=True)
+    frames, records = subscribed_records(broker, "cmp", 6)
+    assert all(f["encoding"] == "compact" and "records" not in f for f in frames)
+    runs = [run for f in frames for run in f["runs"]]
+    p0 = [run for run in runs if run["partition"] == 0]
+    assert any(run.get("keys", [])[:2] == ["k0", "k1"] for run in p0), p0
+    assert any(run.get("headers", [])[:1] == [{"trace": "abc", "app": "ws"}] for run in p0), p0
+    assert not any("offsets" in run for run in runs)  # consecutive offsets need none
+    seen = {(r["partition"], r["offset"]): r for r in records}
+    assert len(seen) == 6
+    for p in (0, 1):
+        for k in kcat_read(broker, "cmp", p, 4 if p == 0 else 2):
+            r = seen[(p, k["offset"])]
+            assert r["topic"] == k["topic"] == "cmp"
+            assert r["timestamp"] == k["ts"]
+            assert r["key"] == k["key"], (r, k)
+            assert r["value"] == k["payload"], (r, k)
+            assert r["headers"] == k["headers"], (r, k)
+    # Every format: the compact frames decode to exactly the default frames' records.
+    for fmt in ("string", "base64", "json"):
+        default_frames, default = subscribed_records(broker, "cmp", 6, fmt, encoding=None)
+        assert all("encoding" not in f for f in default_frames)
+        _, compact = subscribed_records(broker, "cmp", 6, fmt)
+        assert by_position(compact) == by_position(default), fmt
+        _, named = subscribed_records(broker, "cmp", 6, fmt, encoding="records")
+        assert by_position(named) == by_position(default), fmt
+    _, as_json = subscribed_records(broker, "cmp", 6, "json")
+    assert seen[(0, 1)]["value"] == '{"x":1}'
+    assert {(r["partition"], r["offset"]): r for r in as_json}[(0, 1)]["value"] == {"x": 1}
+
+
+def test_compact_frames_keep_the_gaps_of_transaction_markers(broker):
+    from confluent_kafka import Producer as TxnProducer
+    create_topic(broker, "cgap", 1)
+    p = TxnProducer({"bootstrap.servers": broker.bootstrap, "transactional.id": "cgap-tx",
+                     "linger.ms": 1})
+    p.init_transactions(30)
+    for n in (3, 2):  # each commit leaves a marker at the next offset
+        p.begin_transaction()
+        for i in range(n):
+            p.produce("cgap", value=f"t{n}-{i}".encode(), partition=0)
+        p.commit_transaction(30)
+    produce_values(broker, "cgap", 1)
+    expected = kcat_read(broker, "cgap", 0, 6)
+    assert [k["offset"] for k in expected] == [0, 1, 2, 4, 5, 7]
+    frames, records = subscribed_records(broker, "cgap", 6)
+    assert [r["offset"] for r in records] == [0, 1, 2, 4, 5, 7]
+    assert [r["value"] for r in records] == [k["payload"] for k in expected]
+    assert [r["timestamp"] for r in records] == [k["ts"] for k in expected]
+    runs = [run for f in frames for run in f["runs"]]
+    assert any("offsets" in run for run in runs), runs
+    _, default = subscribed_records(broker, "cgap", 6, encoding=None)
+    assert records == default
+
+
+def test_credit_is_exact_with_compact_frames(broker):
+    create_topic(broker, "ccred", 2)
+    create_topic(broker, "ccred-scratch", 1)
+    produce_values(broker, "ccred", 100)
+    with WsClient(broker.http_port) as c:
+        c.send({"op": "credit", "records": 10})
+        c.send({"op": "subscribe", "id": 3, "topics": ["ccred"], "from": "earliest",
+                "encoding": "compact"})
+        assert c.recv() == {"op": "subscribed", "id": 3, "topics": ["ccred"]}
+        records = []
+        while len(records) < 10:
+            m, _ = c.recv_op("records")
+            assert m["id"] == 3 and m["encoding"] == "compact"
+            records += decode_records(m)
+        assert len(records) == 10
+        for i in range(3):  # round trips: a records frame sent past the window would come first
+            c.send({"op": "produce", "id": f"p{i}", "topic": "ccred-scratch", "value": "x"})
+            m = c.recv()
+            assert m["op"] == "ack" and m["id"] == f"p{i}", m
+        c.send({"op": "credit", "records": 7})
+        while len(records) < 17:
+            records += decode_records(c.recv_op("records")[0])
+        assert len(records) == 17
+        c.send({"op": "produce", "id": "last", "topic": "ccred-scratch", "value": "x"})
+        assert c.recv()["op"] == "ack"
+        assert len({(r["partition"], r["offset"]) for r in records}) == 17
 
 
 def test_group_subscription_resumes_at_its_commit():
@@ -224,6 +373,11 @@ def test_bad_input_and_the_server_still_serves():
             c.send({"op": "subscribe", "topics": ["ok"], "from": "yesterday"})
             assert c.recv()["code"] == 400
             c.send({"op": "subscribe", "topics": ["ok"], "format": "xml"})
+            assert c.recv()["code"] == 400
+            c.send({"op": "subscribe", "id": "e", "topics": ["ok"], "encoding": "binary"})
+            assert c.recv() == {"op": "error", "id": "e", "code": 400, "message":
+                                'encoding must be "records" (the default) or "compact"'}
+            c.send({"op": "subscribe", "id": "e", "topics": ["ok"], "encoding": 1})
             assert c.recv()["code"] == 400
             c.send({"op": "produce", "id": 1, "topic": "missing", "value": "v"})
             assert c.recv() == {"op": "error", "id": 1, "code": 40401,

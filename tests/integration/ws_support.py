@@ -1,6 +1,7 @@
 """A small synchronous WebSocket client (RFC 6455) over a plain socket, for the tests of sluice's
 /ws endpoint: it can send what a library would refuse to (unmasked, oversized or binary frames)
-and read frame by frame. Every read has a timeout."""
+and read frame by frame. Every read has a timeout. decode_records() turns a records frame of
+either encoding (the default or "compact", docs/http.md) into the default frame's records."""
 import base64
 import json
 import os
@@ -10,6 +11,31 @@ import struct
 from harness import connect
 
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0, 1, 2, 8, 9, 10
+
+
+def decode_records(msg):
+    """The records of a records frame as the default frame's record objects: the records list
+    as it is, or a compact frame's runs rebuilt (offsets and timestamps from their deltas, keys
+    null and headers {} where the run has no such column). Asserts the columns' lengths."""
+    assert msg["op"] == "records", msg
+    if msg.get("encoding", "records") == "records":
+        return msg["records"]
+    assert msg["encoding"] == "compact", msg
+    assert "records" not in msg
+    out = []
+    for run in msg["runs"]:
+        n = len(run["values"])
+        for column in ("timestamps", "offsets", "keys", "headers"):
+            assert column not in run or len(run[column]) == n, (column, run)
+        offset, ts = run["base_offset"], run["base_timestamp"]
+        for i in range(n):
+            offset = offset + run["offsets"][i] if "offsets" in run else run["base_offset"] + i
+            ts += run["timestamps"][i]
+            out.append({"topic": run["topic"], "partition": run["partition"], "offset": offset,
+                        "timestamp": ts, "key": run["keys"][i] if "keys" in run else None,
+                        "value": run["values"][i],
+                        "headers": run["headers"][i] if "headers" in run else {}})
+    return out
 
 
 class Closed(Exception):

@@ -10,6 +10,7 @@ export const {
     SluiceError,
     connect,
     backoffDelay,
+    decodeRecords,
     defaultWebSocketUrl,
     events,
     eventsUrl,

@@ -38,17 +38,26 @@ async function main() {
         const conn = await server.accept();
         const sub = await conn.next();
         assert.deepEqual(sub, { op: "subscribe", id: sub.id, topics: ["t"], group: "g",
-                                from: "earliest", format: "string" });
+                                from: "earliest", format: "string", encoding: "compact" });
         await page.waitForSelector('#status[data-state="open"]', { timeout });
 
-        // Records become rows, in order, keys and values as text (never as HTML).
-        conn.send({ op: "records", records: [rec(0, null, "first"),
-                                             rec(1, "k1", "<b>not bold</b>")] });
+        // Records become rows, in order, keys and values as text (never as HTML). sluice.js
+        // asked for compact frames: these are those records in one.
+        conn.send({ op: "records", id: sub.id, encoding: "compact",
+                    runs: [{ topic: "t", partition: 0, base_offset: 0,
+                             base_timestamp: rec(0).timestamp, values: ["first", "<b>not bold</b>"],
+                             timestamps: [0, 1], keys: [null, "k1"] }] });
         await page.waitForFunction(() => document.querySelectorAll("#records tr").length === 2,
                                    null, { timeout });
         assert.deepEqual(await rows(page), [[0, 0, "null", "first"],
                                             [0, 1, "k1", "<b>not bold</b>"]]);
         assert.equal(await page.$$eval("#records b", (b) => b.length), 0);
+        assert.equal(await page.textContent("#count"), "2");
+
+        // A records frame sluice.js cannot decode is shown as an error; the page goes on.
+        conn.send({ op: "records", id: sub.id, encoding: "compact", runs: [{ topic: "t" }] });
+        await page.waitForSelector('#subscription[data-error="bad_frame"]', { timeout });
+        assert.match(await page.textContent("#subscription"), /error bad_frame: .*decoded/);
         assert.equal(await page.textContent("#count"), "2");
 
         // Posting a record: the produce frame, then the ack's offset on the page.
@@ -91,7 +100,7 @@ async function main() {
         const conn3 = await server.accept();
         const again = await conn3.next();
         assert.deepEqual(again, { op: "subscribe", id: again.id, topics: ["t"], group: "g",
-                                  from: "earliest", format: "string" });
+                                  from: "earliest", format: "string", encoding: "compact" });
         await within(conn2.closed, "the old page's connection to close");
 
         // The form subscribes too, and writes the subscription into the URL.
@@ -103,8 +112,9 @@ async function main() {
         assert.deepEqual(await conn3.next(), { op: "unsubscribe" });
         const other = await conn3.next();
         assert.deepEqual(other, { op: "subscribe", id: other.id, topics: ["other"],
-                                  from: "latest", format: "json" });
+                                  from: "latest", format: "json", encoding: "compact" });
         assert.equal(new URL(page.url()).search, "?topic=other&from=latest&format=json");
+        // A frame in the default form is decoded too.
         conn3.send({ op: "records", records: [{ topic: "other", partition: 0, offset: 0,
                                                 timestamp: 1700000000000, key: null,
                                                 value: { n: 1 }, headers: {} }] });

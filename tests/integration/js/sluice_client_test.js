@@ -75,19 +75,20 @@ test("subscribe sends the protocol's subscribe frame", async () => {
     const f = await conn.next();
     assert.equal(typeof f.id, "string");
     assert.deepEqual(f, { op: "subscribe", id: f.id, topics: ["orders"], from: "earliest",
-                          format: "string" });
+                          format: "string", encoding: "compact" });
     client.unsubscribe();
     assert.deepEqual(await conn.next(), { op: "unsubscribe" });
     client.subscribe({ topics: "a", group: "g1", from: { offset: 7 }, format: "json" });
     const g = await conn.next();
     assert.deepEqual(g, { op: "subscribe", id: g.id, topics: ["a"], group: "g1",
-                          from: { offset: 7 }, format: "json" });
+                          from: { offset: 7 }, format: "json", encoding: "compact" });
     assert.notEqual(g.id, f.id);
     client.subscribe({ topics: ["b"], from: { timestamp: 1700000000000 }, format: "base64" });
     assert.deepEqual(await conn.next(), { op: "unsubscribe" }); // replaces the subscription
     const h = await conn.next();
     assert.deepEqual(h, { op: "subscribe", id: h.id, topics: ["b"],
-                          from: { timestamp: 1700000000000 }, format: "base64" });
+                          from: { timestamp: 1700000000000 }, format: "base64",
+                          encoding: "compact" });
     await done(server, client);
 });
 
@@ -98,7 +99,7 @@ test("subscribe before the connection opens is sent when it opens", async () => 
     const conn = await server.accept();
     const f = await conn.next();
     assert.deepEqual(f, { op: "subscribe", id: f.id, topics: ["t"], from: "latest",
-                          format: "string" });
+                          format: "string", encoding: "compact" });
     await done(server, client);
 });
 
@@ -138,6 +139,171 @@ test("records reach the handler in order and positions track the next offset", a
     assert.deepEqual(seen[0], rec("t", 0, 0));
     assert.deepEqual(client.positions(), [{ topic: "t", partition: 0, offset: 3 },
                                           { topic: "t", partition: 1, offset: 1 }]);
+    await done(server, client);
+});
+
+/**
+ * The compact frame of `records` (docs/http.md, "Compact records frames"), as the server
+ * writes it: one run per stretch of a topic-partition, offsets only when not consecutive,
+ * keys and headers only when some record has them.
+ */
+function compact(records, id) {
+    const runs = [];
+    let run = null;
+    let last = null;
+    for (const r of records) {
+        if (!run || run.topic !== r.topic || run.partition !== r.partition) {
+            run = { topic: r.topic, partition: r.partition, base_offset: r.offset,
+                    base_timestamp: r.timestamp, values: [], timestamps: [], offsets: [],
+                    keys: [], headers: [] };
+            runs.push(run);
+            last = r;
+        }
+        run.values.push(r.value);
+        run.timestamps.push(r.timestamp - last.timestamp);
+        run.offsets.push(r.offset - last.offset);
+        run.keys.push(r.key);
+        run.headers.push(r.headers);
+        last = r;
+    }
+    for (const run of runs) {
+        if (run.offsets.every((d, i) => d === (i === 0 ? 0 : 1))) {
+            delete run.offsets;
+        }
+        if (run.keys.every((k) => k === null)) {
+            delete run.keys;
+        }
+        if (run.headers.every((h) => Object.keys(h).length === 0)) {
+            delete run.headers;
+        }
+    }
+    const frame = { op: "records", encoding: "compact", runs };
+    if (id !== undefined) {
+        frame.id = id;
+    }
+    return frame;
+}
+
+/** Records of two partitions and two topics: gaps, keys, null values, headers. */
+function mixedRecords() {
+    const keyed = Object.assign(rec("t", 0, 3, null), { key: "k3",
+                                                        headers: { trace: "t-3", n: null } });
+    return [rec("t", 0, 0), rec("t", 0, 1), keyed, Object.assign(rec("t", 0, 9), { timestamp: 5 }),
+            rec("t", 1, 0, { nested: [1, 2] }), rec("u", 0, 7), rec("t", 0, 10)];
+}
+
+test("subscribe asks for compact frames unless told otherwise", async () => {
+    const { server, client, conn } = await connected();
+    client.subscribe({ topics: ["t"], encoding: "records" });
+    assert.equal((await conn.next()).encoding, "records");
+    client.subscribe({ topics: ["t"] });
+    assert.deepEqual(await conn.next(), { op: "unsubscribe" });
+    assert.equal((await conn.next()).encoding, "compact");
+    assert.throws(() => client.subscribe({ topics: ["t"], encoding: "binary" }), TypeError);
+    await done(server, client);
+});
+
+test("decodeRecords rebuilds the records of a compact frame", () => {
+    const records = mixedRecords();
+    const frame = compact(records, "1");
+    assert.equal(frame.runs.length, 4);
+    assert.deepEqual(frame.runs[0].offsets, [0, 1, 2, 6]); // a gap after offset 1
+    assert.deepEqual(frame.runs[0].keys, [null, null, "k3", null]);
+    assert.equal(frame.runs[1].offsets, undefined);
+    const decoded = sluice.decodeRecords(JSON.parse(JSON.stringify(frame)));
+    assert.deepEqual(decoded, records);
+    assert.deepEqual(Object.keys(decoded[0]), ["topic", "partition", "offset", "timestamp",
+                                               "key", "value", "headers"]);
+    // The default frame's records come back as they are.
+    assert.deepEqual(sluice.decodeRecords({ op: "records", records }), records);
+    assert.deepEqual(sluice.decodeRecords({ op: "records", encoding: "records", records }),
+                     records);
+    assert.deepEqual(sluice.decodeRecords({ op: "records", encoding: "compact", runs: [] }), []);
+});
+
+test("decodeRecords refuses frames it cannot decode with a bad_frame error", () => {
+    const good = () => compact([rec("t", 0, 0), rec("t", 0, 1)]);
+    const cases = [
+        ["an unknown encoding", Object.assign(good(), { encoding: "columnar" }), /unknown enc/],
+        ["runs not an array", Object.assign(good(), { runs: {} }), /runs/],
+        ["no records array", { op: "records" }, /records is not an array/],
+        ["a run without a topic", (() => { const f = good(); delete f.runs[0].topic;
+                                           return f; })(), /topic/],
+        ["values not an array", (() => { const f = good(); f.runs[0].values = "v";
+                                         return f; })(), /values/],
+        ["a short column", (() => { const f = good(); f.runs[0].timestamps = [0];
+                                    return f; })(), /match its 2 values/],
+        ["a short keys column", (() => { const f = good(); f.runs[0].keys = ["k"];
+                                         return f; })(), /match its 2 values/],
+        ["an offset that is not a number", (() => { const f = good();
+                                                    f.runs[0].offsets = [0, "1"];
+                                                    return f; })(), /not integers/],
+        ["a run that is null", Object.assign(good(), { runs: [null] }), /not an object/],
+    ];
+    for (const [what, frame, message] of cases) {
+        assert.throws(() => sluice.decodeRecords(frame), (e) => {
+            assert.ok(e instanceof sluice.SluiceError, what);
+            assert.equal(e.code, "bad_frame", what);
+            assert.match(e.message, message, what);
+            return true;
+        }, what);
+    }
+});
+
+test("compact frames reach the handler as the same records as default frames", async () => {
+    const { server, client, conn } = await connected();
+    const seen = [];
+    client.subscribe({ topics: ["t", "u"], from: "earliest",
+                       onRecords: (records) => seen.push(...records) });
+    const events = recorder(client);
+    const sub = await conn.next();
+    const records = mixedRecords();
+    conn.send(compact(records.slice(0, 4), sub.id));
+    conn.send({ op: "records", id: sub.id, records: records.slice(4, 5) }); // either form
+    conn.send(compact(records.slice(5), sub.id));
+    await events.until(records.length);
+    assert.deepEqual(seen, records);
+    assert.deepEqual(events.got, records);
+    assert.deepEqual(client.positions(), [{ topic: "t", partition: 0, offset: 11 },
+                                          { topic: "t", partition: 1, offset: 1 },
+                                          { topic: "u", partition: 0, offset: 8 }]);
+    await done(server, client);
+});
+
+test("a records frame it cannot decode is an error event and the connection goes on",
+     async () => {
+    const { server, client, conn } = await connected();
+    client.subscribe({ topics: ["t"], from: "earliest" });
+    const events = recorder(client);
+    await conn.next();
+    const ev = nextEvent(client, "error");
+    const bad = compact([rec("t", 0, 0), rec("t", 0, 1)]);
+    bad.runs[0].timestamps.pop();
+    conn.send(bad);
+    const e = await ev;
+    assert.equal(e.code, "bad_frame");
+    assert.match(e.message, /timestamps/);
+    const unknown = nextEvent(client, "error");
+    conn.send({ op: "records", encoding: "zstd", data: "..." });
+    assert.match((await unknown).message, /unknown encoding "zstd"/);
+    conn.send(compact([rec("t", 0, 0)]));
+    await events.until(1);
+    assert.deepEqual(events.got, [rec("t", 0, 0)]);
+    assert.equal(client.state, "open");
+    await done(server, client);
+});
+
+test("credit counts the records of compact frames", async () => {
+    const { server, client, conn } = await connected();
+    client.subscribe({ topics: ["t"], from: "earliest", credit: 5 });
+    const events = recorder(client);
+    assert.deepEqual(await conn.next(), { op: "credit", records: 5 });
+    await conn.next();
+    conn.send(compact([rec("t", 0, 0), rec("t", 0, 1), rec("t", 1, 0)]));
+    await events.until(3);
+    await conn.drop();
+    const conn2 = await server.accept();
+    assert.deepEqual(await conn2.next(), { op: "credit", records: 2 }); // 5 - 3 left
     await done(server, client);
 });
 
@@ -282,7 +448,7 @@ test("credit: the window goes before the subscribe, grants add up, and a reconne
     assert.deepEqual(await conn2.next(), { op: "credit", records: 4 });
     const again = await conn2.next();
     assert.deepEqual(again, { op: "subscribe", id: sub.id, topics: ["t"], from: { offset: 4 },
-                              format: "string" });
+                              format: "string", encoding: "compact" });
     assert.throws(() => client.credit(0), TypeError);
     await done(server, client);
 });
@@ -354,7 +520,8 @@ test("reconnect without a group subscribes after the last delivered offset and d
     assert.deepEqual(await reopened, { resumed: true });
     // The lowest next offset over the partitions delivered: partition 1's 2.
     assert.deepEqual(await conn2.next(), { op: "subscribe", id: sub.id, topics: ["t"],
-                                           from: { offset: 2 }, format: "string" });
+                                           from: { offset: 2 }, format: "string",
+                                           encoding: "compact" });
     conn2.send({ op: "records", records: [rec("t", 0, 2), rec("t", 1, 2), rec("t", 0, 3)] });
     await events.until(7);
     assert.deepEqual(events.got.map((r) => [r.partition, r.offset]),

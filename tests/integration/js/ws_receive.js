@@ -1,21 +1,28 @@
 // A node `ws` client of sluice's /ws endpoint, driven by tests/integration/test_ws.py.
 //
-//   node ws_receive.js <url> <topic> <count> [credit]
+//   node ws_receive.js <url> <topic> <count> [credit] [encoding]
 //
-// Subscribes to <topic> from the earliest offset and reads <count> records. Each record's value
-// must be "v<i>" with i counting up from 0 in delivery order, and offsets must increase.
-// With [credit], the client grants that many records at a time and checks that it never holds
-// more than it granted: after each window it sends two produce ops to a scratch topic (the
-// topic "<topic>-scratch", which must exist) and waits for both acks before granting again, so
-// that a server sending past the window would be caught before the next grant.
+// Subscribes to <topic> from the earliest offset and reads <count> records, in records frames
+// of [encoding] ("records", the default form, unless given; "compact" frames are decoded with
+// sluice.js's decodeRecords). Each record's value must be "v<i>" with i counting up from 0 in
+// delivery order, and offsets must increase.
+// With a [credit] above 0, the client grants that many records at a time and checks that it
+// never holds more than it granted: after each window it sends two produce ops to a scratch
+// topic (the topic "<topic>-scratch", which must exist) and waits for both acks before
+// granting again, so that a server sending past the window would be caught before the next
+// grant.
 // Prints {"received": n, "first": offset, "last": offset, "frames": n} and exits 0, or prints
 // the problem and exits 1. The test bounds the run with its own timeout.
 'use strict';
+const path = require('node:path');
 const WebSocket = require('ws');
+const { decodeRecords } = require(path.join(__dirname, '..', '..', '..', 'gateway', 'http', 'ui',
+                                            'sluice.js'));
 
-const [url, topic, countText, creditText] = process.argv.slice(2);
+const [url, topic, countText, creditText, encodingText] = process.argv.slice(2);
 const count = Number(countText);
 const credit = creditText ? Number(creditText) : 0;
+const encoding = encodingText || 'records';
 const ws = new WebSocket(url);
 let received = 0;
 let granted = 0;
@@ -39,7 +46,8 @@ ws.on('open', () => {
   if (credit > 0) {
     grant();
   }
-  ws.send(JSON.stringify({ op: 'subscribe', id: 'sub', topics: [topic], from: 'earliest' }));
+  ws.send(JSON.stringify({ op: 'subscribe', id: 'sub', topics: [topic], from: 'earliest',
+                           encoding }));
 });
 
 ws.on('message', (data, isBinary) => {
@@ -64,7 +72,10 @@ ws.on('message', (data, isBinary) => {
   if (msg.id !== 'sub') {
     fail('records frame without the subscription id');
   }
-  for (const r of msg.records) {
+  if ((msg.encoding || 'records') !== encoding) {
+    fail('a frame in encoding ' + msg.encoding + ', not ' + encoding);
+  }
+  for (const r of decodeRecords(msg)) {
     if (r.value !== 'v' + received) {
       fail('record ' + received + ' has value ' + r.value + ' at offset ' + r.offset);
     }
