@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "gateway/http/group_routes.h"
+#include "gateway/http/queue_routes.h"
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/sse_stream.h"
@@ -34,8 +35,9 @@ asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_req
 
 }  // namespace
 
-http_server::http_server(io_pool& pool, services& svc, connection_tracker& tracker,
-                         const endpoint& where, http_settings settings)
+http_server::http_server(io_pool& pool, services& svc, backend::api::queues& queues,
+                         connection_tracker& tracker, const endpoint& where,
+                         http_settings settings)
     : svc_(svc),
       settings_(std::move(settings)),
       producer_(svc.topics, svc.records, settings_.producer_acks),
@@ -53,6 +55,7 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
         return metrics_page(m, std::move(ctx));
     });
     add_group_routes(router_, svc.groups);
+    add_queue_routes(router_, queues);
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         svc.topics, svc.records, svc.groups, settings_, svc.kafka.cluster_id, svc.kafka.node_id,
         producer_});
@@ -71,6 +74,8 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
     ws::add_ws_route(router_, *ws_);
     add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
     add_ui_routes(router_);
+    // After the REST Proxy's GET /, which the console's hands every non-browser request to.
+    add_console_route(router_);
 }
 
 http_server::~http_server() = default;

@@ -25,6 +25,8 @@
 #include "gateway/server/services.h"
 #include "gateway/server/tcp_listener.h"
 
+#include "backend/api/queues.h"
+
 namespace sluice::gateway {
 
 namespace rest {
@@ -38,8 +40,9 @@ struct ws_context;
 class http_server {
 public:
     /// Binds and listens (throws std::runtime_error naming --http and the address).
-    http_server(io_pool& pool, services& svc, connection_tracker& tracker, const endpoint& where,
-                http_settings settings = {});
+    /// `queues` (the SQS front's) backs the queue views (/v1/queues).
+    http_server(io_pool& pool, services& svc, backend::api::queues& queues,
+                connection_tracker& tracker, const endpoint& where, http_settings settings = {});
     ~http_server();
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -254,6 +255,35 @@ void router::add(http::verb method, std::string_view pattern, route_handler hand
     }
     at->routes.emplace(method, node::route{std::move(handler), std::string(pattern),
                                            std::move(names), streamed_body});
+}
+
+std::optional<route_handler> router::replace(http::verb method, std::string_view pattern,
+                                             route_handler handler) {
+    // Walk the pattern as add() does, without creating nodes; a missing one means no route.
+    node* at = root_.get();
+    if (!pattern.empty() && pattern.front() == '/') {
+        for (const std::string_view seg : split_path(pattern)) {
+            if (!at) {
+                break;
+            }
+            if (is_capture(seg)) {
+                at = seg.ends_with("...}") ? at->rest.get() : at->capture.get();
+            } else {
+                auto it = at->literals.find(seg);
+                at = it == at->literals.end() ? nullptr : it->second.get();
+            }
+        }
+    } else {
+        at = nullptr;
+    }
+    if (at) {
+        auto it = at->routes.find(method);
+        if (it != at->routes.end() && it->second.pattern == pattern) {
+            return std::exchange(it->second.handler, std::move(handler));
+        }
+    }
+    add(method, pattern, std::move(handler));
+    return std::nullopt;
 }
 
 namespace {

@@ -174,6 +174,13 @@ public:
     void add(boost::beast::http::verb method, std::string_view pattern, route_handler handler,
              bool streamed_body = false);
 
+    /// Puts `handler` in place of the one `method pattern` has (same pattern text), and answers
+    /// the one it replaced, so that the new handler can hand requests on to it (the console's
+    /// GET / in front of the REST Proxy's); adds the route and answers nullopt when there was
+    /// none. Throws as add() does for a malformed pattern.
+    std::optional<route_handler> replace(boost::beast::http::verb method, std::string_view pattern,
+                                         route_handler handler);
+
     /// True when `method path` (no query) reaches a route added with a streamed body.
     bool streams_body(boost::beast::http::verb method, std::string_view path) const;
 

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstdlib>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include <boost/beast/core/string.hpp>
@@ -81,7 +85,74 @@ asio::awaitable<handler_result> serve_asset(std::span<const ui_asset> assets,
     co_return res;
 }
 
+constexpr std::string_view console_index = "console/index.html";
+
+/// The q of one Accept entry's parameters ("q=0.8"): 1 when absent, 0 for a malformed one.
+double accept_q(std::string_view params) {
+    while (!params.empty()) {
+        const auto semi = params.find(';');
+        const auto param = trim(params.substr(0, semi));
+        if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
+            const std::string text(param.substr(2));
+            char* end = nullptr;
+            const double q = std::strtod(text.c_str(), &end);
+            return end == text.c_str() + text.size() && q >= 0 && q <= 1 ? q : 0;
+        }
+        if (semi == std::string_view::npos) {
+            break;
+        }
+        params.remove_prefix(semi + 1);
+    }
+    return 1;
+}
+
+asio::awaitable<handler_result> serve_console(std::span<const ui_asset> assets,
+                                              std::shared_ptr<route_handler> fallback,
+                                              http_request_context ctx) {
+    const auto accept = ctx.req[http::field::accept];
+    const ui_asset* asset = find_asset(assets, console_index);
+    if (!asset || !accept_prefers_html(std::string_view(accept.data(), accept.size()))) {
+        if (*fallback) {
+            co_return co_await (*fallback)(std::move(ctx));
+        }
+        co_return error_response(404, "no route for GET /");
+    }
+    auto res = make_response({200, "text/html; charset=utf-8", std::string(asset->body)});
+    res.set(http::field::etag, beast_view(asset->etag));
+    res.set(http::field::cache_control, beast_view(cache_control));
+    // One URL, two representations: caches must key on Accept.
+    res.set(http::field::vary, "Accept");
+    res.set("X-Content-Type-Options", "nosniff");
+    co_return res;
+}
+
 }  // namespace
+
+bool accept_prefers_html(std::string_view accept) {
+    double html = 0;
+    double json = 0;
+    while (!accept.empty()) {
+        const auto comma = accept.find(',');
+        const auto entry = trim(accept.substr(0, comma));
+        const auto semi = entry.find(';');
+        std::string type(trim(entry.substr(0, semi)));
+        std::transform(type.begin(), type.end(), type.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        const double q =
+            accept_q(semi == std::string_view::npos ? std::string_view{} : entry.substr(semi + 1));
+        if (type == "text/html" || type == "application/xhtml+xml") {
+            html = std::max(html, q);
+        } else if (type == "application/json" ||
+                   (type.starts_with("application/vnd.") && type.ends_with("+json"))) {
+            json = std::max(json, q);
+        }
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        accept.remove_prefix(comma + 1);
+    }
+    return html > 0 && html >= json;
+}
 
 std::string_view ui_content_type(std::string_view path) {
     static constexpr std::array<std::pair<std::string_view, std::string_view>, 12> types{{
@@ -131,6 +202,18 @@ bool etag_matches(std::string_view if_none_match, std::string_view etag) {
         if_none_match.remove_prefix(comma + 1);
     }
     return false;
+}
+
+void add_console_route(router& routes, std::span<const ui_asset> assets) {
+    // The previous GET / goes into the new handler; the slot is filled in right after.
+    auto fallback = std::make_shared<route_handler>();
+    auto handler = [assets, fallback](http_request_context ctx) {
+        return serve_console(assets, fallback, std::move(ctx));
+    };
+    auto previous = routes.replace(http::verb::get, "/", std::move(handler));
+    if (previous) {
+        *fallback = std::move(*previous);
+    }
 }
 
 void add_ui_routes(router& routes, std::span<const ui_asset> assets) {

@@ -1,11 +1,13 @@
 // The browser files on the HTTP front: GET /ui/ (index.html), /ui/sluice.js, /ui/style.css and
-// every other file of gateway/http/ui/, embedded into the executable (ui_assets.h). Answers
+// every other file of gateway/http/ui/ (the console's, under console/, also at GET / for a
+// browser), embedded into the executable (ui_assets.h). Answers
 // carry the file's content type, a strong ETag and Cache-Control: no-cache (browsers revalidate
 // and get 304 Not Modified while the file is unchanged); an unknown file is 404. Stateless and
 // thread-safe: the files are read-only static data.
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "gateway/http/router.h"
@@ -16,6 +18,17 @@ namespace sluice::gateway {
 /// Registers GET /ui (a redirect to /ui/, query kept) and GET /ui/{path...} (HEAD implied),
 /// serving `assets`: by default the embedded ones; tests pass their own, sorted by path.
 void add_ui_routes(router& routes, std::span<const ui_asset> assets = ui_assets());
+
+/// Registers the console at GET / (HEAD implied): a request whose Accept header prefers HTML
+/// (a browser's) gets console/index.html of `assets`; any other is handed to the GET / route
+/// registered before (the REST Proxy's), or answered 404 when there was none. Call after the
+/// other routes are added.
+void add_console_route(router& routes, std::span<const ui_asset> assets = ui_assets());
+
+/// Whether an Accept header value prefers text/html: it names text/html (or
+/// application/xhtml+xml) with a q above 0 and at least the q of every JSON type it names.
+/// A missing header, */* alone, or a JSON type first is not a browser's request.
+bool accept_prefers_html(std::string_view accept);
 
 /// The Content-Type for a file name, by its extension ("application/octet-stream" when the
 /// extension is unknown). Text types name UTF-8.

@@ -473,7 +473,8 @@ int run_server(const config& cfg) {
         listening += " " + name + "=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     if (cfg.http.enabled) {
-        http = std::make_unique<http_server>(pool, svc, tracker, cfg.http, std::move(http_cfg));
+        http = std::make_unique<http_server>(pool, svc, queues, tracker, cfg.http,
+                                             std::move(http_cfg));
         auto ep = http->local_endpoint();
         listening += " http=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }

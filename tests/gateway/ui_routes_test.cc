@@ -174,5 +174,79 @@ TEST(UiAssets, EmbedsThePagesAndTheClientSortedWithDigestTags) {
     EXPECT_NE(res.body().find("sluice.js"), std::string::npos);
 }
 
+// --- the console at GET / -----------------------------------------------------------------
+
+constexpr ui_asset console_assets[] = {
+    {"console/index.html", "<!doctype html><title>console</title>", "\"dddd\""},
+    {"index.html", "<!doctype html><p>hi", "\"cccc\""},
+};
+
+http_response get_accept(const router& r, std::string target, std::string accept) {
+    http_request req{verb::get, target, 11};
+    if (!accept.empty()) {
+        req.set(http::field::accept, accept);
+    }
+    return answer(r, std::move(req));
+}
+
+boost::asio::awaitable<handler_result> rest_root(http_request_context) {
+    co_return make_response({200, "application/vnd.kafka.v2+json", "{}"});
+}
+
+constexpr const char* browser_accept =
+    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+
+TEST(ConsoleRoute, BrowsersGetTheConsoleOthersTheRestProxyRoot) {
+    router r;
+    r.add(verb::get, "/", rest_root);
+    add_console_route(r, console_assets);
+    auto res = get_accept(r, "/", browser_accept);
+    EXPECT_EQ(res.result_int(), 200);
+    EXPECT_EQ(res.body(), "<!doctype html><title>console</title>");
+    EXPECT_EQ(res[http::field::content_type], "text/html; charset=utf-8");
+    EXPECT_EQ(res[http::field::vary], "Accept");
+    for (const char* accept : {"", "*/*", "application/json", "application/vnd.kafka.v2+json",
+                               "application/json, text/html;q=0.5", "text/html;q=0"}) {
+        auto rest = get_accept(r, "/", accept);
+        EXPECT_EQ(rest.result_int(), 200) << accept;
+        EXPECT_EQ(rest.body(), "{}") << accept;
+        EXPECT_EQ(rest[http::field::content_type], "application/vnd.kafka.v2+json") << accept;
+    }
+}
+
+TEST(ConsoleRoute, WithoutARestRootOnlyBrowsersGetAnAnswer) {
+    router r;
+    add_console_route(r, console_assets);
+    EXPECT_EQ(get_accept(r, "/", browser_accept).result_int(), 200);
+    EXPECT_EQ(get_accept(r, "/", "*/*").result_int(), 404);
+}
+
+TEST(ConsoleRoute, AcceptPreference) {
+    EXPECT_TRUE(accept_prefers_html("text/html"));
+    EXPECT_TRUE(accept_prefers_html(browser_accept));
+    EXPECT_TRUE(accept_prefers_html("application/json;q=0.5, TEXT/HTML"));
+    EXPECT_TRUE(accept_prefers_html("application/xhtml+xml"));
+    EXPECT_FALSE(accept_prefers_html(""));
+    EXPECT_FALSE(accept_prefers_html("*/*"));
+    EXPECT_FALSE(accept_prefers_html("text/*"));
+    EXPECT_FALSE(accept_prefers_html("application/json, text/html;q=0.9"));
+    EXPECT_FALSE(accept_prefers_html("text/html;q=0"));
+    EXPECT_FALSE(accept_prefers_html("text/html;q=bad"));
+}
+
+TEST(RouterReplace, HandsBackThePreviousHandler) {
+    router r;
+    r.add(verb::get, "/", rest_root);
+    auto replacement = [](http_request_context) -> boost::asio::awaitable<handler_result> {
+        co_return make_response({200, "text/plain", "new"});
+    };
+    auto previous = r.replace(verb::get, "/", replacement);
+    ASSERT_TRUE(previous.has_value());
+    EXPECT_EQ(get(r, "/").body(), "new");
+    // A pattern never registered is added.
+    EXPECT_FALSE(r.replace(verb::get, "/x/{y}", rest_root).has_value());
+    EXPECT_EQ(get(r, "/x/1").body(), "{}");
+}
+
 }  // namespace
 }  // namespace sluice::gateway

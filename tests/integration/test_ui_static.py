@@ -15,6 +15,7 @@ TYPES = {
     ".mjs": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
     ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
 }
 
 
