@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "gateway/http/group_routes.h"
+#include "gateway/http/http_auth.h"
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/sse_stream.h"
@@ -71,6 +72,11 @@ http_server::http_server(io_pool& pool, services& svc, connection_tracker& track
     ws::add_ws_route(router_, *ws_);
     add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
     add_ui_routes(router_);
+    auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc.users, svc.tokens,
+                                                 svc.auth_failures, svc.metrics);
+    router_.set_guard([a = auth_.get()](http_request_context* ctx, std::string pattern) {
+        return a->check(ctx, std::move(pattern));
+    });
 }
 
 http_server::~http_server() = default;
