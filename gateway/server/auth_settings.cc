@@ -16,6 +16,16 @@ void count_authentication(metrics_registry& metrics, std::string_view front,
     }
 }
 
+void register_authentication_metrics(metrics_registry& metrics,
+                                     const std::vector<std::string>& mechanisms) {
+    for (const auto& m : mechanisms) {
+        const labels l{{"front", "kafka"}, {"mechanism", m}};
+        metrics.get_counter("sluice_authentications_total", "Authentication attempts", l);
+        metrics.get_counter("sluice_authentication_failures_total",
+                            "Failed authentication attempts", l);
+    }
+}
+
 std::vector<std::string> split_comma_list(const std::string& text) {
     std::vector<std::string> out;
     std::size_t start = 0;

@@ -21,6 +21,11 @@ std::unique_ptr<auth::jwt_verifier> read_jwt_verifier(const config& cfg);
 void count_authentication(metrics_registry& metrics, std::string_view front,
                           std::string_view mechanism, bool ok);
 
+/// Creates both series at 0 for front="kafka" and each of `mechanisms`, so that the families
+/// are on /metrics before the first login.
+void register_authentication_metrics(metrics_registry& metrics,
+                                     const std::vector<std::string>& mechanisms);
+
 /// Splits a comma list, trimming blanks and dropping empty items.
 std::vector<std::string> split_comma_list(const std::string& text);
 

@@ -442,6 +442,7 @@ int run_server(const config& cfg) {
     backend::api::backend& be = *native;
 
     metrics_registry metrics;
+    register_authentication_metrics(metrics, kafka_cfg.sasl_mechanisms);
     metrics.add_collector([&be](std::string& out) {
         render_partition_metrics(be.topics(), be.records(), out);
     });
