@@ -284,6 +284,44 @@ bool credential_store::erase(std::string_view user) {
     return true;
 }
 
+void write_private_file(const std::filesystem::path& file, std::string_view data) {
+    auto tmp = file;
+    tmp += ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fail_io("cannot create", tmp);
+    }
+    try {
+        // A leftover temporary file from an older run may have had other permissions.
+        if (::fchmod(fd, 0600) != 0) {
+            fail_io("cannot chmod", tmp);
+        }
+        write_all(fd, data, tmp);
+        if (::fsync(fd) != 0) {
+            fail_io("cannot fsync", tmp);
+        }
+    } catch (...) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), file.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        fail_io("cannot rename over", file);
+    }
+    // The rename is durable once the directory is synced.
+    auto dir = file.parent_path();
+    if (dir.empty()) {
+        dir = ".";
+    }
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
 void credential_store::save() const {
     std::lock_guard save_lock(save_mutex_);
     std::ostringstream text;
@@ -307,42 +345,7 @@ void credential_store::save() const {
             text << "\n";
         }
     }
-    const std::string data = text.str();
-    auto tmp = file_;
-    tmp += ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        fail_io("cannot create", tmp);
-    }
-    try {
-        // A leftover temporary file from an older run may have had other permissions.
-        if (::fchmod(fd, 0600) != 0) {
-            fail_io("cannot chmod", tmp);
-        }
-        write_all(fd, data, tmp);
-        if (::fsync(fd) != 0) {
-            fail_io("cannot fsync", tmp);
-        }
-    } catch (...) {
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        throw;
-    }
-    ::close(fd);
-    if (::rename(tmp.c_str(), file_.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        fail_io("cannot rename over", file_);
-    }
-    // The rename is durable once the directory is synced.
-    auto dir = file_.parent_path();
-    if (dir.empty()) {
-        dir = ".";
-    }
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+    write_private_file(file_, text.str());
 }
 
 }  // namespace sluice::auth

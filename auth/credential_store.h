@@ -69,6 +69,11 @@ user_credentials make_user_credentials(std::string_view password,
 /// Whether `password` matches (PBKDF2 with the verifier's salt, constant-time compare).
 bool verify_plain(const plain_verifier& v, std::string_view password);
 
+/// Replaces `file` with `data` atomically and durably, readable by the owner only (mode 0600):
+/// a temporary file beside it, fsync, rename, fsync of the directory. Throws std::runtime_error
+/// on I/O errors.
+void write_private_file(const std::filesystem::path& file, std::string_view data);
+
 /// Whether `name` may be a user: 1 to 255 bytes, none of them a space or a control character.
 bool valid_user_name(std::string_view name);
 

@@ -3,6 +3,7 @@
 // it returns, until the outcome is success or failure. Owned by auth/sasl.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 namespace sluice::auth {
 
 class credential_store;
+class jwt_verifier;
 
 /// What one step decided.
 struct sasl_step {
@@ -28,6 +30,9 @@ struct sasl_step {
     std::string client_error;
     /// For the server's log: why it failed (no secrets).
     std::string reason;
+    /// Success with a credential that expires (OAUTHBEARER: the token's exp), in seconds since
+    /// the epoch; 0 when the credential does not expire.
+    std::int64_t expires_at_s = 0;
 };
 
 /// One exchange for one connection. Created when the client picks its mechanism; not
@@ -36,7 +41,7 @@ struct sasl_step {
 class sasl_server {
 public:
     virtual ~sasl_server() = default;
-    /// Kafka's name for the mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512.
+    /// Kafka's name for the mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER.
     virtual std::string_view mechanism() const = 0;
     /// Consumes one client message. Never throws for any input.
     virtual sasl_step step(std::string_view client_message) = 0;
@@ -45,9 +50,11 @@ public:
 /// The mechanisms this module implements, in Kafka's names.
 const std::vector<std::string>& supported_sasl_mechanisms();
 
-/// A fresh exchange for `mechanism` against `users`, or null when the mechanism is unknown.
-/// `users` must outlive the exchange.
+/// A fresh exchange for `mechanism` against `users` (PLAIN, SCRAM) or `tokens` (OAUTHBEARER;
+/// null: no keys configured, every login fails), or null when the mechanism is unknown. Both
+/// must outlive the exchange.
 std::unique_ptr<sasl_server> make_sasl_server(std::string_view mechanism,
-                                              const credential_store& users);
+                                              const credential_store& users,
+                                              const jwt_verifier* tokens = nullptr);
 
 }  // namespace sluice::auth

@@ -4,6 +4,7 @@
 
 #include "gateway/http/group_routes.h"
 #include "gateway/http/queue_routes.h"
+#include "gateway/http/http_auth.h"
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/sse_stream.h"
@@ -76,6 +77,11 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
     add_ui_routes(router_);
     // After the REST Proxy's GET /, which the console's hands every non-browser request to.
     add_console_route(router_);
+    auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc.users, svc.tokens,
+                                                 svc.auth_failures, svc.metrics);
+    router_.set_guard([a = auth_.get()](http_request_context* ctx, std::string pattern) {
+        return a->check(ctx, std::move(pattern));
+    });
 }
 
 http_server::~http_server() = default;

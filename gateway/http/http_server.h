@@ -37,6 +37,8 @@ namespace ws {
 struct ws_context;
 }
 
+class http_authenticator;
+
 class http_server {
 public:
     /// Binds and listens (throws std::runtime_error naming --http and the address).
@@ -70,6 +72,8 @@ private:
     std::unique_ptr<rest::rest_context> rest_;
     std::unique_ptr<rest::consumer_registry> consumers_;
     std::unique_ptr<ws::ws_context> ws_;
+    /// http.authentication: the router's guard.
+    std::unique_ptr<http_authenticator> auth_;
     counter& requests_;
     request_timing timing_;
     std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(false);

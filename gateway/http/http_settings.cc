@@ -58,6 +58,17 @@ http_settings read_http_settings(const config& cfg) {
     s.cors.allow_methods = cfg.get_string("access.control.allow.methods", s.cors.allow_methods);
     s.cors.allow_headers = cfg.get_string("access.control.allow.headers", s.cors.allow_headers);
 
+    for (const auto& mode : split_list(cfg.get_string("http.authentication", "none"))) {
+        if (mode == "basic") {
+            s.authentication.basic = true;
+        } else if (mode == "bearer") {
+            s.authentication.bearer = true;
+        } else if (mode != "none") {
+            throw config_error("http.authentication: unknown mode '" + mode +
+                               "' (none, basic, bearer or basic,bearer)");
+        }
+    }
+
     s.advertised_url = cfg.get_string("http.advertised.url", "");
     while (!s.advertised_url.empty() && s.advertised_url.back() == '/') {
         s.advertised_url.pop_back();

@@ -36,6 +36,14 @@ struct stream_settings {
     std::chrono::milliseconds fetch_max_wait{500};
 };
 
+/// http.authentication: which credentials the HTTP front asks for. Neither: every caller is
+/// User:ANONYMOUS (the default).
+struct http_auth_mode {
+    bool basic = false;   // Authorization: Basic, checked against the SASL users (PLAIN)
+    bool bearer = false;  // Authorization: Bearer, a JWT checked like OAUTHBEARER's
+    bool any() const { return basic || bearer; }
+};
+
 struct http_settings {
     http_limits limits{.max_body_bytes = 64 * 1024 * 1024};  // http.request.max.bytes
     cors_policy cors;
@@ -56,6 +64,7 @@ struct http_settings {
     std::int32_t member_session_timeout_ms = 30000;
 
     stream_settings streams;
+    http_auth_mode authentication;  // http.authentication
 };
 
 /// Reads (and checks) every HTTP setting; throws config_error for a bad value.

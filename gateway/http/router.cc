@@ -446,11 +446,19 @@ boost::asio::awaitable<handler_result> router::dispatch(http_request_context ctx
             if (!ctx.finish) {
                 ctx.finish = std::make_shared<finish_signal>();
             }
-            handler_result result = co_await (*m.handler)(std::move(ctx));
-            if (std::holds_alternative<stream_taken>(result)) {
-                co_return result;
+            std::optional<http_response> refusal;
+            if (guard_) {
+                refusal = co_await guard_(&ctx, m.pattern);
             }
-            answer = std::move(std::get<http_response>(result));
+            if (refusal) {
+                answer = std::move(*refusal);
+            } else {
+                handler_result result = co_await (*m.handler)(std::move(ctx));
+                if (std::holds_alternative<stream_taken>(result)) {
+                    co_return result;
+                }
+                answer = std::move(std::get<http_response>(result));
+            }
         }
     }
     answer->version(version);

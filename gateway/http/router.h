@@ -149,6 +149,9 @@ struct http_request_context {
     /// Routes added with a streamed body: the body, to read as it arrives (req.body() is then
     /// empty). Null for every other route.
     body_reader* body = nullptr;
+    /// Who sent the request, as the router's guard (http.authentication) established it:
+    /// "User:NAME", or "User:ANONYMOUS" when authentication is off or the route is open.
+    std::string principal = "User:ANONYMOUS";
 };
 
 /// A handler's result: the response to send, or stream_taken when the handler used
@@ -156,6 +159,11 @@ struct http_request_context {
 struct stream_taken {};
 using handler_result = std::variant<http_response, stream_taken>;
 using route_handler = std::function<boost::asio::awaitable<handler_result>(http_request_context)>;
+/// Runs before every matched route's handler (authentication): nullopt lets the request
+/// through (the guard may set ctx->principal), a response refuses it. `pattern` is the
+/// route's pattern ("/ws", "/topics/{topic}/events"). `ctx` outlives the awaitable.
+using route_guard = std::function<boost::asio::awaitable<std::optional<http_response>>(
+    http_request_context* ctx, std::string pattern)>;
 
 /// The route table. Lifecycle: routes are added before the server starts; afterwards it is
 /// read-only and shared by every connection (thread-safe for reading). Handlers run on the
@@ -180,6 +188,9 @@ public:
     /// none. Throws as add() does for a malformed pattern.
     std::optional<route_handler> replace(boost::beast::http::verb method, std::string_view pattern,
                                          route_handler handler);
+
+    /// Sets the guard every matched request passes before its handler (before start only).
+    void set_guard(route_guard guard) { guard_ = std::move(guard); }
 
     /// True when `method path` (no query) reaches a route added with a streamed body.
     bool streams_body(boost::beast::http::verb method, std::string_view path) const;
@@ -206,6 +217,7 @@ public:
 private:
     struct node;
     std::unique_ptr<node> root_;
+    route_guard guard_;
 };
 
 /// "GET, HEAD, POST": the value of an Allow header.

@@ -3,6 +3,7 @@
 // handler's coroutine completes. Used only on the connection's io thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,8 +31,12 @@ struct connection_info {
 /// connection, changed only by the SASL handlers (on the connection's thread).
 ///
 ///   SASL listener:  unauthenticated --SaslHandshake--> exchange --SaslAuthenticate...--> principal
+///                   principal --(session expires)--> refused: only SaslHandshake and
+///                   SaslAuthenticate get through (KIP-368 re-authentication), else closed
 ///   plaintext:      principal User:ANONYMOUS from the start
 struct connection_security {
+    using clock = std::chrono::steady_clock;
+
     security_protocol protocol = security_protocol::plaintext;
     /// The exchange SaslHandshake started; null before it and after it ended.
     std::unique_ptr<auth::sasl_server> sasl;
@@ -40,6 +45,14 @@ struct connection_security {
     bool raw_sasl_tokens = false;
     /// "User:NAME" once authenticated; Kafka's "User:ANONYMOUS" on a plaintext listener.
     std::string principal;
+    /// The mechanism of the completed login (a re-authentication must use the same one).
+    std::string mechanism;
+    /// When the session ends (connections.max.reauth.ms, a token's expiry); the epoch: never.
+    clock::time_point session_expiry{};
+    /// What SaslAuthenticate v1+ told the client (session_lifetime_ms); 0: no limit.
+    std::int64_t session_lifetime_ms = 0;
+    /// The login went through SaslAuthenticate v1+, so the client may re-authenticate.
+    bool can_reauthenticate = false;
 
     explicit connection_security(security_protocol p = security_protocol::plaintext)
         : protocol(p) {
@@ -51,7 +64,11 @@ struct connection_security {
         return protocol == security_protocol::sasl_plaintext ||
                protocol == security_protocol::sasl_ssl;
     }
-    bool authenticated() const { return !principal.empty(); }
+    bool session_expired(clock::time_point now = clock::now()) const {
+        return session_expiry != clock::time_point{} && now >= session_expiry;
+    }
+    /// Logged in and the session has not expired: what every API but the SASL ones requires.
+    bool authenticated() const { return !principal.empty() && !session_expired(); }
 };
 
 class request_context {

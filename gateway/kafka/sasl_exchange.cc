@@ -1,5 +1,6 @@
 #include "gateway/kafka/sasl_exchange.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <boost/asio/redirect_error.hpp>
@@ -8,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/kafka/logger.h"
+#include "gateway/server/auth_settings.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -36,20 +38,59 @@ asio::awaitable<auth::sasl_step> sasl_exchange_step(services* svc, const connect
     switch (step.what) {
         case auth::sasl_step::outcome::challenge:
             break;
-        case auth::sasl_step::outcome::success:
+        case auth::sasl_step::outcome::success: {
             sec->sasl.reset();
             sec->raw_sasl_tokens = false;
-            sec->principal = "User:" + step.user;
+            const std::string principal = "User:" + step.user;
+            if (!sec->principal.empty() && sec->principal != principal) {
+                // compat: Kafka refuses a re-authentication that changes the principal.
+                step.what = auth::sasl_step::outcome::failure;
+                step.client_error =
+                    "Authentication failed: re-authentication may not change the principal";
+                step.reason = "re-authentication as another principal (was " + sec->principal +
+                              ")";
+                auth_log().warn("conn {}: authentication failed: user '{}' from {} with {}: {}",
+                                conn->id, loggable_user_name(step.user), address, mechanism,
+                                step.reason);
+                count_authentication(svc->metrics, "kafka", mechanism, false);
+                break;
+            }
+            const bool reauth = !sec->principal.empty();
+            sec->principal = principal;
+            sec->mechanism = mechanism;
+            // KIP-368: the session lasts connections.max.reauth.ms, or less when the
+            // credential expires sooner; with no maximum it does not end.
+            const auto now = std::chrono::system_clock::now();
+            std::int64_t lifetime_ms = svc->kafka.max_reauth_ms;
+            if (lifetime_ms > 0 && step.expires_at_s > 0) {
+                const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                now.time_since_epoch())
+                                                .count();
+                lifetime_ms = std::max<std::int64_t>(
+                    1, std::min(lifetime_ms, step.expires_at_s * 1000 - now_ms));
+            }
+            sec->session_lifetime_ms = lifetime_ms;
+            sec->session_expiry = lifetime_ms > 0
+                                      ? connection_security::clock::now() +
+                                            std::chrono::milliseconds(lifetime_ms)
+                                      : connection_security::clock::time_point{};
             svc->auth_failures.record_success(address);
-            auth_log().debug("conn {} from {}: authenticated as {} with {}", conn->id, address,
-                             sec->principal, mechanism);
+            count_authentication(svc->metrics, "kafka", mechanism, true);
+            auth_log().debug("conn {} from {}: {} as {} with {}{}", conn->id, address,
+                             reauth ? "re-authenticated" : "authenticated", sec->principal,
+                             mechanism,
+                             lifetime_ms > 0
+                                 ? fmt::format(", session {} ms", lifetime_ms)
+                                 : std::string());
             break;
+        }
         case auth::sasl_step::outcome::failure: {
             sec->sasl.reset();
             sec->raw_sasl_tokens = false;
             auth_log().warn("conn {}: authentication failed: user '{}' from {} with {}: {}",
                             conn->id, loggable_user_name(step.user), address, mechanism,
                             step.reason);
+            count_authentication(svc->metrics, "kafka", mechanism, false);
             const auto delay =
                 svc->auth_failures.record_failure(address, std::chrono::steady_clock::now());
             if (delay.count() > 0) {

@@ -22,6 +22,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "auth/aws_key_store.h"
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
 #include "auth/sasl/sasl_server.h"
@@ -32,6 +33,7 @@
 #include "gateway/http/http_settings.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
+#include "gateway/server/auth_settings.h"
 #include "gateway/server/data_dir_lock.h"
 #include "gateway/server/backend_metrics.h"
 #include "gateway/server/logging.h"
@@ -104,12 +106,12 @@ std::vector<std::string> read_sasl_mechanisms(const config& cfg) {
         if (name.empty()) {
             continue;
         }
-        if (name == "OAUTHBEARER" || name == "GSSAPI") {
+        if (name == "GSSAPI") {
             throw config_error("sasl.enabled.mechanisms: " + name + " is not yet supported");
         }
         if (std::find(supported.begin(), supported.end(), name) == supported.end()) {
             throw config_error("sasl.enabled.mechanisms: unknown mechanism '" + name +
-                               "' (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)");
+                               "' (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)");
         }
         if (std::find(out.begin(), out.end(), name) == out.end()) {
             out.push_back(name);
@@ -156,6 +158,10 @@ kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster
     }
     k.queued_max_requests = static_cast<std::int32_t>(queued_requests);
     k.sasl_mechanisms = read_sasl_mechanisms(cfg);
+    k.max_reauth_ms = cfg.get_int("connections.max.reauth.ms", 0);
+    if (k.max_reauth_ms < 0) {
+        throw config_error("connections.max.reauth.ms: must be 0 (off) or a positive time");
+    }
     return k;
 }
 
@@ -278,6 +284,7 @@ struct sqs_config {
     sqs::sqs_settings front;
     backend::queue::queue_settings queues;
     std::int64_t state_segment_bytes = 64 << 20;
+    bool sigv4 = false;  // sqs.authentication
 };
 
 sqs_config read_sqs_settings(const config& cfg) {
@@ -291,6 +298,11 @@ sqs_config read_sqs_settings(const config& cfg) {
         }
         return v;
     };
+    const std::string sqs_auth = cfg.get_string("sqs.authentication", "none");
+    if (sqs_auth != "none" && sqs_auth != "sigv4") {
+        throw config_error("sqs.authentication: must be none or sigv4");
+    }
+    s.sigv4 = sqs_auth == "sigv4";
     s.front.region = cfg.get_string("sqs.region", s.front.region);
     s.front.account = cfg.get_string("sqs.account.id", s.front.account);
     if (s.front.account.size() != 12 ||
@@ -387,6 +399,7 @@ int run_server(const config& cfg) {
     kafka_settings kafka_cfg = read_kafka_settings(cfg, "");
     http_settings http_cfg = read_http_settings(cfg);
     const sqs_config sqs_cfg = read_sqs_settings(cfg);
+    const auto tokens = read_jwt_verifier(cfg);
     native_opts.queues = sqs_cfg.queues;
     native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
     cfg.reject_unknown();
@@ -407,10 +420,34 @@ int run_server(const config& cfg) {
         }
     }();
     auth::failure_limiter auth_failures;
+    // The SQS users' AWS access keys (SigV4); `sluice users set --aws-access-key-id` adds them.
+    auto aws_keys = [&] {
+        try {
+            return auth::aws_key_store::load(auth::aws_key_store::path_in(cfg.data_dir));
+        } catch (const std::runtime_error& e) {
+            throw config_error(std::string("AWS access keys: ") + e.what());
+        }
+    }();
+    if (sqs_cfg.sigv4 && cfg.sqs.enabled && aws_keys.empty()) {
+        log.warn("sqs.authentication=sigv4 but there are no access keys: every SQS request will "
+                 "fail (add one with: sluice users set NAME --data-dir {} --aws-access-key-id ID)",
+                 cfg.data_dir.string());
+    }
     const bool any_sasl = std::any_of(cfg.kafka.begin(), cfg.kafka.end(), [](const auto& l) {
         return l.protocol == security_protocol::sasl_plaintext ||
                l.protocol == security_protocol::sasl_ssl;
     });
+    const auto& mechs = kafka_cfg.sasl_mechanisms;
+    if (any_sasl && !tokens &&
+        std::find(mechs.begin(), mechs.end(), "OAUTHBEARER") != mechs.end()) {
+        throw config_error("sasl.enabled.mechanisms: OAUTHBEARER needs "
+                           "sasl.oauthbearer.jwks.location or "
+                           "sasl.oauthbearer.public.key.locations");
+    }
+    if (http_cfg.authentication.bearer && !tokens) {
+        throw config_error("http.authentication: bearer needs sasl.oauthbearer.jwks.location or "
+                           "sasl.oauthbearer.public.key.locations");
+    }
     if (any_sasl && users.empty()) {
         log.warn("a SASL listener is configured but there are no users: every login will fail "
                  "(add one with: sluice users set NAME --data-dir {})",
@@ -422,6 +459,7 @@ int run_server(const config& cfg) {
     backend::api::backend& be = *native;
 
     metrics_registry metrics;
+    register_authentication_metrics(metrics, kafka_cfg.sasl_mechanisms);
     metrics.add_collector([&be](std::string& out) {
         render_partition_metrics(be.topics(), be.records(), out);
     });
@@ -447,7 +485,7 @@ int run_server(const config& cfg) {
                                 metrics);
     services svc{cfg,         kafka_cfg,   metrics,
                  be.topics(), be.records(), be.groups(),
-                 native->transactions(), kafka_budget, users, auth_failures};
+                 native->transactions(), kafka_budget, users, auth_failures, tokens.get()};
     io_pool pool(cfg.io_threads);
     // Group and transaction timeouts run on the first io thread.
     be.start(pool.context(0).get_executor());
@@ -479,8 +517,9 @@ int run_server(const config& cfg) {
         listening += " http=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     if (cfg.sqs.enabled) {
-        sqs_front = std::make_unique<sqs::sqs_server>(pool, tracker, metrics, queues, sqs_cfg.front,
-                                                      cfg.sqs);
+        sqs_front = std::make_unique<sqs::sqs_server>(
+            pool, tracker, metrics, queues, sqs_cfg.front, cfg.sqs, http_limits{},
+            sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures});
         auto ep = sqs_front->local_endpoint();
         listening += " sqs=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }

@@ -13,6 +13,7 @@
 
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
+#include "auth/jwt/jwt.h"
 #include "backend/api/groups.h"
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
@@ -44,6 +45,9 @@ struct kafka_settings {
     std::int32_t queued_max_requests = 500;  // queued.max.requests, across all connections
     /// sasl.enabled.mechanisms: what SaslHandshake offers on SASL listeners, Kafka's names.
     std::vector<std::string> sasl_mechanisms{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"};
+    /// connections.max.reauth.ms (KIP-368): a SASL session's longest life; 0 = no limit (a
+    /// token's expiry then ends nothing either, as in Kafka).
+    std::int64_t max_reauth_ms = 0;
 };
 
 struct services {
@@ -61,6 +65,8 @@ struct services {
     auth::credential_store& users;
     /// Failed authentications per client address, to slow down guessing.
     auth::failure_limiter& auth_failures;
+    /// The JWT verifier for OAUTHBEARER and HTTP Bearer; null when no keys are configured.
+    const auth::jwt_verifier* tokens = nullptr;
 };
 
 }  // namespace sluice::gateway

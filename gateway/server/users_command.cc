@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <system_error>
 
+#include "auth/aws_key_store.h"
 #include "auth/credential_store.h"
 #include "gateway/server/config.h"
 #include "gateway/server/data_dir_lock.h"
@@ -65,6 +67,7 @@ struct users_args {
     std::optional<std::string> name;
     std::optional<std::filesystem::path> data_dir;
     int iterations = auth::min_scram_iterations;
+    std::optional<std::string> aws_access_key_id;
 };
 
 users_args parse_users_args(const std::vector<std::string>& args) {
@@ -101,6 +104,8 @@ users_args parse_users_args(const std::vector<std::string>& args) {
                                    "'");
             }
             a.iterations = n;
+        } else if (arg == "--aws-access-key-id") {
+            a.aws_access_key_id = value();
         } else if (arg.starts_with("--")) {
             throw config_error("users: unknown option '" + arg + "' (see sluice users --help)");
         } else if (a.action.empty()) {
@@ -118,6 +123,7 @@ users_args parse_users_args(const std::vector<std::string>& args) {
 
 std::string users_usage_text() {
     return R"(Usage: sluice users set NAME --data-dir DIR [--iterations N]
+       sluice users set NAME --data-dir DIR --aws-access-key-id ID
        sluice users delete NAME --data-dir DIR
        sluice users list --data-dir DIR
 
@@ -125,6 +131,10 @@ Manages the SASL users of a stopped sluice (DIR/credentials, readable by its own
 `set` reads the password from standard input (its first line) and stores salted SCRAM-SHA-256
 and SCRAM-SHA-512 credentials and a salted PLAIN verifier, never the password itself;
 --iterations sets the SCRAM/PBKDF2 iteration count (default 4096, Kafka's minimum).
+With --aws-access-key-id, `set` instead reads the user's AWS secret access key from standard
+input and keeps it, as SigV4 needs it, in DIR/aws-keys (mode 0600) for the SQS front
+(sqs.authentication=sigv4); a user has one key, a new one replaces it. `list` shows each
+user's access key id, `delete` removes the user's SASL credentials and access key.
 )";
 }
 
@@ -161,18 +171,77 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
             throw config_error(std::string("users: ") + e.what());
         }
     }();
+    const auto key_file = auth::aws_key_store::path_in(*a.data_dir);
+    auto keys = [&] {
+        try {
+            return auth::aws_key_store::load(key_file);
+        } catch (const std::runtime_error& e) {
+            throw config_error(std::string("users: ") + e.what());
+        }
+    }();
+    if (a.aws_access_key_id && a.action != "set") {
+        throw config_error("users " + a.action + ": --aws-access-key-id goes with set only");
+    }
     if (a.action == "list") {
+        std::set<std::string> names;
         for (const auto& name : store.users()) {
-            out << name << "\n";
+            names.insert(name);
+        }
+        for (const auto& k : keys.keys()) {
+            names.insert(k.user);
+        }
+        for (const auto& name : names) {
+            out << name;
+            if (auto k = keys.find_user(name)) {
+                out << " aws-access-key-id=" << k->access_key_id;
+            }
+            out << "\n";
         }
         return 0;
     }
     if (a.action == "delete") {
-        if (!store.erase(*a.name)) {
+        const bool had_sasl = store.erase(*a.name);
+        const bool had_key = keys.erase_user(*a.name);
+        if (!had_sasl && !had_key) {
             throw config_error("users delete: no user '" + *a.name + "'");
         }
-        store.save();
+        if (had_sasl) {
+            store.save();
+        }
+        if (had_key) {
+            keys.save();
+        }
         out << "deleted user " << *a.name << "\n";
+        return 0;
+    }
+    if (a.aws_access_key_id) {
+        if (!auth::valid_access_key_id(*a.aws_access_key_id)) {
+            throw config_error("users set: --aws-access-key-id: 16 to 128 letters and digits");
+        }
+        const bool from_terminal = &in == &std::cin && ::isatty(STDIN_FILENO);
+        if (from_terminal) {
+            std::cerr << "AWS secret access key: " << std::flush;
+        }
+        std::string secret;
+        {
+            echo_off quiet(from_terminal);
+            if (!std::getline(in, secret) && secret.empty()) {
+                throw config_error("users set: no secret access key on standard input");
+            }
+        }
+        if (!secret.empty() && secret.back() == '\r') {
+            secret.pop_back();
+        }
+        if (secret.empty()) {
+            throw config_error("users set: the secret access key is empty");
+        }
+        try {
+            keys.set(*a.name, *a.aws_access_key_id, secret);
+        } catch (const std::invalid_argument& e) {
+            throw config_error(std::string("users set: ") + e.what());
+        }
+        keys.save();
+        out << "set AWS access key " << *a.aws_access_key_id << " for user " << *a.name << "\n";
         return 0;
     }
     const bool terminal = &in == &std::cin && ::isatty(STDIN_FILENO);

@@ -27,13 +27,15 @@ std::string header(const http_request& req, std::string_view name) {
 
 }  // namespace
 
-sqs_front::sqs_front(backend::api::queues& queues, sqs_settings settings, metrics_registry& metrics)
+sqs_front::sqs_front(backend::api::queues& queues, sqs_settings settings, metrics_registry& metrics,
+                     sqs_auth_config auth)
     : queues_(queues),
       settings_(std::move(settings)),
       metrics_(metrics),
       errors_(metrics.get_counter("sluice_sqs_errors_total", "SQS requests answered with an error")),
       unknown_requests_(metrics.get_counter("sluice_sqs_requests_total", "SQS requests by action",
-                                            {{"action", "unknown"}})) {
+                                            {{"action", "unknown"}})),
+      auth_(auth, metrics) {
     actions_ = {
         {"CreateQueue", {create_queue, true}},
         {"GetQueueUrl", {get_queue_url, true}},
@@ -100,6 +102,14 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
     const std::string request_id = uuid::random().to_string();
     const std::string target = header(ctx.req, "X-Amz-Target");
     const wire w = target.empty() ? wire::query : wire::json;
+    {
+        std::string principal;
+        auto refusal = co_await auth_.check(ctx, &principal);
+        if (refusal) {
+            co_return render_error(w, "", *refusal, request_id);
+        }
+        ctx.principal = std::move(principal);
+    }
 
     std::string action;
     rapidjson::Document doc;

@@ -7,6 +7,8 @@
 //
 //   http_connection ──router──> sqs_front::handle ──> action handler ──> api::queues
 //
+// With sqs.authentication=sigv4 every request is checked first (sqs_auth.h).
+//
 // Lifecycle: built by sqs_server at start-up, read-only afterwards. Concurrency: handle() runs
 // on each connection's executor; the front itself keeps no per-request state.
 #pragma once
@@ -20,12 +22,14 @@
 #include "gateway/http/router.h"
 #include "gateway/server/metrics.h"
 #include "gateway/sqs/actions.h"
+#include "gateway/sqs/sqs_auth.h"
 
 namespace sluice::gateway::sqs {
 
 class sqs_front {
 public:
-    sqs_front(backend::api::queues& queues, sqs_settings settings, metrics_registry& metrics);
+    sqs_front(backend::api::queues& queues, sqs_settings settings, metrics_registry& metrics,
+              sqs_auth_config auth = {});
 
     /// The route handler of every path.
     boost::asio::awaitable<handler_result> handle(http_request_context ctx);
@@ -53,6 +57,7 @@ private:
     std::map<std::string, histogram*, std::less<>> action_seconds_;
     counter& errors_;
     counter& unknown_requests_;
+    sqs_authenticator auth_;
 };
 
 }  // namespace sluice::gateway::sqs

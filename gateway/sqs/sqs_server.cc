@@ -20,8 +20,8 @@ asio::awaitable<handler_result> serve(sqs_front* front, http_request_context ctx
 
 sqs_server::sqs_server(io_pool& pool, connection_tracker& tracker, metrics_registry& metrics,
                        backend::api::queues& queues, sqs_settings settings, const endpoint& where,
-                       http_limits limits)
-    : front_(queues, std::move(settings), metrics),
+                       http_limits limits, sqs_auth_config auth)
+    : front_(queues, std::move(settings), metrics, auth),
       limits_(limits),
       requests_(metrics.get_counter("sluice_sqs_http_requests_total",
                                     "HTTP requests served by the SQS listener")),

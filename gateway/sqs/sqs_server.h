@@ -29,7 +29,7 @@ public:
     /// Binds and listens (throws std::runtime_error naming --sqs and the address).
     sqs_server(io_pool& pool, connection_tracker& tracker, metrics_registry& metrics,
                backend::api::queues& queues, sqs_settings settings, const endpoint& where,
-               http_limits limits = {});
+               http_limits limits = {}, sqs_auth_config auth = {});
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
     void start() { listener_.start(); }

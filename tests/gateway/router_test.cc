@@ -301,5 +301,38 @@ TEST(FinishSignal, CallbackRunsOnRequestOrAtOnceWhenAlreadyRequested) {
     EXPECT_TRUE(s.requested());
 }
 
+/// A guard that refuses every request without "?key=ok" and names the caller otherwise.
+asio::awaitable<std::optional<http_response>> key_guard(http_request_context* ctx,
+                                                        std::string pattern) {
+    if (ctx->query.get("key") != std::optional<std::string_view>("ok")) {
+        co_return error_response(401, "no key for " + pattern);
+    }
+    ctx->principal = "User:keyholder";
+    co_return std::nullopt;
+}
+
+asio::awaitable<handler_result> echo_principal(http_request_context ctx) {
+    co_return make_response({200, "text/plain", ctx.principal});
+}
+
+TEST(Router, GuardRunsBeforeEveryMatchedHandler) {
+    router r;
+    r.add(verb::get, "/topics/{topic}", echo_principal);
+    r.set_guard(key_guard);
+    auto refused = answer(r, verb::get, "/topics/a");
+    EXPECT_EQ(refused.result_int(), 401);
+    EXPECT_NE(refused.body().find("no key for /topics/{topic}"), std::string::npos);
+    auto passed = answer(r, verb::get, "/topics/a?key=ok");
+    EXPECT_EQ(passed.result_int(), 200);
+    EXPECT_EQ(passed.body(), "User:keyholder");
+    EXPECT_EQ(answer(r, verb::get, "/nowhere").result_int(), 404);
+}
+
+TEST(Router, PrincipalIsAnonymousWithoutAGuard) {
+    router r;
+    r.add(verb::get, "/who", echo_principal);
+    EXPECT_EQ(answer(r, verb::get, "/who").body(), "User:ANONYMOUS");
+}
+
 }  // namespace
 }  // namespace sluice::gateway

@@ -1,6 +1,7 @@
 // SaslAuthenticate (KIP-152): one SASL token each way, after SaslHandshake v1. A failed login
 // gets SASL_AUTHENTICATION_FAILED with a message that does not tell whether the user exists,
-// and the connection closes (as Kafka's SaslServerAuthenticator does).
+// and the connection closes (as Kafka's SaslServerAuthenticator does). v1+ answers carry the
+// session's lifetime (KIP-368: connections.max.reauth.ms, or a token's expiry if sooner).
 #include <string>
 
 #include "gateway/kafka/handlers/registry.h"
@@ -13,7 +14,7 @@ boost::asio::awaitable<sasl_authenticate_handler::response> sasl_authenticate_ha
     request_context& ctx, request req) {
     response resp;
     auto& sec = ctx.security();
-    if (!sec.requires_sasl() || sec.authenticated()) {
+    if (!sec.requires_sasl() || (!sec.sasl && sec.authenticated())) {
         resp.error_code = kafka::error_code::illegal_sasl_state;
         resp.error_message = "SaslAuthenticate request received after successful authentication";
         co_return resp;
@@ -36,7 +37,11 @@ boost::asio::awaitable<sasl_authenticate_handler::response> sasl_authenticate_ha
     resp.error_message = std::nullopt;
     const auto* reply = reinterpret_cast<const std::byte*>(step.reply.data());
     resp.auth_bytes.assign(reply, reply + step.reply.size());
-    resp.session_lifetime_ms = 0;  // no re-authentication (connections.max.reauth.ms) yet
+    if (step.what == auth::sasl_step::outcome::success) {
+        // KIP-368: v1+ clients learn when to re-authenticate; they may, before it ends.
+        resp.session_lifetime_ms = sec.session_lifetime_ms;
+        sec.can_reauthenticate = ctx.version() >= 1;
+    }
     co_return resp;
 }
 

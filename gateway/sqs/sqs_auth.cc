@@ -1,0 +1,87 @@
+#include "gateway/sqs/sqs_auth.h"
+
+#include <chrono>
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "auth/sigv4.h"
+#include "gateway/kafka/logger.h"
+#include "gateway/server/auth_settings.h"
+
+namespace sluice::gateway::sqs {
+namespace asio = boost::asio;
+
+namespace {
+
+/// Printable ASCII, at most 128 bytes: an access key id as it may appear in a log line.
+std::string loggable(std::string_view s) {
+    std::string out;
+    for (unsigned char c : s.substr(0, 128)) {
+        out.push_back(c < 0x20 || c >= 0x7f ? '?' : static_cast<char>(c));
+    }
+    return out;
+}
+
+}  // namespace
+
+asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
+    const http_request_context& ctx, std::string* principal) const {
+    *principal = "User:ANONYMOUS";
+    if (!enabled()) {
+        co_return std::nullopt;
+    }
+    auth::sigv4_request req;
+    req.method = std::string(ctx.req.method_string());
+    const auto raw_target = ctx.req.target();
+    const std::string_view target(raw_target.data(), raw_target.size());
+    const auto q = target.find('?');
+    req.path = std::string(target.substr(0, q));
+    if (q != std::string_view::npos) {
+        req.query = std::string(target.substr(q + 1));
+    }
+    for (const auto& field : ctx.req) {
+        req.headers.emplace_back(std::string(field.name_string()),
+                                 std::string(field.value()));
+    }
+    req.body = ctx.req.body();
+    const auto outcome = auth::verify_sigv4(req, *config_.keys, "sqs");
+    const std::string address = ctx.peer.address().to_string();
+    if (outcome.error == auth::sigv4_error::none) {
+        count_authentication(metrics_, "sqs", "sigv4", true);
+        if (config_.failures != nullptr) {
+            config_.failures->record_success(address);
+        }
+        *principal = "User:" + outcome.user;
+        co_return std::nullopt;
+    }
+    const std::string code(auth::sigv4_error_code(outcome.error));
+    if (outcome.error != auth::sigv4_error::missing_authentication_token) {
+        count_authentication(metrics_, "sqs", "sigv4", false);
+        auth_log().warn("sqs: authentication failed: access key '{}' (user '{}') from {} with "
+                        "SigV4 ({}): {}: {}",
+                        loggable(outcome.access_key_id), outcome.user, address, outcome.form,
+                        code, outcome.message);
+        if (config_.failures != nullptr) {
+            const auto delay =
+                config_.failures->record_failure(address, std::chrono::steady_clock::now());
+            if (delay.count() > 0) {
+                asio::steady_timer timer(ctx.executor, delay);
+                boost::system::error_code ec;
+                co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            }
+        }
+    } else {
+        auth_log().debug("sqs: request from {} without a signature: {}", address, code);
+    }
+    sqs_error e;
+    e.status = auth::sigv4_error_status(outcome.error);
+    e.json_type = "com.amazon.coral.service#" + code;
+    e.query_code = code;
+    e.sender = true;
+    e.message = outcome.message;
+    co_return e;
+}
+
+}  // namespace sluice::gateway::sqs

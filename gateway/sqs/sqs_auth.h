@@ -1,0 +1,45 @@
+// SQS authentication (sqs.authentication=sigv4): every request must carry an AWS Signature
+// Version 4 (Authorization header or presigned query) made with an access key of
+// DATA_DIR/aws-keys; the principal is User:<the key's user>. Refusals use AWS's codes in the
+// request's protocol (JSON __type, Query <Code>, x-amzn-query-error). Failures are logged
+// (no secret, no signature) and slowed down per address like failed SASL logins.
+// Owned by gateway/sqs; built once by sqs_server; thread-safe (const after start).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "auth/aws_key_store.h"
+#include "auth/failure_limiter.h"
+#include "gateway/http/router.h"
+#include "gateway/server/metrics.h"
+#include "gateway/sqs/errors.h"
+
+namespace sluice::gateway::sqs {
+
+/// What the SQS listener authenticates with; `keys` null means authentication is off.
+struct sqs_auth_config {
+    const auth::aws_key_store* keys = nullptr;
+    auth::failure_limiter* failures = nullptr;
+};
+
+class sqs_authenticator {
+public:
+    sqs_authenticator(sqs_auth_config config, metrics_registry& metrics)
+        : config_(config), metrics_(metrics) {}
+
+    bool enabled() const { return config_.keys != nullptr; }
+
+    /// Nullopt when the request may proceed (`*principal` set: "User:NAME", or
+    /// "User:ANONYMOUS" when authentication is off), otherwise the error to answer.
+    boost::asio::awaitable<std::optional<sqs_error>> check(const http_request_context& ctx,
+                                                           std::string* principal) const;
+
+private:
+    sqs_auth_config config_;
+    metrics_registry& metrics_;
+};
+
+}  // namespace sluice::gateway::sqs
