@@ -489,6 +489,18 @@ int run_server(const config& cfg) {
     io_pool pool(cfg.io_threads);
     // Group and transaction timeouts run on the first io thread.
     be.start(pool.context(0).get_executor());
+    // When start-up fails from here on (a listener's port is taken, say), the backend closes
+    // while the io contexts it posts to still exist; after a normal shutdown this does nothing
+    // (close() runs once).
+    struct close_backend_first {
+        io_pool& pool;
+        backend::api::backend& be;
+        ~close_backend_first() {
+            pool.stop();
+            pool.join();
+            be.close();
+        }
+    } close_on_failure{pool, be};
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 

@@ -90,6 +90,22 @@ def test_bad_listener_address_fails():
     assert "--kafka" in r.stderr
 
 
+def test_a_listener_port_in_use_is_a_clear_error_not_a_crash():
+    import socket
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            r = run(["--data-dir", d, "--kafka", f"127.0.0.1:{port}", "--http", "off",
+                     "--sqs", "off"])
+            assert r.returncode > 0, r.stderr  # an exit code, not a signal
+            assert str(port) in r.stderr.strip().splitlines()[-1]
+    finally:
+        taken.close()
+
+
 def test_data_dir_that_is_a_file_fails():
     with tempfile.NamedTemporaryFile() as f:
         r = run(["--data-dir", f.name, "--kafka", "127.0.0.1:0", "--http", "off", "--sqs", "off"])
