@@ -93,19 +93,7 @@ std::vector<std::string> read_sasl_mechanisms(const config& cfg) {
         cfg.get_string("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512");
     const auto& supported = auth::supported_sasl_mechanisms();
     std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        std::size_t end = text.find(',', start);
-        if (end == std::string::npos) {
-            end = text.size();
-        }
-        std::string name = text.substr(start, end - start);
-        name.erase(0, name.find_first_not_of(" \t"));
-        name.erase(name.find_last_not_of(" \t") + 1);
-        start = end + 1;
-        if (name.empty()) {
-            continue;
-        }
+    for (const auto& name : split_comma_list(text)) {
         if (name == "GSSAPI") {
             throw config_error("sasl.enabled.mechanisms: " + name + " is not yet supported");
         }
