@@ -57,11 +57,14 @@ error map(api::errc e, const std::error_code& ec, subject about) {
         case errc::concurrent_transactions:
         case errc::unstable_offset_commit:
             return retriable();
+        // A full disk, or a partition that stopped taking writes after a failed fsync (Kafka's
+        // KAFKA_STORAGE_ERROR): 507, retried once space returns or the partition recovers.
+        case errc::storage_error:
+            return {code::insufficient_storage, "Insufficient storage: " + ec.message()};
         case errc::message_too_large:
         case errc::record_list_too_large:
         case errc::corrupt_message:
         case errc::invalid_record:
-        case errc::storage_error:
         case errc::out_of_order_sequence:
         case errc::invalid_producer_epoch:
         case errc::invalid_txn_state:
@@ -113,8 +116,9 @@ error from_backend(const std::error_code& ec, subject about) {
 }
 
 code produce_error_code(const std::error_code& ec) {
-    return from_backend(ec).code == code::kafka_retriable_error ? code::kafka_retriable_error
-                                                                 : code::kafka_error;
+    const code c = from_backend(ec).code;
+    return c == code::kafka_retriable_error || c == code::insufficient_storage ? c
+                                                                               : code::kafka_error;
 }
 
 http_response error_response(const error& e, std::string_view content_type) {

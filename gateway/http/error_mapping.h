@@ -46,6 +46,7 @@ enum class code : std::int32_t {
     internal = 500,
     kafka_error = 50002,          // a backend failure of no more specific kind
     kafka_retriable_error = 50003,  // a backend failure that a retry may not see
+    insufficient_storage = 50701,   // the storage is full or failing: retry once it recovers
 };
 
 /// The HTTP status that goes with `c`.

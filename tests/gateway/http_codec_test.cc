@@ -206,7 +206,9 @@ TEST(RestErrors, BackendErrorsMapByTheirMeaning) {
                   .code,
               code::partition_not_found);
     EXPECT_EQ(rest::from_backend(api::errc::not_leader).code, code::kafka_retriable_error);
-    EXPECT_EQ(rest::from_backend(api::errc::storage_error).code, code::kafka_error);
+    EXPECT_EQ(rest::from_backend(api::errc::storage_error).code, code::insufficient_storage);
+    EXPECT_EQ(rest::http_status(code::insufficient_storage), 507u);
+    EXPECT_EQ(rest::produce_error_code(api::errc::storage_error), code::insufficient_storage);
     EXPECT_EQ(rest::from_backend(api::errc::topic_already_exists).code, code::kafka_bad_request);
     EXPECT_EQ(rest::produce_error_code(api::errc::message_too_large), code::kafka_error);
     EXPECT_EQ(rest::produce_error_code(api::errc::coordinator_loading),

@@ -6,6 +6,8 @@
 // ([{"name":"h","value":"<base64>"|null}], as API v3 has them) and a timestamp (milliseconds
 // since the epoch, or an RFC 3339 string). The answer lists one {"partition","offset",
 // "error_code","error"} per record, in order.
+#include <algorithm>
+
 #include "gateway/http/rest/record_json.h"
 #include "gateway/http/rest/rest_routes.h"
 
@@ -184,6 +186,13 @@ boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_part
         co_return v2_error(code::partition_not_found, std::string(partition_not_found_message));
     }
 
+    // Every record refused for want of storage (a full disk): 507, so that clients that look
+    // only at the status retry; the body still has each record's result.
+    const bool no_storage =
+        !res.records.empty() &&
+        std::all_of(res.records.begin(), res.records.end(), [](const auto& r) {
+            return r.error && produce_error_code(r.error) == code::insufficient_storage;
+        });
     json::writer w;
     w.start_object();
     w.key("offsets");
@@ -208,7 +217,7 @@ boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_part
     w.null_field("key_schema_id");
     w.null_field("value_schema_id");
     w.end_object();
-    co_return json_response(200, v2_json, w.str());
+    co_return json_response(no_storage ? 507 : 200, v2_json, w.str());
 }
 
 }  // namespace
