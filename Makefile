@@ -8,7 +8,7 @@ ASAN      ?= build/asan
 FUZZ      ?= build/fuzz
 JOBS      ?= $(shell nproc)
 RUN_ARGS  ?=
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 10
 # Unity batches halve a clean build; UNITY=OFF compiles file by file (quicker edit-rebuild).
 UNITY     ?= ON
 

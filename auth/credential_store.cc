@@ -166,7 +166,8 @@ credential_store::credential_store(std::filesystem::path file)
 credential_store::credential_store(credential_store&& other) noexcept
     : file_(std::move(other.file_)),
       decoy_key_(std::move(other.decoy_key_)),
-      users_(std::move(other.users_)) {}
+      users_(std::move(other.users_)),
+      generation_(other.generation_.load()) {}
 
 std::filesystem::path credential_store::path_in(const std::filesystem::path& data_dir) {
     return data_dir / "credentials";
@@ -264,6 +265,7 @@ void credential_store::set(const std::string& user, user_credentials creds) {
     }
     std::unique_lock lock(mutex_);
     users_[user] = std::move(creds);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void credential_store::replace(const std::string& user, std::optional<user_credentials> creds) {
@@ -281,6 +283,7 @@ bool credential_store::erase(std::string_view user) {
         return false;
     }
     users_.erase(it);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
     return true;
 }
 

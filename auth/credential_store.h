@@ -3,6 +3,8 @@
 // SASL mechanisms read it, `sluice users` writes it.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -123,6 +125,10 @@ public:
 
     const std::filesystem::path& file() const { return file_; }
 
+    /// Moves on with every change of a user (set, replace, erase): what a cache of checked
+    /// passwords compares against to notice that users changed.
+    std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
     credential_store(credential_store&& other) noexcept;
 
 private:
@@ -131,6 +137,7 @@ private:
     mutable std::shared_mutex mutex_;
     mutable std::mutex save_mutex_;  // one save at a time (they share the temporary file)
     std::map<std::string, user_credentials, std::less<>> users_;
+    std::atomic<std::uint64_t> generation_{0};
 };
 
 }  // namespace sluice::auth

@@ -1,6 +1,7 @@
 // HTTP load generator for the REST front (scripts/run-bench --only http): keep-alive
 // connections posting REST Proxy v2 produce requests, or v3 streamed produce requests. Not a
-// Google Benchmark; plain blocking Beast clients, one thread per connection.
+// Google Benchmark; plain blocking Beast clients, one thread per connection. --tls: v2 over
+// HTTPS (OpenSSL through asio::ssl::stream), the server verified against --ca-file.
 //
 // Modes:
 //   v2        N records of S bytes in requests of B records (application/vnd.kafka.binary.v2+json,
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +26,9 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read_until.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -54,12 +59,15 @@ struct options {
     int batch = 100;
     int connections = 4;
     int timeout_s = 300;
+    bool tls = false;    // v2 over HTTPS
+    std::string ca_file;  // --tls: the CA that signed the server's certificate
 };
 
 void usage() {
     std::fprintf(stderr,
                  "usage: http_load v2|v3stream --port P [--host H] [--topic T] [--cluster ID]\n"
-                 "       [--records N] [--size S] [--batch B] [--connections C] [--timeout S]\n");
+                 "       [--records N] [--size S] [--batch B] [--connections C] [--timeout S]\n"
+                 "       [--tls --ca-file PEM]   (v2 only: HTTPS, the server verified by PEM)\n");
     std::exit(2);
 }
 
@@ -86,10 +94,21 @@ options parse(int argc, char** argv) {
         else if (a == "--batch") o.batch = std::stoi(next());
         else if (a == "--connections") o.connections = std::stoi(next());
         else if (a == "--timeout") o.timeout_s = std::stoi(next());
+        else if (a == "--tls") o.tls = true;
+        else if (a == "--ca-file") o.ca_file = next();
         else usage();
     }
     if (o.mode != "v2" && o.mode != "v3stream") {
         usage();
+    }
+    if (o.tls && o.mode != "v2") {
+        die("--tls: only the v2 mode speaks HTTPS (v3stream reads and writes from two threads)");
+    }
+    if (o.tls && o.ca_file.empty()) {
+        die("--tls needs --ca-file, the CA that signed the server's certificate");
+    }
+    if (o.tls && !std::ifstream(o.ca_file)) {
+        die("--ca-file " + o.ca_file + ": cannot be read");
     }
     return o;
 }
@@ -140,10 +159,10 @@ struct result {
     std::vector<double> latencies_ms;
 };
 
-/// One keep-alive connection posting `count` records in requests of `batch`.
-void run_v2(const options& o, std::int64_t first, std::int64_t count, result& out) {
-    asio::io_context io;
-    beast::tcp_stream stream(connect(io, o));
+/// Posts `count` records in requests of `batch` over `stream` (TCP or TLS), kept alive.
+template <typename Stream>
+void post_v2(Stream& stream, const options& o, std::int64_t first, std::int64_t count,
+             result& out) {
     beast::flat_buffer buffer;
     const std::string target = "/topics/" + o.topic;
     for (std::int64_t done = 0; done < count;) {
@@ -174,6 +193,40 @@ void run_v2(const options& o, std::int64_t first, std::int64_t count, result& ou
         out.records += n;
         done += n;
     }
+}
+
+/// The client side of HTTPS: TLS 1.2 or later, the server's certificate verified against
+/// --ca-file and its name against --host. One context per connection (each runs on its own
+/// thread).
+asio::ssl::context tls_client_context(const options& o) {
+    asio::ssl::context ctx(asio::ssl::context::tls_client);
+    ctx.set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                    asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    ctx.load_verify_file(o.ca_file);
+    ctx.set_verify_mode(asio::ssl::verify_peer);
+    return ctx;
+}
+
+/// One keep-alive connection posting `count` records in requests of `batch`.
+void run_v2(const options& o, std::int64_t first, std::int64_t count, result& out) {
+    asio::io_context io;
+    if (!o.tls) {
+        beast::tcp_stream stream(connect(io, o));
+        post_v2(stream, o, first, count, out);
+        return;
+    }
+    auto ctx = tls_client_context(o);
+    asio::ssl::stream<tcp::socket> stream(connect(io, o), ctx);
+    boost::system::error_code not_ip;
+    (void)asio::ip::make_address(o.host, not_ip);
+    if (not_ip && !SSL_set_tlsext_host_name(stream.native_handle(), o.host.c_str())) {
+        die("TLS: cannot set the server name " + o.host);  // SNI names a host, never an IP
+    }
+    stream.set_verify_callback(asio::ssl::host_name_verification(o.host));
+    stream.handshake(asio::ssl::stream_base::client);
+    post_v2(stream, o, first, count, out);
+    boost::system::error_code ec;
+    stream.shutdown(ec);  // close_notify both ways; the server closes the TCP connection
 }
 
 /// One chunked POST streaming `count` records; a second thread reads the reports.

@@ -1,5 +1,6 @@
 // The sluice executable: parses the configuration, starts the broker and the listeners, and
-// runs until SIGINT or SIGTERM. `sluice users ...` manages SASL users instead.
+// runs until SIGINT or SIGTERM. `sluice users ...` manages SASL users instead, `sluice acls ...`
+// the ACLs, `sluice quotas ...` the client quotas.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -8,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "gateway/server/acls_command.h"
 #include "gateway/server/config.h"
+#include "gateway/server/quotas_command.h"
 #include "gateway/server/server.h"
 #include "gateway/server/users_command.h"
 
@@ -18,6 +21,14 @@ int main(int argc, char** argv) {
         if (argc >= 2 && std::strcmp(argv[1], "users") == 0) {
             std::vector<std::string> args(argv + 2, argv + argc);
             return sluice::gateway::run_users_command(args, std::cin, std::cout);
+        }
+        if (argc >= 2 && std::strcmp(argv[1], "acls") == 0) {
+            std::vector<std::string> args(argv + 2, argv + argc);
+            return sluice::gateway::run_acls_command(args, std::cout);
+        }
+        if (argc >= 2 && std::strcmp(argv[1], "quotas") == 0) {
+            std::vector<std::string> args(argv + 2, argv + argc);
+            return sluice::gateway::run_quotas_command(args, std::cout);
         }
         cfg = sluice::gateway::parse_command_line(argc, argv);
         if (!cfg) {

@@ -147,7 +147,8 @@ std::expected<jwt_claims, std::string> jwt_verifier::verify(
     const std::string_view signed_part = token.substr(0, dot2);
     bool kid_known = false;
     bool verified = false;
-    for (const auto& key : keys_.keys()) {
+    const auto key_set = keys();
+    for (const auto& key : key_set->keys()) {
         if (!claims.kid.empty() && key.kid != claims.kid) {
             continue;
         }
@@ -220,6 +221,17 @@ std::expected<jwt_claims, std::string> jwt_verifier::verify(
     }
     claims.subject = std::move(*sub);
     return claims;
+}
+
+void jwt_verifier::replace_keys(jwt_key_set keys) {
+    auto next = std::make_shared<const jwt_key_set>(std::move(keys));
+    std::lock_guard lock(keys_mutex_);
+    keys_.swap(next);
+}
+
+std::shared_ptr<const jwt_key_set> jwt_verifier::keys() const {
+    std::lock_guard lock(keys_mutex_);
+    return keys_;
 }
 
 }  // namespace sluice::auth

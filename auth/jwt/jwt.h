@@ -10,6 +10,7 @@
 #include <expected>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,11 +79,14 @@ struct jwt_claims {
     std::string alg;
 };
 
-/// Checks tokens. Thread-safe (const after construction).
+/// Checks tokens. Thread-safe: verify runs on every io thread while replace_keys (SIGHUP, when
+/// an identity provider rotated its keys) swaps the key set; a check in progress finishes with
+/// the set it started with.
 class jwt_verifier {
 public:
     jwt_verifier(jwt_key_set keys, jwt_settings settings)
-        : keys_(std::move(keys)), settings_(std::move(settings)) {}
+        : keys_(std::make_shared<const jwt_key_set>(std::move(keys))),
+          settings_(std::move(settings)) {}
 
     /// The claims of `token` when its signature, exp, nbf, aud and iss hold at `now`;
     /// otherwise a one-line reason that never contains the token.
@@ -92,8 +96,14 @@ public:
 
     const jwt_settings& settings() const { return settings_; }
 
+    /// Tokens are checked against `keys` from now on.
+    void replace_keys(jwt_key_set keys);
+    /// The key set in use.
+    std::shared_ptr<const jwt_key_set> keys() const;
+
 private:
-    jwt_key_set keys_;
+    mutable std::mutex keys_mutex_;
+    std::shared_ptr<const jwt_key_set> keys_;
     jwt_settings settings_;
 };
 

@@ -236,6 +236,9 @@ class queues {
     /// Asks a running task to stop; answers the messages it has moved. Errors:
     /// resource_not_found (no such running task).
     virtual awaitable<admin_result<std::int64_t>> cancel_message_move_task(std::string task_handle) = 0;
+    /// The task of a handle, in any status (CancelMessageMoveTask's ACL check needs its queues
+    /// before the cancel); nullopt for a handle of no kept task. Does not wait.
+    virtual std::optional<move_task> find_message_move_task(const std::string& task_handle) const = 0;
 
     /// Every queue's figures, without waiting for anything (for /metrics).
     virtual std::vector<queue_view> view_queues() const = 0;

@@ -51,6 +51,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -186,6 +189,22 @@ class group_coordinator final : public api::groups {
     log::log_manager& log_;
     const coordinator_config cfg_;
     const coordinator_clock clock_;
+
+    /// The views' memo of the timestamp of the batch at a lagging group's committed offset
+    /// (lag in seconds): a batch's timestamp does not change, so while the offset stays, a
+    /// scrape of /metrics or a console poll reads no segment for it. Each build_views keeps
+    /// only the entries it used (one per partition and committed offset in use).
+    struct lag_time_key {
+        const log::partition_log* partition;
+        std::int64_t offset;
+        auto operator<=>(const lag_time_key&) const = default;
+    };
+    struct lag_time {
+        std::weak_ptr<log::partition_log> partition;  // the address is only reused once expired
+        std::int64_t timestamp;
+    };
+    std::mutex lag_times_mutex_;
+    std::map<lag_time_key, lag_time> lag_times_;
 
     std::atomic<std::uint64_t> rebalances_{0};
     ticker ticker_;

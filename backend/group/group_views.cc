@@ -25,10 +25,10 @@ std::string lower(std::string s) {
     return s;
 }
 
-/// The timestamp of the batch holding `from` (or the first one after it): the time of the
-/// oldest record a group has not consumed, to within one batch. -1 when nothing can be read.
+/// The timestamp of the batch holding `from` (or the first one after it; `from` is at or
+/// after the log start): the time of the oldest record a group has not consumed, to within
+/// one batch. -1 when nothing can be read.
 std::int64_t batch_timestamp_at(log::partition_log& part, offset from) {
-    from = offset(std::max(from.value, part.log_start_offset().value));
     log::read_options opts;
     auto r = part.read(from, 1, opts);
     if (!r || r->records.chunks().empty()) {
@@ -319,7 +319,14 @@ std::vector<api::group_view> group_coordinator::build_views(const std::vector<st
             }
         }
     }
-    // High watermarks once every group is released: the log takes its own locks.
+    // High watermarks once every group is released: the log takes its own locks. The memo is
+    // taken out while the segments are read (a concurrent call starts from an empty one).
+    std::map<lag_time_key, lag_time> memo;
+    {
+        std::lock_guard lock(lag_times_mutex_);
+        memo.swap(lag_times_);
+    }
+    std::map<lag_time_key, lag_time> used;
     for (auto& v : out) {
         for (auto& vp : v.offsets) {
             if (auto part = log_.partition(vp.topic.value, vp.partition)) {
@@ -328,11 +335,25 @@ std::vector<api::group_view> group_coordinator::build_views(const std::vector<st
                     vp.lag = std::max<std::int64_t>(0, vp.log_end - vp.committed);
                 }
                 if (vp.lag > 0) {
-                    vp.oldest_unconsumed_timestamp = batch_timestamp_at(*part, vp.committed);
+                    const offset from(std::max(vp.committed.value, part->log_start_offset().value));
+                    const lag_time_key key{part.get(), from.value};
+                    auto it = memo.find(key);
+                    if (it != memo.end() && it->second.partition.lock() == part) {
+                        vp.oldest_unconsumed_timestamp = it->second.timestamp;
+                    } else {
+                        vp.oldest_unconsumed_timestamp = batch_timestamp_at(*part, from);
+                    }
+                    if (vp.oldest_unconsumed_timestamp >= 0) {
+                        used.try_emplace(key, lag_time{part, vp.oldest_unconsumed_timestamp});
+                    }
                 }
                 vp.retention_ms = part->config()->retention_ms;
             }
         }
+    }
+    {
+        std::lock_guard lock(lag_times_mutex_);
+        lag_times_.swap(used);
     }
     return out;
 }

@@ -12,8 +12,20 @@
 //     3. fsync everything, write cleaning/range, rename cleaning/ -> swap/ (the commit point)
 //     4. under the partition lock: replace the segments, move swap/* into place
 //        (partition_recovery.cc's complete_swap, which also finishes a swap after a crash)
+//
+// Transactions, as Kafka's cleaner treats them: a transactional batch counts only once its
+// marker is seen. The records of a committed transaction enter the key map at their offsets;
+// those of an aborted one never do (they can never be read committed, so they must not
+// supersede a committed record of the same key) and are removed. Its abort marker stays, as
+// commit markers do: the producer state's aborted index still lists the transaction in
+// read_committed fetches, and a client skips that producer's transactional batches from the
+// listed first offset until it reads the abort marker, so without the marker it would also
+// skip the producer's later, committed transactions. Batches of a transaction whose marker
+// lies past what pass 1 mapped (still open, or beyond the memory budget) are copied as they
+// are.
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "backend/io/file.h"
@@ -37,13 +49,16 @@ struct key_info {
 class key_map {
 public:
     explicit key_map(std::size_t budget) : budget_(budget) {}
-    void put(protocol::bytes_view key, std::int64_t off) {
-        auto [it, fresh] = map_.try_emplace(std::string(protocol::as_chars(key)));
+    /// The latest offset wins (a committed transaction's records arrive when its marker is
+    /// seen, after later records of other producers).
+    void put(std::string_view key, std::int64_t off) {
+        auto [it, fresh] = map_.try_emplace(std::string(key));
         if (fresh) {
             bytes_ += it->first.size() + 64;
         }
-        it->second.offset = off;
+        it->second.offset = std::max(it->second.offset, off);
     }
+    void put(protocol::bytes_view key, std::int64_t off) { put(protocol::as_chars(key), off); }
     std::int64_t latest(protocol::bytes_view key) const {
         auto it = map_.find(std::string(protocol::as_chars(key)));
         return it == map_.end() ? -1 : it->second.offset;
@@ -55,6 +70,74 @@ private:
     std::size_t bytes_ = 0;
     std::size_t budget_;
 };
+
+// What pass 1 learns about the transactions of the mapped segments.
+class txn_outcomes {
+public:
+    enum class outcome { open, committed, aborted };
+
+    /// A data batch of producer `pid` at `base`: its keys wait for the marker.
+    void data(std::int64_t pid, std::int64_t base, std::vector<std::pair<std::string, std::int64_t>> keys) {
+        auto& t = open_[pid];
+        if (t.first < 0) {
+            t.first = base;
+        }
+        for (auto& k : keys) {
+            t.keys.push_back(std::move(k));
+        }
+    }
+    /// The marker of `pid` at `marker`; a commit puts the transaction's keys into `map`.
+    void marker(std::int64_t pid, std::int64_t marker, bool commit, key_map& map) {
+        auto it = open_.find(pid);
+        std::int64_t first = marker;
+        if (it != open_.end()) {
+            first = it->second.first;
+            if (commit) {
+                for (const auto& [k, off] : it->second.keys) {
+                    map.put(std::string_view(k), off);
+                }
+            }
+            open_.erase(it);
+        }
+        ranges_[pid].push_back({first, marker, commit});
+    }
+    /// The outcome of `pid`'s batch (or marker) at `off`.
+    outcome of(std::int64_t pid, std::int64_t off) const {
+        auto it = ranges_.find(pid);
+        if (it != ranges_.end()) {
+            for (const auto& r : it->second) {
+                if (off >= r.first && off <= r.last) {
+                    return r.commit ? outcome::committed : outcome::aborted;
+                }
+            }
+        }
+        return outcome::open;
+    }
+
+private:
+    struct open_txn {
+        std::int64_t first = -1;
+        std::vector<std::pair<std::string, std::int64_t>> keys;
+    };
+    struct range {
+        std::int64_t first;
+        std::int64_t last;  // the marker's offset
+        bool commit;
+    };
+    std::unordered_map<std::int64_t, open_txn> open_;
+    std::unordered_map<std::int64_t, std::vector<range>> ranges_;
+};
+
+/// Whether a control batch holds a commit marker (an abort, or anything unreadable, is not).
+bool is_commit_marker(protocol::bytes_view batch) {
+    auto it = kafka::record_iterator::open(batch, kafka::default_max_decompressed_bytes);
+    kafka::record_view r;
+    if (!it || !it->next(r)) {
+        return false;
+    }
+    auto m = kafka::decode_end_txn_marker(r);
+    return m && m->type == kafka::control_record_type::commit;
+}
 
 // The batch rebuilt with only the records `keep` says yes to; nullopt when all are kept.
 struct filtered {
@@ -195,6 +278,7 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
 
     // 1. The latest offset of every key, segment by segment until the memory budget is spent.
     key_map keys(env_->compaction_map_bytes);
+    txn_outcomes txns;
     std::size_t mapped = 0;
     for (const auto& s : inputs) {
         auto f = s->log_file().get();
@@ -215,6 +299,10 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
                 return fail(errc::segment_corrupt);
             }
             if (it.header.is_control()) {
+                if (it.header.is_transactional()) {
+                    txns.marker(it.header.producer_id, it.header.base_offset,
+                                is_commit_marker(scan.last_batch()), keys);
+                }
                 continue;
             }
             auto records = kafka::record_iterator::open(scan.last_batch(),
@@ -223,6 +311,16 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
                 return fail(errc::segment_corrupt);
             }
             kafka::record_view r;
+            if (it.header.is_transactional()) {
+                std::vector<std::pair<std::string, std::int64_t>> pending;
+                while (records->next(r)) {
+                    if (r.key) {
+                        pending.emplace_back(std::string(protocol::as_chars(*r.key)), r.offset);
+                    }
+                }
+                txns.data(it.header.producer_id, it.header.base_offset, std::move(pending));
+                continue;
+            }
             while (records->next(r)) {
                 if (r.key) {
                     keys.put(*r.key, r.offset);
@@ -289,7 +387,15 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
             }
             protocol::bytes_view bytes = scan.last_batch();
             filtered kept;
-            if (!it.header.is_control()) {
+            const auto txn = it.header.is_transactional()
+                                 ? txns.of(it.header.producer_id, it.header.base_offset)
+                                 : txn_outcomes::outcome::committed;
+            if (txn == txn_outcomes::outcome::aborted && !it.header.is_control()) {
+                // Never readable committed. The marker stays (see the top of this file).
+                out.records_removed += it.header.records_count;
+                continue;
+            }
+            if (!it.header.is_control() && txn == txn_outcomes::outcome::committed) {
                 auto fb = filter_batch(bytes, keep);
                 if (!fb) {
                     return fail(errc::segment_corrupt);

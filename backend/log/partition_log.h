@@ -253,9 +253,18 @@ public:
 
     struct flush_waiter {
         virtual ~flush_waiter() = default;
+        /// Resumes the waiter on its own executor (posts).
         virtual void complete(result<void> r) = 0;
+        /// Resumes the waiter inline: only on executor(), from a handler posted there.
+        virtual void complete_here(result<void> r) = 0;
+        /// Where the waiter resumes (kept as outstanding work while it waits).
+        virtual const boost::asio::any_io_executor& executor() const = 0;
         offset target{0};
     };
+    /// Completes waiters with one post per executor instead of one per waiter: a flush round
+    /// serving several waiters of one io thread wakes that thread once.
+    static void complete_grouped(std::vector<std::unique_ptr<flush_waiter>> waiters,
+                                 result<void> r);
 
 private:
     partition_log(std::shared_ptr<const log_env> env, std::string dir, std::string topic,
@@ -346,6 +355,11 @@ public:
     void complete(result<void> r) override {
         boost::asio::post(work_, [h = std::move(handler_), r]() mutable { h(r); });
     }
+    void complete_here(result<void> r) override {
+        auto h = std::move(handler_);
+        h(r);
+    }
+    const boost::asio::any_io_executor& executor() const override { return work_; }
 
 private:
     Handler handler_;

@@ -188,9 +188,7 @@ void partition_log::sync_round(bool final_close) {
         }
         more = !flush_waiters_.empty();
     }
-    for (auto& w : ok) {
-        w->complete(result<void>{});
-    }
+    complete_grouped(std::move(ok), result<void>{});
     if (!failed.empty()) {
         std::error_code ec =
             make_error_code(io::is_disk_full(failure) ? errc::disk_full : errc::storage_error);
@@ -200,6 +198,33 @@ void partition_log::sync_round(bool final_close) {
     }
     if (more && !final_close) {
         request_sync();
+    }
+}
+
+void partition_log::complete_grouped(std::vector<std::unique_ptr<flush_waiter>> waiters,
+                                     result<void> r) {
+    if (waiters.size() == 1) {
+        waiters.front()->complete(r);
+        return;
+    }
+    // Waiters of one executor (an io thread) go in one posted handler, in their order.
+    while (!waiters.empty()) {
+        std::vector<std::unique_ptr<flush_waiter>> group;
+        std::vector<std::unique_ptr<flush_waiter>> rest;
+        const boost::asio::any_io_executor ex = waiters.front()->executor();
+        for (auto& w : waiters) {
+            if (w->executor() == ex) {
+                group.push_back(std::move(w));
+            } else {
+                rest.push_back(std::move(w));
+            }
+        }
+        boost::asio::post(ex, [group = std::move(group), r]() mutable {
+            for (auto& w : group) {
+                w->complete_here(r);
+            }
+        });
+        waiters.swap(rest);
     }
 }
 

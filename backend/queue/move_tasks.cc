@@ -385,6 +385,19 @@ api::awaitable<api::admin_result<std::vector<api::move_task>>> queue_service::li
     co_return out;
 }
 
+std::optional<api::move_task> queue_service::find_message_move_task(
+    const std::string& task_handle) const {
+    std::lock_guard lock(registry_mu_);
+    auto it = tasks_.find(task_handle);
+    if (it == tasks_.end()) {
+        return std::nullopt;
+    }
+    std::lock_guard tl(it->second->mu);
+    auto t = view_of(it->second->record);
+    t.source_arn = settings_.arns.arn(it->second->record.source);
+    return t;
+}
+
 api::awaitable<api::admin_result<std::int64_t>> queue_service::cancel_message_move_task(
     std::string task_handle) {
     std::shared_ptr<task_state> task;

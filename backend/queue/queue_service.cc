@@ -23,10 +23,22 @@ using api::errc;
 
 namespace {
 
-std::int64_t system_wall_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
+/// The queues' clock: the wall clock when the service starts, moved on by the steady clock.
+/// Visibility timeouts, delays and long polls are spans of real time: a step of the system
+/// clock (an NTP correction, a virtual machine's clock catching up after it was descheduled)
+/// must neither release in-flight messages early nor hold them longer. Timestamps it gives
+/// (SentTimestamp, the persisted deadlines) stay wall time to within the steps since the start;
+/// a restart takes the wall clock again.
+std::function<std::int64_t()> steady_wall_clock() {
+    const auto wall0 = std::chrono::system_clock::now();
+    const auto steady0 = std::chrono::steady_clock::now();
+    return [wall0, steady0] {
+        const auto elapsed = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::steady_clock::now() - steady0);
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   (wall0 + elapsed).time_since_epoch())
+            .count();
+    };
 }
 
 admin_error storage(const std::error_code& ec) {
@@ -75,7 +87,7 @@ queue_service::queue_service(api::topics& topics, api::records& records, state_l
       records_(records),
       log_(log),
       settings_(std::move(settings)),
-      wall_(wall_clock ? std::move(wall_clock) : std::function<std::int64_t()>(system_wall_ms)) {}
+      wall_(wall_clock ? std::move(wall_clock) : steady_wall_clock()) {}
 
 queue_service::~queue_service() { stop(); }
 

@@ -123,6 +123,8 @@ public:
         std::string source_arn, std::int32_t max_results) override;
     api::awaitable<api::admin_result<std::int64_t>> cancel_message_move_task(
         std::string task_handle) override;
+    std::optional<api::move_task> find_message_move_task(
+        const std::string& task_handle) const override;
     std::vector<api::queue_view> view_queues() const override;
 
     /// Messages the tailers have read from the queues' topics since start (tests wait on it).

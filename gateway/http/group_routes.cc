@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "backend/api/groups.h"
+#include "gateway/http/rest/rest_support.h"
 #include "gateway/server/metrics.h"
 
 namespace sluice::gateway {
@@ -82,7 +83,7 @@ http_answer error_answer(unsigned status, const std::string& message) {
 }  // namespace
 
 std::optional<http_answer> group_route(bgroup::groups& groups, const std::string& method,
-                                       const std::string& path) {
+                                       const std::string& path, const group_filter& visible) {
     if (path.compare(0, prefix.size(), prefix) != 0 ||
         (path.size() > prefix.size() && path[prefix.size()] != '/')) {
         return std::nullopt;
@@ -94,6 +95,9 @@ std::optional<http_answer> group_route(bgroup::groups& groups, const std::string
     if (rest.empty() || rest == "/") {
         std::string body;
         for (const auto& g : groups.view_groups()) {
+            if (visible && !visible(g.group_id.value)) {
+                continue;
+            }
             body += (body.empty() ? "" : ",") + summary_json(g);
         }
         return http_answer{200, "application/json", "{\"groups\":[" + body + "]}"};
@@ -116,18 +120,28 @@ std::optional<http_answer> group_route(bgroup::groups& groups, const std::string
 namespace {
 
 boost::asio::awaitable<handler_result> serve_group_route(bgroup::groups* groups,
+                                                         front_authorizer acl,
                                                          http_request_context ctx) {
+    group_filter visible;
+    const auto host = rest::acl_host(ctx);
+    if (acl.on() && !acl.allowed(ctx.principal, host, auth::acl_operation::describe,
+                                 auth::resource_type::cluster, auth::cluster_resource_name)) {
+        visible = [&](std::string_view group) {
+            return acl.allowed(ctx.principal, host, auth::acl_operation::describe,
+                               auth::resource_type::group, group);
+        };
+    }
     // Only GET (and HEAD, which the router answers from GET) reaches here.
-    auto answer = group_route(*groups, "GET", ctx.path);
+    auto answer = group_route(*groups, "GET", ctx.path, visible);
     co_return make_response(answer ? std::move(*answer)
                                    : error_answer(404, "no route for GET " + ctx.path));
 }
 
 }  // namespace
 
-void add_group_routes(router& routes, bgroup::groups& groups) {
-    auto handler = [g = &groups](http_request_context ctx) {
-        return serve_group_route(g, std::move(ctx));
+void add_group_routes(router& routes, bgroup::groups& groups, front_authorizer acl) {
+    auto handler = [g = &groups, acl](http_request_context ctx) {
+        return serve_group_route(g, acl, std::move(ctx));
     };
     routes.add(boost::beast::http::verb::get, "/v1/groups", handler);
     routes.add(boost::beast::http::verb::get, "/v1/groups/{path...}", handler);

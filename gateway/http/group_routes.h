@@ -4,22 +4,33 @@
 // Read-only views of the group coordinator; thread-safe as the coordinator is.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gateway/http/router.h"
 
 #include "backend/api/groups.h"
+#include "gateway/server/front_acls.h"
 
 namespace sluice::gateway {
 
-/// The answer for `path` when it is /v1/groups or below; nullopt for any other path.
+/// Which groups a listing shows (a principal's: those it may describe); empty shows all.
+using group_filter = std::function<bool(std::string_view group)>;
+
+/// The answer for `path` when it is /v1/groups or below; nullopt for any other path. The
+/// listing shows only the groups `visible` passes.
 std::optional<http_answer> group_route(backend::api::groups& groups,
-                                       const std::string& method, const std::string& path);
+                                       const std::string& method, const std::string& path,
+                                       const group_filter& visible = {});
 
 /// Registers GET /v1/groups and GET /v1/groups/{path...} (HEAD implied); both answer with
-/// group_route on the raw path, so the JSON and the errors are group_route's.
-void add_group_routes(router& routes, backend::api::groups& groups);
+/// group_route on the raw path, so the JSON and the errors are group_route's. With the
+/// authorizer on, the listing is Kafka's ListGroups': every group for a principal that may
+/// DESCRIBE the cluster, else the groups it may DESCRIBE (one group's view is checked by the
+/// router's guard).
+void add_group_routes(router& routes, backend::api::groups& groups, front_authorizer acl = {});
 
 /// Appends the group metrics in the Prometheus text format (a metrics_registry collector).
 void render_group_metrics(backend::api::groups& groups, std::string& out);

@@ -9,7 +9,10 @@
 #include <boost/beast/http/field.hpp>
 
 #include "auth/sasl/plain.h"
+#include "gateway/http/json.h"
+#include "gateway/http/ui_routes.h"
 #include "gateway/kafka/logger.h"
+#include "gateway/server/audit.h"
 #include "gateway/server/auth_settings.h"
 #include "protocol/core/base64.h"
 
@@ -19,8 +22,22 @@ namespace http = boost::beast::http;
 
 namespace {
 
-/// Routes anyone may call: probes for load balancers and orchestrators.
-bool open_route(std::string_view pattern) { return pattern == "/healthz" || pattern == "/readyz"; }
+/// Routes anyone may call: probes for load balancers and orchestrators, the console's files
+/// (no data in them) and what the console asks before it signs in.
+bool open_route(std::string_view pattern, const http_request& req) {
+    if (pattern == "/healthz" || pattern == "/readyz" || pattern == "/ui" ||
+        pattern == "/ui/{path...}" || pattern == "/v1/console/auth") {
+        return true;
+    }
+    // GET / is the console's page for a browser, the REST Proxy's answer for anything else.
+    if (pattern == "/") {
+        const auto accept = req[http::field::accept];
+        return accept_prefers_html(std::string_view(accept.data(), accept.size()));
+    }
+    return false;
+}
+
+constexpr std::string_view console_header = "X-Sluice-Console";
 
 /// Routes a browser opens without custom headers: the WebSocket upgrade and the SSE streams.
 bool query_token_route(std::string_view pattern) {
@@ -59,8 +76,14 @@ std::optional<std::string_view> credentials_for(std::string_view header, std::st
 
 }  // namespace
 
-http_response http_authenticator::unauthorized(std::string_view message) const {
+http_response http_authenticator::unauthorized(std::string_view message, bool console) const {
     auto res = make_response({401, "application/json", json_error(40101, message)});
+    if (console) {
+        // The console signs in with its own form and a session token (a Bearer token): a
+        // Basic challenge would make the browser show its password prompt over the page.
+        res.insert(http::field::www_authenticate, "Bearer realm=\"sluice\"");
+        return res;
+    }
     if (mode_.basic) {
         res.insert(http::field::www_authenticate, "Basic realm=\"sluice\"");
     }
@@ -85,18 +108,28 @@ http_authenticator::outcome http_authenticator::check_basic(std::string_view cre
         out.reason = "malformed Basic credentials";
         return out;
     }
+    const std::string_view password = std::string_view(*decoded).substr(colon + 1);
+    // Read before the check, so that a change of users while it runs makes its entry stale.
+    const auto generation = users_.generation();
+    const auto now = auth::password_cache::clock::now();
+    if (checked_passwords_.contains(out.user, password, generation, now)) {
+        out.ok = true;
+        out.principal = "User:" + out.user;
+        return out;
+    }
     // The PLAIN mechanism's check, so that Basic and SASL PLAIN accept the same passwords.
     auth::plain_server plain(users_);
     std::string message;
     message.push_back('\0');
     message += out.user;
     message.push_back('\0');
-    message.append(*decoded, colon + 1);
+    message.append(password);
     auto step = plain.step(message);
     if (step.what != auth::sasl_step::outcome::success) {
         out.reason = step.reason;
         return out;
     }
+    checked_passwords_.insert(out.user, password, generation, now);
     out.ok = true;
     out.principal = "User:" + step.user;
     return out;
@@ -120,36 +153,66 @@ http_authenticator::outcome http_authenticator::check_bearer(std::string_view to
     return out;
 }
 
+http_authenticator::outcome http_authenticator::check_session(std::string_view token) const {
+    outcome out;
+    out.mechanism = "session";
+    auto principal = sessions_.verify(token, users_.generation(),
+                                      auth::session_tokens::clock::now(), &out.reason);
+    if (!principal) {
+        return out;
+    }
+    out.ok = true;
+    out.user = principal->starts_with("User:") ? principal->substr(5) : *principal;
+    out.principal = std::move(*principal);
+    return out;
+}
+
+std::string http_authenticator::issue_session(std::string_view principal) const {
+    return sessions_.issue(principal, users_.generation(), auth::session_tokens::clock::now());
+}
+
 asio::awaitable<std::optional<http_response>> http_authenticator::check(
     http_request_context* ctx, std::string pattern) const {
-    if (!mode_.any() || open_route(pattern)) {
+    if (!mode_.any() || open_route(pattern, ctx->req)) {
         co_return std::nullopt;
     }
+    // Session tokens are issued to Basic sign-ins; JWTs are checked only with bearer on.
+    const auto bearer_token = [this](std::string_view token) {
+        return auth::session_tokens::looks_like(token) ? check_session(token)
+                                                        : check_bearer(token);
+    };
+    const bool console =
+        ctx->req.find(boost::beast::string_view(console_header.data(), console_header.size())) !=
+        ctx->req.end();
     std::optional<outcome> result;
     const auto header = ctx->req.find(http::field::authorization);
     if (header != ctx->req.end()) {
         const std::string_view value(header->value().data(), header->value().size());
         auto basic = mode_.basic ? credentials_for(value, "Basic") : std::nullopt;
-        auto bearer = mode_.bearer ? credentials_for(value, "Bearer") : std::nullopt;
+        auto bearer = credentials_for(value, "Bearer");
+        if (bearer && !mode_.bearer && !auth::session_tokens::looks_like(*bearer)) {
+            bearer.reset();
+        }
         if (basic) {
             result = check_basic(*basic);
         } else if (bearer) {
-            result = check_bearer(*bearer);
+            result = bearer_token(*bearer);
         } else {
             outcome o;
             o.mechanism = "unknown";
             o.reason = "an Authorization scheme that is not enabled";
             result = std::move(o);
         }
-    } else if (mode_.bearer && query_token_route(pattern)) {
-        if (auto token = ctx->query.get("access_token")) {
-            result = check_bearer(*token);
+    } else if (query_token_route(pattern)) {
+        auto token = ctx->query.get("access_token");
+        if (token && (mode_.bearer || auth::session_tokens::looks_like(*token))) {
+            result = bearer_token(*token);
         }
     }
     const std::string address = ctx->peer.address().to_string();
     if (!result) {
         http_log().debug("http from {}: {} without credentials: 401", address, ctx->path);
-        co_return unauthorized("Authentication required");
+        co_return unauthorized("Authentication required", console);
     }
     count_authentication(metrics_, "http", result->mechanism, result->ok);
     if (result->ok) {
@@ -159,13 +222,87 @@ asio::awaitable<std::optional<http_response>> http_authenticator::check(
     }
     auth_log().warn("http: authentication failed: user '{}' from {} with {}: {}",
                     loggable(result->user), address, result->mechanism, result->reason);
+    const std::string scheme = result->mechanism == "basic"    ? "Basic"
+                               : result->mechanism == "bearer" ? "Bearer"
+                                                               : result->mechanism;
+    audit_authentication_failed(audit_source{"User:ANONYMOUS", audit_client_of(ctx->peer),
+                                             std::string(http_front_of(pattern))},
+                                scheme, result->user, result->reason);
     const auto delay = failures_.record_failure(address, std::chrono::steady_clock::now());
     if (delay.count() > 0) {
         asio::steady_timer timer(ctx->executor, delay);
         boost::system::error_code ec;
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
-    co_return unauthorized("Authentication failed: invalid credentials");
+    co_return unauthorized("Authentication failed: invalid credentials", console);
+}
+
+namespace {
+
+asio::awaitable<handler_result> console_auth(const http_authenticator* auth,
+                                             http_request_context) {
+    json::writer w;
+    w.start_object();
+    w.key("schemes");
+    w.start_array();
+    if (auth->mode().basic) {
+        w.string("basic");
+    }
+    if (auth->mode().bearer) {
+        w.string("bearer");
+    }
+    w.end_array();
+    w.end_object();
+    co_return make_response({200, "application/json", w.str()});
+}
+
+asio::awaitable<handler_result> console_whoami(http_request_context ctx) {
+    json::writer w;
+    w.start_object();
+    w.field("principal", ctx.principal);
+    w.end_object();
+    co_return make_response({200, "application/json", w.str()});
+}
+
+asio::awaitable<handler_result> console_sign_in(const http_authenticator* auth,
+                                                http_request_context ctx) {
+    json::writer w;
+    w.start_object();
+    if (!auth->mode().any()) {
+        // Nothing to sign in to: every caller is anonymous.
+        w.null_field("token");
+        w.field("principal", ctx.principal);
+        w.end_object();
+        co_return make_response({200, "application/json", w.str()});
+    }
+    // The guard let the request through, so its credentials were valid; only a password
+    // sign-in gets a session (a Bearer token already is one, with its own expiry).
+    const auto header = ctx.req[http::field::authorization];
+    if (!credentials_for(std::string_view(header.data(), header.size()), "Basic")) {
+        co_return error_response(
+            400, "a session is issued for Basic credentials only; send a Bearer token as it is");
+    }
+    w.field("token", auth->issue_session(ctx.principal));
+    w.field("principal", ctx.principal);
+    w.field("expires_in", static_cast<std::int64_t>(auth->sessions().lifetime().count()));
+    w.end_object();
+    auth_log().info("http: console session for {} from {}", ctx.principal,
+                    ctx.peer.address().to_string());
+    auto res = make_response({200, "application/json", w.str()});
+    res.set(http::field::cache_control, "no-store");
+    co_return res;
+}
+
+}  // namespace
+
+void add_console_session_routes(router& routes, const http_authenticator& auth) {
+    routes.add(http::verb::get, "/v1/console/auth", [a = &auth](http_request_context ctx) {
+        return console_auth(a, std::move(ctx));
+    });
+    routes.add(http::verb::get, "/v1/console/session", console_whoami);
+    routes.add(http::verb::post, "/v1/console/session", [a = &auth](http_request_context ctx) {
+        return console_sign_in(a, std::move(ctx));
+    });
 }
 
 }  // namespace sluice::gateway

@@ -3,7 +3,15 @@
 // one check. Basic is checked against the SASL users (their PLAIN verifier), Bearer against the
 // OAUTHBEARER keys and claims. Browsers cannot put headers on a WebSocket or EventSource
 // request, so /ws and the SSE routes also take the token as `access_token=` in the query.
-// /healthz and /readyz stay open. Owned by gateway/http; thread-safe (const after start).
+// /healthz and /readyz stay open, and so do the console's files (/ui/..., GET / for a browser:
+// they hold no data) and GET /v1/console/auth, which tells the console how to sign in.
+//
+// The console signs in with a user name and password once: POST /v1/console/session with
+// Basic credentials answers a session token (auth/session_token.h), sent afterwards as
+// `Authorization: Bearer` or `access_token=`, so the page keeps no password. Requests that
+// carry `X-Sluice-Console` get a 401 without the Basic challenge, so the browser shows the
+// console's own form rather than its password prompt. Owned by gateway/http; thread-safe
+// (const after start).
 #pragma once
 
 #include <optional>
@@ -14,6 +22,8 @@
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
 #include "auth/jwt/jwt.h"
+#include "auth/password_cache.h"
+#include "auth/session_token.h"
 #include "gateway/http/http_settings.h"
 #include "gateway/http/router.h"
 #include "gateway/server/metrics.h"
@@ -35,7 +45,14 @@ public:
 
     /// The answer to a request without acceptable credentials: 401, one WWW-Authenticate
     /// header per enabled scheme, the REST Proxy's body {"error_code":40101,...}.
-    http_response unauthorized(std::string_view message) const;
+    /// For a request of the console (`X-Sluice-Console`), the only challenge is Bearer.
+    http_response unauthorized(std::string_view message, bool console = false) const;
+
+    http_auth_mode mode() const { return mode_; }
+
+    /// A console session token for `principal`, valid for sessions().lifetime().
+    std::string issue_session(std::string_view principal) const;
+    const auth::session_tokens& sessions() const { return sessions_; }
 
 private:
     struct outcome {
@@ -47,12 +64,23 @@ private:
     };
     outcome check_basic(std::string_view credentials) const;
     outcome check_bearer(std::string_view token) const;
+    outcome check_session(std::string_view token) const;
 
     http_auth_mode mode_;
     const auth::credential_store& users_;
     const auth::jwt_verifier* tokens_;
     auth::failure_limiter& failures_;
     metrics_registry& metrics_;
+    /// Basic sends the password with every request: a password checked once is not checked
+    /// again (PBKDF2) until it expires there or the users change.
+    mutable auth::password_cache checked_passwords_;
+    auth::session_tokens sessions_;
 };
+
+/// The console's sign-in routes: GET /v1/console/auth (open: {"schemes":["basic","bearer"]},
+/// empty when authentication is off), GET /v1/console/session ({"principal":...}: who the
+/// credentials sent are) and POST /v1/console/session (with Basic credentials: {"token",
+/// "principal", "expires_in"}; a Bearer token is already a session and is refused with 400).
+void add_console_session_routes(router& routes, const http_authenticator& auth);
 
 }  // namespace sluice::gateway

@@ -14,8 +14,10 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <fmt/format.h>
 
 #include "gateway/kafka/logger.h"
+#include "gateway/server/tls_handshake.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -33,6 +35,8 @@ constexpr std::size_t read_chunk_bytes = 16 * 1024;
 /// the answer.
 constexpr auto linger_timeout = std::chrono::seconds(2);
 constexpr std::size_t linger_max_bytes = 64 * 1024 * 1024;
+/// How long the TLS close_notify exchange at the end of an HTTPS connection may take.
+constexpr auto tls_shutdown_timeout = std::chrono::seconds(2);
 
 /// The connection ended from the client's side or by a deadline or a stop: nothing to answer.
 bool is_end_of_connection(const boost::system::error_code& ec) {
@@ -56,7 +60,7 @@ unsigned status_for_parse_error(const boost::system::error_code& ec) {
 /// The body of a streamed-body route, read from the connection's parser as the handler asks.
 class streamed_body final : public body_reader {
 public:
-    streamed_body(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+    streamed_body(http_stream& stream, beast::flat_buffer& buffer,
                   http::request_parser<http::string_body>& parser, std::chrono::seconds timeout)
         : stream_(stream), buffer_(buffer), parser_(parser), timeout_(timeout) {}
 
@@ -64,6 +68,7 @@ public:
         auto& body = parser_.get().body();
         if (!body.empty()) {
             out += body;  // parsed along with the header or by an earlier read
+            count_read(body.size());
             body.clear();
             co_return true;
         }
@@ -80,6 +85,7 @@ public:
             co_return false;
         }
         out += body;
+        count_read(body.size());
         body.clear();
         co_return true;
     }
@@ -87,7 +93,7 @@ public:
     bool failed() const override { return failed_; }
 
 private:
-    beast::tcp_stream& stream_;
+    http_stream& stream_;
     beast::flat_buffer& buffer_;
     http::request_parser<http::string_body>& parser_;
     std::chrono::seconds timeout_;
@@ -101,7 +107,8 @@ bool expects_continue(const http_request& req) {
 
 }  // namespace
 
-request_timing::request_timing(metrics_registry& metrics, const std::string& front) {
+request_timing::request_timing(metrics_registry& metrics, const std::string& front)
+    : front_(front) {
     static constexpr const char* classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
     for (std::size_t i = 0; i < by_class_.size(); ++i) {
         by_class_[i] = &metrics.get_histogram(
@@ -122,7 +129,8 @@ void request_timing::observe(unsigned status, std::chrono::nanoseconds took) con
 http_connection::http_connection(tcp::socket socket, std::uint64_t id, const router& routes,
                                  counter& requests, http_limits limits,
                                  connection_error_page errors, const cors_policy* cors,
-                                 const request_timing* timing)
+                                 const request_timing* timing,
+                                 std::shared_ptr<auth::tls_server_context> tls)
     : stream_(std::move(socket)),
       buffer_(limits.max_header_bytes + read_chunk_bytes),
       transport_{stream_, buffer_},
@@ -133,7 +141,8 @@ http_connection::http_connection(tcp::socket socket, std::uint64_t id, const rou
       errors_(std::move(errors)),
       cors_(cors),
       timing_(timing),
-      finish_(std::make_shared<finish_signal>()) {
+      finish_(std::make_shared<finish_signal>()),
+      tls_(std::move(tls)) {
     boost::system::error_code ec;
     peer_ = stream_.socket().remote_endpoint(ec);
     stream_.socket().set_option(tcp::no_delay(true), ec);
@@ -148,6 +157,7 @@ void http_connection::on_stop(stop_mode mode) {
     if (mode == stop_mode::cut) {
         close();
     } else if (phase_ == phase::idle) {
+        stopped_idle_ = true;
         stream_.cancel();  // between requests: nothing is lost
     }
 }
@@ -162,6 +172,13 @@ void http_connection::close() {
 asio::awaitable<void> http_connection::run() {
     auto self = shared_from_this();
     http_log().debug("conn {}: accepted from {}", id_, peer_.address().to_string());
+    if (tls_) {
+        const bool ready = co_await start_tls();
+        if (!ready) {
+            close();
+            co_return;
+        }
+    }
     while (!finish_->requested() && phase_ != phase::closing) {
         boost::system::error_code ec;
         if (buffer_.size() == 0) {
@@ -228,6 +245,8 @@ asio::awaitable<void> http_connection::run() {
         }
         const bool client_keeps_alive = ctx.req.keep_alive();
         ctx.peer = peer_;
+        ctx.tls = tls_ != nullptr;
+        ctx.principal = principal_;
         ctx.executor = stream_.get_executor();
         ctx.finish = finish_;
         ctx.stream = &transport_;
@@ -288,6 +307,40 @@ asio::awaitable<void> http_connection::run() {
             break;
         }
     }
+    co_await finish();
+}
+
+asio::awaitable<bool> http_connection::start_tls() {
+    const std::string who = fmt::format("conn {} from {}", id_, peer_.address().to_string());
+    stream_.start_tls(tls_->ssl);
+    const audit_source source{"User:ANONYMOUS", audit_client_of(peer_),
+                              timing_ != nullptr ? timing_->front() : "http"};
+    const bool done = co_await bounded_tls_handshake(*stream_.tls(), stream_.socket(),
+                                                     shared_from_this(), http_log(), who, source);
+    if (!done) {
+        co_return false;
+    }
+    auto principal = tls_client_principal(*tls_, stream_.tls()->native_handle(), who, source);
+    if (!principal) {
+        co_return false;
+    }
+    principal_ = std::move(*principal);
+    co_return true;
+}
+
+asio::awaitable<void> http_connection::finish() {
+    if (stream_.tls() != nullptr && phase_ != phase::closing && stream_.socket().is_open()) {
+        boost::system::error_code ec;
+        if (stopped_idle_) {
+            // The server is stopping and the client is between requests: send close_notify
+            // and close without waiting for the client's (RFC 8446 6.1 lets the closer go
+            // once it has sent its own). OpenSSL then counts the shutdown as complete as soon
+            // as close_notify is written.
+            ::SSL_set_shutdown(stream_.tls()->native_handle(), SSL_RECEIVED_SHUTDOWN);
+        }
+        stream_.expires_after(tls_shutdown_timeout);
+        co_await stream_.tls()->async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+    }
     close();
 }
 
@@ -304,10 +357,13 @@ asio::awaitable<void> http_connection::answer_error_and_close(unsigned status,
     if (!ec) {
         co_await linger();
     }
-    close();
+    co_await finish();
 }
 
 asio::awaitable<void> http_connection::linger() {
+    if (stream_.tls() != nullptr) {
+        co_return;  // finish() sends close_notify, and reads until the client's
+    }
     boost::system::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream_.expires_after(linger_timeout);

@@ -20,7 +20,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+
+#include "auth/tls/tls_context.h"
 
 #include "gateway/http/router.h"
 #include "gateway/http/cors.h"
@@ -51,6 +52,14 @@ using connection_error_page = std::function<http_response(unsigned status, std::
 
 /// One client connection (see the diagram above).
 ///
+/// On an HTTPS listener the connection first runs the TLS handshake (bounded by
+/// tls_handshake_timeout), then serves HTTP over it as above, and ends with a TLS close_notify
+/// exchange (bounded by tls_shutdown_timeout); a connection that stop(finish) finds idle sends
+/// its close_notify and closes without waiting for the client's. With a client certificate
+/// (ssl.client.auth requested or required) its mapped subject is each request's principal
+/// until the router's guard (http.authentication, SQS's SigV4) establishes another. The
+/// connection keeps the TLS context it was accepted with (a reload changes new connections).
+///
 /// Lifecycle: created by the http_server's connection handler; run() serves until the client
 /// closes, a deadline passes, a request does not parse (answered 400, 413 or 431, then
 /// closed), a handler takes the stream over and returns, or stop(). stop(finish) closes an
@@ -68,16 +77,20 @@ class request_timing {
 public:
     request_timing(metrics_registry& metrics, const std::string& front);
     void observe(unsigned status, std::chrono::nanoseconds took) const;
+    /// The listener's front ("http", "sqs"), as the metrics and the audit log name it.
+    const std::string& front() const { return front_; }
 
 private:
     std::array<histogram*, 5> by_class_{};
+    std::string front_;
 };
 
 class http_connection : public std::enable_shared_from_this<http_connection> {
 public:
     http_connection(boost::asio::ip::tcp::socket socket, std::uint64_t id, const router& routes,
                     counter& requests, http_limits limits, connection_error_page errors = {},
-                    const cors_policy* cors = nullptr, const request_timing* timing = nullptr);
+                    const cors_policy* cors = nullptr, const request_timing* timing = nullptr,
+                    std::shared_ptr<auth::tls_server_context> tls = nullptr);
 
     boost::asio::awaitable<void> run();
     void stop(stop_mode mode);
@@ -87,10 +100,14 @@ private:
 
     boost::asio::awaitable<void> answer_error_and_close(unsigned status, std::string message);
     boost::asio::awaitable<void> linger();
+    /// The TLS handshake and the client certificate's principal; false: close.
+    boost::asio::awaitable<bool> start_tls();
+    /// Ends the connection: a TLS close_notify first (bounded), then the socket is closed.
+    boost::asio::awaitable<void> finish();
     void on_stop(stop_mode mode);
     void close();
 
-    boost::beast::tcp_stream stream_;
+    http_stream stream_;
     boost::beast::flat_buffer buffer_;
     connection_stream transport_;
     std::uint64_t id_;
@@ -102,7 +119,13 @@ private:
     const request_timing* timing_;  // null: not timed
     boost::asio::ip::tcp::endpoint peer_;
     std::shared_ptr<finish_signal> finish_;
+    std::shared_ptr<auth::tls_server_context> tls_;  // null: plain HTTP
+    /// "User:ANONYMOUS", or the client certificate's principal under TLS.
+    std::string principal_ = "User:ANONYMOUS";
     phase phase_ = phase::idle;
+    /// stop(finish) found the connection between requests: finish() sends close_notify
+    /// without waiting for the client's.
+    bool stopped_idle_ = false;
 };
 
 }  // namespace sluice::gateway

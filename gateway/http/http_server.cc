@@ -5,10 +5,14 @@
 #include "gateway/http/group_routes.h"
 #include "gateway/http/queue_routes.h"
 #include "gateway/http/http_auth.h"
+#include "gateway/http/http_quotas.h"
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/sse_stream.h"
 #include "gateway/http/ui_routes.h"
+#include "gateway/kafka/logger.h"
+#include "gateway/server/audit.h"
+#include "gateway/server/front_acls.h"
 #include "gateway/ws/ws_session.h"
 
 namespace sluice::gateway {
@@ -30,6 +34,36 @@ asio::awaitable<handler_result> readyz(std::shared_ptr<std::atomic<bool>> ready,
     co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
 }
 
+/// Authentication (http.authentication), then the ACL checks the route's path decides
+/// (http_route_checks): 403 with the REST Proxy's 40301 when one is denied; then the client
+/// quotas (check_http_quota): 429 with 42901 when the principal is over its quota.
+asio::awaitable<std::optional<http_response>> guard(const http_authenticator* auth,
+                                                    front_authorizer acl, quota_meter* quotas,
+                                                    http_request_context* ctx,
+                                                    std::string pattern) {
+    auto refusal = co_await auth->check(ctx, pattern);
+    if (refusal) {
+        co_return refusal;
+    }
+    if (!acl.on()) {
+        co_return check_http_quota(quotas, ctx, pattern);
+    }
+    const auto denied =
+        acl.denied(ctx->principal, rest::acl_host(*ctx),
+                   http_route_checks(ctx->req.method(), pattern, ctx->params, ctx->query));
+    if (!denied) {
+        co_return check_http_quota(quotas, ctx, pattern);
+    }
+    http_log().info("{} {} by {} from {} denied: {}", std::string(ctx->req.method_string()),
+                    ctx->path, ctx->principal, rest::acl_host(*ctx), denial_message(*denied));
+    audit_authorization_denied(audit_source{ctx->principal, audit_client_of(ctx->peer),
+                                            std::string(http_front_of(pattern))},
+                               denied->op, denied->type, denied->name,
+                               std::string(ctx->req.method_string()) + " " + pattern);
+    co_return rest::acl_denied(*denied, pattern.starts_with("/topics") ||
+                                            pattern.starts_with("/consumers"));
+}
+
 asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_request_context) {
     co_return make_response({200, "text/plain; version=0.0.4", metrics->render()});
 }
@@ -38,12 +72,14 @@ asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_req
 
 http_server::http_server(io_pool& pool, services& svc, backend::api::queues& queues,
                          connection_tracker& tracker, const endpoint& where,
-                         http_settings settings)
+                         http_settings settings,
+                         std::shared_ptr<auth::tls_context_holder> tls)
     : svc_(svc),
       settings_(std::move(settings)),
       producer_(svc.topics, svc.records, settings_.producer_acks),
       requests_(svc.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
       timing_(svc.metrics, "http"),
+      tls_(std::move(tls)),
       listener_(pool, tracker, svc.metrics, listener_options{"http", "--http", ""}, where,
                 [this](tcp::socket socket, std::uint64_t id) {
                     return open(std::move(socket), id);
@@ -55,11 +91,11 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
     router_.add(verb::get, "/metrics", [m = &svc.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    add_group_routes(router_, svc.groups);
-    add_queue_routes(router_, queues);
+    add_group_routes(router_, svc.groups, front_authorizer(&svc.authz));
+    add_queue_routes(router_, queues, front_authorizer(&svc.authz));
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         svc.topics, svc.records, svc.groups, settings_, svc.kafka.cluster_id, svc.kafka.node_id,
-        producer_});
+        producer_, front_authorizer(&svc.authz)});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {
@@ -71,16 +107,18 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
         rest::add_v3_routes(router_, *rest_);
     }
     ws_ = std::make_unique<ws::ws_context>(
-        ws::ws_context{*rest_, [&pool] { return pool.next().get_executor(); }});
+        ws::ws_context{*rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas});
     ws::add_ws_route(router_, *ws_);
-    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
+    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas);
     add_ui_routes(router_);
     // After the REST Proxy's GET /, which the console's hands every non-browser request to.
     add_console_route(router_);
     auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc.users, svc.tokens,
                                                  svc.auth_failures, svc.metrics);
-    router_.set_guard([a = auth_.get()](http_request_context* ctx, std::string pattern) {
-        return a->check(ctx, std::move(pattern));
+    add_console_session_routes(router_, *auth_);
+    router_.set_guard([a = auth_.get(), acl = rest_->acl, q = svc.quotas](
+                          http_request_context* ctx, std::string pattern) {
+        return guard(a, acl, q, ctx, std::move(pattern));
     });
 }
 
@@ -101,7 +139,8 @@ std::size_t http_server::pending() const { return consumers_->pending(); }
 connection_session http_server::open(tcp::socket socket, std::uint64_t id) {
     auto conn = std::make_shared<http_connection>(std::move(socket), id, router_, requests_,
                                                   settings_.limits, connection_error_page{},
-                                                  &settings_.cors, &timing_);
+                                                  &settings_.cors, &timing_,
+                                                  tls_ ? tls_->current() : nullptr);
     return connection_session{conn->run(), [conn](stop_mode mode) { conn->stop(mode); }};
 }
 

@@ -6,7 +6,9 @@
 // Lifecycle: constructed by run_server (binds immediately and registers the built-in
 // routes), more routes may be added through routes() before start(); stop() stops accepting
 // (connections stop through the connection_tracker). Each connection is an http_connection
-// on one io_context; every read has a size limit and a deadline (http_limits).
+// on one io_context; every read has a size limit and a deadline (http_limits). An HTTPS
+// listener (--http https://HOST:PORT) gives each new connection its TLS holder's current
+// context (see http_connection).
 #pragma once
 
 #include <atomic>
@@ -14,6 +16,8 @@
 #include <memory>
 
 #include <boost/asio/ip/tcp.hpp>
+
+#include "auth/tls/tls_context.h"
 
 #include "gateway/http/http_connection.h"
 #include "gateway/http/http_settings.h"
@@ -42,9 +46,11 @@ class http_authenticator;
 class http_server {
 public:
     /// Binds and listens (throws std::runtime_error naming --http and the address).
-    /// `queues` (the SQS front's) backs the queue views (/v1/queues).
+    /// `queues` (the SQS front's) backs the queue views (/v1/queues). `tls`: HTTPS, null for
+    /// plain HTTP.
     http_server(io_pool& pool, services& svc, backend::api::queues& queues,
-                connection_tracker& tracker, const endpoint& where, http_settings settings = {});
+                connection_tracker& tracker, const endpoint& where, http_settings settings = {},
+                std::shared_ptr<auth::tls_context_holder> tls = nullptr);
     ~http_server();
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
@@ -76,6 +82,7 @@ private:
     std::unique_ptr<http_authenticator> auth_;
     counter& requests_;
     request_timing timing_;
+    std::shared_ptr<auth::tls_context_holder> tls_;  // null: plain HTTP
     std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(false);
     tcp_listener listener_;
 };

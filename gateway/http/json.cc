@@ -13,6 +13,9 @@
 namespace sluice::gateway::json {
 namespace {
 
+/// Not kParseFullPrecisionFlag: RapidJSON 1.1.0 reads "0e-38" with it as -4.45e-308 (a zero
+/// mantissa in its big-integer path; fuzz_http_json found it). Without it a number is read to
+/// within one unit in the last place of the nearest double.
 constexpr unsigned parse_flags = rapidjson::kParseIterativeFlag |
                                  rapidjson::kParseValidateEncodingFlag;
 
@@ -125,10 +128,21 @@ std::optional<std::string> parse_prefix(std::string_view text, document& out,
 }
 
 std::string to_string(const value& v) {
+    // For messages too: an infinity ends the text where it stands.
+    return to_stored_text(v).value_or("<a number out of the range of a double>");
+}
+
+std::optional<std::string> to_stored_text(const value& v) {
     rapidjson::StringBuffer sb;
     rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-    v.Accept(w);
-    return std::string(sb.GetString(), sb.GetSize());
+    if (!v.Accept(w)) {
+        return std::nullopt;  // the writer refuses infinities and NaN
+    }
+    std::string_view text(sb.GetString(), sb.GetSize());
+    // A lone surrogate escape ("\ude00") parses into bytes that are not UTF-8 (RapidJSON
+    // checks pairs only); written out they would make text no JSON reader takes. They become
+    // U+FFFD, as a Java client's UTF-8 encoder makes them '?' (found by fuzz_http_json).
+    return valid_utf8(text) ? std::string(text) : repair_utf8(text);
 }
 
 const value* member(const value& obj, std::string_view name) {

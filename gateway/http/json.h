@@ -43,6 +43,10 @@ std::optional<std::string> parse_prefix(std::string_view text, document& out,
 
 /// The text of `v`, compact.
 std::string to_string(const value& v);
+/// The text of `v` to store (a record's JSON value), as to_string writes it; nullopt when `v`
+/// holds a number no double can hold: RapidJSON reads some such numbers (a mantissa of more
+/// than 19 digits with a large exponent) as infinities, which JSON has no text for.
+std::optional<std::string> to_stored_text(const value& v);
 
 // --- typed access: nullptr/nullopt when absent or of another type ---------------------------
 

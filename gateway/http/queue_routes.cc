@@ -9,6 +9,7 @@
 
 #include "backend/api/errc.h"
 #include "gateway/http/json.h"
+#include "gateway/http/rest/rest_support.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -137,13 +138,19 @@ asio::awaitable<api::admin_result<std::string>> queue_arn(api::queues& queues,
     co_return it->second;
 }
 
-asio::awaitable<handler_result> list_queues(api::queues* queues, http_request_context) {
+asio::awaitable<handler_result> list_queues(api::queues* queues, front_authorizer acl,
+                                            http_request_context ctx) {
     const queue_table table(*queues);
+    const auto host = acl.on() ? rest::acl_host(ctx) : std::string();
     json::writer w;
     w.start_object();
     w.key("queues");
     w.start_array();
     for (const auto& [name, v] : table.by_name) {
+        if (!acl.allowed(ctx.principal, host, auth::acl_operation::describe,
+                         auth::resource_type::topic, name)) {
+            continue;
+        }
         write_queue(w, table, v);
     }
     w.end_array();
@@ -296,11 +303,13 @@ std::variant<redrive_request, std::string> parse_redrive_request(std::string_vie
     return out;
 }
 
-void add_queue_routes(router& routes, api::queues& queues) {
+void add_queue_routes(router& routes, api::queues& queues, front_authorizer acl) {
     auto bind = [q = &queues](auto fn) {
         return [q, fn](http_request_context ctx) { return fn(q, std::move(ctx)); };
     };
-    routes.add(verb::get, "/v1/queues", bind(list_queues));
+    routes.add(verb::get, "/v1/queues", [q = &queues, acl](http_request_context ctx) {
+        return list_queues(q, acl, std::move(ctx));
+    });
     routes.add(verb::get, "/v1/queues/{queue}", bind(get_queue));
     routes.add(verb::post, "/v1/queues/{queue}/redrive", bind(redrive));
     routes.add(verb::get, "/v1/queues/{queue}/move-tasks", bind(move_tasks));

@@ -14,6 +14,7 @@
 #include "gateway/http/router.h"
 
 #include "backend/api/queues.h"
+#include "gateway/server/front_acls.h"
 
 namespace sluice::gateway {
 
@@ -33,6 +34,8 @@ std::variant<redrive_request, std::string> parse_redrive_request(std::string_vie
 /// GET /v1/queues/{queue}/move-tasks (HEAD implied for the GETs). Errors are
 /// {"error_code":<status>,"message":"..."}: 404 for an unknown queue, 400 for a bad body or a
 /// queue that is not a dead-letter queue, 409 while a move task already runs on the queue.
-void add_queue_routes(router& routes, backend::api::queues& queues);
+/// With the authorizer on, GET /v1/queues lists the queues whose topic the principal may
+/// DESCRIBE (as SQS's ListQueues does); the other routes are checked by the router's guard.
+void add_queue_routes(router& routes, backend::api::queues& queues, front_authorizer acl = {});
 
 }  // namespace sluice::gateway

@@ -6,7 +6,12 @@
 #include <stdexcept>
 #include <utility>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
+
+#include "gateway/server/busy_time.h"
 
 namespace sluice::gateway {
 namespace http = boost::beast::http;
@@ -453,7 +458,22 @@ boost::asio::awaitable<handler_result> router::dispatch(http_request_context ctx
             if (refusal) {
                 answer = std::move(*refusal);
             } else {
-                handler_result result = co_await (*m.handler)(std::move(ctx));
+                auto after = std::move(ctx.after);
+                std::shared_ptr<busy_clock> busy;
+                handler_result result;
+                if (ctx.meter_busy_time) {
+                    busy = std::make_shared<busy_clock>();
+                    auto ex = co_await boost::asio::this_coro::executor;
+                    result = co_await boost::asio::co_spawn(metered_executor(ex, busy),
+                                                            (*m.handler)(std::move(ctx)),
+                                                            boost::asio::use_awaitable);
+                } else {
+                    result = co_await (*m.handler)(std::move(ctx));
+                }
+                if (after) {
+                    after(std::get_if<http_response>(&result),
+                          busy ? busy->total() : std::chrono::nanoseconds(0));
+                }
                 if (std::holds_alternative<stream_taken>(result)) {
                     co_return result;
                 }

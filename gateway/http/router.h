@@ -18,7 +18,9 @@
 // Every error body is {"error_code":<status>,"message":"..."}.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -32,10 +34,11 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/verb.hpp>
+
+#include "gateway/http/http_stream.h"
 
 namespace sluice::gateway {
 
@@ -101,11 +104,11 @@ private:
 };
 
 /// The connection's transport, for a handler that takes the connection over (WebSocket
-/// upgrade through websocket::stream<beast::tcp_stream&>, an SSE stream writing chunks).
+/// upgrade through websocket::stream<http_stream&>, an SSE stream writing chunks).
 /// Owned by the connection; valid until the handler's awaitable completes. The connection
 /// stops timing the stream while a handler runs: the handler sets its own deadlines.
 struct connection_stream {
-    boost::beast::tcp_stream& stream;
+    http_stream& stream;
     /// Bytes the connection already read past the current request (a WebSocket client may
     /// send its first frame right behind the upgrade request).
     boost::beast::flat_buffer& buffer;
@@ -125,6 +128,14 @@ public:
     virtual boost::asio::awaitable<bool> read_some(std::string& out) = 0;
     /// True when reading stopped on an error (the peer closed, a deadline, a malformed chunk).
     virtual bool failed() const = 0;
+    /// Body bytes handed out so far (what a producer_byte_rate quota counts).
+    std::uint64_t bytes_read() const { return bytes_read_; }
+
+protected:
+    void count_read(std::size_t n) { bytes_read_ += n; }
+
+private:
+    std::uint64_t bytes_read_ = 0;
 };
 
 /// What a handler sees. Taken by value: handlers are coroutines (STYLE.md section 5).
@@ -136,6 +147,8 @@ struct http_request_context {
     param_list params;
     param_list query;
     boost::asio::ip::tcp::endpoint peer;
+    /// The request came over TLS (an HTTPS listener): the server's own URLs say https://.
+    bool tls = false;
     /// The connection's executor (one io thread); where the handler runs.
     boost::asio::any_io_executor executor;
     /// Set when the server asks the connection to finish; never null inside a handler.
@@ -150,8 +163,15 @@ struct http_request_context {
     /// empty). Null for every other route.
     body_reader* body = nullptr;
     /// Who sent the request, as the router's guard (http.authentication) established it:
-    /// "User:NAME", or "User:ANONYMOUS" when authentication is off or the route is open.
+    /// "User:NAME", or else the connection's: the TLS client certificate's mapped subject
+    /// (HTTPS with ssl.client.auth), "User:ANONYMOUS" without one.
     std::string principal = "User:ANONYMOUS";
+    /// Set by the guard when the client quotas must see what the request used: the router
+    /// calls it after the handler with the handler's answer (null when it took the stream)
+    /// and the io-thread time the handler ran (zero unless `meter_busy_time`).
+    std::function<void(const http_response*, std::chrono::nanoseconds)> after;
+    /// Run the handler on a metered_executor (gateway/server/busy_time.h): request_percentage.
+    bool meter_busy_time = false;
 };
 
 /// A handler's result: the response to send, or stream_taken when the handler used

@@ -10,6 +10,7 @@
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "gateway/http/http_quotas.h"
 #include "gateway/http/stream_format.h"
 #include "gateway/http/topic_subscription.h"
 
@@ -24,6 +25,7 @@ namespace {
 struct sse_context {
     rest::rest_context* rc;
     std::function<asio::any_io_executor()> next_executor;
+    quota_meter* quotas = nullptr;
 };
 
 std::optional<std::int64_t> to_int(std::string_view s) {
@@ -103,7 +105,7 @@ void append_event_id(std::string& out, const std::map<partition_key, std::int64_
 }
 
 /// Writes one chunk within the write timeout; false when the client is gone or too slow.
-asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, std::string_view text,
+asio::awaitable<bool> write_chunk(http_stream& stream, std::string_view text,
                                   std::chrono::milliseconds timeout) {
     boost::system::error_code ec;
     stream.expires_after(timeout);
@@ -223,6 +225,9 @@ asio::awaitable<handler_result> serve_events(sse_context c, bool v3, http_reques
         auto err = co_await sub->poll(sink, limits);
         if (n > 0) {
             alive = co_await write_chunk(stream, chunk, st.sse_write_timeout);
+            // consumer_byte_rate: over the quota, the next read waits (the stream is paced).
+            co_await pace_stream(c.quotas, quota_front::sse, ctx.principal,
+                                 static_cast<double>(chunk.size()));
             sent += n;
             last_write = clock::now();
             if (alive && sub->has_group()) {
@@ -256,8 +261,8 @@ asio::awaitable<handler_result> serve_events(sse_context c, bool v3, http_reques
 }  // namespace
 
 void add_sse_routes(router& routes, rest::rest_context& rc,
-                    std::function<asio::any_io_executor()> next_executor) {
-    const sse_context c{&rc, std::move(next_executor)};
+                    std::function<asio::any_io_executor()> next_executor, quota_meter* quotas) {
+    const sse_context c{&rc, std::move(next_executor), quotas};
     routes.add(http::verb::get, "/topics/{topic}/events",
                [c](http_request_context ctx) { return serve_events(c, false, std::move(ctx)); });
     routes.add(http::verb::get, "/v3/clusters/{cluster_id}/topics/{topic_name}/events",

@@ -24,8 +24,12 @@
 
 namespace sluice::gateway {
 
-/// Registers both event routes.
+class quota_meter;
+
+/// Registers both event routes. `quotas` (null: none) paces each stream by its principal's
+/// consumer_byte_rate.
 void add_sse_routes(router& routes, rest::rest_context& rc,
-                    std::function<boost::asio::any_io_executor()> next_executor);
+                    std::function<boost::asio::any_io_executor()> next_executor,
+                    quota_meter* quotas = nullptr);
 
 }  // namespace sluice::gateway

@@ -2,8 +2,29 @@
 
 #include <string>
 
+#include "gateway/kafka/authz.h"
+
 namespace sluice::gateway {
 namespace api = backend::api;
+
+protocol::kafka::error_code authorize_config_resource(const request_context& ctx,
+                                                      auth::acl_operation op, resource_type type,
+                                                      std::string_view name) {
+    switch (type) {
+        case resource_type::topic:
+            return authorize(ctx, op, auth::resource_type::topic, name)
+                       ? protocol::kafka::error_code::none
+                       : protocol::kafka::error_code::topic_authorization_failed;
+        case resource_type::broker:
+        case resource_type::broker_logger:
+            return authorize_cluster(ctx, op)
+                       ? protocol::kafka::error_code::none
+                       : protocol::kafka::error_code::cluster_authorization_failed;
+        case resource_type::unknown:
+            break;
+    }
+    return protocol::kafka::error_code::none;
+}
 
 std::vector<api::config_entry> describe_broker_configs(const services& svc) {
     std::vector<api::config_entry> out;

@@ -4,10 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
-#include "backend/api/topics.h"
+#include "gateway/kafka/request_context.h"
 #include "gateway/server/services.h"
+#include "auth/authorizer.h"
+#include "backend/api/topics.h"
+#include "protocol/kafka/error_code.h"
 
 namespace sluice::gateway {
 
@@ -16,5 +20,13 @@ enum class resource_type : std::int8_t { unknown = 0, topic = 2, broker = 4, bro
 
 /// The broker's configuration as DescribeConfigs(BROKER) shows it.
 std::vector<backend::api::config_entry> describe_broker_configs(const services& svc);
+
+/// Kafka's check for one config resource: `op` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic,
+/// or on the cluster for the broker and its loggers. Returns the resource's error when refused
+/// (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED), none when allowed or for a type no check covers
+/// (the handler refuses those itself).
+protocol::kafka::error_code authorize_config_resource(const request_context& ctx,
+                                                      auth::acl_operation op, resource_type type,
+                                                      std::string_view name);
 
 }  // namespace sluice::gateway

@@ -20,8 +20,10 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <fmt/format.h>
 
 #include "gateway/kafka/logger.h"
+#include "gateway/server/audit.h"
 #include "protocol/core/bytes.h"
 
 namespace sluice::gateway {
@@ -114,6 +116,17 @@ asio::awaitable<void> kafka_connection::read_loop() {
     std::byte size_prefix[4];
     while (!closed_) {
         boost::system::error_code ec;
+        // A quota throttled an earlier request: read nothing until the throttle time is over
+        // (KIP-219's muted channel); the client's next requests wait in the socket. stop() and
+        // close() end the wait (they wake reader_wakeup_); so does each response written, after
+        // which the loop waits again.
+        while (!closed_ && !stopping_ && std::chrono::steady_clock::now() < muted_until_) {
+            reader_wakeup_.expires_at(muted_until_);
+            co_await reader_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (closed_ || stopping_) {
+            co_return;
+        }
         co_await read_exactly(asio::buffer(size_prefix, 4), ec);
         if (ec) {
             // A TLS peer that closes the TCP connection without close_notify: stream_truncated.
@@ -184,6 +197,17 @@ asio::awaitable<void> kafka_connection::read_loop() {
 asio::awaitable<void> kafka_connection::handle(std::shared_ptr<protocol::byte_buffer> frame,
                                                std::shared_ptr<slot> s) {
     s->result = co_await dispatcher_.dispatch(info_, security_, std::move(frame));
+    if (s->result.throttle.count() > 0) {
+        muted_until_ =
+            std::max(muted_until_, std::chrono::steady_clock::now() + s->result.throttle);
+        if (s->result.delay) {
+            // compat: a client older than KIP-219 does not back off by itself, so the response
+            // waits out the throttle time (a timer: the connection costs nothing meanwhile).
+            asio::steady_timer delay(sock().get_executor(), s->result.throttle);
+            boost::system::error_code ec;
+            co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+    }
     s->ready = true;
     wake(writer_wakeup_);
 }
@@ -309,52 +333,23 @@ asio::awaitable<void> kafka_connection::read_exactly(asio::mutable_buffer b,
 }
 
 asio::awaitable<bool> kafka_connection::tls_handshake() {
-    const std::string peer = info_.peer.address().to_string();
-    // The bound on the handshake: a client that sends nothing (or too little) is cut.
-    asio::steady_timer deadline(sock().get_executor(), tls_handshake_timeout);
-    // Shared with the timer's handler, which may run after this coroutine moved on.
-    auto timed_out = std::make_shared<bool>(false);
-    auto finished = std::make_shared<bool>(false);
-    deadline.async_wait([self = shared_from_this(), timed_out,
-                         finished](boost::system::error_code ec) {
-        if (!ec && !*finished) {
-            *timed_out = true;
-            boost::system::error_code ignored;
-            self->sock().close(ignored);
-        }
-    });
-    boost::system::error_code ec;
-    co_await tls_->async_handshake(asio::ssl::stream_base::server,
-                                   asio::redirect_error(asio::use_awaitable, ec));
-    *finished = true;
-    deadline.cancel();
-    if (*timed_out) {
-        kafka_log().info("conn {} from {}: TLS handshake not done within {} s; closing", info_.id,
-                         peer, tls_handshake_timeout.count());
-        co_return false;
-    }
-    if (ec) {
-        kafka_log().info("conn {} from {}: TLS handshake failed: {}", info_.id, peer,
-                         ec.message());
+    const std::string who =
+        fmt::format("conn {} from {}", info_.id, info_.peer.address().to_string());
+    const audit_source source{"User:ANONYMOUS", audit_client_of(info_.peer), "kafka"};
+    const bool done = co_await bounded_tls_handshake(*tls_, sock(), shared_from_this(),
+                                                     kafka_log(), who, source);
+    if (!done) {
         co_return false;
     }
     if (security_.protocol != security_protocol::ssl) {
         co_return true;  // SASL_SSL: the principal comes from the SASL login
     }
-    const auto subject = auth::peer_subject(tls_->native_handle());
-    if (!subject) {
-        co_return true;  // no client certificate: User:ANONYMOUS, as Kafka has it
-    }
-    const auto name = tls_context_->principals.map(*subject);
-    if (!name) {
-        auth_log().warn("conn {} from {}: no ssl.principal.mapping.rules rule matches the client "
-                        "certificate subject '{}'; closing",
-                        info_.id, peer, *subject);
+    // No client certificate: User:ANONYMOUS, as Kafka has it.
+    auto principal = tls_client_principal(*tls_context_, tls_->native_handle(), who, source);
+    if (!principal) {
         co_return false;
     }
-    security_.principal = "User:" + *name;
-    auth_log().info("conn {} from {}: authenticated as {} by TLS client certificate '{}'",
-                    info_.id, peer, security_.principal, *subject);
+    security_.principal = std::move(*principal);
     co_return true;
 }
 

@@ -16,6 +16,10 @@
 // The reservation lives in the request's slot, so it is given back once the response has been
 // written or the request dropped.
 //
+// A response whose quota throttled it (dispatch_result::throttle) mutes the connection: the read
+// loop reads nothing until the throttle time is over; for requests older than KIP-219 the
+// response itself is also held back that long (a timer, never a blocking sleep).
+//
 // On SSL and SASL_SSL listeners the connection first runs the TLS handshake (bounded by
 // tls_handshake_timeout), then the same framing; SASL_SSL then logs in as SASL_PLAINTEXT does.
 // With TLS there is no sendfile: a stored batch is pread once into the TLS write. On SSL, a
@@ -43,14 +47,12 @@
 #include "gateway/kafka/dispatcher.h"
 #include "gateway/kafka/request_context.h"
 #include "gateway/server/request_budget.h"
+#include "gateway/server/tls_handshake.h"
 
 namespace sluice::gateway {
 
 class kafka_connection : public std::enable_shared_from_this<kafka_connection> {
 public:
-    /// How long a client may take to complete the TLS handshake.
-    static constexpr std::chrono::seconds tls_handshake_timeout{10};
-
     /// `tls` is the context of an SSL or SASL_SSL listener, null for the plaintext ones.
     kafka_connection(boost::asio::ip::tcp::socket socket, services& svc, dispatcher& disp,
                      std::uint64_t id, security_protocol security,
@@ -103,6 +105,8 @@ private:
     boost::asio::steady_timer reader_wakeup_;
     boost::asio::steady_timer idle_timer_;
     std::chrono::steady_clock::time_point last_activity_;
+    /// Quota throttling: no request is read before this time.
+    std::chrono::steady_clock::time_point muted_until_{};
     bool closed_ = false;
     bool reader_done_ = false;
     bool stopping_ = false;  // stop() was called: no new request is read

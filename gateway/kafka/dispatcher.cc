@@ -2,11 +2,14 @@
 
 #include <chrono>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/sasl_exchange.h"
+#include "gateway/server/busy_time.h"
+#include "gateway/server/quota_meter.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 #include "protocol/kafka/messages/api_versions.h"
@@ -107,9 +110,13 @@ asio::awaitable<dispatch_result> dispatcher::dispatch(const connection_info& con
         api != kafka::api_key::sasl_handshake && api != kafka::api_key::sasl_authenticate) {
         // compat: Kafka's SaslServerAuthenticator closes a connection that sends any other
         // request before its SASL login completed.
-        kafka_log().warn("conn {} from {} client '{}': {} before SASL authentication; closing",
-                         conn.id, conn.peer.address().to_string(), header->client_id.value_or(""),
-                         kafka::api_name(api));
+        // A login whose session ended (KIP-368) has a principal but is no longer authenticated.
+        kafka_log().warn("conn {} from {} client '{}': {} {}; closing", conn.id,
+                         conn.peer.address().to_string(), header->client_id.value_or(""),
+                         kafka::api_name(api),
+                         security.principal.empty()
+                             ? std::string("before SASL authentication")
+                             : "after the SASL session of " + security.principal + " expired");
         out.what = dispatch_result::action::close;
         co_return out;
     }
@@ -140,7 +147,19 @@ asio::awaitable<dispatch_result> dispatcher::dispatch(const connection_info& con
                                   info->response_header_version(version));
     auto executor = co_await asio::this_coro::executor;
     request_context ctx(svc_, conn, security, *header, executor);
-    const bool decoded = co_await h->invoke(ctx, r, out.response);
+    bool decoded = false;
+    if (svc_.quotas != nullptr &&
+        svc_.quotas->applies(auth::quota_kind::request_percentage, ctx.principal(),
+                             ctx.client_id())) {
+        // request_percentage: the handler runs on a metered executor, which times each stretch
+        // it runs on this io thread (not the time it waits).
+        auto clock = std::make_shared<busy_clock>();
+        ctx.meter_with(clock);
+        decoded = co_await asio::co_spawn(metered_executor(executor, clock),
+                                          h->invoke(ctx, r, out.response), asio::use_awaitable);
+    } else {
+        decoded = co_await h->invoke(ctx, r, out.response);
+    }
     if (!decoded) {
         kafka_log().warn("conn {} client '{}': malformed {} v{} request ({} bytes): {}; closing",
                          conn.id, header->client_id.value_or(""), info->name, version,
@@ -155,6 +174,8 @@ asio::awaitable<dispatch_result> dispatcher::dispatch(const connection_info& con
         out.response.patch_i32(size_at, static_cast<std::int32_t>(out.response.size() - 4));
     }
     out.close_after = ctx.close_after();
+    out.throttle = ctx.throttled_for();
+    out.delay = ctx.delay_response() && out.throttle.count() > 0;
     m.latency->observe(std::chrono::steady_clock::now() - start);
     co_return out;
 }

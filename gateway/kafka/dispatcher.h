@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -44,6 +45,10 @@ struct dispatch_result {
     enum class action { respond, no_response, close } what = action::respond;
     protocol::writer response;  // the complete frame, size prefix included
     bool close_after = false;
+    /// Quota throttling (request_context::throttle): mute the connection this long, and with
+    /// `delay` hold the response back as long.
+    std::chrono::milliseconds throttle{0};
+    bool delay = false;
 };
 
 class dispatcher {

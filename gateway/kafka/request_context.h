@@ -13,6 +13,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "auth/sasl/sasl_server.h"
+#include "gateway/server/busy_time.h"
 #include "gateway/server/config.h"
 #include "gateway/server/services.h"
 #include "protocol/kafka/header.h"
@@ -105,6 +106,23 @@ public:
     void close_connection_after() { close_after_ = true; }
     bool close_after() const { return close_after_; }
 
+    /// A quota throttled this request for `ms` (the response's throttle_time_ms): the
+    /// connection reads nothing more for that long; with `delay_response` (requests older than
+    /// KIP-219: Produce < v6, Fetch < v8) the response itself waits that long too.
+    void throttle(std::chrono::milliseconds ms, bool delay_response) {
+        if (ms > throttle_) {
+            throttle_ = ms;
+        }
+        delay_response_ = delay_response_ || delay_response;
+    }
+    std::chrono::milliseconds throttled_for() const { return throttle_; }
+    bool delay_response() const { return delay_response_; }
+
+    /// The principal has a request_percentage quota: the dispatcher runs the handler on a
+    /// metered_executor and this clock holds its io-thread time so far; null otherwise.
+    void meter_with(std::shared_ptr<busy_clock> clock) { busy_ = std::move(clock); }
+    const std::shared_ptr<busy_clock>& busy() const { return busy_; }
+
 private:
     services& svc_;
     const connection_info& conn_;
@@ -113,6 +131,9 @@ private:
     boost::asio::any_io_executor executor_;
     bool suppress_response_ = false;
     bool close_after_ = false;
+    std::chrono::milliseconds throttle_{0};
+    bool delay_response_ = false;
+    std::shared_ptr<busy_clock> busy_;
 };
 
 /// The host:port clients are told to use: --advertise-kafka, else the address this client

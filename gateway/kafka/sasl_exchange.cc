@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/kafka/logger.h"
+#include "gateway/server/audit.h"
 #include "gateway/server/auth_settings.h"
 
 namespace sluice::gateway {
@@ -26,6 +27,15 @@ std::string loggable_user_name(const std::string& name) {
         out += "...";
     }
     return out;
+}
+
+void audit_sasl_failure(const connection_info* conn, const connection_security* sec,
+                        const std::string& mechanism, const auth::sasl_step& step) {
+    const std::string address = audit_client_of(conn->peer);
+    audit_authentication_failed(
+        audit_source{sec->principal.empty() ? std::string("User:ANONYMOUS") : sec->principal,
+                     address, "kafka"},
+        mechanism, step.user, step.reason);
 }
 
 }  // namespace
@@ -52,6 +62,7 @@ asio::awaitable<auth::sasl_step> sasl_exchange_step(services* svc, const connect
                 auth_log().warn("conn {}: authentication failed: user '{}' from {} with {}: {}",
                                 conn->id, loggable_user_name(step.user), address, mechanism,
                                 step.reason);
+                audit_sasl_failure(conn, sec, mechanism, step);
                 count_authentication(svc->metrics, "kafka", mechanism, false);
                 break;
             }
@@ -90,6 +101,7 @@ asio::awaitable<auth::sasl_step> sasl_exchange_step(services* svc, const connect
             auth_log().warn("conn {}: authentication failed: user '{}' from {} with {}: {}",
                             conn->id, loggable_user_name(step.user), address, mechanism,
                             step.reason);
+            audit_sasl_failure(conn, sec, mechanism, step);
             count_authentication(svc->metrics, "kafka", mechanism, false);
             const auto delay =
                 svc->auth_failures.record_failure(address, std::chrono::steady_clock::now());

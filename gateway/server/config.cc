@@ -152,17 +152,6 @@ endpoint parse_http_endpoint(const std::string& text, const std::string& flag, b
     return parse_endpoint(text, flag);
 }
 
-void require_supported_listeners(const config& c) {
-    if (c.http.enabled && c.http_tls) {
-        throw config_error("--http https://" + c.http.to_string() +
-                           ": HTTPS is not yet supported; use HOST:PORT or http://HOST:PORT");
-    }
-    if (c.sqs.enabled && c.sqs_tls) {
-        throw config_error("--sqs https://" + c.sqs.to_string() +
-                           ": HTTPS is not yet supported; use HOST:PORT or http://HOST:PORT");
-    }
-}
-
 std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path) {
     std::ifstream in(path);
     if (!in) {

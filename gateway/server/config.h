@@ -122,10 +122,6 @@ std::vector<kafka_listener_config> parse_kafka_listeners(const std::string& text
 /// `tls` tells whether https:// was asked for. Throws config_error.
 endpoint parse_http_endpoint(const std::string& text, const std::string& flag, bool& tls);
 
-/// Throws config_error naming the first listener sluice cannot serve yet (https:// on --http
-/// or --sqs).
-void require_supported_listeners(const config& c);
-
 /// Reads a Java-style properties file (key=value, # and ! comments). Throws config_error.
 std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path);
 

@@ -25,10 +25,35 @@ std::string checked_level(const std::string& level, const std::string& what) {
                        " (trace, debug, info, warn, error, off)");
 }
 
-void append_json_string(spdlog::memory_buf_t& out, std::string_view s) {
+/// The length of the valid UTF-8 sequence at the start of `s` (RFC 3629: no overlong forms,
+/// no surrogates, nothing above U+10FFFF), or 0 when it is not one.
+std::size_t utf8_sequence_length(std::string_view s) {
+    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+    const auto cont = [&](std::size_t i, unsigned char lo, unsigned char hi) {
+        return i < s.size() && b(i) >= lo && b(i) <= hi;
+    };
+    const unsigned char c = b(0);
+    if (c >= 0xc2 && c <= 0xdf) {
+        return cont(1, 0x80, 0xbf) ? 2 : 0;
+    }
+    if (c >= 0xe0 && c <= 0xef) {
+        const unsigned char lo = c == 0xe0 ? 0xa0 : 0x80;
+        const unsigned char hi = c == 0xed ? 0x9f : 0xbf;
+        return cont(1, lo, hi) && cont(2, 0x80, 0xbf) ? 3 : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        const unsigned char lo = c == 0xf0 ? 0x90 : 0x80;
+        const unsigned char hi = c == 0xf4 ? 0x8f : 0xbf;
+        return cont(1, lo, hi) && cont(2, 0x80, 0xbf) && cont(3, 0x80, 0xbf) ? 4 : 0;
+    }
+    return 0;
+}
+
+template <typename Buffer>
+void append_json_string_to(Buffer& out, std::string_view s) {
     out.push_back('"');
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
         switch (c) {
             case '"': out.append(std::string_view("\\\"")); break;
             case '\\': out.append(std::string_view("\\\\")); break;
@@ -36,14 +61,25 @@ void append_json_string(spdlog::memory_buf_t& out, std::string_view s) {
             case '\r': out.append(std::string_view("\\r")); break;
             case '\t': out.append(std::string_view("\\t")); break;
             default:
-                if (c < 0x20) {
+                if (c < 0x20 || c == 0x7f) {
                     fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+                } else if (c < 0x80) {
+                    out.push_back(s[i]);
+                } else if (const auto n = utf8_sequence_length(s.substr(i)); n > 0) {
+                    out.append(s.substr(i, n));
+                    i += n - 1;
                 } else {
-                    out.push_back(ch);
+                    // Not UTF-8 (a client's bytes): the replacement character keeps the line
+                    // valid JSON.
+                    out.append(std::string_view("\\ufffd"));
                 }
         }
     }
     out.push_back('"');
+}
+
+void append_json_string(spdlog::memory_buf_t& out, std::string_view s) {
+    append_json_string_to(out, s);
 }
 
 class json_formatter final : public spdlog::formatter {
@@ -77,6 +113,8 @@ public:
 };
 
 }  // namespace
+
+void append_json_string(std::string& out, std::string_view s) { append_json_string_to(out, s); }
 
 const std::map<std::string, std::string>& log_areas() {
     static const std::map<std::string, std::string> areas = {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <spdlog/formatter.h>
 
@@ -36,6 +37,11 @@ log_format parse_log_format(const std::string& text);
 /// A formatter writing one JSON object per line (time in UTC, level, logger, message, and the
 /// source location when the call gave one), strings escaped as JSON needs.
 std::unique_ptr<spdlog::formatter> make_json_formatter();
+
+/// Appends `s` as a JSON string (quoted; quotes, backslashes and control characters escaped,
+/// UTF-8 kept, bytes that are not UTF-8 as U+FFFD): the escaping of the JSON log lines and of
+/// the audit log (gateway/server/audit.h).
+void append_json_string(std::string& out, std::string_view s);
 
 /// Applies the levels and the format to the loggers that exist and to those created later.
 void configure_logging(const log_levels& levels, log_format format);

@@ -22,6 +22,8 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "auth/authorizer.h"
+#include "auth/client_quotas.h"
 #include "auth/aws_key_store.h"
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
@@ -34,10 +36,12 @@
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/auth_settings.h"
+#include "gateway/server/audit.h"
 #include "gateway/server/data_dir_lock.h"
 #include "gateway/server/backend_metrics.h"
 #include "gateway/server/logging.h"
 #include "gateway/server/process_metrics.h"
+#include "gateway/server/quota_meter.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
 #include "gateway/server/metrics.h"
@@ -51,6 +55,17 @@ namespace sluice::gateway {
 namespace asio = boost::asio;
 
 namespace {
+
+/// What `load` returns: one of the data dir's state files (users, ACLs, quotas, keys), read at
+/// start; a file that cannot be read or parsed stops start-up naming `what` and the file.
+template <typename Load>
+auto load_state(const char* what, Load load) {
+    try {
+        return load();
+    } catch (const std::runtime_error& e) {
+        throw config_error(std::string(what) + ": " + e.what());
+    }
+}
 
 /// The cluster id, kept in DATA_DIR/meta.properties (as Kafka does) so it survives restarts.
 std::string load_or_create_cluster_id(const std::filesystem::path& dir) {
@@ -368,7 +383,6 @@ int run_server(const config& cfg) {
     // MSG_NOSIGNAL) would kill the process with SIGPIPE; the write fails with EPIPE instead.
     std::signal(SIGPIPE, SIG_IGN);
 
-    require_supported_listeners(cfg);
     // TLS contexts are built (and their files checked) before the data dir is touched.
     read_tls_settings(cfg, "ssl");  // the TLS keys are known even without a TLS listener
     std::vector<std::shared_ptr<auth::tls_context_holder>> kafka_tls(cfg.kafka.size());
@@ -381,6 +395,19 @@ int run_server(const config& cfg) {
             reloadable.emplace_back("Kafka listener " + l.to_string(), kafka_tls[i]);
         }
     }
+    // HTTPS: listener.name.https.ssl.* for --http, listener.name.sqs.ssl.* for --sqs.
+    std::shared_ptr<auth::tls_context_holder> http_tls;
+    std::shared_ptr<auth::tls_context_holder> sqs_tls;
+    if (cfg.http.enabled && cfg.http_tls) {
+        const std::string what = "HTTP listener https://" + cfg.http.to_string();
+        http_tls = open_tls_listener_context(cfg, "https", what);
+        reloadable.emplace_back(what, http_tls);
+    }
+    if (cfg.sqs.enabled && cfg.sqs_tls) {
+        const std::string what = "SQS listener https://" + cfg.sqs.to_string();
+        sqs_tls = open_tls_listener_context(cfg, "sqs", what);
+        reloadable.emplace_back(what, sqs_tls);
+    }
     // Every setting is read (and checked) before anything starts or the data dir is touched;
     // then a setting nobody read is a mistake: refuse to start, naming it.
     backend::native::native_options native_opts = read_native_options(cfg);
@@ -388,6 +415,9 @@ int run_server(const config& cfg) {
     http_settings http_cfg = read_http_settings(cfg);
     const sqs_config sqs_cfg = read_sqs_settings(cfg);
     const auto tokens = read_jwt_verifier(cfg);
+    const auth::authorizer_settings authz_settings = read_authorizer_settings(cfg);
+    const audit_settings audit_cfg = read_audit_settings(cfg);
+    const auth::quota_settings quota_cfg = read_quota_settings(cfg);
     native_opts.queues = sqs_cfg.queues;
     native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
     cfg.reject_unknown();
@@ -399,23 +429,33 @@ int run_server(const config& cfg) {
     log.info("sluice starting: data dir {}, cluster id {}",
              std::filesystem::absolute(cfg.data_dir).string(), cluster_id);
 
+    // The audit log, installed for every front until run_server returns (or throws).
+    audit_log audit(audit_cfg, true);
+    const scoped_audit_log audit_installed(audit);
+    if (audit.enabled()) {
+        log.info("audit log: {}", audit_cfg.path);
+    }
+
     // The SASL users; `sluice users` changes them while sluice is stopped.
-    auto users = [&] {
-        try {
-            return auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
-        } catch (const std::runtime_error& e) {
-            throw config_error(std::string("SASL users: ") + e.what());
-        }
-    }();
+    auto users = load_state("SASL users", [&] {
+        return auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
+    });
     auth::failure_limiter auth_failures;
+    // The ACLs; `sluice acls` changes them while sluice is stopped, CreateAcls/DeleteAcls while
+    // it runs.
+    auto authz = load_state("ACLs", [&] {
+        return std::make_unique<auth::authorizer>(authz_settings,
+                                                  auth::authorizer::path_in(cfg.data_dir));
+    });
+    // The client quotas; AlterClientQuotas changes them while sluice runs.
+    auto quotas = load_state("client quotas", [&] {
+        return std::make_unique<auth::client_quotas>(quota_cfg,
+                                                     auth::client_quotas::path_in(cfg.data_dir));
+    });
     // The SQS users' AWS access keys (SigV4); `sluice users set --aws-access-key-id` adds them.
-    auto aws_keys = [&] {
-        try {
-            return auth::aws_key_store::load(auth::aws_key_store::path_in(cfg.data_dir));
-        } catch (const std::runtime_error& e) {
-            throw config_error(std::string("AWS access keys: ") + e.what());
-        }
-    }();
+    auto aws_keys = load_state("AWS access keys", [&] {
+        return auth::aws_key_store::load(auth::aws_key_store::path_in(cfg.data_dir));
+    });
     if (sqs_cfg.sigv4 && cfg.sqs.enabled && aws_keys.empty()) {
         log.warn("sqs.authentication=sigv4 but there are no access keys: every SQS request will "
                  "fail (add one with: sluice users set NAME --data-dir {} --aws-access-key-id ID)",
@@ -448,6 +488,7 @@ int run_server(const config& cfg) {
 
     metrics_registry metrics;
     register_authentication_metrics(metrics, kafka_cfg.sasl_mechanisms);
+    audit.register_metrics(metrics);
     metrics.add_collector([&be](std::string& out) {
         render_partition_metrics(be.topics(), be.records(), out);
     });
@@ -473,7 +514,10 @@ int run_server(const config& cfg) {
                                 metrics);
     services svc{cfg,         kafka_cfg,   metrics,
                  be.topics(), be.records(), be.groups(),
-                 native->transactions(), kafka_budget, users, auth_failures, tokens.get()};
+                 native->transactions(), kafka_budget, users, auth_failures, *authz,
+                 tokens.get()};
+    quota_meter quota_use(*quotas, metrics);
+    svc.quotas = &quota_use;
     io_pool pool(cfg.io_threads);
     // Group and transaction timeouts run on the first io thread.
     be.start(pool.context(0).get_executor());
@@ -512,16 +556,20 @@ int run_server(const config& cfg) {
     }
     if (cfg.http.enabled) {
         http = std::make_unique<http_server>(pool, svc, queues, tracker, cfg.http,
-                                             std::move(http_cfg));
+                                             std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();
-        listening += " http=" + ep.address().to_string() + ":" + std::to_string(ep.port());
+        listening += std::string(http_tls ? " https=" : " http=") + ep.address().to_string() +
+                     ":" + std::to_string(ep.port());
     }
     if (cfg.sqs.enabled) {
         sqs_front = std::make_unique<sqs::sqs_server>(
             pool, tracker, metrics, queues, sqs_cfg.front, cfg.sqs, http_limits{},
-            sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures});
+            sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures,
+                                 &svc.authz, svc.quotas},
+            sqs_tls);
         auto ep = sqs_front->local_endpoint();
-        listening += " sqs=" + ep.address().to_string() + ":" + std::to_string(ep.port());
+        listening += std::string(sqs_tls ? " sqs_https=" : " sqs=") + ep.address().to_string() +
+                     ":" + std::to_string(ep.port());
     }
 
     pool.start();
@@ -538,8 +586,9 @@ int run_server(const config& cfg) {
         http->set_ready(true);
     }
     // Wait for SIGINT/SIGTERM on a private context so that shutdown can run in order here.
-    // SIGHUP reloads the TLS certificates and keys: new connections get the new context, open
-    // ones keep theirs; a bad file leaves the old context in place.
+    // SIGHUP reloads the TLS certificates and keys (new connections get the new context, open
+    // ones keep theirs) and the OAUTHBEARER / Bearer token keys; a bad file leaves what was in
+    // use in place.
     asio::io_context signal_io;
     asio::signal_set signals(signal_io, SIGINT, SIGTERM, SIGHUP);
     int received = 0;
@@ -552,8 +601,17 @@ int run_server(const config& cfg) {
                 received = sig;
                 return;
             }
-            if (reloadable.empty()) {
-                log.info("SIGHUP received: no TLS listener to reload");
+            if (reloadable.empty() && !tokens) {
+                log.info("SIGHUP received: no TLS listener or token key to reload");
+            }
+            if (tokens) {
+                try {
+                    const auto count = reload_jwt_keys(cfg, *tokens);
+                    log.info("OAUTHBEARER and Bearer token keys reloaded ({} keys)", count);
+                } catch (const config_error& e) {
+                    log.error("token key reload failed, keeping the previous keys: {}",
+                              e.what());
+                }
             }
             for (auto& [what, holder] : reloadable) {
                 try {

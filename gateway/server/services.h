@@ -11,6 +11,7 @@
 #include "gateway/server/config.h"
 #include "gateway/server/metrics.h"
 
+#include "auth/authorizer.h"
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
 #include "auth/jwt/jwt.h"
@@ -22,6 +23,7 @@
 namespace sluice::gateway {
 
 class request_budget;
+class quota_meter;
 
 /// Settings of the Kafka front, read once from the configuration (Kafka's names).
 struct kafka_settings {
@@ -65,8 +67,14 @@ struct services {
     auth::credential_store& users;
     /// Failed authentications per client address, to slow down guessing.
     auth::failure_limiter& auth_failures;
+    /// The ACLs (DATA_DIR/acls) and authorizer.enabled, super.users,
+    /// allow.everyone.if.no.acl.found; off by default (then every check passes at once).
+    auth::authorizer& authz;
     /// The JWT verifier for OAUTHBEARER and HTTP Bearer; null when no keys are configured.
     const auth::jwt_verifier* tokens = nullptr;
+    /// The client quotas (DATA_DIR/quotas, quota.*) and their metrics; null in tests that
+    /// build services without them (then nothing is throttled).
+    quota_meter* quotas = nullptr;
 };
 
 }  // namespace sluice::gateway

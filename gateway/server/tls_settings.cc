@@ -11,7 +11,7 @@ constexpr const char* tls_keys[] = {
     "ssl.principal.mapping.rules",
 };
 
-constexpr const char* listener_names[] = {"ssl", "sasl_ssl", "http", "sqs"};
+constexpr const char* listener_names[] = {"ssl", "sasl_ssl", "https", "sqs"};
 
 }  // namespace
 

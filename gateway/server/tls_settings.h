@@ -14,7 +14,7 @@
 namespace sluice::gateway {
 
 /// The names a TLS listener's settings may be prefixed with: the Kafka security protocols in
-/// lower case ("ssl", "sasl_ssl"), and "http" and "sqs".
+/// lower case ("ssl", "sasl_ssl"), "https" (the HTTP listener's) and "sqs".
 std::string tls_listener_name(security_protocol p);
 
 /// The settings for the listener called `name` (see tls_listener_name). Marks every TLS key,

@@ -13,7 +13,9 @@
 
 #include "auth/aws_key_store.h"
 #include "auth/credential_store.h"
+#include "gateway/server/command_flags.h"
 #include "gateway/server/config.h"
+#include "gateway/server/audit.h"
 #include "gateway/server/data_dir_lock.h"
 
 namespace sluice::gateway {
@@ -72,24 +74,10 @@ struct users_args {
 
 users_args parse_users_args(const std::vector<std::string>& args) {
     users_args a;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string arg = args[i];
-        std::optional<std::string> inline_value;
-        if (arg.starts_with("--")) {
-            if (auto eq = arg.find('='); eq != std::string::npos) {
-                inline_value = arg.substr(eq + 1);
-                arg = arg.substr(0, eq);
-            }
-        }
-        auto value = [&]() -> std::string {
-            if (inline_value) {
-                return *inline_value;
-            }
-            if (i + 1 >= args.size()) {
-                throw config_error("users: " + arg + ": missing value");
-            }
-            return args[++i];
-        };
+    command_flags flags("users", args);
+    while (flags.next()) {
+        const std::string arg = flags.arg();
+        auto value = [&] { return flags.value(); };
         if (arg == "--data-dir") {
             a.data_dir = value();
         } else if (arg == "--iterations") {
@@ -163,6 +151,14 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
     }
     // The lock a running sluice holds: the users file is never rewritten under a server.
     data_dir_lock lock(*a.data_dir, "is in use by a running sluice; stop it to change its users");
+    // The server's audit log file, written directly (the server is stopped). `list` changes
+    // nothing and opens nothing.
+    std::optional<audit_log> audit;
+    std::optional<scoped_audit_log> audit_installed;
+    if (a.action != "list") {
+        audit.emplace(audit_settings_for(*a.data_dir), false);
+        audit_installed.emplace(*audit);
+    }
     const auto file = auth::credential_store::path_in(*a.data_dir);
     auto store = [&] {
         try {
@@ -211,6 +207,7 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
         if (had_key) {
             keys.save();
         }
+        audit_user_changed(command_audit_source(), *a.name, true, {}, "cli");
         out << "deleted user " << *a.name << "\n";
         return 0;
     }
@@ -241,6 +238,7 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
             throw config_error(std::string("users set: ") + e.what());
         }
         keys.save();
+        audit_user_changed(command_audit_source(), *a.name, false, {"SigV4"}, "cli");
         out << "set AWS access key " << *a.aws_access_key_id << " for user " << *a.name << "\n";
         return 0;
     }
@@ -249,6 +247,8 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
     const bool existed = store.find(*a.name).has_value();
     store.set(*a.name, auth::make_user_credentials(password, a.iterations));
     store.save();
+    audit_user_changed(command_audit_source(), *a.name, false,
+                       {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, "cli");
     out << (existed ? "updated user " : "created user ") << *a.name
         << " (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)\n";
     return 0;

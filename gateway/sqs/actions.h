@@ -15,6 +15,8 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "gateway/server/front_acls.h"
+
 #include "backend/api/queues.h"
 #include "gateway/sqs/errors.h"
 #include "protocol/sqs/request.h"
@@ -26,7 +28,8 @@ namespace sluice::gateway::sqs {
 struct sqs_settings {
     std::string region = "us-east-1";
     std::string account = "000000000000";
-    /// The scheme and authority queue URLs start with; empty: http:// and the request's Host.
+    /// The scheme and authority queue URLs start with; empty: http:// (https:// on an
+    /// HTTPS listener) and the request's Host.
     std::string advertised_url;
 };
 
@@ -36,10 +39,15 @@ struct action_context {
     protocol::sqs::wire wire = protocol::sqs::wire::json;
     std::string action;
     protocol::sqs::request_view req;
-    /// The request's Host header (for queue URLs).
+    /// The request's Host header and whether it came over TLS (for queue URLs).
     std::string host;
+    bool tls = false;
     std::unique_ptr<protocol::sqs::response_writer> out;
     std::optional<sqs_error> error;
+    /// Who asks, from where (ListQueues lists only the queues it may DESCRIBE).
+    front_authorizer acl;
+    std::string principal = "User:ANONYMOUS";
+    std::string peer_host;
 
     action_context(backend::api::queues& q, const sqs_settings& s, protocol::sqs::request_view r)
         : queues(q), settings(s), req(std::move(r)) {}

@@ -80,9 +80,10 @@ void write_urls(action_context& ctx, std::string_view member, const page& p) {
 // --- helpers --------------------------------------------------------------------------------
 
 std::string action_context::queue_url(const std::string& name) const {
+    const std::string authority = host.empty() ? std::string("localhost") : host;
     const std::string base = !settings.advertised_url.empty()
                                  ? settings.advertised_url
-                                 : "http://" + (host.empty() ? std::string("localhost") : host);
+                                 : (tls ? "https://" : "http://") + authority;
     return base + "/" + settings.account + "/" + name;
 }
 
@@ -227,7 +228,10 @@ boost::asio::awaitable<void> list_queues(std::shared_ptr<action_context> ctx) {
     auto all = co_await ctx->queues.list_queues(prefix);
     std::vector<std::string> names;
     for (auto& q : all) {
-        names.push_back(std::move(q.value));
+        if (ctx->acl.allowed(ctx->principal, ctx->peer_host, auth::acl_operation::describe,
+                             auth::resource_type::topic, q.value)) {
+            names.push_back(std::move(q.value));
+        }
     }
     auto p = paginate(*ctx, std::move(names));
     if (!p || ctx->failed_reading()) {

@@ -16,6 +16,16 @@ sqs_error internal(std::string message) {
 
 }  // namespace
 
+sqs_error request_throttled(std::string message) {
+    return make(400, "com.amazonaws.sqs#RequestThrottled", "RequestThrottled", true,
+                std::move(message));
+}
+
+sqs_error access_denied(std::string message) {
+    return make(400, "com.amazon.coral.service#AccessDeniedException", "AccessDenied", true,
+                std::move(message));
+}
+
 sqs_error to_sqs(front_error e, std::string message) {
     switch (e) {
         case front_error::missing_parameter:

@@ -40,6 +40,11 @@ enum class front_error {
 };
 
 sqs_error to_sqs(front_error e, std::string message);
+/// SQS's RequestThrottled (400; the throttling code the AWS SDKs retry with back-off): the
+/// principal is over its client quota.
+sqs_error request_throttled(std::string message);
+/// AWS's AccessDenied (an ACL refused the action): 400, AccessDeniedException in JSON.
+sqs_error access_denied(std::string message);
 /// The error of a backend answer (its message, or the code's own when empty).
 sqs_error to_sqs(const backend::api::admin_error& e);
 

@@ -8,6 +8,7 @@
 
 #include "auth/sigv4.h"
 #include "gateway/kafka/logger.h"
+#include "gateway/server/audit.h"
 #include "gateway/server/auth_settings.h"
 
 namespace sluice::gateway::sqs {
@@ -28,7 +29,7 @@ std::string loggable(std::string_view s) {
 
 asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
     const http_request_context& ctx, std::string* principal) const {
-    *principal = "User:ANONYMOUS";
+    *principal = ctx.principal;  // the connection's: a TLS client certificate's, or anonymous
     if (!enabled()) {
         co_return std::nullopt;
     }
@@ -63,6 +64,9 @@ asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
                         "SigV4 ({}): {}: {}",
                         loggable(outcome.access_key_id), outcome.user, address, outcome.form,
                         code, outcome.message);
+        audit_authentication_failed(
+            audit_source{"User:ANONYMOUS", audit_client_of(ctx.peer), "sqs"}, "SigV4",
+            outcome.access_key_id, code + ": " + outcome.message);
         if (config_.failures != nullptr) {
             const auto delay =
                 config_.failures->record_failure(address, std::chrono::steady_clock::now());

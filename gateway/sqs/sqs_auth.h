@@ -11,18 +11,28 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "auth/authorizer.h"
 #include "auth/aws_key_store.h"
 #include "auth/failure_limiter.h"
 #include "gateway/http/router.h"
 #include "gateway/server/metrics.h"
 #include "gateway/sqs/errors.h"
 
+namespace sluice::gateway {
+class quota_meter;
+}
+
 namespace sluice::gateway::sqs {
 
-/// What the SQS listener authenticates with; `keys` null means authentication is off.
+/// What the SQS listener authenticates with; `keys` null means authentication is off. `authz`
+/// (the Kafka front's authorizer; null or off: no ACL checks) authorizes each action.
 struct sqs_auth_config {
     const auth::aws_key_store* keys = nullptr;
     auth::failure_limiter* failures = nullptr;
+    const auth::authorizer* authz = nullptr;
+    /// The client quotas (SendMessage(Batch) bytes as produce, ReceiveMessage as fetch); null:
+    /// none.
+    quota_meter* quotas = nullptr;
 };
 
 class sqs_authenticator {

@@ -3,13 +3,20 @@
 #include <chrono>
 #include <exception>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
 
+#include "gateway/server/audit.h"
+#include "gateway/server/busy_time.h"
+#include "gateway/server/quota_meter.h"
 #include "gateway/sqs/logger.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway::sqs {
+namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using protocol::sqs::wire;
 
@@ -35,7 +42,9 @@ sqs_front::sqs_front(backend::api::queues& queues, sqs_settings settings, metric
       errors_(metrics.get_counter("sluice_sqs_errors_total", "SQS requests answered with an error")),
       unknown_requests_(metrics.get_counter("sluice_sqs_requests_total", "SQS requests by action",
                                             {{"action", "unknown"}})),
-      auth_(auth, metrics) {
+      auth_(auth, metrics),
+      acl_(auth.authz),
+      quotas_(auth.quotas) {
     actions_ = {
         {"CreateQueue", {create_queue, true}},
         {"GetQueueUrl", {get_queue_url, true}},
@@ -69,6 +78,68 @@ sqs_front::sqs_front(backend::api::queues& queues, sqs_settings settings, metric
             "Time an SQS action took, by action (ReceiveMessage includes its long poll)",
             {{"action", name}});
     }
+}
+
+namespace {
+
+/// Which client quota an action counts against: sends as produce, receives as fetch.
+std::optional<auth::quota_kind> quota_kind_of(const std::string& action) {
+    if (action == "SendMessage" || action == "SendMessageBatch") {
+        return auth::quota_kind::producer_byte_rate;
+    }
+    if (action == "ReceiveMessage") {
+        return auth::quota_kind::consumer_byte_rate;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<sqs_error> sqs_front::authorize(const std::string& action,
+                                             const protocol::sqs::request_view& view,
+                                             const http_request_context& ctx) const {
+    const std::string_view parameter = sqs_queue_parameter(action);
+    std::string queue;
+    if (!parameter.empty()) {
+        auto value = view.string(parameter);
+        if (!value || value->empty()) {
+            return std::nullopt;  // the handler answers MissingParameter
+        }
+        queue = sqs_queue_of(parameter, *value);
+    }
+    const std::string host = ctx.peer.address().to_string();
+    auto checks = sqs_action_checks(action, queue);
+    if (action == "StartMessageMoveTask") {
+        checks = sqs_move_task_checks(queue, view.string("DestinationArn"));
+    }
+    if (action == "CancelMessageMoveTask") {
+        // What starting the task the handle names needed; an unknown handle keeps the
+        // cluster's ALTER (its answer is then the handler's ResourceNotFound).
+        auto handle = view.string("TaskHandle");
+        if (!handle || handle->empty()) {
+            return std::nullopt;  // the handler answers MissingParameter
+        }
+        if (auto task = queues_.find_message_move_task(*handle)) {
+            checks = sqs_move_task_checks(sqs_queue_of("SourceArn", task->source_arn),
+                                          task->destination_arn);
+        }
+    }
+    auto denied = acl_.denied(ctx.principal, host, checks);
+    if (!denied) {
+        return std::nullopt;
+    }
+    if (action == "CreateQueue" &&
+        acl_.allowed(ctx.principal, host, auth::acl_operation::create,
+                     auth::resource_type::cluster, auth::cluster_resource_name)) {
+        return std::nullopt;
+    }
+    sqs_log().info("{} by {} from {} denied: {}", action, ctx.principal, host,
+                   denial_message(*denied));
+    audit_authorization_denied(audit_source{ctx.principal, audit_client_of(ctx.peer), "sqs"},
+                               denied->op, denied->type, denied->name, action);
+    return access_denied("User: " + ctx.principal.substr(ctx.principal.find(':') + 1) +
+                         " is not authorized to perform: " + action + ". " +
+                         denial_message(*denied));
 }
 
 counter& sqs_front::requests_for(const std::string& action) {
@@ -168,14 +239,65 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
                                                   action)),
                                request_id);
     }
+    if (acl_.on()) {
+        auto refusal = authorize(action, *view, ctx);
+        if (refusal) {
+            co_return render_error(w, action, *refusal, request_id);
+        }
+    }
+    // Client quotas: a principal already over its quota is refused; a send counts its body.
+    const auto quota = quota_kind_of(action);
+    if (quota && quotas_ != nullptr && quotas_->any()) {
+        const auto wait = quotas_->throttled_now(quota_front::sqs, *quota, ctx.principal, "");
+        if (wait.count() > 0) {
+            co_return render_error(
+                w, action,
+                request_throttled(fmt::format("Rate of requests exceeds the {} quota; retry in "
+                                              "{} ms.",
+                                              auth::to_string(*quota), wait.count())),
+                request_id);
+        }
+        if (*quota == auth::quota_kind::producer_byte_rate) {
+            quotas_->record(quota_front::sqs, *quota, ctx.principal, "",
+                            static_cast<double>(ctx.req.body().size()));
+        }
+    }
+    // request_percentage: the action's io-thread time (a long poll's wait is not counted).
+    const bool metered = quotas_ != nullptr &&
+                         quotas_->applies(auth::quota_kind::request_percentage, ctx.principal, "");
+    if (metered) {
+        const auto wait = quotas_->throttled_now(quota_front::sqs,
+                                                 auth::quota_kind::request_percentage,
+                                                 ctx.principal, "");
+        if (wait.count() > 0) {
+            co_return render_error(
+                w, action,
+                request_throttled(fmt::format("Rate of requests exceeds the request_percentage "
+                                              "quota; retry in {} ms.",
+                                              wait.count())),
+                request_id);
+        }
+    }
     auto actx = std::make_shared<action_context>(queues_, settings_, *view);
+    actx->acl = acl_;
+    actx->principal = ctx.principal;
+    actx->peer_host = ctx.peer.address().to_string();
     actx->wire = w;
     actx->action = action;
     actx->host = header(ctx.req, "Host");
+    actx->tls = ctx.tls;
     actx->out = std::make_unique<protocol::sqs::response_writer>(w, action, entry->second.has_result);
     const auto started = std::chrono::steady_clock::now();
     try {
-        co_await entry->second.handler(actx);
+        if (metered) {
+            auto busy = std::make_shared<busy_clock>();
+            auto ex = co_await asio::this_coro::executor;
+            co_await asio::co_spawn(metered_executor(ex, busy), entry->second.handler(actx),
+                                    asio::use_awaitable);
+            quotas_->record_request_time(quota_front::sqs, ctx.principal, "", busy->total());
+        } else {
+            co_await entry->second.handler(actx);
+        }
     } catch (const std::exception& e) {
         sqs_log().error("{} failed: {}", action, e.what());
         actx->error = sqs_error{500, "InternalFailure", "InternalFailure", false,
@@ -193,6 +315,10 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
     }
     http_response res =
         make_response({200, protocol::sqs::response_writer::content_type(w), actx->out->finish(request_id)});
+    if (quota == auth::quota_kind::consumer_byte_rate && quotas_ != nullptr && quotas_->any()) {
+        quotas_->record(quota_front::sqs, *quota, ctx.principal, "",
+                        static_cast<double>(res.body().size()));
+    }
     res.set("x-amzn-RequestId", request_id);
     co_return res;
 }

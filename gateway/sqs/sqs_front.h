@@ -7,13 +7,15 @@
 //
 //   http_connection ──router──> sqs_front::handle ──> action handler ──> api::queues
 //
-// With sqs.authentication=sigv4 every request is checked first (sqs_auth.h).
+// With sqs.authentication=sigv4 every request is checked first (sqs_auth.h); with
+// authorizer.enabled=true each action then passes its ACL checks (gateway/server/front_acls.h).
 //
 // Lifecycle: built by sqs_server at start-up, read-only afterwards. Concurrency: handle() runs
 // on each connection's executor; the front itself keeps no per-request state.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
@@ -48,6 +50,10 @@ private:
     http_response render_error(protocol::sqs::wire w, const std::string& action,
                                const sqs_error& e, const std::string& request_id);
     counter& requests_for(const std::string& action);
+    /// AccessDenied when the caller may not do `action` on its queue (sqs_action_checks).
+    std::optional<sqs_error> authorize(const std::string& action,
+                                       const protocol::sqs::request_view& view,
+                                       const http_request_context& ctx) const;
 
     backend::api::queues& queues_;
     sqs_settings settings_;
@@ -58,6 +64,9 @@ private:
     counter& errors_;
     counter& unknown_requests_;
     sqs_authenticator auth_;
+    /// The ACL checks of each action (sqs_action_checks), before its handler runs.
+    front_authorizer acl_;
+    quota_meter* quotas_ = nullptr;  // null: no client quotas
 };
 
 }  // namespace sluice::gateway::sqs

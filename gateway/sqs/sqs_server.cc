@@ -20,12 +20,14 @@ asio::awaitable<handler_result> serve(sqs_front* front, http_request_context ctx
 
 sqs_server::sqs_server(io_pool& pool, connection_tracker& tracker, metrics_registry& metrics,
                        backend::api::queues& queues, sqs_settings settings, const endpoint& where,
-                       http_limits limits, sqs_auth_config auth)
+                       http_limits limits, sqs_auth_config auth,
+                       std::shared_ptr<auth::tls_context_holder> tls)
     : front_(queues, std::move(settings), metrics, auth),
       limits_(limits),
       requests_(metrics.get_counter("sluice_sqs_http_requests_total",
                                     "HTTP requests served by the SQS listener")),
       timing_(metrics, "sqs"),
+      tls_(std::move(tls)),
       listener_(pool, tracker, metrics, listener_options{"sqs", "--sqs", ""}, where,
                 [this](tcp::socket socket, std::uint64_t id) { return open(std::move(socket), id); }) {
     auto handler = [f = &front_](http_request_context ctx) { return serve(f, std::move(ctx)); };
@@ -40,7 +42,7 @@ connection_session sqs_server::open(tcp::socket socket, std::uint64_t id) {
         [f = &front_](unsigned status, std::string_view message) {
             return f->connection_error(status, message);
         },
-        nullptr, &timing_);
+        nullptr, &timing_, tls_ ? tls_->current() : nullptr);
     return connection_session{conn->run(), [conn](stop_mode mode) { conn->stop(mode); }};
 }
 

@@ -1,7 +1,8 @@
 // The SQS listener (owned by gateway/sqs): HTTP/1.1 on its own port (--sqs, default 9324),
 // through the common tcp_listener, http_connection and router; every path and both POST (the
 // JSON protocol, the Query protocol's form bodies) and GET (Query parameters in the URL) go to
-// the SQS front.
+// the SQS front. With --sqs https://HOST:PORT the connections are HTTPS (see http_connection),
+// each on its TLS holder's context of the moment it was accepted.
 //
 // Lifecycle: constructed by run_server (binds immediately); start() accepts; stop() stops
 // accepting (connections stop through the connection_tracker; parked long polls are answered
@@ -9,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include "auth/tls/tls_context.h"
 #include "backend/api/queues.h"
 #include "gateway/http/http_connection.h"
 #include "gateway/http/router.h"
@@ -29,7 +32,8 @@ public:
     /// Binds and listens (throws std::runtime_error naming --sqs and the address).
     sqs_server(io_pool& pool, connection_tracker& tracker, metrics_registry& metrics,
                backend::api::queues& queues, sqs_settings settings, const endpoint& where,
-               http_limits limits = {}, sqs_auth_config auth = {});
+               http_limits limits = {}, sqs_auth_config auth = {},
+               std::shared_ptr<auth::tls_context_holder> tls = nullptr);
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
     void start() { listener_.start(); }
@@ -43,6 +47,7 @@ private:
     router router_;
     counter& requests_;
     request_timing timing_;
+    std::shared_ptr<auth::tls_context_holder> tls_;  // null: plain HTTP
     tcp_listener listener_;
 };
 

@@ -9,7 +9,9 @@
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 
+#include "gateway/http/http_quotas.h"
 #include "gateway/kafka/logger.h"
+#include "gateway/server/audit.h"
 
 namespace sluice::gateway::ws {
 namespace asio = boost::asio;
@@ -72,7 +74,11 @@ std::variant<std::optional<std::string>, std::string> produce_bytes(const json::
         }
         return std::optional<std::string>(std::move(*bytes));
     }
-    return std::optional<std::string>(json::to_string(*v));
+    auto text = json::to_stored_text(*v);
+    if (!text) {
+        return std::string("holds a number out of the range of a double");
+    }
+    return std::optional<std::string>(std::move(*text));
 }
 
 }  // namespace
@@ -109,6 +115,21 @@ void ws_session::send(std::string frame) {
     queued_bytes_ += frame.size();
     queue_.push_back(std::move(frame));
     queue_changed_.notify();
+}
+
+bool ws_session::permitted(const std::string& id, const acl_checks& checks) {
+    const auto denied = ctx_.rc.acl.denied(http_.principal, rest::acl_host(http_), checks);
+    if (!denied) {
+        return true;
+    }
+    http_log().info("websocket from {}: {} denied: {}", rest::acl_host(http_), http_.principal,
+                    denial_message(*denied));
+    audit_authorization_denied(
+        audit_source{http_.principal, audit_client_of(http_.peer), "websocket"}, denied->op,
+        denied->type, denied->name,
+        denied->op == auth::acl_operation::write ? "produce" : "subscribe");
+    send_error(id, code_of(code::forbidden), denial_message(*denied));
+    return false;
 }
 
 void ws_session::send_error(const std::string& id, std::int64_t c, std::string_view message) {
@@ -337,6 +358,13 @@ asio::awaitable<void> ws_session::on_subscribe(const json::value& msg, std::stri
         }
         spec.group = sluice::group_id(std::string(json::as_view(*g)));
     }
+    if (ctx_.rc.acl.on()) {
+        for (const auto& t : spec.topics) {
+            if (!permitted(id, subscribe_checks(t.value, spec.group ? spec.group->value : ""))) {
+                co_return;
+            }
+        }
+    }
     auto from = parse_from(json::member(msg, "from"));
     if (!from) {
         send_error(id, code_of(code::bad_request),
@@ -509,13 +537,20 @@ asio::awaitable<void> ws_session::read_subscription(std::shared_ptr<subscription
             if (credit_mode_) {
                 credit_ -= n;
             }
+            std::size_t frame_bytes = 0;
             if (compact) {
-                send(std::string(sub->compact.finish()));
+                std::string frame(sub->compact.finish());
+                frame_bytes = frame.size();
+                send(std::move(frame));
             } else {
                 w.end_array();
                 w.end_object();
+                frame_bytes = w.size();
                 send(w.str());
             }
+            // consumer_byte_rate: over the quota, the next read waits (the stream is paced).
+            co_await pace_stream(ctx_.quotas, quota_front::websocket, http_.principal,
+                                 static_cast<double>(frame_bytes));
         }
         if (err) {
             send_error(sub->key, code_of(err->code), err->message);
@@ -528,6 +563,9 @@ asio::awaitable<void> ws_session::on_produce(const json::value& msg, std::string
     const auto topic = json::get_string(msg, "topic");
     if (!topic || topic->empty()) {
         send_error(id, code_of(code::bad_request), "produce needs a topic");
+        co_return;
+    }
+    if (ctx_.rc.acl.on() && !permitted(id, produce_checks(*topic))) {
         co_return;
     }
     bool base64 = false;
@@ -592,6 +630,16 @@ asio::awaitable<void> ws_session::on_produce(const json::value& msg, std::string
                        "headers must be an object of names to values");
             co_return;
         }
+    }
+    // producer_byte_rate: a principal already over its quota is refused (42901).
+    const double bytes = static_cast<double>(
+        (rec.key ? rec.key->size() : 0) + (rec.value ? rec.value->size() : 0));
+    if (const auto wait = ws_produce_throttle(ctx_.quotas, http_.principal, bytes);
+        wait.count() > 0) {
+        send_error(id, too_many_requests_code,
+                   "Request rate is over the producer_byte_rate quota; retry in " +
+                       std::to_string(wait.count()) + " ms");
+        co_return;
     }
     std::vector<outgoing_record> records;
     records.push_back(std::move(rec));

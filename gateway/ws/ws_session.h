@@ -48,6 +48,10 @@
 #include "gateway/http/topic_subscription.h"
 #include "gateway/ws/compact_frame.h"
 
+namespace sluice::gateway {
+class quota_meter;
+}
+
 namespace sluice::gateway::ws {
 
 /// What WebSocket sessions stand on: shared, read-only, thread-safe.
@@ -55,6 +59,9 @@ struct ws_context {
     rest::rest_context& rc;
     /// The io thread of each new group member.
     std::function<boost::asio::any_io_executor()> next_executor;
+    /// The client quotas (produce refused with 42901 over producer_byte_rate, subscriptions
+    /// paced by consumer_byte_rate); null: none.
+    quota_meter* quotas = nullptr;
 };
 
 class ws_session : public std::enable_shared_from_this<ws_session> {
@@ -89,6 +96,8 @@ private:
     /// Until fewer than `limit` bytes are queued, or the session closes.
     boost::asio::awaitable<void> wait_for_room(std::size_t limit);
     void send(std::string frame);
+    /// True when `checks` pass; otherwise answers the 40301 error for `id` (the session stays).
+    bool permitted(const std::string& id, const acl_checks& checks);
     void send_error(const std::string& id, std::int64_t code, std::string_view message);
     void shut();
     void spawn(boost::asio::awaitable<void> task);
@@ -96,7 +105,7 @@ private:
     ws_context& ctx_;
     http_request_context& http_;
     boost::asio::any_io_executor ex_;
-    boost::beast::websocket::stream<boost::beast::tcp_stream&> ws_;
+    boost::beast::websocket::stream<http_stream&> ws_;
     boost::asio::steady_timer write_timer_;
 
     std::deque<std::string> queue_;

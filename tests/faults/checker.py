@@ -12,10 +12,17 @@ Log (Kafka, REST) operations:
   final-done ok: {isolation}   that read reached the end of every partition
 Queue (SQS) operations:
   sqs-send    ok: {value}
-  sqs-receive ok: {value, start, vt}   received at `time`, asked at `start`, hidden for vt s
-  sqs-delete  ok | fail | info: {value}
+  sqs-receive ok: {value, start, vt, message_id}   received at `time`, asked at `start`,
+                            hidden for vt s
+  sqs-delete  ok | fail | info: {value, message_id}
+  A client's retry of a send it did not hear the answer to may store a value twice (SQS is
+  at least once): receives and deletes are matched by message id where the history has one.
   sqs-final   ok: {value}   the drain after the run; sqs-final-done ok when the queue stayed
                             empty for longer than every visibility timeout
+FIFO queue operations: fifo-send, fifo-receive, fifo-delete, fifo-final, fifo-final-done as the
+  sqs-* ones (every queue check above applies to them too), with {group, seq} on sends
+  (one sender per group, seq in send order) and {group, seq, message_id, call, index} on
+  receives (call: one ReceiveMessage, index: the place in its answer)
 
 Anomalies:
   lost                    an acknowledged write (send ok, committed transaction, sqs-send ok
@@ -31,6 +38,11 @@ Anomalies:
   deleted_redelivered     a message received after its delete was acknowledged
   overlapping_receive     a message received again before the previous receive's visibility
                           timeout had passed (two holders at once)
+  fifo_out_of_order       a FIFO message received while an earlier message of its group that
+                          was certainly sent had not been deleted (no delete asked for before
+                          the answer) and was not earlier in the same answer
+  fifo_duplicate          one FIFO value stored twice (received under two message ids): the
+                          deduplication id of a resent message did not hold
 """
 import argparse
 import json
@@ -43,7 +55,8 @@ from history import load  # noqa: E402
 
 ANOMALIES = ["lost", "duplicate", "inconsistent_offset", "aborted_read",
              "producer_non_monotonic", "consumer_non_monotonic", "commit_ahead", "incomplete",
-             "deleted_redelivered", "overlapping_receive"]
+             "deleted_redelivered", "overlapping_receive", "fifo_out_of_order",
+             "fifo_duplicate"]
 EXAMPLES = 5
 
 
@@ -77,9 +90,11 @@ def check(history):
         if e["op"] == "txn" and e["type"] in ("invoke", "info"):
             unknown_txn_values.update(e.get("values") or [])
     _check_log(by_op, unknown_txn_values, r, stats)
-    maybe_deleted = {e["value"] for e in history if e["op"] == "sqs-delete"
-                     and e["type"] == "info"}
-    _check_queue(by_op, maybe_deleted, r, stats)
+    for prefix in ("sqs", "fifo"):
+        maybe_deleted = {e["value"] for e in history if e["op"] == prefix + "-delete"
+                         and e["type"] == "info"}
+        _check_queue(by_op, maybe_deleted, r, stats, prefix)
+    _check_fifo(history, by_op, r)
     return {"valid": r.total() == 0, "anomalies": r.total(), "counts": r.counts,
             "examples": {k: v for k, v in r.examples.items() if v}, "stats": stats}
 
@@ -223,48 +238,94 @@ def _check_log(by_op, unknown_txn_values, r, stats):
                                    "first_unread": visible[i]})
 
 
-def _check_queue(by_op, maybe_deleted, r, stats):
-    sent = [e["value"] for e in by_op["sqs-send"]]
-    if not sent and not by_op["sqs-receive"]:
+def _check_queue(by_op, maybe_deleted, r, stats, prefix="sqs"):
+    op = lambda name: f"{prefix}-{name}"  # noqa: E731
+    sent = [e["value"] for e in by_op[op("send")]]
+    if not sent and not by_op[op("receive")]:
         return
-    stats["sqs_sent"] = len(sent)
-    stats["sqs_received"] = len(by_op["sqs-receive"])
-    stats["sqs_deleted"] = len(by_op["sqs-delete"])
+    stats[prefix + "_sent"] = len(sent)
+    stats[prefix + "_received"] = len(by_op[op("receive")])
+    stats[prefix + "_deleted"] = len(by_op[op("delete")])
+    message = lambda e: e.get("message_id") or e["value"]  # noqa: E731
     deleted_at = {}
-    for e in by_op["sqs-delete"]:
-        deleted_at.setdefault(e["value"], e["time"])
+    for e in by_op[op("delete")]:
+        deleted_at.setdefault(message(e), e["time"])
     receives = defaultdict(list)
-    for e in by_op["sqs-receive"] + by_op["sqs-final"]:
-        receives[e["value"]].append(e)
+    for e in by_op[op("receive")] + by_op[op("final")]:
+        receives[message(e)].append(e)
     for v, es in receives.items():
         es.sort(key=lambda e: e.get("start", e["time"]))
         for e in es:
             if v in deleted_at and e.get("start", e["time"]) > deleted_at[v]:
-                r.add("deleted_redelivered", {"value": v, "deleted": deleted_at[v],
+                r.add("deleted_redelivered", {"message": v, "deleted": deleted_at[v],
                                               "received": e["time"], "worker": e["worker"]})
                 break
         # A receive took hold at some moment between its start and its answer, and kept the
         # message for vt seconds from then: two holds overlap for certain only when each was
         # answered before the other's earliest possible end.
-        held = [e for e in es if e["op"] == "sqs-receive"]
+        held = [e for e in es if e["op"] == op("receive")]
         for i, a in enumerate(held):
             for b in held[i + 1:]:
                 if b["time"] < a["start"] + a["vt"] and a["time"] < b["start"] + b["vt"]:
-                    r.add("overlapping_receive", {"value": v,
+                    r.add("overlapping_receive", {"message": v,
                                                   "first": [a["worker"], a["start"], a["time"],
                                                             a["vt"]],
                                                   "second": [b["worker"], b["start"],
                                                              b["time"], b["vt"]]})
-    if not by_op["sqs-final-done"]:
-        r.add("incomplete", {"what": "final queue drain did not finish"})
+    if not by_op[op("final-done")]:
+        r.add("incomplete", {"what": f"final {prefix} queue drain did not finish"})
         return
     # Deleted, possibly deleted (info), or seen by the drain: nothing else may vanish.
-    maybe_deleted = deleted_at.keys() | maybe_deleted
-    drained = {e["value"] for e in by_op["sqs-final"]}
+    maybe_deleted = {e["value"] for e in by_op[op("delete")]} | maybe_deleted
+    drained = {e["value"] for e in by_op[op("final")]}
     for v in sent:
         if v not in maybe_deleted and v not in drained:
-            r.add("lost", {"value": v, "queue": True,
-                           "received": len(receives.get(v, []))})
+            r.add("lost", {"value": v, "queue": prefix})
+
+
+def _check_fifo(history, by_op, r):
+    """Order within a message group, and deduplication, of the FIFO queue."""
+    ids = defaultdict(set)
+    for e in by_op["fifo-receive"] + by_op["fifo-final"]:
+        if e.get("message_id"):
+            ids[e["value"]].add(e["message_id"])
+    for v, s in ids.items():
+        if len(s) > 1:
+            r.add("fifo_duplicate", {"value": v, "message_ids": sorted(s)})
+    # A message certainly exists when its send was acknowledged or anyone received it.
+    exists = {}  # (group, seq) -> value
+    for e in by_op["fifo-send"] + by_op["fifo-receive"] + by_op["fifo-final"]:
+        if "group" in e and "seq" in e:
+            exists[(e["group"], e["seq"])] = e["value"]
+    delete_asked = {}  # value -> the earliest time a delete was asked for (any outcome)
+    for e in history:
+        if e["op"] == "fifo-delete":
+            delete_asked[e["value"]] = min(delete_asked.get(e["value"], e["time"]), e["time"])
+    by_call = defaultdict(list)
+    for e in by_op["fifo-receive"] + by_op["fifo-final"]:
+        by_call[(e["worker"], e.get("call"))].append(e)
+    seqs = defaultdict(list)
+    for (g, q) in exists:
+        seqs[g].append(q)
+    for g in seqs:
+        seqs[g].sort()
+    for e in by_op["fifo-receive"] + by_op["fifo-final"]:
+        g, k = e.get("group"), e.get("seq")
+        if g is None or k is None:
+            continue
+        same_call = {(x["group"], x["seq"]) for x in by_call[(e["worker"], e.get("call"))]
+                     if x.get("index", 0) < e.get("index", 0)}
+        for j in seqs[g]:
+            if j >= k:
+                break
+            earlier = exists[(g, j)]
+            if (g, j) in same_call:
+                continue
+            if delete_asked.get(earlier, float("inf")) <= e["time"]:
+                continue
+            r.add("fifo_out_of_order", {"group": g, "received": [k, e["worker"], e["time"]],
+                                        "earlier_not_deleted": j})
+            break
 
 
 def main(argv=None):

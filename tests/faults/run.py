@@ -27,6 +27,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 TOPIC = "faults"
 PARTITIONS = 3
 QUEUE = "faults-q"
+FIFO_QUEUE = "faults-q.fifo"
 MAX_VT = 5  # the largest visibility timeout the SQS workers ask for
 
 
@@ -36,7 +37,9 @@ def setup(node):
         f.result(30)
     c = workers.sqs_client(f"http://127.0.0.1:{node.ports['sqs']}")
     url = c.create_queue(QueueName=QUEUE)["QueueUrl"]
-    return "/" + url.split("/", 3)[3]  # the path: "/<account>/<queue>"
+    fifo = c.create_queue(QueueName=FIFO_QUEUE, Attributes={"FifoQueue": "true"})["QueueUrl"]
+    # The paths: "/<account>/<queue>"
+    return "/" + url.split("/", 3)[3], "/" + fifo.split("/", 3)[3]
 
 
 def final_read(node, history, isolation, timeout=90):
@@ -88,24 +91,33 @@ def wait_stable(node, timeout=40):
         ru.close()
 
 
-def drain_queue(node, history, path, quiet=MAX_VT + 3, timeout=120):
+def drain_queue(node, history, path, quiet=MAX_VT + 3, timeout=120, prefix="sqs"):
     """Receives and deletes until the queue has stayed empty for longer than any visibility
-    timeout a worker used (so every message received and left has come back)."""
+    timeout a worker used (so every message received and left has come back). `prefix`
+    "fifo" records fifo-final with each message's group, seq, id and place in its answer."""
     url = f"http://127.0.0.1:{node.ports['sqs']}" + path
     c = workers.sqs_client(url.rsplit(path, 1)[0])
     deadline = time.monotonic() + timeout
     last_seen = time.monotonic()
+    calls = 0
     while time.monotonic() < deadline:
         got = c.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
                                 VisibilityTimeout=60)
         msgs = got.get("Messages", [])
-        for m in msgs:
-            history.record("qfinal", "sqs-final", "ok", value=m["Body"])
+        calls += 1
+        for i, m in enumerate(msgs):
+            extra = {"message_id": m["MessageId"]}
+            if prefix == "fifo":
+                group, seq = workers.fifo_place(m["Body"])
+                extra.update({"group": group, "seq": seq, "call": calls, "index": i})
+            history.record("qfinal", prefix + "-final", "ok", value=m["Body"], **extra)
+            history.record("qfinal", prefix + "-delete", "invoke", value=m["Body"],
+                           message_id=m["MessageId"])
             c.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
         if msgs:
             last_seen = time.monotonic()
         elif time.monotonic() - last_seen > quiet:
-            history.record("qfinal", "sqs-final-done", "ok")
+            history.record("qfinal", prefix + "-final-done", "ok")
             return True
     return False
 
@@ -122,7 +134,7 @@ def run(seed, seconds, kills, out, settings=None, env=None, log=print):
     t_start = time.monotonic()
     try:
         node.start()
-        path = setup(node)
+        path, fifo_path = setup(node)
         ws = [workers.IdempotentProducer("p0", node, history, random.Random(rng.random())),
               workers.IdempotentProducer("p1", node, history, random.Random(rng.random())),
               workers.TransactionalProducer("t0", node, history, random.Random(rng.random())),
@@ -134,7 +146,11 @@ def run(seed, seconds, kills, out, settings=None, env=None, log=print):
                                     "uncommitted"),
               workers.SqsWorker("q0", node, history, random.Random(rng.random()), path),
               workers.SqsWorker("q1", node, history, random.Random(rng.random()), path),
-              workers.RestProducer("r0", node, history, random.Random(rng.random()))]
+              workers.RestProducer("r0", node, history, random.Random(rng.random())),
+              workers.FifoWorker("f0", node, history, random.Random(rng.random()), fifo_path),
+              workers.FifoWorker("f1", node, history, random.Random(rng.random()), fifo_path),
+              workers.WsProducer("w0", node, history, random.Random(rng.random())),
+              workers.KafkajsProducer("k0", node, history, random.Random(rng.random()))]
         for w in ws:
             w.start()
         nemesis = Nemesis(node, history, rng.randrange(1 << 30), seconds, kills)
@@ -156,6 +172,7 @@ def run(seed, seconds, kills, out, settings=None, env=None, log=print):
         final_read(node, history, "uncommitted")
         final_read(node, history, "committed")
         drain_queue(node, history, path)
+        drain_queue(node, history, fifo_path, prefix="fifo")
         history.close()
         summary = checker.check(load(hist_path))
         summary["run"] = {"seed": seed, "seconds": seconds, "kills_asked": kills,

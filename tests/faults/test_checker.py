@@ -241,9 +241,100 @@ def test_a_late_answer_to_an_early_receive_is_no_overlap():
     only(checker.check(h), "overlapping_receive")
 
 
+def test_a_value_sent_twice_is_two_messages():
+    # A send retried after a cut connection stored m5 twice: deleting one copy does not make
+    # the other a redelivery, and two holders of different copies do not overlap.
+    h = [sqs("sqs-send", "m5", 1.0),
+         sqs("sqs-receive", "m5", 2.0, start=1.9, vt=5, message_id="id-a"),
+         sqs("sqs-delete", "m5", 2.1, message_id="id-a"),
+         sqs("sqs-receive", "m5", 3.0, start=2.9, vt=5, message_id="id-b", worker="q1"),
+         sqs("sqs-delete", "m5", 3.1, message_id="id-b", worker="q1"),
+         {"worker": "qfinal", "op": "sqs-final-done", "type": "ok", "time": 30.0}]
+    assert checker.check(h)["valid"], checker.check(h)
+    # The same copy again after its delete is still a redelivery.
+    h[3] = sqs("sqs-receive", "m5", 3.0, start=2.9, vt=5, message_id="id-a", worker="q1")
+    assert checker.check(h)["counts"]["deleted_redelivered"] == 1
+
+
 def test_queue_drain_not_finished():
     h = [e for e in clean_queue() if e["op"] != "sqs-final-done"]
     only(checker.check(h), "incomplete")
+
+
+def fifo(op, value, t, type_="ok", **kw):
+    group, _, seq = value.rpartition("-")
+    e = {"worker": kw.pop("worker", "f0"), "op": op, "type": type_, "time": t, "value": value,
+         "group": group, "seq": int(seq)}
+    e.update(kw)
+    return e
+
+
+def clean_fifo():
+    return [
+        fifo("fifo-send", "f0-0", 1.0), fifo("fifo-send", "f0-1", 1.1),
+        fifo("fifo-send", "f0-2", 1.2), fifo("fifo-send", "f1-0", 1.3, worker="f1"),
+        # f0-0 and f0-1 in one answer, in order; f1-0 is another group's
+        fifo("fifo-receive", "f0-0", 2.0, start=1.9, vt=5, message_id="a", call=1, index=0),
+        fifo("fifo-receive", "f0-1", 2.0, start=1.9, vt=5, message_id="b", call=1, index=1),
+        fifo("fifo-receive", "f1-0", 2.0, start=1.9, vt=5, message_id="d", call=1, index=2),
+        fifo("fifo-delete", "f0-0", 2.1, type_="invoke"), fifo("fifo-delete", "f0-0", 2.2),
+        fifo("fifo-delete", "f0-1", 2.3, type_="invoke"), fifo("fifo-delete", "f0-1", 2.4),
+        fifo("fifo-receive", "f0-2", 3.0, start=2.9, vt=5, message_id="c", call=2, index=0,
+             worker="f1"),
+        # f0-2 and f1-0 left: they come back to the drain
+        fifo("fifo-final", "f1-0", 20.0, worker="qfinal", message_id="d", call=1, index=0),
+        fifo("fifo-final", "f0-2", 20.0, worker="qfinal", message_id="c", call=1, index=1),
+        {"worker": "qfinal", "op": "fifo-final-done", "type": "ok", "time": 30.0},
+    ]
+
+
+def test_clean_fifo_history_passes():
+    summary = checker.check(clean_fifo())
+    assert summary["valid"], summary
+    assert summary["stats"]["fifo_sent"] == 4
+
+
+def test_fifo_message_received_before_an_earlier_one_of_its_group_was_deleted():
+    # f0-2 received while f0-1 (sent, received, not yet deleted) is still in flight.
+    h = [e for e in clean_fifo() if not (e["op"] == "fifo-delete" and e["value"] == "f0-1")]
+    h.append(fifo("fifo-final", "f0-1", 20.0, worker="qfinal", message_id="b", call=2, index=0))
+    only(checker.check(h), "fifo_out_of_order")
+
+
+def test_fifo_message_received_before_an_earlier_one_was_ever_delivered():
+    h = [fifo("fifo-send", "f0-0", 1.0), fifo("fifo-send", "f0-1", 1.1),
+         fifo("fifo-receive", "f0-1", 2.0, start=1.9, vt=5, message_id="b", call=1, index=0),
+         fifo("fifo-delete", "f0-1", 2.1, type_="invoke"), fifo("fifo-delete", "f0-1", 2.2),
+         fifo("fifo-final", "f0-0", 20.0, worker="qfinal", message_id="a", call=1, index=0),
+         {"worker": "qfinal", "op": "fifo-final-done", "type": "ok", "time": 30.0}]
+    only(checker.check(h), "fifo_out_of_order")
+    # In one answer, in order, it is right.
+    h[2] = fifo("fifo-receive", "f0-1", 2.0, start=1.9, vt=5, message_id="b", call=1, index=1)
+    h.insert(2, fifo("fifo-receive", "f0-0", 2.0, start=1.9, vt=5, message_id="a", call=1,
+                     index=0))
+    h = [e for e in h if e["op"] != "fifo-final"] + [
+        fifo("fifo-final", "f0-0", 20.0, worker="qfinal", message_id="a", call=1, index=0)]
+    assert checker.check(h)["valid"], checker.check(h)
+
+
+def test_fifo_message_whose_delete_was_asked_for_does_not_hold_the_group():
+    # f0-1's delete was asked for before f0-2 came, with an unknown outcome.
+    h = clean_fifo()
+    h = [e for e in h if not (e["op"] == "fifo-delete" and e["value"] == "f0-1"
+                              and e["type"] == "ok")]
+    h.append(fifo("fifo-delete", "f0-1", 2.4, type_="info"))
+    assert checker.check(h)["valid"], checker.check(h)
+
+
+def test_fifo_value_stored_twice():
+    h = clean_fifo()
+    h[-2] = fifo("fifo-final", "f0-2", 20.0, worker="qfinal", message_id="c2", call=1, index=1)
+    only(checker.check(h), "fifo_duplicate")
+
+
+def test_fifo_acknowledged_send_lost():
+    h = [e for e in clean_fifo() if not (e["op"] == "fifo-final" and e["value"] == "f1-0")]
+    only(checker.check(h), "lost")
 
 
 def test_cli_exit_status(tmp_path, capsys):

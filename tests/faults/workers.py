@@ -7,11 +7,21 @@
 - SqsWorker: boto3 on the SQS listener (Query protocol): send, receive, delete (or leave a
   message to come back after its visibility timeout)
 - RestProducer: REST Proxy v2 produce (binary embedded format)
+- FifoWorker: boto3 on a FIFO queue, its own message group, sends in order with a
+  deduplication id (an unknown outcome is resent with the same id), receives of any group
+- KafkajsProducer: kafkajs's idempotent producer in node (kafkajs_worker.js), one send at a
+  time
+- WsProducer: the WebSocket front's produce op (python3-websockets), acks waited for one by
+  one, a new connection after every cut or kill
 
 Values are unique strings "<worker>-<n>". A worker never treats an unknown outcome (a timeout,
 a cut connection) as a failure: it records "info", and the checker allows either outcome.
 """
+import asyncio
 import base64
+import json
+import os
+import subprocess
 import threading
 import time
 
@@ -19,6 +29,7 @@ import boto3
 import requests
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+import websockets
 from confluent_kafka import Consumer, KafkaException, Producer
 
 
@@ -225,6 +236,25 @@ def sqs_client(url, read_timeout=10):
                       connect_timeout=5))
 
 
+def delete_most(worker, c, url, msgs, op):
+    """Deletes each of `msgs` but about one in five, left to come back after its visibility
+    timeout; records each delete as `op`."""
+    for m in msgs:
+        if worker.rng.random() < 0.2:
+            continue
+        ids = {"message_id": m["MessageId"]}
+        worker.record(op, "invoke", value=m["Body"], **ids)
+        try:
+            c.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+            worker.record(op, "ok", value=m["Body"], **ids)
+        except ClientError as e:
+            worker.errors += 1
+            worker.record(op, "fail", value=m["Body"], error=str(e), **ids)
+        except BotoCoreError as e:
+            worker.errors += 1
+            worker.record(op, "info", value=m["Body"], error=str(e), **ids)
+
+
 class SqsWorker(Worker):
     def __init__(self, name, node, history, rng, queue_url_path):
         super().__init__(name, node, history, rng)
@@ -263,20 +293,70 @@ class SqsWorker(Worker):
                 continue
             msgs = got.get("Messages", [])
             for m in msgs:
-                self.record("sqs-receive", "ok", value=m["Body"], start=start, vt=vt)
-            for m in msgs:
-                if self.rng.random() < 0.2:
-                    continue  # left to come back after its visibility timeout
-                self.record("sqs-delete", "invoke", value=m["Body"])
-                try:
-                    c.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-                    self.record("sqs-delete", "ok", value=m["Body"])
-                except ClientError as e:
-                    self.errors += 1
-                    self.record("sqs-delete", "fail", value=m["Body"], error=str(e))
-                except BotoCoreError as e:
-                    self.errors += 1
-                    self.record("sqs-delete", "info", value=m["Body"], error=str(e))
+                self.record("sqs-receive", "ok", value=m["Body"], start=start, vt=vt,
+                            message_id=m["MessageId"])
+            delete_most(self, c, url, msgs, "sqs-delete")
+
+
+def fifo_place(value):
+    """(group, seq) of a FIFO worker's value "<group>-<seq>"."""
+    group, _, seq = value.rpartition("-")
+    return group, int(seq)
+
+
+class FifoWorker(Worker):
+    def __init__(self, name, node, history, rng, queue_url_path):
+        super().__init__(name, node, history, rng)
+        self.queue_path = queue_url_path
+        self.calls = 0
+
+    def send(self, c, url, value):
+        group, seq = fifo_place(value)
+        self.record("fifo-send", "invoke", value=value, group=group, seq=seq)
+        for _ in range(5):
+            try:
+                c.send_message(QueueUrl=url, MessageBody=value, MessageGroupId=group,
+                               MessageDeduplicationId=value)
+                self.record("fifo-send", "ok", value=value, group=group, seq=seq)
+                return
+            except ClientError as e:
+                self.errors += 1
+                self.record("fifo-send", "fail", value=value, group=group, seq=seq,
+                            error=str(e))
+                return
+            except BotoCoreError:
+                self.errors += 1
+                self.stop_event.wait(0.3)  # the same deduplication id again
+        self.record("fifo-send", "info", value=value, group=group, seq=seq)
+
+    def body(self):
+        c = sqs_client(self.node.sqs_url)
+        url = self.node.sqs_url + self.queue_path
+        seq = 0
+        while not self.stop_event.is_set():
+            if self.rng.random() < 0.5:
+                self.send(c, url, f"{self.worker}-{seq}")
+                seq += 1
+                continue
+            vt = self.rng.randint(2, 5)
+            start = time.monotonic()
+            self.calls += 1
+            self.record("fifo-receive", "invoke", vt=vt, call=self.calls)
+            try:
+                got = c.receive_message(QueueUrl=url, MaxNumberOfMessages=5, WaitTimeSeconds=1,
+                                        VisibilityTimeout=vt)
+            except (BotoCoreError, ClientError) as e:
+                self.errors += 1
+                self.record("fifo-receive", "info", error=str(e), call=self.calls)
+                self.stop_event.wait(0.2)
+                continue
+            msgs = got.get("Messages", [])
+            for i, m in enumerate(msgs):
+                group, mseq = fifo_place(m["Body"])
+                self.record("fifo-receive", "ok", value=m["Body"], start=start, vt=vt,
+                            group=group, seq=mseq, message_id=m["MessageId"], call=self.calls,
+                            index=i)
+            delete_most(self, c, url, msgs, "fifo-delete")
 
 
 class RestProducer(Worker):
@@ -315,3 +395,112 @@ class RestProducer(Worker):
                     self.record("send", "info", topic=self.topic, value=v,
                                 status=r.status_code, error=(o or {}).get("error"))
             time.sleep(0.05)
+
+
+class KafkajsProducer(Worker):
+    """Runs kafkajs_worker.js and records what it reports; closing its stdin stops it."""
+
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kafkajs_worker.js")
+    partitions = 3  # run.PARTITIONS
+
+    def body(self):
+        proc = subprocess.Popen(["node", self.script, self.node.bootstrap, self.topic,
+                                 self.worker, str(self.partitions)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)
+        stopper = threading.Thread(target=self._stop_when_asked, args=(proc,), daemon=True)
+        stopper.start()
+        try:
+            for line in proc.stdout:
+                event = json.loads(line)
+                if "invoke" in event:
+                    self.record("send", "invoke", topic=self.topic, value=event["invoke"])
+                elif "ok" in event:
+                    self.record("send", "ok", topic=self.topic, partition=event["partition"],
+                                offset=event["offset"], value=event["ok"], idempotent=True)
+                else:
+                    self.errors += 1
+                    self.record("send", "info", topic=self.topic, value=event["info"],
+                                error=event.get("error"))
+        finally:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+    def _stop_when_asked(self, proc):
+        self.stop_event.wait()
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
+class WsProducer(Worker):
+    """Produces one value at a time over /ws and waits for its ack (10 s at most). An ack is a
+    send that must survive; a closed connection or no answer is an unknown outcome; an error
+    answer is one too (a storage failure may come after the append)."""
+
+    def body(self):
+        asyncio.run(self.produce_loop())
+
+    async def produce_loop(self):
+        url = self.node.http_url.replace("http://", "ws://", 1) + "/ws"
+        seq = 0
+        pending = None  # the value sent whose answer has not come
+        while not self.stop_event.is_set():
+            try:
+                ws = await asyncio.wait_for(websockets.connect(url, max_size=1 << 20), 10)
+            except (OSError, asyncio.TimeoutError, websockets.WebSocketException):
+                await asyncio.sleep(0.2)  # sluice may be down: do not spin
+                continue
+            try:
+                while not self.stop_event.is_set():
+                    value = f"{self.worker}-{seq}"
+                    seq += 1
+                    self.record("send", "invoke", topic=self.topic, value=value)
+                    pending = value
+                    await ws.send(json.dumps({"op": "produce", "id": value, "topic": self.topic,
+                                              "value": value}))
+                    answer = await self.answer_to(ws, value)
+                    pending = None
+                    if answer is None:
+                        self.errors += 1
+                        self.record("send", "info", topic=self.topic, value=value,
+                                    error="no answer")
+                        break
+                    if answer.get("op") == "ack":
+                        self.record("send", "ok", topic=self.topic,
+                                    partition=answer["partition"], offset=answer["offset"],
+                                    value=value, idempotent=False)
+                    else:
+                        self.errors += 1
+                        self.record("send", "info", topic=self.topic, value=value,
+                                    error=str(answer.get("message"))[:200])
+                    await asyncio.sleep(0.02)
+            except (OSError, asyncio.TimeoutError, websockets.WebSocketException) as e:
+                if pending is not None:
+                    self.errors += 1
+                    self.record("send", "info", topic=self.topic, value=pending,
+                                error=repr(e)[:200])
+                    pending = None
+            finally:
+                try:
+                    await asyncio.wait_for(ws.close(), 2)
+                except Exception:
+                    pass
+
+    async def answer_to(self, ws, request_id):
+        """The ack or error for `request_id`, or None when none comes within 10 s."""
+        deadline = time.monotonic() + 10
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                raw = await asyncio.wait_for(ws.recv(), left)
+            except asyncio.TimeoutError:
+                return None
+            msg = json.loads(raw)
+            if msg.get("id") == request_id and msg.get("op") in ("ack", "error"):
+                return msg

@@ -2,6 +2,9 @@
 // the key partitioner and the REST error mapping.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
+
 #include "backend/api/errc.h"
 #include "gateway/http/error_mapping.h"
 #include "gateway/http/json.h"
@@ -56,6 +59,49 @@ TEST(Json, ParsesAWholeDocumentAndRejectsTrailingBytes) {
     EXPECT_TRUE(json::parse(R"({"a":1} x)", doc));
     EXPECT_TRUE(json::parse(R"({"a":)", doc));
     EXPECT_TRUE(json::parse("", doc));
+}
+
+TEST(Json, NumbersReadWithinAnUlpAndZerosStayZero) {
+    // RapidJSON's full-precision mode reads "0e-38" as -4.45e-308 (found by fuzz_http_json):
+    // it stays off; numbers are then within one unit in the last place, written and read back.
+    for (std::string_view text : {"0e-38", "0.0e5", "-0e-400", "0.000"}) {
+        json::document doc;
+        ASSERT_FALSE(json::parse(text, doc)) << text;
+        EXPECT_EQ(doc.GetDouble(), 0.0) << text;
+    }
+    for (std::string_view text : {"988088888888888888888888", "0.1", "2.2250738585072014e-308",
+                                  "1.7976931348623157e308", "123456789012345678901234567890"}) {
+        json::document doc;
+        ASSERT_FALSE(json::parse(text, doc)) << text;
+        const double exact = std::strtod(std::string(text).c_str(), nullptr);
+        EXPECT_LE(std::fabs(doc.GetDouble() - exact), std::fabs(exact) * 4e-16) << text;
+        json::document again;
+        ASSERT_FALSE(json::parse(json::to_string(doc), again));
+        EXPECT_LE(std::fabs(again.GetDouble() - exact), std::fabs(exact) * 8e-16) << text;
+    }
+}
+
+TEST(Json, ANumberNoDoubleHoldsIsNotStored) {
+    // Found by fuzz_http_json: RapidJSON reads this as -infinity, which has no JSON text.
+    json::document doc;
+    ASSERT_FALSE(json::parse(R"({"v":-30630657516852034110e306})", doc));
+    EXPECT_FALSE(json::to_stored_text(doc));
+    EXPECT_FALSE(json::to_stored_text(doc["v"]));
+    json::document fine;
+    ASSERT_FALSE(json::parse(R"({"v":1e308,"w":[0.5]})", fine));
+    EXPECT_EQ(json::to_stored_text(fine), json::to_string(fine));
+}
+
+TEST(Json, ALoneSurrogateEscapeIsWrittenAsAReplacementCharacter) {
+    json::document doc;
+    ASSERT_FALSE(json::parse(R"({"v":"a\ude00b","w":"\ud83d\ude00"})", doc));
+    const auto written = json::to_string(doc);
+    EXPECT_TRUE(json::valid_utf8(written));
+    // Each byte of the surrogate's three is replaced; a proper pair stays as it is.
+    EXPECT_EQ(written, "{\"v\":\"a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+                       "b\",\"w\":\"\xF0\x9F\x98\x80\"}");
+    json::document again;
+    EXPECT_FALSE(json::parse(written, again));
 }
 
 TEST(Json, DeepNestingDoesNotRecurse) {

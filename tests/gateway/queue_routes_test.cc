@@ -124,6 +124,9 @@ public:
     api::awaitable<api::admin_result<std::int64_t>> cancel_message_move_task(std::string) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
+    std::optional<api::move_task> find_message_move_task(const std::string&) const override {
+        return std::nullopt;
+    }
     std::vector<api::queue_view> view_queues() const override { return views; }
 };
 

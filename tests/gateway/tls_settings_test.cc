@@ -29,7 +29,7 @@ TEST(TlsSettings, ListenerPrefixWinsOverThePlainKey) {
 
 TEST(TlsSettings, EveryTlsKeyIsKnown) {
     config c;
-    c.properties = {{"listener.name.http.ssl.ca.location", "/ca.pem"},
+    c.properties = {{"listener.name.https.ssl.ca.location", "/ca.pem"},
                     {"ssl.principal.mapping.rules", "DEFAULT"}};
     read_tls_settings(c, "ssl");
     EXPECT_NO_THROW(c.reject_unknown());

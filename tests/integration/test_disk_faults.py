@@ -126,9 +126,6 @@ def test_full_disk_refuses_writes_keeps_reads_and_recovers_without_restart(disk)
 
     assert refused == [KafkaError.KAFKA_STORAGE_ERROR] * 2
     disk.wait_fault("enospc")
-    # One error line for the episode, however many appends it refuses.
-    assert len([l for l in disk.node.log_text().splitlines()
-                if "full-0:" in l and "appends are refused until space returns" in l]) == 1
     assert disk.read_all("full") == acked
     # REST and SQS writes get their fronts' storage errors.
     r = requests.post(f"{disk.node.http_url}/topics/full", timeout=30,
@@ -146,7 +143,12 @@ def test_full_disk_refuses_writes_keeps_reads_and_recovers_without_restart(disk)
     # Space is back: the same producer's next write goes through, no restart.
     sqs.send_message(QueueUrl=url, MessageBody="m")
     assert disk.produce("full", [b"b0", b"b1"], p) == [None, None]
-    assert disk.node.find("full-0: appends resumed")
+    # The log is read from sluice's stderr by another thread: once the line saying appends
+    # resumed is in, every line written before it is too.
+    wait_for(lambda: disk.node.find("full-0: appends resumed"), 30, "appends to resume")
+    # One error line for the episode, however many appends it refused (Kafka, REST and SQS).
+    assert len([l for l in disk.node.log_text().splitlines()
+                if " full-0:" in l and "appends are refused until space returns" in l]) == 1
     assert disk.read_all("full") == acked + [b"b0", b"b1"]
     disk.node.kill()
     disk.node.start()
@@ -204,7 +206,8 @@ def test_failed_fsync_fences_the_partition_until_restart(disk):
 
     assert first == [KafkaError.KAFKA_STORAGE_ERROR]
     assert later == [KafkaError.KAFKA_STORAGE_ERROR] * 2
-    line = disk.node.find("fsync of segment")
+    # Awaited: sluice's stderr is read by another thread, maybe behind the produce's answer.
+    line = wait_for(lambda: disk.node.find("fsync of segment"), 30, "the failed fsync's line")
     assert line and "refuses writes" in line and "fs-0" in line
     assert disk.node.count("refuses writes") == 1
     assert disk.produce("other", [b"o0"], p) == [None]

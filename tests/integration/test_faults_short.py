@@ -1,6 +1,7 @@
 """A short fault run (tests/faults): idempotent and transactional producers, read_committed and
-read_uncommitted group consumers, SQS and REST clients, while the nemesis SIGKILLs and restarts
-sluice, SIGSTOPs it, and cuts, delays and stalls connections through loopback proxies. The
+read_uncommitted group consumers, kafkajs, SQS (standard and FIFO), REST and WebSocket clients,
+while the nemesis SIGKILLs and restarts sluice, SIGSTOPs it, and cuts, delays and stalls
+connections through loopback proxies. The
 checker must find nothing; on failure the seed and the checker's summary are printed and the
 history stays in the test's tmp dir."""
 import json
@@ -34,3 +35,14 @@ def test_short_fault_run_finds_no_anomaly(tmp_path):
     assert summary["stats"]["acked_writes"] > 100, report
     assert summary["stats"]["committed_txns"] > 0 and summary["stats"]["aborted_txns"] > 0, report
     assert summary["stats"]["reads"] > 0 and summary["stats"]["sqs_deleted"] > 0, report
+    assert summary["stats"]["fifo_sent"] > 0 and summary["stats"]["fifo_deleted"] > 0, report
+    # The WebSocket and kafkajs producers' acknowledged sends are among the writes the checker
+    # held to.
+    with open(tmp_path / "history.jsonl") as f:
+        entries = [json.loads(line) for line in f]
+    ws_acks = [e for e in entries
+               if e["worker"] == "w0" and e["op"] == "send" and e["type"] == "ok"]
+    assert len(ws_acks) > 10, report
+    kafkajs_acks = [e for e in entries
+                    if e["worker"] == "k0" and e["op"] == "send" and e["type"] == "ok"]
+    assert len(kafkajs_acks) > 10, report

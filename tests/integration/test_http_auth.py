@@ -63,8 +63,10 @@ def assert_unauthorized(r):
 
 
 def test_no_credentials_get_401_with_both_challenges(broker):
-    for path in ["/topics", "/v3/clusters", "/metrics", "/ui/"]:
+    for path in ["/topics", "/v3/clusters", "/metrics", "/v1/groups", "/"]:
         assert_unauthorized(get(broker, path))
+    # The console's files hold no data: open, so the page can show its own sign-in form.
+    assert get(broker, "/ui/").status_code == 200
 
 
 def test_wrong_password_and_unknown_user_are_refused_alike(broker):
@@ -153,3 +155,47 @@ def test_bearer_without_keys_is_refused_at_start(tmp_path):
     s = Sluice(data_dir=str(tmp_path), settings={"http.authentication": "bearer"})
     with pytest.raises(RuntimeError, match="http.authentication"):
         s.start()
+
+
+def test_sighup_reloads_the_token_keys():
+    """An identity provider rotates its key: after SIGHUP tokens signed with the new key pass
+    and those signed with the old one are refused; a file that no longer holds a key is logged
+    and the keys in use stay."""
+    import signal
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    with tempfile.TemporaryDirectory(prefix="sluice-jwt-rotate-") as kd, \
+            tempfile.TemporaryDirectory(prefix="sluice-http-auth-rotate-") as dd:
+        keys = Keys(kd)
+        s = Sluice(data_dir=dd, settings=dict(keys.settings(),
+                                              **{"http.authentication": "basic,bearer"}))
+        s.start()
+        try:
+            old_key = keys.pem_key
+            new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            assert get(s, "/topics", bearer(keys.token(kid="pem-1", key=old_key))).status_code \
+                == 200
+            assert_unauthorized(get(s, "/topics", bearer(keys.token(kid="pem-1", key=new_key))))
+
+            with open(keys.pem_path, "wb") as f:
+                f.write(new_key.public_key().public_bytes(
+                    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+            s.proc.send_signal(signal.SIGHUP)
+            s.wait_log("token keys reloaded (3 keys)")
+            assert get(s, "/topics", bearer(keys.token(kid="pem-1", key=new_key))).status_code \
+                == 200
+            assert_unauthorized(get(s, "/topics", bearer(keys.token(kid="pem-1", key=old_key))))
+            # The JWKS keys were read again too.
+            assert get(s, "/topics", bearer(keys.token(kid="ec-1"))).status_code == 200
+
+            with open(keys.pem_path, "w") as f:
+                f.write("not a key\n")
+            s.proc.send_signal(signal.SIGHUP)
+            line = s.wait_log("token key reload failed")
+            assert keys.pem_path in line
+            assert get(s, "/topics", bearer(keys.token(kid="pem-1", key=new_key))).status_code \
+                == 200
+        finally:
+            s.stop()

@@ -232,3 +232,36 @@ def test_every_partition_of_a_wide_topic_is_rendered():
         leo = [x for x in families["sluice_partition_log_end_offset"]["samples"]
                if 'topic="wide"' in x[1]]
         assert len(leo) == 2000
+
+
+def test_lag_seconds_follow_the_committed_offset_across_scrapes():
+    # The time lag is the timestamp of the batch at the committed offset, remembered between
+    # scrapes while the offset stays: a moved offset must give the new batch's age.
+    now_ms = int(time.time() * 1000)
+    with Sluice() as s:
+        admin = AdminClient({"bootstrap.servers": s.bootstrap})
+        admin.create_topics([NewTopic("aged", 1, 1)])["aged"].result(timeout=60)
+        p = Producer({"bootstrap.servers": s.bootstrap, "linger.ms": 0})
+        # Three batches: an hour old, a minute old, and a newer record that stays unconsumed.
+        for age_ms in (3_600_000, 60_000, 1_000):
+            p.produce("aged", b"v", partition=0, timestamp=now_ms - age_ms)
+            assert p.flush(30) == 0
+        c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "slow",
+                      "enable.auto.commit": False})
+        try:
+            def lag_after_commit(offset):
+                c.commit(offsets=[TopicPartition("aged", 0, offset)], asynchronous=False)
+                got = []
+                for _ in range(2):  # the second scrape answers from what the first read
+                    got.append(value(parse(scrape(s)), "sluice_consumer_group_lag_seconds",
+                                     group="slow", topic="aged", partition=0))
+                return got
+
+            hour = lag_after_commit(0)
+            assert all(3_590 <= float(x) <= 3_900 for x in hour), hour
+            minute = lag_after_commit(1)
+            assert all(50 <= float(x) <= 360 for x in minute), minute
+            back = lag_after_commit(0)
+            assert all(3_590 <= float(x) <= 3_900 for x in back), back
+        finally:
+            c.close()

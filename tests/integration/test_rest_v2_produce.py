@@ -197,6 +197,9 @@ def test_produce_errors_and_the_server_still_serves(broker):
         (rest.post("/topics/e", {"records": [5]}, V2_BINARY), 422, 42206),
         (rest.post("/topics/e", {"records": [{"value": "not base64!"}]}, V2_BINARY), 422, 42207),
         (rest.post("/topics/e", {"records": [{"value": 12}]}, V2_BINARY), 422, 42207),
+        # A number no double holds (RapidJSON reads it as an infinity): refused, not stored.
+        (rest.post("/topics/e", None, V2_JSON,
+                   raw=b'{"records": [{"value": -30630657516852034110e306}]}'), 422, 42207),
         (rest.post("/topics/e", {"records": [{"value": b64("v"), "partition": -1}]}, V2_BINARY),
          422, 42206),
         (rest.post("/topics/e", {"records": [{"value": b64("v"), "timestamp": "yesterday"}]},

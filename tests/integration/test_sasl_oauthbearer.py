@@ -179,6 +179,7 @@ def test_expired_session_refuses_the_next_request_then_closes(broker, keys):
     s.sendall(metadata_v1_all(9))
     assert closed_by_peer(s)
     s.close()
+    broker.server.wait_log("Metadata after the SASL session of User:alice expired; closing")
 
 
 def test_expired_session_may_still_reauthenticate(broker, keys):

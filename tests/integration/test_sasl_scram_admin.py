@@ -149,3 +149,30 @@ def test_scram_admin_apis_need_a_login_on_a_sasl_listener(sasl_broker):
                                 flexible_header=True))
         s.settimeout(10)
         assert s.recv(1) == b""
+
+
+def test_http_basic_sees_a_changed_password_at_once():
+    """HTTP Basic keeps checked passwords (no PBKDF2 per request); a change of the user through
+    AlterUserScramCredentials must end the old password there too, at once."""
+    import base64
+    import requests
+
+    def status(user, password):
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        return requests.get(broker.server.http_url + "/topics", timeout=30,
+                            headers={"Authorization": "Basic " + token}).status_code
+
+    broker = SaslSluice(settings={"http.authentication": "basic"}).start()
+    try:
+        # Twice: the second answer comes from the cache of checked passwords.
+        assert status("bob", PASSWORDS["bob"]) == 200
+        assert status("bob", PASSWORDS["bob"]) == 200
+        assert status("bob", "not-his") == 401
+        with logged_in(broker) as s:
+            assert alter(s, upsertions=[upsertion("bob", SHA512, "bob-new-pw")]) == {
+                "bob": (0, None)}
+        assert status("bob", PASSWORDS["bob"]) == 401
+        assert status("bob", "bob-new-pw") == 200
+        assert status("alice", PASSWORDS["alice"]) == 200
+    finally:
+        broker.close()

@@ -315,14 +315,6 @@ def test_missing_and_mismatched_files_are_refused_at_start(pki, tmp_path):
     assert code == 2 and "ssl.client.auth" in lines[0]
 
 
-def test_https_is_refused_at_start_as_not_yet_supported(tmp_path):
-    r = subprocess.run([sluice_binary(), "--data-dir", str(tmp_path), "--kafka", "127.0.0.1:0",
-                        "--http", "https://127.0.0.1:0", "--sqs", "off"],
-                       capture_output=True, text=True, timeout=30)
-    assert r.returncode == 2
-    assert "HTTPS is not yet supported" in r.stderr
-
-
 def test_requested_client_auth_serves_clients_with_and_without_a_certificate(pki, tmp_path):
     pki.use_server(1)
     s = TlsSluice(pki, data_dir=str(tmp_path),

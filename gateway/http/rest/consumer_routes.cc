@@ -9,6 +9,7 @@
 
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
+#include "gateway/server/audit.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway::rest {
@@ -23,6 +24,27 @@ struct consumer_routes_ctx {
     rest_context* rc;
     consumer_registry* registry;
 };
+
+/// The 403 when the caller may not `op` one of `topics` (the router's guard checked the group).
+template <typename Topics, typename Name>
+std::optional<http_response> check_topics(const consumer_routes_ctx* c,
+                                          const http_request_context& ctx, auth::acl_operation op,
+                                          const Topics& topics, Name name_of) {
+    if (!c->rc->acl.on()) {
+        return std::nullopt;
+    }
+    const std::string host = acl_host(ctx);
+    for (const auto& t : topics) {
+        const acl_check check{op, auth::resource_type::topic, std::string(name_of(t))};
+        if (!c->rc->acl.allowed(ctx.principal, host, check)) {
+            audit_authorization_denied(
+                audit_source{ctx.principal, audit_client_of(ctx.peer), "http"}, check.op,
+                check.type, check.name, std::string(ctx.req.method_string()) + " " + ctx.path);
+            return acl_denied(check, true);
+        }
+    }
+    return std::nullopt;
+}
 
 http_response no_content() {
     http_response res{boost::beast::http::status::no_content, 11};
@@ -297,6 +319,12 @@ boost::asio::awaitable<handler_result> subscribe(const consumer_routes_ctx* c, h
     } else if (!pattern->IsString()) {
         co_return v2_error(code::invalid_payload, "Payload error. topic_pattern must be a string");
     }
+    if (auto denied = check_topics(c, ctx, auth::acl_operation::describe, names,
+                                   [](const topic_name& t) -> const std::string& {
+                                       return t.value;
+                                   })) {
+        co_return std::move(*denied);
+    }
     SLUICE_INSTANCE_OR_RETURN(inst);
     auto err = has_topics ? inst->subscribe(std::move(names))
                           : inst->subscribe_pattern(std::string(json::as_view(*pattern)));
@@ -334,6 +362,12 @@ boost::asio::awaitable<handler_result> assign(const consumer_routes_ctx* c, http
     auto parts = read_partitions_body(ctx.req);
     if (auto* bad = std::get_if<http_response>(&parts)) {
         co_return std::move(*bad);
+    }
+    if (auto denied = check_topics(c, ctx, auth::acl_operation::describe, std::get<0>(parts),
+                                   [](const topic_partition& tp) -> const std::string& {
+                                       return tp.topic.value;
+                                   })) {
+        co_return std::move(*denied);
     }
     SLUICE_INSTANCE_OR_RETURN(inst);
     if (auto err = inst->assign(std::move(std::get<0>(parts)))) {
@@ -463,6 +497,19 @@ boost::asio::awaitable<handler_result> get_records(const consumer_routes_ctx* c,
     const auto accepted = accepted_records_media(header(ctx.req, "Accept"));
     if (accepted && *accepted != own) {
         co_return v2_error(code::consumer_format_mismatch, std::string(format_mismatch_message));
+    }
+    if (c->rc->acl.on()) {
+        auto denied = check_topics(c, ctx, auth::acl_operation::read, inst->subscription(),
+                                   [](const std::string& t) -> const std::string& { return t; });
+        if (!denied) {
+            denied = check_topics(c, ctx, auth::acl_operation::read, inst->assignment(),
+                                  [](const topic_partition& tp) -> const std::string& {
+                                      return tp.topic.value;
+                                  });
+        }
+        if (denied) {
+            co_return std::move(*denied);
+        }
     }
     const auto timeout = std::chrono::milliseconds(query_int(ctx, "timeout", -1));
     const std::int64_t max_bytes = query_int(ctx, "max_bytes", -1);

@@ -28,7 +28,13 @@ std::variant<std::optional<std::string>, record_error> data_of(const json::value
         return std::optional<std::string>();
     }
     if (format == media::json) {
-        return std::optional<std::string>(json::to_string(*v));
+        auto text = json::to_stored_text(*v);
+        if (!text) {
+            return record_error{code::serialization,
+                                "Error serializing message. " + std::string(what) +
+                                    " holds a number out of the range of a double."};
+        }
+        return std::optional<std::string>(std::move(*text));
     }
     if (!v->IsString()) {
         return record_error{code::serialization,

@@ -33,8 +33,8 @@ std::string base_url(const http_request_context& ctx, const http_settings& setti
     if (const auto comma = proto.find(','); comma != std::string_view::npos) {
         proto = proto.substr(0, comma);
     }
-    if (proto != "https") {
-        proto = "http";
+    if (proto != "https" && proto != "http") {
+        proto = ctx.tls ? "https" : "http";  // no (or no usable) X-Forwarded-Proto
     }
     if (host.empty()) {
         return fmt::format("{}://{}:{}", proto, ctx.peer.address().to_string(), ctx.peer.port());
@@ -62,6 +62,13 @@ http_response json_response(unsigned status, std::string_view content_type, std:
 http_response v2_error(code c, std::string message) {
     return error_response(error{c, std::move(message)}, v2_json);
 }
+
+http_response acl_denied(const acl_check& denied, bool v2) {
+    return v2 ? v2_error(code::forbidden, denial_message(denied))
+              : v3_error(code::forbidden, denial_message(denied));
+}
+
+std::string acl_host(const http_request_context& ctx) { return ctx.peer.address().to_string(); }
 
 http_response v3_error(code c, std::string message) {
     return error_response(error{c, std::move(message)}, "application/json");

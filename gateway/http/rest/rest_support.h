@@ -15,6 +15,7 @@
 #include "gateway/http/record_producer.h"
 #include "gateway/http/rest/media_type.h"
 #include "gateway/http/router.h"
+#include "gateway/server/front_acls.h"
 
 #include "backend/api/groups.h"
 #include "backend/api/records.h"
@@ -32,6 +33,8 @@ struct rest_context {
     std::string cluster_id;
     std::int32_t node_id = 0;
     record_producer& producer;
+    /// ACL checks the routes cannot make from the path alone (listings, bodies, instances).
+    front_authorizer acl = {};
 };
 
 /// Topics the REST front keeps its own state in (not listed to REST clients).
@@ -53,6 +56,10 @@ http_response json_response(unsigned status, std::string_view content_type, std:
 http_response v2_error(code c, std::string message);
 /// An error answer of the v3 API (content type application/json).
 http_response v3_error(code c, std::string message);
+/// The 403 (40301) of an ACL denial, in the v2 API's content type or the v3 API's.
+http_response acl_denied(const acl_check& denied, bool v2);
+/// The client's address as ACLs see it (their host).
+std::string acl_host(const http_request_context& ctx);
 
 /// The request's header `name`, or empty.
 std::string_view header(const http_request& req, std::string_view name);

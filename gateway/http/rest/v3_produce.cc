@@ -79,7 +79,12 @@ std::variant<std::optional<std::string>, report_error> read_data(const json::val
         }
     } else if (*type == "JSON") {
         if (data) {
-            bytes = json::to_string(*data);
+            auto text = json::to_stored_text(*data);
+            if (!text) {
+                return report_error{400, "Bad Request: data holds a number out of the range of a "
+                                         "double."};
+            }
+            bytes = std::move(*text);
         }
     } else if (*type == "STRING") {
         if (data && !data->IsNull()) {

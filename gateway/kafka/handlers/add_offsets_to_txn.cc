@@ -1,6 +1,7 @@
 // AddOffsetsToTxn: ties a consumer group to the producer's transaction, so that the offsets it
 // then sends with TxnOffsetCommit commit or abort with the transaction.
 #include "backend/api/transactions.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 
@@ -12,6 +13,16 @@ boost::asio::awaitable<add_offsets_to_txn_handler::response> add_offsets_to_txn_
     response resp;
     if (req.group_id.empty()) {
         resp.error_code = kafka::error_code::invalid_group_id;
+        co_return resp;
+    }
+    // WRITE on the transactional id, READ on the group.
+    if (!authorize(ctx, auth::acl_operation::write, auth::resource_type::transactional_id,
+                   req.transactional_id)) {
+        resp.error_code = kafka::error_code::transactional_id_authorization_failed;
+        co_return resp;
+    }
+    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+        resp.error_code = kafka::error_code::group_authorization_failed;
         co_return resp;
     }
     auto ec = co_await ctx.svc().txn.add_offsets(transactional_id(req.transactional_id),

@@ -4,6 +4,7 @@
 // rest OPERATION_NOT_ATTEMPTED, as Kafka answers.
 #include "backend/api/topics.h"
 #include "backend/api/transactions.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 
@@ -26,14 +27,27 @@ boost::asio::awaitable<std::vector<topic_result>> add_one(request_context& ctx,
     std::vector<std::pair<std::size_t, std::size_t>> where;
     std::vector<topic_result> out;
     bool unknown = false;
+    // WRITE on the transactional id (else every partition fails), WRITE on each topic.
+    const bool txn_denied = !authorize(ctx, auth::acl_operation::write,
+                                       auth::resource_type::transactional_id, txn_id);
     for (const auto& t : topics) {
         auto& tr = out.emplace_back();
         tr.name = t.name;
+        const bool topic_denied =
+            txn_denied ||
+            !authorize(ctx, auth::acl_operation::write, auth::resource_type::topic, t.name);
         auto info = co_await ctx.svc().topics.describe(topic_name(t.name));
         for (auto p : t.partitions) {
             auto& pr = tr.results_by_partition.emplace_back();
             pr.partition_index = p;
             pr.partition_error_code = kafka::error_code::none;
+            if (topic_denied) {
+                pr.partition_error_code =
+                    txn_denied ? kafka::error_code::transactional_id_authorization_failed
+                               : kafka::error_code::topic_authorization_failed;
+                unknown = true;
+                continue;
+            }
             if (!info || p.value < 0 || p.value >= info->partitions || info->internal) {
                 pr.partition_error_code = kafka::error_code::unknown_topic_or_partition;
                 unknown = true;

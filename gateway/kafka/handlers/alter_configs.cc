@@ -1,6 +1,8 @@
 // AlterConfigs (the legacy, replace-everything form): a topic's override set becomes exactly
-// the configs in the request. Broker settings are static (set with --config/--set).
+// the configs in the request. Broker settings are static (set with --config/--set). Needs
+// ALTER_CONFIGS on the topic, or on the cluster for a broker resource (checked first, as Kafka).
 #include "backend/api/topics.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -17,8 +19,13 @@ boost::asio::awaitable<alter_configs_handler::response> alter_configs_handler::h
         auto& out = resp.responses.emplace_back();
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
-        out.error_code = kafka::error_code::none;
         const auto type = static_cast<resource_type>(res.resource_type);
+        out.error_code = authorize_config_resource(ctx, auth::acl_operation::alter_configs, type,
+                                                   res.resource_name);
+        if (out.error_code != kafka::error_code::none) {
+            out.error_message = "not authorized to alter the configs of " + res.resource_name;
+            continue;
+        }
         if (type != resource_type::topic) {
             out.error_code = kafka::error_code::invalid_request;
             out.error_message =
@@ -26,10 +33,12 @@ boost::asio::awaitable<alter_configs_handler::response> alter_configs_handler::h
             continue;
         }
         std::map<std::string, std::string> overrides;
+        std::vector<audit_config_change> audited;
         for (const auto& c : res.configs) {
             if (c.value) {
                 overrides[c.name] = *c.value;
             }
+            audited.push_back({c.name, c.value ? "set" : "delete", c.value});
         }
         const std::size_t count = overrides.size();
         auto altered = co_await svc.topics.replace_configs(
@@ -42,6 +51,7 @@ boost::asio::awaitable<alter_configs_handler::response> alter_configs_handler::h
         if (!req.validate_only) {
             kafka_log().info("topic '{}': configs replaced by client '{}' ({} overrides)",
                              res.resource_name, ctx.client_id(), count);
+            audit_config_changed(audit_source_of(ctx), "topic:" + res.resource_name, audited);
         }
     }
     co_return resp;

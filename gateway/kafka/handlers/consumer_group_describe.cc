@@ -4,6 +4,7 @@
 
 #include "backend/api/groups.h"
 #include "backend/api/topics.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -38,7 +39,16 @@ consumer_group_describe_handler::handle(request_context& ctx, request req) {
     response resp;
     std::vector<group_id> ids;
     for (const auto& g : req.group_ids) {
+        if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::group, g)) {
+            auto& out = resp.groups.emplace_back();
+            out.group_id = g;
+            out.error_code = protocol::kafka::error_code::group_authorization_failed;
+            continue;
+        }
         ids.emplace_back(g);
+    }
+    if (ids.empty()) {
+        co_return resp;
     }
     auto described = co_await svc.groups.describe_consumer_groups(std::move(ids));
     // Topic names of every assigned topic id, looked up once.
@@ -81,7 +91,8 @@ consumer_group_describe_handler::handle(request_context& ctx, request req) {
             om.member_type = 1;  // the consumer protocol (v1+)
         }
         if (req.include_authorized_operations) {
-            out.authorized_operations = all_group_operations;
+            out.authorized_operations = authorized_operations(
+                ctx, auth::resource_type::group, out.group_id, group_operations);
         }
     }
     co_return resp;

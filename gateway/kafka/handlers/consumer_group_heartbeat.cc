@@ -2,6 +2,7 @@
 // consumer group in one call; the coordinator assigns partitions (uniform or range) and
 // answers each member with its assignment.
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -13,6 +14,23 @@ namespace bgroup = backend::api;
 
 boost::asio::awaitable<consumer_group_heartbeat_handler::response>
 consumer_group_heartbeat_handler::handle(request_context& ctx, request req) {
+    // READ on the group, DESCRIBE on every subscribed topic (Kafka's KIP-848 checks).
+    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+        response denied;
+        denied.error_code = kafka::error_code::group_authorization_failed;
+        denied.error_message = std::nullopt;
+        co_return denied;
+    }
+    if (req.subscribed_topic_names) {
+        for (const auto& n : *req.subscribed_topic_names) {
+            if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::topic, n)) {
+                response denied;
+                denied.error_code = kafka::error_code::topic_authorization_failed;
+                denied.error_message = "not authorized to describe topic " + n;
+                co_return denied;
+            }
+        }
+    }
     bgroup::consumer_heartbeat_request r;
     r.group_id = group_id(std::move(req.group_id));
     r.member_id = std::move(req.member_id);

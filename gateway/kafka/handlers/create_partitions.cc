@@ -1,7 +1,9 @@
-// CreatePartitions: grow a topic's partition count (validate_only supported).
+// CreatePartitions: grow a topic's partition count (validate_only supported). Needs ALTER on
+// each topic, checked after the duplicate check and before the topic is looked up (as Kafka).
 #include <set>
 
 #include "backend/api/topics.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
@@ -21,6 +23,11 @@ boost::asio::awaitable<create_partitions_handler::response> create_partitions_ha
         if (!seen.insert(t.name).second) {
             out.error_code = kafka::error_code::invalid_request;
             out.error_message = "topic '" + t.name + "' appears more than once";
+            continue;
+        }
+        if (!authorize(ctx, auth::acl_operation::alter, auth::resource_type::topic, t.name)) {
+            out.error_code = kafka::error_code::topic_authorization_failed;
+            out.error_message = "not authorized to alter topic '" + t.name + "'";
             continue;
         }
         auto info = co_await svc.topics.describe(topic_name(t.name));

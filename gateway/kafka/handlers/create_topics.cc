@@ -4,6 +4,7 @@
 #include <set>
 
 #include "backend/api/topics.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
@@ -36,6 +37,11 @@ boost::asio::awaitable<create_topics_handler::response> create_topics_handler::h
         if (duplicated.contains(t.name)) {
             refuse(kafka::error_code::invalid_request,
                    "topic '" + t.name + "' appears more than once in the request");
+            continue;
+        }
+        if (!authorize_create_topic(ctx, t.name)) {
+            refuse(kafka::error_code::topic_authorization_failed,
+                   "CREATE on the cluster or on topic '" + t.name + "' is needed");
             continue;
         }
         std::int32_t partitions = t.num_partitions;

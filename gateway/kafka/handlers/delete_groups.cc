@@ -2,6 +2,7 @@
 // __consumer_offsets); a group with members is NON_EMPTY_GROUP, an unknown one
 // GROUP_ID_NOT_FOUND.
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -12,7 +13,16 @@ boost::asio::awaitable<delete_groups_handler::response> delete_groups_handler::h
     response resp;
     std::vector<group_id> ids;
     for (auto& name : req.groups_names) {
+        if (!authorize(ctx, auth::acl_operation::remove, auth::resource_type::group, name)) {
+            auto& out = resp.results.emplace_back();
+            out.group_id = std::move(name);
+            out.error_code = protocol::kafka::error_code::group_authorization_failed;
+            continue;
+        }
         ids.emplace_back(std::move(name));
+    }
+    if (ids.empty()) {
+        co_return resp;
     }
     for (auto& d : co_await ctx.svc().groups.delete_groups(std::move(ids))) {
         auto& out = resp.results.emplace_back();

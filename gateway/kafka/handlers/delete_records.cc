@@ -1,5 +1,8 @@
 // DeleteRecords: move a partition's log start offset forward (offset -1 = the high watermark).
+// Needs DELETE on each topic (Kafka's check); a refused topic's partitions answer
+// TOPIC_AUTHORIZATION_FAILED and never reach the backend.
 #include "backend/api/records.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -11,20 +14,29 @@ boost::asio::awaitable<delete_records_handler::response> delete_records_handler:
     request_context& ctx, request req) {
     response resp;
     std::vector<api::delete_records_request> calls;
+    std::vector<bool> allowed;  // per topic of the request
     for (const auto& t : req.topics) {
         auto& tout = resp.topics.emplace_back();
         tout.name = t.name;
+        allowed.push_back(
+            authorize(ctx, auth::acl_operation::remove, auth::resource_type::topic, t.name));
         for (const auto& p : t.partitions) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p.partition_index;
             pout.low_watermark = offset(-1);
-            calls.push_back({topic_name(t.name), p.partition_index, p.offset});
+            pout.error_code = kafka::error_code::topic_authorization_failed;
+            if (allowed.back()) {
+                calls.push_back({topic_name(t.name), p.partition_index, p.offset});
+            }
         }
     }
     const auto moved = co_await ctx.svc().records.delete_records(std::move(calls));
     std::size_t i = 0;
-    for (auto& tout : resp.topics) {
-        for (auto& pout : tout.partitions) {
+    for (std::size_t t = 0; t < resp.topics.size(); ++t) {
+        if (!allowed[t]) {
+            continue;
+        }
+        for (auto& pout : resp.topics[t].partitions) {
             const auto& m = moved[i++];
             pout.error_code = m ? kafka::error_code::none : to_kafka(m.error());
             if (m) {

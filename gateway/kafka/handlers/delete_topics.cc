@@ -1,5 +1,6 @@
 // DeleteTopics: by name (v0-5) or by name or id (v6+).
 #include "backend/api/topics.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
@@ -27,6 +28,11 @@ boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::h
         out.topic_id = id;
         out.error_code = kafka::error_code::none;
         std::optional<backend::api::topic_description> info;
+        if (name && !authorize(ctx, auth::acl_operation::remove, auth::resource_type::topic,
+                               *name)) {
+            out.error_code = kafka::error_code::topic_authorization_failed;
+            continue;
+        }
         if (name) {
             info = co_await svc.topics.describe(topic_name(*name));
         } else if (!id.is_zero()) {
@@ -35,6 +41,11 @@ boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::h
         if (!info) {
             out.error_code = name ? kafka::error_code::unknown_topic_or_partition
                                   : kafka::error_code::unknown_topic_id;
+            continue;
+        }
+        if (!name && !authorize(ctx, auth::acl_operation::remove, auth::resource_type::topic,
+                                info->name.value)) {
+            out.error_code = kafka::error_code::topic_authorization_failed;
             continue;
         }
         out.name = info->name.value;

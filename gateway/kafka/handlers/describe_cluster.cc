@@ -1,4 +1,7 @@
-// DescribeCluster: the cluster id and its one broker, which is also the controller.
+// DescribeCluster: the cluster id and its one broker, which is also the controller. As on a
+// Kafka broker it needs no ACL; the cluster's authorized operations are reported only to a
+// principal with DESCRIBE on the cluster (0 to others).
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
@@ -21,10 +24,19 @@ boost::asio::awaitable<describe_cluster_handler::response> describe_cluster_hand
     auto [host, port] = advertised_kafka_address(ctx);
     resp.brokers.push_back({node_id(svc.kafka.node_id), host, port, std::nullopt, false, {}});
     if (req.include_cluster_authorized_operations) {
-        // Without ACLs every cluster operation is allowed: bits of Kafka's AclOperation codes
-        // CREATE(5), ALTER(7), DESCRIBE(8), CLUSTER_ACTION(9), DESCRIBE_CONFIGS(10),
-        // ALTER_CONFIGS(11), IDEMPOTENT_WRITE(12), CREATE_TOKENS(13), DESCRIBE_TOKENS(14).
-        resp.cluster_authorized_operations = 0x7fa0;
+        if (!svc.authz.enabled()) {
+            // Without an authorizer every cluster operation is allowed: bits of Kafka's
+            // AclOperation codes CREATE(5), ALTER(7), DESCRIBE(8), CLUSTER_ACTION(9),
+            // DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11), IDEMPOTENT_WRITE(12), CREATE_TOKENS(13),
+            // DESCRIBE_TOKENS(14).
+            resp.cluster_authorized_operations = 0x7fa0;
+        } else if (authorize_cluster(ctx, auth::acl_operation::describe)) {
+            resp.cluster_authorized_operations =
+                authorized_operations(ctx, auth::resource_type::cluster,
+                                      auth::cluster_resource_name, cluster_operations);
+        } else {
+            resp.cluster_authorized_operations = 0;
+        }
     }
     co_return resp;
 }

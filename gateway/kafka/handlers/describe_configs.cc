@@ -1,5 +1,6 @@
 // DescribeConfigs: topic configs (overrides, broker defaults, built-in defaults) and the
-// broker's own settings, with sources, synonyms, types and documentation by version.
+// broker's own settings, with sources, synonyms, types and documentation by version. Needs
+// DESCRIBE_CONFIGS on the topic, or on the cluster for the broker and its loggers (as Kafka).
 #include <algorithm>
 
 #include "backend/api/topics.h"
@@ -20,9 +21,14 @@ boost::asio::awaitable<describe_configs_handler::response> describe_configs_hand
         auto& out = resp.results.emplace_back();
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
-        out.error_code = kafka::error_code::none;
         std::vector<api::config_entry> entries;
         const auto type = static_cast<resource_type>(res.resource_type);
+        out.error_code = authorize_config_resource(ctx, auth::acl_operation::describe_configs,
+                                                   type, res.resource_name);
+        if (out.error_code != kafka::error_code::none) {
+            out.error_message = "not authorized to describe the configs of " + res.resource_name;
+            continue;
+        }
         if (type == resource_type::topic) {
             auto described = co_await svc.topics.describe_configs(topic_name(res.resource_name));
             if (!described) {

@@ -2,6 +2,7 @@
 // only when Stable). An unknown group (or a KIP-848 one) is "Dead"; v6+ also says
 // GROUP_ID_NOT_FOUND.
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -15,7 +16,16 @@ boost::asio::awaitable<describe_groups_handler::response> describe_groups_handle
     response resp;
     std::vector<group_id> ids;
     for (const auto& g : req.groups) {
+        if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::group, g)) {
+            auto& out = resp.groups.emplace_back();
+            out.group_id = g;
+            out.error_code = kafka::error_code::group_authorization_failed;
+            continue;
+        }
         ids.emplace_back(g);
+    }
+    if (ids.empty()) {
+        co_return resp;
     }
     for (auto& d : co_await ctx.svc().groups.describe_groups(std::move(ids))) {
         auto& out = resp.groups.emplace_back();
@@ -42,7 +52,8 @@ boost::asio::awaitable<describe_groups_handler::response> describe_groups_handle
             om.member_assignment.assign(m.assignment.begin(), m.assignment.end());
         }
         if (req.include_authorized_operations) {
-            out.authorized_operations = all_group_operations;
+            out.authorized_operations = authorized_operations(
+                ctx, auth::resource_type::group, out.group_id, group_operations);
         }
     }
     co_return resp;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "backend/api/topics.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
@@ -12,6 +13,10 @@ boost::asio::awaitable<describe_log_dirs_handler::response> describe_log_dirs_ha
     request_context& ctx, request req) {
     response resp;
     resp.error_code = kafka::error_code::none;
+    if (!authorize_cluster(ctx, auth::acl_operation::describe)) {
+        resp.error_code = kafka::error_code::cluster_authorization_failed;
+        co_return resp;
+    }
     std::vector<topic_name> topics;
     if (req.topics) {
         for (const auto& wanted : *req.topics) {

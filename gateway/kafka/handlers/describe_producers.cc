@@ -1,6 +1,7 @@
 // DescribeProducers (KIP-664): the active idempotent and transactional producers of
-// partitions, from each partition's producer state.
+// partitions, from each partition's producer state. Needs READ on each topic (as Kafka).
 #include "backend/api/transactions.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -13,10 +14,17 @@ boost::asio::awaitable<describe_producers_handler::response> describe_producers_
     for (const auto& t : req.topics) {
         auto& tout = resp.topics.emplace_back();
         tout.name = t.name;
+        const bool allowed =
+            authorize(ctx, auth::acl_operation::read, auth::resource_type::topic, t.name);
         for (auto p : t.partition_indexes) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p;
             pout.error_code = kafka::error_code::none;
+            if (!allowed) {
+                pout.error_code = kafka::error_code::topic_authorization_failed;
+                pout.error_message = "not authorized to read topic " + t.name;
+                continue;
+            }
             auto producers = co_await ctx.svc().txn.describe_producers(topic_name(t.name), p);
             if (!producers) {
                 pout.error_code = to_kafka(producers.error());

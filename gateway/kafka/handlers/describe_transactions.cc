@@ -1,7 +1,10 @@
-// DescribeTransactions (KIP-664): the state of transactional ids, from their coordinator.
+// DescribeTransactions (KIP-664): the state of transactional ids, from their coordinator. Needs
+// DESCRIBE on each transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); as in Kafka, a
+// described transaction lists only the topics the principal may DESCRIBE.
 #include <map>
 
 #include "backend/api/transactions.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -13,7 +16,17 @@ describe_transactions_handler::handle(request_context& ctx, request req) {
     response resp;
     std::vector<transactional_id> ids;
     for (const auto& id : req.transactional_ids) {
-        ids.emplace_back(id);
+        if (authorize(ctx, auth::acl_operation::describe, auth::resource_type::transactional_id,
+                      id)) {
+            ids.emplace_back(id);
+            continue;
+        }
+        auto& s = resp.transaction_states.emplace_back();
+        s.transactional_id = id;
+        s.error_code = kafka::error_code::transactional_id_authorization_failed;
+        s.producer_id = no_producer_id;
+        s.producer_epoch = no_producer_epoch;
+        s.transaction_start_time_ms = -1;
     }
     for (auto& d : co_await ctx.svc().txn.describe(std::move(ids))) {
         auto& s = resp.transaction_states.emplace_back();
@@ -32,6 +45,10 @@ describe_transactions_handler::handle(request_context& ctx, request req) {
         s.producer_epoch = d.producer.epoch;
         std::map<std::string, std::vector<partition_id>> by_topic;
         for (const auto& tp : d.partitions) {
+            if (!authorized_quietly(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                                    tp.topic.value)) {
+                continue;
+            }
             by_topic[tp.topic.value].push_back(tp.partition);
         }
         for (auto& [topic, parts] : by_topic) {

@@ -1,10 +1,11 @@
 // DescribeUserScramCredentials (KIP-554): which SCRAM mechanisms, with which iteration counts,
 // each user has; never salts or keys. A null or empty list describes every user.
-// TODO(security): check DESCRIBE on the cluster once the authorizer exists (issue 12).
+// Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED for the whole request).
 #include <map>
 #include <string>
 #include <vector>
 
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 
 namespace sluice::gateway {
@@ -24,6 +25,11 @@ describe_user_scram_credentials_handler::handle(request_context& ctx, request re
     response resp;
     resp.error_code = kafka::error_code::none;
     resp.error_message = std::nullopt;
+    if (!authorize_cluster(ctx, auth::acl_operation::describe)) {
+        resp.error_code = kafka::error_code::cluster_authorization_failed;
+        resp.error_message = "DescribeUserScramCredentials needs DESCRIBE on the cluster";
+        co_return resp;
+    }
     const bool all = !req.users || req.users->empty();
     std::vector<std::string> names;
     std::map<std::string, int> times;

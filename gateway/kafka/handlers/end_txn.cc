@@ -2,6 +2,7 @@
 // in every partition of the transaction. v5 (KIP-890 transaction version 2) bumps the epoch
 // and returns the producer id and epoch for the next transaction.
 #include "backend/api/transactions.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
@@ -15,6 +16,11 @@ boost::asio::awaitable<end_txn_handler::response> end_txn_handler::handle(reques
     resp.producer_id = no_producer_id;
     resp.producer_epoch = no_producer_epoch;
     const bool tv2 = ctx.version() >= 5;
+    if (!authorize(ctx, auth::acl_operation::write, auth::resource_type::transactional_id,
+                   req.transactional_id)) {
+        resp.error_code = kafka::error_code::transactional_id_authorization_failed;
+        co_return resp;
+    }
     auto got = co_await ctx.svc().txn.end_txn(transactional_id(req.transactional_id),
                                               {req.producer_id, req.producer_epoch},
                                               req.committed, tv2);

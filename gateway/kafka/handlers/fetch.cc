@@ -6,9 +6,11 @@
 
 #include "backend/api/records.h"
 #include "backend/api/records_memory.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/socket_rtt.h"
+#include "gateway/kafka/throttle.h"
 #include "protocol/kafka/legacy_message.h"
 
 namespace sluice::gateway {
@@ -74,12 +76,28 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
         co_return resp;
     }
 
+    // consumer_byte_rate: a client already over its quota gets an empty response at once
+    // (compat: KafkaApis.handleFetchRequest's throttled response) and its connection is muted
+    // for the throttle time; before v8 (KIP-219) the response waits that long instead.
+    if (const auto ms = throttled_already(ctx, auth::quota_kind::consumer_byte_rate, 8); ms > 0) {
+        resp.throttle_time_ms = ms;
+        co_return resp;
+    }
+
     api::fetch_request call;
     // compat: isolation_level 1 (read_committed, v4+) stops at the last stable offset and gets
     // the aborted transactions in what it reads; 0 sees everything.
     call.isolation = version >= 4 && req.isolation_level == 1 ? api::isolation::read_committed
                                                               : api::isolation::read_uncommitted;
-    for (auto& topic : req.topics) {
+    // READ on each topic (by name; v13+ names topics by id, checked on the name found).
+    std::vector<bool> denied(req.topics.size(), false);
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        auto& topic = req.topics[ti];
+        if (version < 13 && !authorize(ctx, auth::acl_operation::read,
+                                       auth::resource_type::topic, topic.topic)) {
+            denied[ti] = true;
+            continue;
+        }
         auto& t = call.topics.emplace_back();
         // v13+ names topics by id only.
         if (version >= 13) {
@@ -97,6 +115,12 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
     const std::int64_t client_limit = version >= 3 ? std::max(req.max_bytes, 0) : INT32_MAX;
     const std::int64_t cap = response_cap(ctx);
     call.max_bytes = std::min(client_limit, cap);
+    // Not bigger than what the quota has left (one batch still comes back, as it does when
+    // the client's own limit is smaller than the first batch).
+    if (const auto left = quota_headroom(ctx, auth::quota_kind::consumer_byte_rate)) {
+        call.max_bytes = std::min<std::int64_t>(
+            call.max_bytes, std::max<std::int64_t>(static_cast<std::int64_t>(*left), 1));
+    }
     // A client asking for more than the cap holds (fetch.min.bytes of several MB) is answered
     // as soon as the cap is what ends the response: records.fetch does not park a response the
     // limit cut short.
@@ -108,12 +132,31 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
 
     api::fetch_result got = co_await ctx.svc().records.fetch(std::move(call));
 
-    resp.responses.reserve(got.topics.size());
-    for (std::size_t ti = 0; ti < got.topics.size(); ++ti) {
-        auto& gt = got.topics[ti];
+    resp.responses.reserve(req.topics.size());
+    std::size_t next_got = 0;
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
         auto& tout = resp.responses.emplace_back();
         tout.topic = req.topics[ti].topic;
         tout.topic_id = req.topics[ti].topic_id;
+        if (!denied[ti] && version >= 13 && next_got < got.topics.size() &&
+            !got.topics[next_got].topic.value.empty() &&
+            !authorize(ctx, auth::acl_operation::read, auth::resource_type::topic,
+                       got.topics[next_got].topic.value)) {
+            denied[ti] = true;
+            ++next_got;
+        }
+        if (denied[ti] || next_got >= got.topics.size()) {
+            for (const auto& part : req.topics[ti].partitions) {
+                auto& pout = tout.partitions.emplace_back();
+                pout.partition_index = part.partition;
+                pout.error_code = kafka::error_code::topic_authorization_failed;
+                pout.high_watermark = offset(-1);
+                pout.last_stable_offset = offset(-1);
+                pout.log_start_offset = offset(-1);
+            }
+            continue;
+        }
+        auto& gt = got.topics[next_got++];
         tout.partitions.reserve(gt.partitions.size());
         for (auto& gp : gt.partitions) {
             auto& pout = tout.partitions.emplace_back();
@@ -135,6 +178,14 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
             }
         }
     }
+    double fetched_bytes = 0;
+    for (const auto& t : resp.responses) {
+        for (const auto& p : t.partitions) {
+            fetched_bytes += static_cast<double>(p.records.size());
+        }
+    }
+    resp.throttle_time_ms = record_quota(ctx, auth::quota_kind::consumer_byte_rate,
+                                         fetched_bytes, 8);
     co_return resp;
 }
 

@@ -1,6 +1,7 @@
 // FindCoordinator: this broker coordinates every consumer group (key type 0) and every
 // transactional id (key type 1). v4+ looks up several keys at once and answers one entry per
 // key; any other key type is INVALID_REQUEST.
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
 
@@ -14,6 +15,20 @@ constexpr std::int8_t transaction_key_type = 1;
 
 bool known_key_type(std::int8_t t) { return t == group_key_type || t == transaction_key_type; }
 
+/// DESCRIBE on the group or the transactional id: the error when refused, else none.
+kafka::error_code refusal(const request_context& ctx, std::int8_t key_type,
+                          const std::string& key) {
+    if (key_type == group_key_type) {
+        return authorize(ctx, auth::acl_operation::describe, auth::resource_type::group, key)
+                   ? kafka::error_code::none
+                   : kafka::error_code::group_authorization_failed;
+    }
+    return authorize(ctx, auth::acl_operation::describe, auth::resource_type::transactional_id,
+                     key)
+               ? kafka::error_code::none
+               : kafka::error_code::transactional_id_authorization_failed;
+}
+
 }  // namespace
 
 boost::asio::awaitable<find_coordinator_handler::response> find_coordinator_handler::handle(
@@ -25,6 +40,14 @@ boost::asio::awaitable<find_coordinator_handler::response> find_coordinator_hand
         if (!known_key_type(req.key_type)) {
             resp.error_code = kafka::error_code::invalid_request;
             resp.error_message = "unknown key type " + std::to_string(req.key_type);
+            resp.node_id = node_id(-1);
+            resp.port = -1;
+            co_return resp;
+        }
+        if (const auto denied = refusal(ctx, req.key_type, req.key_);
+            denied != kafka::error_code::none) {
+            resp.error_code = denied;
+            resp.error_message = std::nullopt;
             resp.node_id = node_id(-1);
             resp.port = -1;
             co_return resp;
@@ -42,6 +65,14 @@ boost::asio::awaitable<find_coordinator_handler::response> find_coordinator_hand
         if (!known_key_type(req.key_type)) {
             c.error_code = kafka::error_code::invalid_request;
             c.error_message = "unknown key type " + std::to_string(req.key_type);
+            c.node_id = node_id(-1);
+            c.port = -1;
+            continue;
+        }
+        if (const auto denied = refusal(ctx, req.key_type, key);
+            denied != kafka::error_code::none) {
+            c.error_code = denied;
+            c.error_message = std::nullopt;
             c.node_id = node_id(-1);
             c.port = -1;
             continue;

@@ -20,8 +20,4 @@ inline std::vector<std::byte> to_vector(const protocol::kafka::bytes& b) {
     return {b.begin(), b.end()};
 }
 
-/// Without ACLs every group operation is allowed: bits of Kafka's AclOperation codes READ(3),
-/// DELETE(6), DESCRIBE(8).
-constexpr std::int32_t all_group_operations = (1 << 3) | (1 << 6) | (1 << 8);
-
 }  // namespace sluice::gateway

@@ -1,5 +1,6 @@
 // Heartbeat: a classic group member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -7,6 +8,11 @@ namespace sluice::gateway {
 
 boost::asio::awaitable<heartbeat_handler::response> heartbeat_handler::handle(request_context& ctx,
                                                                              request req) {
+    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+        response denied;
+        denied.error_code = protocol::kafka::error_code::group_authorization_failed;
+        co_return denied;
+    }
     backend::api::heartbeat_request r;
     r.group_id = group_id(std::move(req.group_id));
     r.generation_id = req.generation_id;

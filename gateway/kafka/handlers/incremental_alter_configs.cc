@@ -1,5 +1,7 @@
-// IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides.
+// IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides. Needs
+// ALTER_CONFIGS on the topic, or on the cluster for a broker resource (checked first, as Kafka).
 #include "backend/api/topics.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -17,14 +19,21 @@ incremental_alter_configs_handler::handle(request_context& ctx, request req) {
         auto& out = resp.responses.emplace_back();
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
-        out.error_code = kafka::error_code::none;
-        if (static_cast<resource_type>(res.resource_type) != resource_type::topic) {
+        const auto type = static_cast<resource_type>(res.resource_type);
+        out.error_code = authorize_config_resource(ctx, auth::acl_operation::alter_configs, type,
+                                                   res.resource_name);
+        if (out.error_code != kafka::error_code::none) {
+            out.error_message = "not authorized to alter the configs of " + res.resource_name;
+            continue;
+        }
+        if (type != resource_type::topic) {
             out.error_code = kafka::error_code::invalid_request;
             out.error_message =
                 "broker configs are static in sluice: set them with --config or --set";
             continue;
         }
         std::vector<api::config_change> changes;
+        std::vector<audit_config_change> audited;
         bool bad = false;
         for (const auto& c : res.configs) {
             if (c.config_operation < 0 || c.config_operation > 3) {
@@ -35,6 +44,8 @@ incremental_alter_configs_handler::handle(request_context& ctx, request req) {
             }
             changes.push_back(
                 {c.name, static_cast<api::config_change::op>(c.config_operation), c.value});
+            static constexpr const char* op_names[] = {"set", "delete", "append", "subtract"};
+            audited.push_back({c.name, op_names[c.config_operation], c.value});
         }
         if (bad) {
             out.error_code = kafka::error_code::invalid_request;
@@ -50,6 +61,7 @@ incremental_alter_configs_handler::handle(request_context& ctx, request req) {
         if (!req.validate_only) {
             kafka_log().info("topic '{}': configs altered by client '{}'", res.resource_name,
                              ctx.client_id());
+            audit_config_changed(audit_source_of(ctx), "topic:" + res.resource_name, audited);
         }
     }
     co_return resp;

@@ -2,6 +2,7 @@
 // epoch of a transactional id. Any broker answers (kafkajs sends the idempotent call to the
 // controller); this one coordinates every transactional id.
 #include "backend/api/transactions.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
@@ -19,6 +20,27 @@ boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_hand
         // compat: InitProducerIdRequest: an id without an epoch (or the reverse) is invalid.
         resp.error_code = kafka::error_code::invalid_request;
         co_return resp;
+    }
+    // WRITE on the transactional id; without one, IDEMPOTENT_WRITE on the cluster or WRITE on
+    // some topic.
+    if (ctx.svc().authz.enabled()) {
+        if (req.transactional_id) {
+            if (!authorize(ctx, auth::acl_operation::write, auth::resource_type::transactional_id,
+                           *req.transactional_id)) {
+                resp.error_code = kafka::error_code::transactional_id_authorization_failed;
+                co_return resp;
+            }
+        } else if (!authorized_quietly(ctx, auth::acl_operation::idempotent_write,
+                                       auth::resource_type::cluster,
+                                       auth::cluster_resource_name) &&
+                   !ctx.svc().authz.allowed_any(ctx.principal(), client_host(ctx),
+                                                auth::acl_operation::write,
+                                                auth::resource_type::topic)) {
+            audit_denied(ctx, auth::acl_operation::idempotent_write, auth::resource_type::cluster,
+                         auth::cluster_resource_name);
+            resp.error_code = kafka::error_code::cluster_authorization_failed;
+            co_return resp;
+        }
     }
     std::optional<transactional_id> id;
     if (req.transactional_id) {

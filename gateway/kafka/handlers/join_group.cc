@@ -2,6 +2,7 @@
 // the rebalance barrier completes (every member rejoined, or the rebalance timeout passed);
 // the leader's answer lists the members and their metadata.
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -13,6 +14,11 @@ namespace bgroup = backend::api;
 
 boost::asio::awaitable<join_group_handler::response> join_group_handler::handle(
     request_context& ctx, request req) {
+    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+        response denied;
+        denied.error_code = protocol::kafka::error_code::group_authorization_failed;
+        co_return denied;
+    }
     const std::int16_t version = ctx.version();
     bgroup::join_group_request r;
     r.group_id = group_id(std::move(req.group_id));

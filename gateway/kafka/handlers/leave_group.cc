@@ -1,6 +1,7 @@
 // LeaveGroup: members leave a classic group. Up to v2 one member by id (its error is the
 // response's); v3+ a list of members, by member id or by static instance id, each answered.
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
@@ -10,6 +11,11 @@ namespace kafka = protocol::kafka;
 
 boost::asio::awaitable<leave_group_handler::response> leave_group_handler::handle(
     request_context& ctx, request req) {
+    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+        response denied;
+        denied.error_code = protocol::kafka::error_code::group_authorization_failed;
+        co_return denied;
+    }
     const std::int16_t version = ctx.version();
     std::vector<backend::api::leave_member> members;
     if (version < 3) {

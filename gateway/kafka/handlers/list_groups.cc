@@ -1,6 +1,7 @@
 // ListGroups: every group this broker coordinates, filtered by state (v4+, case-insensitive)
 // and by type (v5+: "classic", "consumer").
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -17,7 +18,15 @@ boost::asio::awaitable<list_groups_handler::response> list_groups_handler::handl
         co_return resp;
     }
     resp.error_code = kafka::error_code::none;
+    // DESCRIBE on the cluster lists every group; else only those the principal may describe.
+    const bool all = !ctx.svc().authz.enabled() ||
+                     authorized_quietly(ctx, auth::acl_operation::describe,
+                                        auth::resource_type::cluster, auth::cluster_resource_name);
     for (auto& g : co_await groups.list_groups(req.states_filter, req.types_filter)) {
+        if (!all && !authorized_quietly(ctx, auth::acl_operation::describe,
+                                        auth::resource_type::group, g.group_id.value)) {
+            continue;
+        }
         auto& out = resp.groups.emplace_back();
         out.group_id = std::move(g.group_id.value);
         out.protocol_type = std::move(g.protocol_type);

@@ -1,6 +1,7 @@
 // ListOffsets: the earliest (-2), latest (-1), max-timestamp (-3) offset, or the first offset at
 // or after a timestamp, per partition. v0 answers with a list of old-style offsets.
 #include "backend/api/records.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -38,10 +39,16 @@ boost::asio::awaitable<list_offsets_handler::response> list_offsets_handler::han
     for (const auto& t : req.topics) {
         auto& tout = resp.topics.emplace_back();
         tout.name = t.name;
+        const bool denied = !authorize(ctx, auth::acl_operation::describe,
+                                       auth::resource_type::topic, t.name);
         for (const auto& p : t.partitions) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p.partition_index;
             pout.error_code = kafka::error_code::none;
+            if (denied) {
+                pout.error_code = kafka::error_code::topic_authorization_failed;
+                continue;
+            }
             if (p.current_leader_epoch > 0) {
                 pout.error_code = kafka::error_code::unknown_leader_epoch;
                 continue;

@@ -1,7 +1,9 @@
 // ListTransactions (KIP-664): the transactions this coordinator knows, filtered by state,
 // producer id, minimum running time (v1, KIP-994) and transactional id pattern (v2, KIP-1152;
-// the backend matches it with RE2, in linear time).
+// the backend matches it with RE2, in linear time). Lists only the transactional ids the
+// principal may DESCRIBE (as Kafka); a hidden id is not a denial, so none is reported.
 #include "backend/api/transactions.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -25,6 +27,10 @@ boost::asio::awaitable<list_transactions_handler::response> list_transactions_ha
     }
     resp.unknown_state_filters = std::move(listed->unknown_states);
     for (auto& l : listed->transactions) {
+        if (!authorized_quietly(ctx, auth::acl_operation::describe,
+                                auth::resource_type::transactional_id, l.txn_id.value)) {
+            continue;
+        }
         auto& s = resp.transaction_states.emplace_back();
         s.transactional_id = std::move(l.txn_id.value);
         s.producer_id = l.producer;

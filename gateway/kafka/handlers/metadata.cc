@@ -1,6 +1,9 @@
 // Metadata: this broker (the only one: leader, controller and coordinator of everything) and
 // the partitions of the requested topics, creating unknown topics when auto-creation is on.
+// Authorization as Kafka: DESCRIBE on a topic to see it (absent from all-topics answers,
+// TOPIC_AUTHORIZATION_FAILED when named), CREATE on the cluster or topic to auto-create it.
 #include "backend/api/topics.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
@@ -30,6 +33,28 @@ void fill_topic(topic_entry& t, const api::topic_description& info, node_id self
     }
 }
 
+// Kafka's authorized operations, when the client asks for them (v8+): per answered topic, and
+// for the cluster (v8-10) only to a principal with DESCRIBE on it, as KafkaApis does.
+void add_authorized_operations(const request_context& ctx, const metadata_handler::request& req,
+                               metadata_handler::response& resp) {
+    if (req.include_topic_authorized_operations) {
+        for (auto& t : resp.topics) {
+            if (t.error_code == kafka::error_code::none && t.name) {
+                t.topic_authorized_operations = authorized_operations(
+                    ctx, auth::resource_type::topic, *t.name, topic_operations);
+            }
+        }
+    }
+    if (req.include_cluster_authorized_operations) {
+        resp.cluster_authorized_operations =
+            authorized_quietly(ctx, auth::acl_operation::describe, auth::resource_type::cluster,
+                               auth::cluster_resource_name)
+                ? authorized_operations(ctx, auth::resource_type::cluster,
+                                        auth::cluster_resource_name, cluster_operations)
+                : 0;
+    }
+}
+
 }  // namespace
 
 boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(request_context& ctx,
@@ -46,8 +71,13 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
     const bool all_topics = !req.topics || (ctx.version() == 0 && req.topics->empty());
     if (all_topics) {
         for (const auto& info : co_await svc.topics.list()) {
+            if (!authorized_quietly(ctx, auth::acl_operation::describe,
+                                    auth::resource_type::topic, info.name.value)) {
+                continue;
+            }
             fill_topic(resp.topics.emplace_back(), info, self);
         }
+        add_authorized_operations(ctx, req, resp);
         co_return resp;
     }
 
@@ -64,10 +94,26 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
                 t.name = std::nullopt;
                 continue;
             }
+            if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                           info->name.value)) {
+                t.error_code = kafka::error_code::topic_authorization_failed;
+                t.topic_id = wanted.topic_id;
+                t.name = std::nullopt;
+                continue;
+            }
         } else {
             const topic_name name(wanted.name.value_or(""));
             t.name = name.value;
+            if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                           name.value)) {
+                t.error_code = kafka::error_code::topic_authorization_failed;
+                continue;
+            }
             info = co_await svc.topics.describe(name);
+            if (!info && may_create && !authorize_create_topic(ctx, name.value)) {
+                t.error_code = kafka::error_code::topic_authorization_failed;
+                continue;
+            }
             if (!info && may_create) {
                 // A named value: g++ 12 destroys an aggregate temporary argument of a
                 // co_await call twice.
@@ -92,6 +138,7 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
         }
         fill_topic(t, *info, self);
     }
+    add_authorized_operations(ctx, req, resp);
     co_return resp;
 }
 

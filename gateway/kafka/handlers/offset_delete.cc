@@ -1,6 +1,7 @@
 // OffsetDelete (KIP-496): deletes a group's committed offsets for topics it no longer
 // consumes (GROUP_SUBSCRIBED_TO_TOPIC otherwise).
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -8,8 +9,25 @@ namespace sluice::gateway {
 
 boost::asio::awaitable<offset_delete_handler::response> offset_delete_handler::handle(
     request_context& ctx, request req) {
+    // DELETE on the group, READ on each topic.
+    if (!authorize(ctx, auth::acl_operation::remove, auth::resource_type::group, req.group_id)) {
+        response denied;
+        denied.error_code = protocol::kafka::error_code::group_authorization_failed;
+        co_return denied;
+    }
     std::vector<backend::api::topic_partition_list> topics;
+    response refused;
     for (const auto& t : req.topics) {
+        if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::topic, t.name)) {
+            auto& out = refused.topics.emplace_back();
+            out.name = t.name;
+            for (const auto& p : t.partitions) {
+                out.partitions.push_back(
+                    {p.partition_index, protocol::kafka::error_code::topic_authorization_failed,
+                     {}});
+            }
+            continue;
+        }
         auto& ft = topics.emplace_back();
         ft.topic = topic_name(t.name);
         for (const auto& p : t.partitions) {
@@ -26,6 +44,9 @@ boost::asio::awaitable<offset_delete_handler::response> offset_delete_handler::h
             for (const auto& p : t.partitions) {
                 out.partitions.push_back({p.partition, to_kafka(p.error), {}});
             }
+        }
+        for (auto& t : refused.topics) {
+            resp.topics.push_back(std::move(t));
         }
     }
     co_return resp;

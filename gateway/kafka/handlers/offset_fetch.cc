@@ -1,7 +1,10 @@
 // OffsetFetch: a group's committed positions (-1 where none). Up to v7 one group (null topics
 // = every committed partition, v2+); v8+ several groups per request, and v9 checks the
 // KIP-848 member epoch.
+#include <algorithm>
+
 #include "backend/api/groups.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -37,6 +40,40 @@ Partition to_partition(const api::fetched_offset& p, kafka::error_code group_err
     return out;
 }
 
+/// DESCRIBE on each topic: a named topic the principal may not describe answers
+/// TOPIC_AUTHORIZATION_FAILED (no offsets); from a listing of every topic it is dropped.
+/// Returns the names of the refused topics.
+std::vector<std::string> filter_topics(const request_context& ctx, api::offset_fetch_result& res,
+                                       bool listed) {
+    std::vector<std::string> refused;
+    if (!ctx.svc().authz.enabled()) {
+        return refused;
+    }
+    std::erase_if(res.topics, [&](api::fetched_offsets_topic& t) {
+        if (listed) {
+            return !authorized_quietly(ctx, auth::acl_operation::describe,
+                                       auth::resource_type::topic, t.topic.value);
+        }
+        if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                       t.topic.value)) {
+            for (auto& p : t.partitions) {
+                api::fetched_offset blank;
+                blank.partition = p.partition;
+                p = std::move(blank);
+            }
+            refused.push_back(t.topic.value);
+        }
+        return false;
+    });
+    return refused;
+}
+
+kafka::error_code topic_error(const std::vector<std::string>& refused, const std::string& name) {
+    return std::find(refused.begin(), refused.end(), name) != refused.end()
+               ? kafka::error_code::topic_authorization_failed
+               : kafka::error_code::none;
+}
+
 }  // namespace
 
 boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::handle(
@@ -46,7 +83,13 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
     response resp;
     if (version >= 8) {
         std::vector<api::offset_fetch_request> reqs;
+        std::vector<std::string> denied_groups;
         for (const auto& g : req.groups) {
+            if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::group,
+                           g.group_id)) {
+                denied_groups.push_back(g.group_id);
+                continue;
+            }
             api::offset_fetch_request r;
             r.group_id = group_id(g.group_id);
             r.member_id = g.member_id;
@@ -55,17 +98,32 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
             r.require_stable = req.require_stable;
             reqs.push_back(std::move(r));
         }
-        for (const auto& res : co_await groups.fetch_offsets(std::move(reqs))) {
+        for (auto& name : denied_groups) {
+            auto& out = resp.groups.emplace_back();
+            out.group_id = std::move(name);
+            out.error_code = kafka::error_code::group_authorization_failed;
+        }
+        if (reqs.empty()) {
+            co_return resp;
+        }
+        std::vector<bool> listed;
+        for (const auto& one : reqs) {
+            listed.push_back(!one.topics.has_value());
+        }
+        auto results = co_await groups.fetch_offsets(std::move(reqs));
+        for (std::size_t gi = 0; gi < results.size(); ++gi) {
+            auto& res = results[gi];
+            const auto refused = filter_topics(ctx, res, gi < listed.size() && listed[gi]);
             auto& out = resp.groups.emplace_back();
             out.group_id = res.group_id.value;
             out.error_code = to_kafka(res.error);
             for (const auto& t : res.topics) {
                 auto& ot = out.topics.emplace_back();
                 ot.name = t.topic.value;
+                const auto err = topic_error(refused, ot.name);
                 for (const auto& p : t.partitions) {
                     ot.partitions.push_back(
-                        to_partition<response::offset_fetch_response_partitions>(
-                            p, kafka::error_code::none));
+                        to_partition<response::offset_fetch_response_partitions>(p, err));
                 }
             }
         }
@@ -79,9 +137,25 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
     }
     r.require_stable = req.require_stable;
     const auto asked = r.topics;
+    if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::group, req.group_id)) {
+        resp.error_code = kafka::error_code::group_authorization_failed;
+        // Before v2 there is no top-level error: every requested partition carries it.
+        for (const auto& t : asked.value_or(std::vector<api::topic_partition_list>{})) {
+            auto& ot = resp.topics.emplace_back();
+            ot.name = t.topic.value;
+            for (auto p : t.partitions) {
+                api::fetched_offset fp;
+                fp.partition = p;
+                ot.partitions.push_back(to_partition<response::offset_fetch_response_partition>(
+                    fp, kafka::error_code::group_authorization_failed));
+            }
+        }
+        co_return resp;
+    }
     std::vector<api::offset_fetch_request> one;
     one.push_back(std::move(r));
     auto res = std::move((co_await groups.fetch_offsets(std::move(one))).front());
+    const auto refused = filter_topics(ctx, res, !asked.has_value());
     const auto group_error = to_kafka(res.error);
     resp.error_code = group_error;
     if (res.error && asked) {
@@ -101,9 +175,10 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
     for (const auto& t : res.topics) {
         auto& ot = resp.topics.emplace_back();
         ot.name = t.topic.value;
+        const auto err = topic_error(refused, ot.name);
         for (const auto& p : t.partitions) {
-            ot.partitions.push_back(to_partition<response::offset_fetch_response_partition>(
-                p, kafka::error_code::none));
+            ot.partitions.push_back(
+                to_partition<response::offset_fetch_response_partition>(p, err));
         }
     }
     co_return resp;

@@ -1,6 +1,9 @@
 // OffsetForLeaderEpoch: the end offset of a leader epoch. This broker has led every partition
-// since its creation in epoch 0, so epoch 0 ends at the log end offset.
+// since its creation in epoch 0, so epoch 0 ends at the log end offset. Kafka's check:
+// CLUSTER_ACTION on the cluster (a follower) covers every topic, else DESCRIBE on each topic
+// (KIP-320 consumers).
 #include "backend/api/records.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 
@@ -18,16 +21,25 @@ offset_for_leader_epoch_handler::handle(request_context& ctx, request req) {
     // valid: each is reserved before it fills, and moving the outer one keeps their buffers.
     std::vector<std::pair<kafka::offset_for_leader_epoch_response::epoch_end_offset*, std::int32_t>>
         asked;
+    const bool follower = authorized_quietly(ctx, auth::acl_operation::cluster_action,
+                                             auth::resource_type::cluster,
+                                             auth::cluster_resource_name);
     for (const auto& t : req.topics) {
         auto& tout = resp.topics.emplace_back();
         tout.topic = t.topic;
         tout.partitions.reserve(t.partitions.size());
+        const bool allowed = follower || authorize(ctx, auth::acl_operation::describe,
+                                                   auth::resource_type::topic, t.topic);
         for (const auto& p : t.partitions) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition = p.partition;
             pout.error_code = kafka::error_code::none;
             pout.leader_epoch = -1;  // compat: UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET
             pout.end_offset = offset(-1);
+            if (!allowed) {
+                pout.error_code = kafka::error_code::topic_authorization_failed;
+                continue;
+            }
             if (p.current_leader_epoch > current_leader_epoch) {
                 pout.error_code = kafka::error_code::unknown_leader_epoch;
                 continue;

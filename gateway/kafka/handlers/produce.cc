@@ -6,11 +6,13 @@
 // Kafka, a topic is never created here: an unknown one is UNKNOWN_TOPIC_OR_PARTITION (clients
 // create topics through Metadata, with auto-creation on).
 #include "backend/api/records.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/produce_payload.h"
+#include "gateway/kafka/throttle.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -53,9 +55,19 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
     call.implicit_txn_partitions = ctx.version() >= 12 && ctx.svc().txn.transaction_version() >= 2;
     std::vector<produce_payload> payloads;  // keeps converted legacy message sets alive
     std::vector<std::vector<std::size_t>> sent;  // per topic: indexes of partitions sent
+    double produced_bytes = 0;  // what producer_byte_rate counts: the batches sent on
 
+    // Kafka's checks: WRITE on the transactional id (else every partition fails with
+    // TRANSACTIONAL_ID_AUTHORIZATION_FAILED), WRITE on each topic.
+    const bool txn_denied =
+        req.transactional_id && !authorize(ctx, auth::acl_operation::write,
+                                           auth::resource_type::transactional_id,
+                                           *req.transactional_id);
     resp.responses.reserve(req.topic_data.size());
     for (auto& topic : req.topic_data) {
+        const bool topic_denied = !txn_denied && !authorize(ctx, auth::acl_operation::write,
+                                                            auth::resource_type::topic,
+                                                            topic.name);
         auto& tout = resp.responses.emplace_back();
         tout.name = topic.name;
         tout.topic_id = topic.topic_id;
@@ -72,6 +84,13 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
                 any_error = true;
                 continue;
             }
+            if (txn_denied || topic_denied) {
+                pout.error_code = txn_denied
+                                      ? kafka::error_code::transactional_id_authorization_failed
+                                      : kafka::error_code::topic_authorization_failed;
+                any_error = true;
+                continue;
+            }
             // The payload: v2 batches as they are, or legacy message sets converted to v2.
             auto payload = produce_payload::from(part.records, ctx.version());
             if (!payload) {
@@ -79,6 +98,7 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
                 any_error = true;
                 continue;
             }
+            produced_bytes += static_cast<double>(part.records.size());
             ctopic.partitions.push_back({part.index, payload->mutable_batches()});
             payloads.push_back(std::move(*payload));
             indexes.push_back(tout.partition_responses.size() - 1);
@@ -107,6 +127,11 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
             pout.log_append_time_ms = p.log_append_time_ms;
         }
     }
+
+    // producer_byte_rate: over the quota, throttle_time_ms tells the client and the connection
+    // is muted (acks=0 too, with no response); before v6 (KIP-219) the response waits as well.
+    resp.throttle_time_ms =
+        record_quota(ctx, auth::quota_kind::producer_byte_rate, produced_bytes, 6);
 
     if (acks == 0) {
         // compat: no response at all; on an error Kafka closes the connection so that the

@@ -3,12 +3,14 @@
 // advertises). A test checks that every range lies inside the codec's range for that API.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include <boost/asio/awaitable.hpp>
 
 #include "gateway/kafka/dispatcher.h"
 #include "gateway/kafka/request_context.h"
+#include "gateway/kafka/throttle.h"
 #include "protocol/kafka/all_messages.h"
 
 namespace sluice::gateway {
@@ -42,6 +44,9 @@ namespace sluice::gateway {
     X(add_offsets_to_txn, 0, 4)              \
     X(end_txn, 0, 5)                         \
     X(txn_offset_commit, 0, 5)               \
+    X(describe_acls, 0, 3)                   \
+    X(create_acls, 0, 3)                     \
+    X(delete_acls, 0, 3)                     \
     X(describe_configs, 0, 4)                \
     X(alter_configs, 0, 2)                   \
     X(describe_log_dirs, 0, 4)               \
@@ -50,6 +55,8 @@ namespace sluice::gateway {
     X(delete_groups, 0, 2)                   \
     X(incremental_alter_configs, 0, 1)       \
     X(offset_delete, 0, 0)                   \
+    X(describe_client_quotas, 0, 1)          \
+    X(alter_client_quotas, 0, 1)             \
     X(describe_user_scram_credentials, 0, 0) \
     X(alter_user_scram_credentials, 0, 0)    \
     X(describe_cluster, 0, 2)                \
@@ -82,6 +89,11 @@ boost::asio::awaitable<bool> invoke_handler(request_context& ctx, protocol::read
         co_return false;
     }
     typename H::response resp = co_await H::handle(ctx, std::move(req));
+    if (const std::int32_t ms = record_request_time(ctx); ms > 0) {
+        if constexpr (requires { resp.throttle_time_ms; }) {
+            resp.throttle_time_ms = std::max(resp.throttle_time_ms, ms);
+        }
+    }
     if (!ctx.response_suppressed()) {
         resp.encode(w, ctx.version());
     }

@@ -4,6 +4,7 @@
 // (KIP-890) adds the group to the transaction when AddOffsetsToTxn was not sent.
 #include "backend/api/topics.h"
 #include "backend/api/transactions.h"
+#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
 #include "gateway/kafka/logger.h"
@@ -30,8 +31,23 @@ boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_ha
                                     p.committed_leader_epoch, p.committed_metadata});
         }
     }
+    // WRITE on the transactional id, READ on the group, READ on each topic.
+    std::vector<bool> topic_denied;
+    for (const auto& t : req.topics) {
+        topic_denied.push_back(
+            !authorize(ctx, auth::acl_operation::read, auth::resource_type::topic, t.name));
+        if (topic_denied.back()) {
+            std::erase_if(call.offsets, [&](const auto& o) { return o.topic.value == t.name; });
+        }
+    }
     if (req.group_id.empty()) {
         common = kafka::error_code::invalid_group_id;
+    } else if (!authorize(ctx, auth::acl_operation::write,
+                          auth::resource_type::transactional_id, req.transactional_id)) {
+        common = kafka::error_code::transactional_id_authorization_failed;
+    } else if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group,
+                          req.group_id)) {
+        common = kafka::error_code::group_authorization_failed;
     } else {
         call.txn_id = transactional_id(req.transactional_id);
         call.producer = {req.producer_id, req.producer_epoch};
@@ -63,8 +79,10 @@ boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_ha
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p.partition_index;
             pout.error_code = common;
-            if (!info || p.partition_index.value < 0 ||
-                p.partition_index.value >= info->partitions) {
+            if (topic_denied[i] && common == kafka::error_code::none) {
+                pout.error_code = kafka::error_code::topic_authorization_failed;
+            } else if (!info || p.partition_index.value < 0 ||
+                       p.partition_index.value >= info->partitions) {
                 pout.error_code = kafka::error_code::unknown_topic_or_partition;
             }
         }

@@ -293,5 +293,133 @@ TEST_F(Compaction, ManagerRunsOnlyWhereTheDirtyRatioSaysSo) {
     EXPECT_EQ(read_all(*plain, offset(0)).size(), 40u);
 }
 
+// --- transactions ------------------------------------------------------------------------
+
+class TransactionalCompaction : public Compaction {
+protected:
+    void txn_put(log::partition_log& p, std::int64_t pid, std::int32_t& seq,
+                 const std::string& key, const std::string& value) {
+        kafka::batch_options o;
+        o.producer_id = pid;
+        o.producer_epoch = 0;
+        o.base_sequence = seq++;
+        o.transactional = true;
+        kafka::record_batch_builder b(o);
+        const auto k = protocol::as_bytes(key);
+        const auto v = protocol::as_bytes(value);
+        b.add(k, v, clock.now());
+        auto batch = b.finish();
+        ASSERT_TRUE(batch);
+        append(p, std::vector<std::byte>(batch->view().begin(), batch->view().end()));
+    }
+    void end_txn(log::partition_log& p, std::int64_t pid, bool commit) {
+        auto batch = kafka::build_control_batch(
+            commit ? kafka::control_record_type::commit : kafka::control_record_type::abort, pid,
+            0, 0, clock.now());
+        ASSERT_TRUE(batch);
+        log::append_options o;
+        o.now_ms = clock.now();
+        o.allow_control_batches = true;
+        std::vector<std::byte> bytes(batch->view().begin(), batch->view().end());
+        ASSERT_TRUE(p.append(bytes, o));
+    }
+    // Fills segments with other keys so that what came before is sealed and cleanable.
+    void filler(log::partition_log& p, int n) {
+        for (int i = 0; i < n; ++i) {
+            put(p, "filler" + std::to_string(i % 2), std::string(60, 'f'), clock.now());
+        }
+    }
+    std::map<std::string, std::vector<std::string>> values_by_key(log::partition_log& p) {
+        std::map<std::string, std::vector<std::string>> out;
+        for (const auto& r : records(p)) {
+            out[r.key].push_back(r.value.value_or("<null>"));
+        }
+        return out;
+    }
+    std::size_t control_batches(log::partition_log& p) {
+        std::size_t n = 0;
+        for (const auto& b : read_all(p, p.log_start_offset())) {
+            auto h = kafka::read_batch_header(b);
+            n += h && h->is_control() ? 1 : 0;
+        }
+        return n;
+    }
+};
+
+TEST_F(TransactionalCompaction, AnAbortedRecordNeverSupersedesACommittedOne) {
+    auto m = open_log();
+    auto p = compacted_topic(*m, {{"delete.retention.ms", "1000"}});
+    put(*p, "k", "committed-plain", clock.now());
+    std::int32_t seq = 0;
+    txn_put(*p, 7, seq, "k", "aborted-1");
+    txn_put(*p, 7, seq, "k", "aborted-2");
+    end_txn(*p, 7, false);
+    filler(*p, 40);
+    ASSERT_GT(p->segments().size(), 3u);
+
+    auto r = p->compact(clock.now());
+
+    ASSERT_TRUE(r);
+    // The aborted records went, the committed value of k stayed, the marker stays.
+    EXPECT_EQ(values_by_key(*p)["k"], std::vector<std::string>{"committed-plain"});
+    EXPECT_EQ(control_batches(*p), 1u);
+}
+
+TEST_F(TransactionalCompaction, AnAbortMarkerOutlivesDeleteRetention) {
+    // A read_committed fetch still lists the aborted transaction (the producer state's aborted
+    // index); the client skips the producer's transactional batches from its first offset
+    // until the abort marker, so a removed marker would hide the committed transaction after.
+    auto m = open_log();
+    auto p = compacted_topic(*m, {{"delete.retention.ms", "1000"}});
+    std::int32_t seq = 0;
+    txn_put(*p, 7, seq, "k", "aborted");
+    end_txn(*p, 7, false);
+    txn_put(*p, 7, seq, "other", "committed");
+    end_txn(*p, 7, true);
+    filler(*p, 40);
+    ASSERT_TRUE(p->compact(clock.now()));
+    clock.advance(2000);
+    filler(*p, 20);
+
+    ASSERT_TRUE(p->compact(clock.now()));
+
+    EXPECT_EQ(values_by_key(*p)["k"], std::vector<std::string>{});
+    EXPECT_EQ(values_by_key(*p)["other"], std::vector<std::string>{"committed"});
+    EXPECT_EQ(control_batches(*p), 2u);  // the abort marker and the commit marker
+}
+
+TEST_F(TransactionalCompaction, ACommittedTransactionSupersedesEarlierRecords) {
+    auto m = open_log();
+    auto p = compacted_topic(*m);
+    put(*p, "k", "old", clock.now());
+    std::int32_t seq = 0;
+    txn_put(*p, 9, seq, "k", "from-the-transaction");
+    // A record of another key between the data and the marker.
+    put(*p, "other", "x", clock.now());
+    end_txn(*p, 9, true);
+    filler(*p, 40);
+
+    ASSERT_TRUE(p->compact(clock.now()));
+
+    EXPECT_EQ(values_by_key(*p)["k"], std::vector<std::string>{"from-the-transaction"});
+    EXPECT_EQ(values_by_key(*p)["other"], std::vector<std::string>{"x"});
+    EXPECT_EQ(control_batches(*p), 1u);  // commit markers stay
+}
+
+TEST_F(TransactionalCompaction, AnOpenTransactionIsCopiedAsItIs) {
+    auto m = open_log();
+    auto p = compacted_topic(*m);
+    put(*p, "k", "committed", clock.now());
+    std::int32_t seq = 0;
+    txn_put(*p, 11, seq, "k", "undecided");
+    filler(*p, 40);
+
+    ASSERT_TRUE(p->compact(clock.now()));
+
+    // Neither may go: the transaction may still commit (then it wins) or abort (then the
+    // committed record is k's value).
+    EXPECT_EQ(values_by_key(*p)["k"], (std::vector<std::string>{"committed", "undecided"}));
+}
+
 }  // namespace
 }  // namespace sluice::backend::test

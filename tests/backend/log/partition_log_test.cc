@@ -20,6 +20,15 @@ using log::errc;
 
 using PartitionLog = LogTest;
 
+/// Waits (at most 10 s) until the sync round a new partition queues for its directory is done.
+bool creation_sync_finished(const log::partition_log& p) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (p.needs_sync() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+    return !p.needs_sync();
+}
+
 TEST_F(PartitionLog, AppendAssignsContiguousOffsetsAndRewritesBaseOffsets) {
     auto m = open_log();
     auto p = make_topic(*m, "t");
@@ -322,6 +331,9 @@ TEST_F(PartitionLog, OffsetForTimestampWithOutOfOrderTimestamps) {
 TEST_F(PartitionLog, FlushToCompletesAfterAnFsync) {
     auto m = open_log();
     auto p = make_topic(*m, "t");
+    // Creating the topic queues one sync for its directory; let it finish first, or it could
+    // sync the batch appended below before flush_to() is asked to.
+    ASSERT_TRUE(creation_sync_finished(*p));
     auto syncs = fs->sync_count();
     auto r = append(*p, make_batch(1, 10, clock.now()));
     EXPECT_LT(p->flushed_offset(), offset(1));
@@ -419,12 +431,8 @@ TEST_F(PartitionLog, IntervalPolicyAcknowledgesWithoutWaitingForFsync) {
     auto m = open_log(o);
     auto p = make_topic(*m, "t");
     // Creating the topic queues one sync for its directory; let it finish first, or it could
-    // sync the batch appended below as well.
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (p->needs_sync() && std::chrono::steady_clock::now() < until) {
-        std::this_thread::yield();
-    }
-    ASSERT_FALSE(p->needs_sync());
+    // sync the batch appended below before flush_to() is asked to.
+    ASSERT_TRUE(creation_sync_finished(*p));
     auto r = append(*p, make_batch(1, 10, clock.now()));
 
     EXPECT_TRUE(run_until_done(p->flush_to(r.last_offset + 1)));

@@ -4,6 +4,13 @@
 // from /v1/queues. Rates and the lag plot are computed here from successive polls, kept only
 // in the page. The live tail and the produce form go through sluice.js over /ws.
 //
+// With http.authentication on, the page asks GET /v1/console/auth how to sign in and shows
+// its own form: a user name and password are exchanged once for a session token (POST
+// /v1/console/session), a JWT is used as it is. The token (never the password) is kept in
+// sessionStorage for this tab, sent as `Authorization: Bearer` and as /ws's `access_token=`;
+// a 401 later (expired, users changed) brings the form back. Requests carry X-Sluice-Console,
+// so a 401 never makes the browser show its own password prompt.
+//
 // ?interval=<ms> sets the poll interval (default 2000). window.sluiceConsole exposes the
 // state (samples, the plot, the last answers) for scripts and tests.
 (function () {
@@ -56,9 +63,124 @@
         return n === null || n === undefined ? "–" : (n < 10 ? n.toFixed(2) : n.toFixed(0));
     }
 
-    async function getJson(path, init) {
-        const res = await fetch(path, Object.assign({ headers: { Accept: "application/json" } },
-                                                    init || {}));
+    // --- signing in ---------------------------------------------------------------------------
+
+    const sessionKey = "sluice.console.session";
+    const session = { token: null, principal: null, schemes: [] };
+
+    /** The headers of every API request: JSON, the console's mark, the session's token. */
+    function apiHeaders(extra, authorization) {
+        const headers = Object.assign({ Accept: "application/json", "X-Sluice-Console": "1" },
+                                      extra || {});
+        const auth = authorization || (session.token ? "Bearer " + session.token : null);
+        if (auth) {
+            headers.Authorization = auth;
+        }
+        return headers;
+    }
+
+    function basicCredentials(user, password) {
+        const bytes = new TextEncoder().encode(user + ":" + password);
+        let binary = "";
+        for (const b of bytes) {
+            binary += String.fromCharCode(b);
+        }
+        return "Basic " + btoa(binary);
+    }
+
+    function showPrincipal() {
+        $("principal").textContent = session.principal && session.schemes.length > 0 ?
+            "signed in as " + session.principal : "";
+        $("sign-out").hidden = !(session.token && session.schemes.length > 0);
+        document.body.dataset.principal = session.principal || "";
+    }
+
+    function keep(token, principal) {
+        session.token = token;
+        session.principal = principal;
+        if (token) {
+            sessionStorage.setItem(sessionKey, JSON.stringify({ token, principal }));
+        } else {
+            sessionStorage.removeItem(sessionKey);
+        }
+        showPrincipal();
+    }
+
+    /** Resolves once the page may call the API: at once when authentication is off, after a
+     *  kept session is confirmed, or after the form succeeds. */
+    async function signIn(note) {
+        session.schemes = (await getJson("/v1/console/auth", {}, { open: true })).schemes || [];
+        if (session.schemes.length === 0) {
+            keep(null, "User:ANONYMOUS");
+            return;
+        }
+        const saved = note ? null : JSON.parse(sessionStorage.getItem(sessionKey) || "null");
+        if (saved && saved.token) {
+            try {
+                const me = await getJson("/v1/console/session", {},
+                                         { open: true, authorization: "Bearer " + saved.token });
+                keep(saved.token, me.principal);
+                return;
+            } catch (e) {
+                keep(null, null);
+            }
+        }
+        keep(null, null);
+        const dialog = $("sign-in");
+        $("sign-in-password").hidden = !session.schemes.includes("basic");
+        $("sign-in-token").hidden = !session.schemes.includes("bearer");
+        $("sign-in-note").textContent = note || "";
+        $("sign-in-error").textContent = "";
+        document.body.dataset.signIn = "open";
+        dialog.showModal();
+        await new Promise((resolve) => {
+            const form = $("sign-in-form");
+            const submit = async (ev) => {
+                ev.preventDefault();
+                $("sign-in-error").textContent = "";
+                const user = $("sign-in-user").value;
+                const jwt = $("sign-in-jwt").value.trim();
+                try {
+                    if (user !== "" && session.schemes.includes("basic")) {
+                        const answer = await getJson("/v1/console/session", { method: "POST" }, {
+                            open: true,
+                            authorization: basicCredentials(user, $("sign-in-secret").value),
+                        });
+                        keep(answer.token, answer.principal);
+                    } else if (jwt !== "" && session.schemes.includes("bearer")) {
+                        const me = await getJson("/v1/console/session", {},
+                                                 { open: true, authorization: "Bearer " + jwt });
+                        keep(jwt, me.principal);
+                    } else {
+                        $("sign-in-error").textContent = session.schemes.includes("basic") ?
+                            "enter a user and password" : "paste a token";
+                        return;
+                    }
+                } catch (e) {
+                    $("sign-in-error").textContent = "not signed in: " + e.message;
+                    return;
+                }
+                $("sign-in-secret").value = "";
+                form.removeEventListener("submit", submit);
+                dialog.close();
+                document.body.dataset.signIn = "done";
+                resolve();
+            };
+            form.addEventListener("submit", submit);
+        });
+    }
+
+    /** A 401 from the API: the session ended (expired, or the users changed). */
+    class SignedOut extends Error {}
+
+    async function getJson(path, init, options) {
+        const o = options || {};
+        const request = Object.assign({}, init || {});
+        request.headers = apiHeaders(request.headers, o.authorization);
+        const res = await fetch(path, request);
+        if (res.status === 401 && !o.open) {
+            throw new SignedOut("signed out: " + res.status);
+        }
         const text = await res.text();
         let body = null;
         try {
@@ -106,7 +228,7 @@
         const names = await getJson("/topics");
         const figures = {}; // "topic\0partition" -> {size, bytesIn}
         try {
-            const text = await (await fetch("/metrics")).text();
+            const text = await (await fetch("/metrics", { headers: apiHeaders() })).text();
             for (const m of parseMetrics(text, ["sluice_partition_size_bytes",
                                                 "sluice_partition_bytes_in_total"])) {
                 const key = m.labels.topic + "\u0000" + m.labels.partition;
@@ -384,8 +506,7 @@
         try {
             const answer = await getJson("/v1/queues/" + encodeURIComponent(queue) + "/redrive",
                                          { method: "POST", body: "{}",
-                                           headers: { "Content-Type": "application/json",
-                                                      Accept: "application/json" } });
+                                           headers: { "Content-Type": "application/json" } });
             state.tasks[queue] = { task_handle: answer.task_handle, status: "RUNNING", moved: 0,
                                    to_move: 0 };
         } catch (e) {
@@ -397,33 +518,49 @@
 
     // --- live tail and produce over /ws ----------------------------------------------------------
 
-    const client = sluice.connect();
+    let client = null;
     let tailCount = 0;
     let tailTopic = null;
+
+    function webSocketUrl() {
+        const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+        const query = session.token ? "?access_token=" + encodeURIComponent(session.token) : "";
+        return scheme + "//" + location.host + "/ws" + query;
+    }
+
+    /** (Re)opens the WebSocket with the session's token; a tail in progress starts again. */
+    function openClient() {
+        if (client) {
+            client.close();
+        }
+        client = sluice.connect(webSocketUrl());
+        client.on("message", (msg) => {
+            if (msg.op === "subscribed" && tailTopic) {
+                tailStatus("tailing " + tailTopic + " (new records appear here)", true);
+                document.body.dataset.tailing = tailTopic;
+            }
+        });
+        client.on("error", (e) => {
+            if (e.op === "subscribe") {
+                tailStatus("tail failed: " + e.message, false);
+                $("tail-status").dataset.error = String(e.code);
+            }
+        });
+        client.on("reconnecting", () => {
+            if (tailTopic) {
+                tailStatus("reconnecting…", false);
+            }
+        });
+        if (tailTopic) {
+            startTail(tailTopic);
+        }
+    }
 
     function tailStatus(text, live) {
         const out = $("tail-status");
         out.textContent = text;
         out.dataset.live = String(Boolean(live));
     }
-
-    client.on("message", (msg) => {
-        if (msg.op === "subscribed" && tailTopic) {
-            tailStatus("tailing " + tailTopic + " (new records appear here)", true);
-            document.body.dataset.tailing = tailTopic;
-        }
-    });
-    client.on("error", (e) => {
-        if (e.op === "subscribe") {
-            tailStatus("tail failed: " + e.message, false);
-            $("tail-status").dataset.error = String(e.code);
-        }
-    });
-    client.on("reconnecting", () => {
-        if (tailTopic) {
-            tailStatus("reconnecting…", false);
-        }
-    });
 
     function addTailRecords(records) {
         const body = $("tail-rows");
@@ -452,21 +589,27 @@
         if (!topic) {
             return;
         }
-        tailTopic = topic;
-        delete document.body.dataset.tailing;
-        delete $("tail-status").dataset.error;
         $("tail-rows").replaceChildren();
         tailCount = 0;
         $("tail-count").textContent = "0";
+        startTail(topic);
+    });
+
+    function startTail(topic) {
+        tailTopic = topic;
+        delete document.body.dataset.tailing;
+        delete $("tail-status").dataset.error;
         // From now on: records appended after the tail started.
         client.subscribe({ topics: [topic], from: { timestamp: Date.now() }, format: "string",
                            onRecords: addTailRecords });
         tailStatus("subscribing to " + topic + "…", false);
         $("tail-stop").disabled = false;
-    });
+    }
 
     $("tail-stop").addEventListener("click", () => {
-        client.unsubscribe();
+        if (client) {
+            client.unsubscribe();
+        }
         tailTopic = null;
         delete document.body.dataset.tailing;
         tailStatus("not tailing", false);
@@ -515,13 +658,25 @@
         }
         polling = true;
         const failures = [];
+        let signedOut = false;
         for (const [what, fn] of [["topics", pollTopics], ["groups", pollGroups],
                                   ["queues", pollQueues]]) {
             try {
                 await fn();
             } catch (e) {
+                if (e instanceof SignedOut) {
+                    signedOut = true;
+                    break;
+                }
                 failures.push(what + ": " + e.message);
             }
+        }
+        if (signedOut) {
+            await signIn("Your session ended: sign in again.");
+            openClient();
+            polling = false;
+            schedule(0);
+            return;
         }
         polling = false;
         state.polls += 1;
@@ -534,5 +689,30 @@
         schedule(intervalMs);
     }
 
-    schedule(0);
+    $("sign-out").addEventListener("click", async () => {
+        keep(null, null);
+        if (client) {
+            client.close();
+            client = null;
+        }
+        await signIn("Signed out.");
+        openClient();
+        schedule(0);
+    });
+
+    async function start() {
+        try {
+            await signIn();
+        } catch (e) {
+            const status = $("poll-status");
+            status.dataset.state = "waiting";
+            status.textContent = "cannot reach sluice: " + e.message;
+            setTimeout(start, intervalMs);
+            return;
+        }
+        openClient();
+        schedule(0);
+    }
+
+    start();
 })();

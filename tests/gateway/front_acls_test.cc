@@ -1,0 +1,246 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "gateway/server/front_acls.h"
+
+namespace sluice::gateway {
+namespace {
+using auth::acl_operation;
+using auth::resource_type;
+using boost::beast::http::verb;
+
+acl_check topic(acl_operation op, std::string name) {
+    return {op, resource_type::topic, std::move(name)};
+}
+acl_check group(acl_operation op, std::string name) {
+    return {op, resource_type::group, std::move(name)};
+}
+acl_check cluster(acl_operation op) { return {op, resource_type::cluster, "kafka-cluster"}; }
+
+param_list params(std::initializer_list<std::pair<std::string, std::string>> items) {
+    param_list out;
+    for (const auto& [k, v] : items) {
+        out.add(k, v);
+    }
+    return out;
+}
+
+TEST(FrontAcls, RestV2ProduceWritesAndMetadataDescribes) {
+    const auto t = params({{"topic", "a"}});
+    const param_list none;
+    EXPECT_EQ(http_route_checks(verb::post, "/topics/{topic}", t, none),
+              acl_checks{topic(acl_operation::write, "a")});
+    EXPECT_EQ(http_route_checks(verb::post, "/topics/{topic}/partitions/{partition}",
+                                params({{"topic", "a"}, {"partition", "0"}}), none),
+              acl_checks{topic(acl_operation::write, "a")});
+    EXPECT_EQ(http_route_checks(verb::get, "/topics/{topic}", t, none),
+              acl_checks{topic(acl_operation::describe, "a")});
+    EXPECT_EQ(http_route_checks(verb::head, "/topics/{topic}", t, none),
+              acl_checks{topic(acl_operation::describe, "a")});
+    EXPECT_EQ(http_route_checks(verb::get, "/topics/{topic}/partitions/{partition}/offsets",
+                                params({{"topic", "a"}, {"partition", "0"}}), none),
+              acl_checks{topic(acl_operation::describe, "a")});
+    // Listings filter in their handlers.
+    EXPECT_TRUE(http_route_checks(verb::get, "/topics", none, none).empty());
+}
+
+TEST(FrontAcls, RestV3ProduceWritesAndTopicsDescribe) {
+    const auto t = params({{"cluster_id", "c"}, {"topic_name", "b"}});
+    const param_list none;
+    EXPECT_EQ(http_route_checks(verb::post, "/v3/clusters/{cluster_id}/topics/{topic_name}/records",
+                                t, none),
+              acl_checks{topic(acl_operation::write, "b")});
+    EXPECT_EQ(http_route_checks(verb::get, "/v3/clusters/{cluster_id}/topics/{topic_name}", t,
+                                none),
+              acl_checks{topic(acl_operation::describe, "b")});
+    EXPECT_EQ(http_route_checks(verb::get,
+                                "/v3/clusters/{cluster_id}/topics/{topic_name}/partitions", t,
+                                none),
+              acl_checks{topic(acl_operation::describe, "b")});
+    EXPECT_TRUE(http_route_checks(verb::get, "/v3/clusters/{cluster_id}/topics",
+                                  params({{"cluster_id", "c"}}), none)
+                    .empty());
+    EXPECT_TRUE(http_route_checks(verb::get, "/v3/clusters", none, none).empty());
+}
+
+TEST(FrontAcls, SseReadsTopicAndGroup) {
+    EXPECT_EQ(http_route_checks(verb::get, "/topics/{topic}/events", params({{"topic", "b"}}),
+                                param_list{}),
+              acl_checks{topic(acl_operation::read, "b")});
+    EXPECT_EQ(http_route_checks(verb::get, "/v3/clusters/{cluster_id}/topics/{topic_name}/events",
+                                params({{"cluster_id", "c"}, {"topic_name", "b"}}),
+                                params({{"group", "g"}})),
+              (acl_checks{topic(acl_operation::read, "b"), group(acl_operation::read, "g")}));
+}
+
+TEST(FrontAcls, ConsumerInstancesReadTheirGroup) {
+    const auto g = params({{"group", "g"}, {"instance", "i"}});
+    const param_list none;
+    EXPECT_EQ(http_route_checks(verb::post, "/consumers/{group}", params({{"group", "g"}}), none),
+              acl_checks{group(acl_operation::read, "g")});
+    EXPECT_EQ(http_route_checks(verb::get, "/consumers/{group}/instances/{instance}/records", g,
+                                none),
+              acl_checks{group(acl_operation::read, "g")});
+    EXPECT_EQ(http_route_checks(verb::post, "/consumers/{group}/instances/{instance}/offsets", g,
+                                none),
+              acl_checks{group(acl_operation::read, "g")});
+    EXPECT_EQ(http_route_checks(verb::get, "/consumers/{group}/instances/{instance}/offsets", g,
+                                none),
+              acl_checks{group(acl_operation::describe, "g")});
+}
+
+TEST(FrontAcls, ConsoleViews) {
+    const param_list none;
+    // The listings filter what they show instead.
+    EXPECT_EQ(http_route_checks(verb::get, "/v1/groups", none, none), acl_checks{});
+    EXPECT_EQ(http_route_checks(verb::get, "/v1/groups/{path...}", params({{"path", "my%20g/x"}}),
+                                none),
+              acl_checks{group(acl_operation::describe, "my g")});
+    EXPECT_EQ(http_route_checks(verb::get, "/v1/queues", none, none), acl_checks{});
+    EXPECT_EQ(http_route_checks(verb::get, "/v1/queues/{queue}", params({{"queue", "q"}}), none),
+              acl_checks{topic(acl_operation::describe, "q")});
+    EXPECT_EQ(http_route_checks(verb::post, "/v1/queues/{queue}/redrive",
+                                params({{"queue", "q"}}), none),
+              acl_checks{topic(acl_operation::alter, "q")});
+}
+
+TEST(FrontAcls, OpenRoutesNeedNothing) {
+    const param_list none;
+    for (const char* p : {"/healthz", "/readyz", "/ui", "/", "/ws", "/brokers"}) {
+        EXPECT_TRUE(http_route_checks(verb::get, p, none, none).empty()) << p;
+    }
+}
+
+TEST(FrontAcls, MetricsAreTheClustersView) {
+    const param_list none;
+    EXPECT_EQ(http_route_checks(verb::get, "/metrics", none, none),
+              acl_checks{cluster(acl_operation::describe)});
+}
+
+TEST(FrontAcls, SqsMessagesMapOntoTopicAndGroup) {
+    EXPECT_EQ(sqs_action_checks("SendMessage", "q"), acl_checks{topic(acl_operation::write, "q")});
+    EXPECT_EQ(sqs_action_checks("SendMessageBatch", "q"),
+              acl_checks{topic(acl_operation::write, "q")});
+    EXPECT_EQ(sqs_action_checks("ReceiveMessage", "q"),
+              (acl_checks{topic(acl_operation::read, "q"), group(acl_operation::read, "q")}));
+    for (const char* a : {"DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility",
+                          "ChangeMessageVisibilityBatch"}) {
+        EXPECT_EQ(sqs_action_checks(a, "q"), acl_checks{group(acl_operation::read, "q")}) << a;
+    }
+}
+
+TEST(FrontAcls, SqsQueueActions) {
+    EXPECT_EQ(sqs_action_checks("CreateQueue", "q"), acl_checks{topic(acl_operation::create, "q")});
+    EXPECT_EQ(sqs_action_checks("DeleteQueue", "q"), acl_checks{topic(acl_operation::remove, "q")});
+    EXPECT_EQ(sqs_action_checks("PurgeQueue", "q"), acl_checks{topic(acl_operation::remove, "q")});
+    EXPECT_EQ(sqs_action_checks("GetQueueUrl", "q"),
+              acl_checks{topic(acl_operation::describe, "q")});
+    EXPECT_EQ(sqs_action_checks("GetQueueAttributes", "q"),
+              acl_checks{topic(acl_operation::describe, "q")});
+    EXPECT_EQ(sqs_action_checks("SetQueueAttributes", "q"),
+              acl_checks{topic(acl_operation::alter_configs, "q")});
+    EXPECT_EQ(sqs_action_checks("TagQueue", "q"),
+              acl_checks{topic(acl_operation::alter_configs, "q")});
+    EXPECT_EQ(sqs_action_checks("ListQueueTags", "q"),
+              acl_checks{topic(acl_operation::describe, "q")});
+    EXPECT_EQ(sqs_action_checks("StartMessageMoveTask", "q"),
+              acl_checks{topic(acl_operation::alter, "q")});
+    EXPECT_EQ(sqs_action_checks("CancelMessageMoveTask", ""),
+              acl_checks{cluster(acl_operation::alter)});
+    EXPECT_TRUE(sqs_action_checks("ListQueues", "").empty());
+    EXPECT_TRUE(sqs_action_checks("NoSuchAction", "q").empty());
+}
+
+TEST(FrontAcls, SqsMoveTaskDestinationNeedsWrite) {
+    EXPECT_EQ(sqs_move_destination_checks("arn:aws:sqs:us-east-1:000000000000:dest"),
+              acl_checks{topic(acl_operation::write, "dest")});
+}
+
+TEST(FrontAcls, SqsMoveTaskNeedsAlterOnItsSourceAndWriteOnItsDestination) {
+    EXPECT_EQ(sqs_move_task_checks("dlq", std::nullopt),
+              acl_checks{topic(acl_operation::alter, "dlq")});
+    EXPECT_EQ(sqs_move_task_checks("dlq", std::string()),
+              acl_checks{topic(acl_operation::alter, "dlq")});
+    EXPECT_EQ(sqs_move_task_checks("dlq", "arn:aws:sqs:us-east-1:000000000000:dest"),
+              (acl_checks{topic(acl_operation::alter, "dlq"),
+                          topic(acl_operation::write, "dest")}));
+}
+
+TEST(FrontAcls, SqsQueueNamesFromParameters) {
+    EXPECT_EQ(sqs_queue_parameter("SendMessage"), "QueueUrl");
+    EXPECT_EQ(sqs_queue_parameter("CreateQueue"), "QueueName");
+    EXPECT_EQ(sqs_queue_parameter("GetQueueUrl"), "QueueName");
+    EXPECT_EQ(sqs_queue_parameter("StartMessageMoveTask"), "SourceArn");
+    EXPECT_EQ(sqs_queue_parameter("ListQueues"), "");
+    EXPECT_EQ(sqs_queue_of("QueueUrl", "http://127.0.0.1:9324/000000000000/orders?x=1"), "orders");
+    EXPECT_EQ(sqs_queue_of("QueueUrl", "orders"), "orders");
+    EXPECT_EQ(sqs_queue_of("SourceArn", "arn:aws:sqs:us-east-1:000000000000:dlq"), "dlq");
+    EXPECT_EQ(sqs_queue_of("QueueName", "q.fifo"), "q.fifo");
+}
+
+TEST(FrontAcls, WebSocketOps) {
+    EXPECT_EQ(subscribe_checks("b", ""), acl_checks{topic(acl_operation::read, "b")});
+    EXPECT_EQ(subscribe_checks("b", "g"),
+              (acl_checks{topic(acl_operation::read, "b"), group(acl_operation::read, "g")}));
+    EXPECT_EQ(produce_checks("a"), acl_checks{topic(acl_operation::write, "a")});
+}
+
+TEST(FrontAcls, DenialMessagesNameTheOperation) {
+    EXPECT_EQ(denial_message(topic(acl_operation::write, "a")), "Not authorized to WRITE topic a.");
+    EXPECT_EQ(denial_message(group(acl_operation::read, "g")), "Not authorized to READ group g.");
+    EXPECT_EQ(denial_message(cluster(acl_operation::describe)),
+              "Not authorized to DESCRIBE the cluster.");
+}
+
+TEST(FrontAcls, WithoutAnAuthorizerEverythingPasses) {
+    const front_authorizer off;
+    EXPECT_FALSE(off.on());
+    EXPECT_FALSE(off.denied("User:alice", "127.0.0.1", sqs_action_checks("SendMessage", "q")));
+    EXPECT_TRUE(off.allowed("User:alice", "127.0.0.1", topic(acl_operation::write, "q")));
+}
+
+/// An authorizer over an ACL file written here (the format of auth/authorizer.h).
+struct acl_file {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("front-acls-" + std::to_string(::getpid()));
+    explicit acl_file(const std::string& lines) {
+        std::ofstream(path) << "sluice-acls 1\n" << lines;
+    }
+    ~acl_file() { std::filesystem::remove(path); }
+};
+
+TEST(FrontAcls, ChecksGoToTheAuthorizerAndTheFirstDenialComesBack) {
+    const acl_file f("acl topic literal allow write User:alice * a\n"
+                     "acl topic literal allow read User:alice * b\n"
+                     "acl group literal allow read User:alice * b\n");
+    auth::authorizer_settings s;
+    s.enabled = true;
+    s.super_users = {"User:admin"};
+    const auth::authorizer a(s, f.path);
+    const front_authorizer acl(&a);
+    EXPECT_TRUE(acl.on());
+    EXPECT_FALSE(acl.denied("User:alice", "127.0.0.1", sqs_action_checks("SendMessage", "a")));
+    EXPECT_FALSE(acl.denied("User:alice", "127.0.0.1", sqs_action_checks("ReceiveMessage", "b")));
+    EXPECT_EQ(acl.denied("User:alice", "127.0.0.1", sqs_action_checks("ReceiveMessage", "a")),
+              topic(acl_operation::read, "a"));
+    // READ implies DESCRIBE: GetQueueAttributes on b passes, on c (no ACL) it does not.
+    EXPECT_FALSE(acl.denied("User:alice", "::1", sqs_action_checks("GetQueueAttributes", "b")));
+    EXPECT_TRUE(acl.denied("User:alice", "::1", sqs_action_checks("GetQueueAttributes", "c")));
+    EXPECT_FALSE(acl.denied("User:admin", "::1", sqs_action_checks("DeleteQueue", "c")));
+}
+
+TEST(FrontAcls, AnAuthorizerThatIsOffIsNotAsked) {
+    const acl_file f("");
+    const auth::authorizer a(auth::authorizer_settings{}, f.path);
+    const front_authorizer acl(&a);
+    EXPECT_FALSE(acl.on());
+    EXPECT_FALSE(acl.denied("User:alice", "::1", sqs_action_checks("DeleteQueue", "c")));
+}
+
+}  // namespace
+}  // namespace sluice::gateway

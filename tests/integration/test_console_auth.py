@@ -1,0 +1,198 @@
+"""Signing in to the console (http.authentication=basic,bearer, the authorizer on).
+
+The console's files and GET /v1/console/auth are open (no data in them); a user name and
+password are exchanged once for a session token (POST /v1/console/session), which then works
+as a Bearer token and as /ws's access_token=; a JWT signs in as it is. In headless Chromium:
+the page shows its own sign-in form (never the browser's password prompt), refuses a wrong
+password, lists only the topics the principal may describe, and tails and produces over the
+WebSocket with the session. One sluice for the module; users and ACLs set with the sluice CLI
+on its data dir before it starts.
+"""
+import base64
+import subprocess
+import tempfile
+
+import pytest
+import requests
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from harness import Sluice, sluice_binary
+from sasl_support import PASSWORDS, set_user
+from test_browser import browser  # noqa: F401 (a fixture)
+from test_console import BROWSER_ACCEPT, screenshot
+from test_http_auth import basic, bearer, keys  # noqa: F401 (keys: a fixture)
+
+CONSOLE = {"X-Sluice-Console": "1"}
+
+
+def acl_add(data_dir, principal, operation, kind, name=None):
+    resource = [f"--{kind}"] + ([name] if name is not None else [])
+    r = subprocess.run([sluice_binary(), "acls", "add", "--data-dir", data_dir,
+                        "--allow-principal", principal, "--operation", operation] + resource,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.fixture(scope="module")
+def server(keys):
+    d = tempfile.TemporaryDirectory(prefix="sluice-console-auth-")
+    set_user(d.name, "alice", PASSWORDS["alice"])
+    for op in ("Describe", "Read", "Write"):
+        acl_add(d.name, "User:alice", op, "topic", "shared")
+    acl_add(d.name, "User:bob", "Describe", "topic", "bobs")
+    # The Kafka listener here is plaintext (User:ANONYMOUS): it only creates the topics.
+    acl_add(d.name, "User:ANONYMOUS", "Create", "cluster")
+    s = Sluice(data_dir=d.name, settings=dict(keys.settings(), **{
+        "http.authentication": "basic,bearer", "authorizer.enabled": "true"}))
+    s.start()
+    admin = AdminClient({"bootstrap.servers": s.bootstrap})
+    for f in admin.create_topics([NewTopic(t, 1, 1) for t in ("shared", "secret", "bobs")
+                                  ]).values():
+        f.result(30)
+    yield s
+    s.close()
+    d.cleanup()
+
+
+def sign_in(server, user="alice", password=None):
+    r = requests.post(server.http_url + "/v1/console/session", timeout=30,
+                      headers=dict(CONSOLE, **basic(user, password or PASSWORDS[user])))
+    assert r.status_code == 200, r.text
+    assert r.headers["Cache-Control"] == "no-store"
+    return r.json()
+
+
+# --- the sign-in routes over plain HTTP --------------------------------------------------------
+
+def test_the_console_files_and_its_auth_question_are_open(server):
+    r = requests.get(server.http_url + "/v1/console/auth", timeout=30)
+    assert r.status_code == 200 and r.json() == {"schemes": ["basic", "bearer"]}
+    page = requests.get(server.http_url + "/", headers={"Accept": BROWSER_ACCEPT}, timeout=30)
+    assert page.status_code == 200 and "<title>sluice console</title>" in page.text
+    js = requests.get(server.http_url + "/ui/console/console.js", timeout=30)
+    assert js.status_code == 200 and "sign" in js.text
+    # The data stays behind the guard, and so does the REST Proxy's GET /.
+    for path in ("/", "/topics", "/metrics", "/v1/console/session"):
+        assert requests.get(server.http_url + path, timeout=30).status_code == 401, path
+
+
+def test_a_password_sign_in_gives_a_session_token_that_works_as_bearer(server):
+    answer = sign_in(server)
+    assert answer["principal"] == "User:alice"
+    assert answer["token"].startswith("sluice-session.")
+    assert 0 < answer["expires_in"] <= 24 * 3600
+    assert PASSWORDS["alice"] not in answer["token"]
+    me = requests.get(server.http_url + "/v1/console/session", headers=bearer(answer["token"]),
+                      timeout=30)
+    assert me.status_code == 200 and me.json() == {"principal": "User:alice"}
+    topics = requests.get(server.http_url + "/topics", headers=bearer(answer["token"]),
+                          timeout=30)
+    assert topics.status_code == 200
+    # Only what alice may describe.
+    assert topics.json() == ["shared"]
+    # /metrics names every topic: the cluster's view, which alice may not describe.
+    r = requests.get(server.http_url + "/metrics", headers=bearer(answer["token"]), timeout=30)
+    assert r.status_code == 403 and r.json()["error_code"] == 40301
+
+
+def test_a_wrong_password_from_the_console_gets_no_basic_challenge(server):
+    r = requests.post(server.http_url + "/v1/console/session", timeout=30,
+                      headers=dict(CONSOLE, **basic("alice", "wrong")))
+    assert r.status_code == 401 and r.json()["error_code"] == 40101
+    assert r.raw.headers.getlist("WWW-Authenticate") == ['Bearer realm="sluice"']
+    # Other clients still get both challenges.
+    r = requests.post(server.http_url + "/v1/console/session", timeout=30,
+                      headers=basic("alice", "wrong"))
+    challenges = r.raw.headers.getlist("WWW-Authenticate")
+    assert 'Basic realm="sluice"' in challenges and 'Bearer realm="sluice"' in challenges
+    assert "wrong" not in server.log_text().replace("wrong password", "")
+
+
+def test_forged_and_edited_session_tokens_are_refused(server):
+    token = sign_in(server)["token"]
+    _, principal, expiry, mac = token.split(".")
+    admin = base64.urlsafe_b64encode(b"User:admin").decode().rstrip("=")
+    for bad in (f"sluice-session.{admin}.{expiry}.{mac}",
+                f"sluice-session.{principal}.{int(expiry) + 3600}.{mac}",
+                f"sluice-session.{principal}.{expiry}.{mac[:-2]}AA",
+                "sluice-session.garbage", "sluice-session." + "A" * 5000 + ".99999999999.x"):
+        r = requests.get(server.http_url + "/topics", headers=bearer(bad), timeout=30)
+        assert r.status_code == 401, bad[:80]
+    r = requests.get(server.http_url + f"/ws?access_token=sluice-session.{admin}.{expiry}.{mac}",
+                     timeout=30)
+    assert r.status_code == 401
+
+
+def test_a_jwt_is_its_own_session(server, keys):
+    jwt = keys.token(sub="bob")
+    me = requests.get(server.http_url + "/v1/console/session", headers=bearer(jwt), timeout=30)
+    assert me.status_code == 200 and me.json() == {"principal": "User:bob"}
+    r = requests.post(server.http_url + "/v1/console/session", headers=bearer(jwt), timeout=30)
+    assert r.status_code == 400 and "Basic" in r.json()["message"]
+
+
+# --- the console in Chromium -------------------------------------------------------------------
+
+def open_console(browser, server):
+    browser.goto(f"{server.http_url}/?interval=300")
+    browser.wait("document.body.dataset.signIn === 'open'", "the sign-in form")
+
+
+def test_the_console_signs_in_with_a_password_and_shows_only_alices_topics(server, browser):
+    open_console(browser, server)
+    assert browser.eval("document.getElementById('sign-in').open") is True
+    assert browser.eval("document.getElementById('sign-in-password').hidden") is False
+    assert browser.eval("document.getElementById('sign-in-token').hidden") is False
+    screenshot(browser, "sign-in")
+    browser.fill("#sign-in-user", "alice")
+    browser.fill("#sign-in-secret", "not-her-password")
+    browser.click("#sign-in-submit")
+    browser.wait("document.getElementById('sign-in-error').textContent !== ''",
+                 "the refusal of a wrong password")
+    assert "invalid credentials" in browser.eval(
+        "document.getElementById('sign-in-error').textContent")
+    browser.fill("#sign-in-secret", PASSWORDS["alice"])
+    browser.click("#sign-in-submit")
+    browser.wait("document.body.dataset.signIn === 'done'", "the sign-in")
+    assert browser.eval("document.body.dataset.principal") == "User:alice"
+    browser.wait("Number(document.body.dataset.polls) >= 1 && "
+                 "window.sluiceConsole.topics.length > 0", "the topic list")
+    names = browser.eval("window.sluiceConsole.topics.map(t => t.name)")
+    assert names == ["shared"]
+    assert browser.eval("window.sluiceConsole.errors") == []
+    # The password is not kept by the page: only the session token is.
+    stored = browser.eval("sessionStorage.getItem('sluice.console.session')")
+    assert PASSWORDS["alice"] not in stored and "sluice-session." in stored
+    screenshot(browser, "signed-in")
+
+    # Tail and produce over /ws with the session token.
+    browser.fill("#tail-topic", "shared")
+    browser.click("#tail-start")
+    browser.wait("document.body.dataset.tailing === 'shared'", "the tail to start")
+    browser.fill("#produce-topic", "shared")
+    browser.fill("#produce-value", "hello from alice")
+    browser.click("#produce-send")
+    browser.wait("document.getElementById('produce-result').dataset.offset !== undefined",
+                 "the produce ack")
+    browser.wait("[...document.querySelectorAll('#tail-rows td.value')]"
+                 ".some(td => td.textContent === 'hello from alice')", "the tailed record")
+
+    # A reload keeps the session (this tab's sessionStorage): no form.
+    browser.reload()
+    browser.wait("document.body.dataset.principal === 'User:alice'", "the kept session")
+    assert browser.eval("document.body.dataset.signIn === undefined") is True
+
+    # Signing out brings the form back and forgets the token.
+    browser.click("#sign-out")
+    browser.wait("document.body.dataset.signIn === 'open'", "the form after signing out")
+    assert browser.eval("sessionStorage.getItem('sluice.console.session')") is None
+
+
+def test_the_console_signs_in_with_a_jwt(server, browser, keys):
+    open_console(browser, server)
+    browser.fill("#sign-in-jwt", keys.token(sub="bob", lifetime=600))
+    browser.click("#sign-in-submit")
+    browser.wait("document.body.dataset.signIn === 'done'", "the sign-in")
+    assert browser.eval("document.body.dataset.principal") == "User:bob"
+    browser.wait("window.sluiceConsole.topics.length > 0", "bob's topic list")
+    assert browser.eval("window.sluiceConsole.topics.map(t => t.name)") == ["bobs"]
