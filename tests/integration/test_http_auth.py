@@ -75,8 +75,10 @@ def test_wrong_password_and_unknown_user_are_refused_alike(broker):
     assert_unauthorized(wrong)
     assert_unauthorized(unknown)
     assert wrong.json() == unknown.json()
-    log = broker.log_text()
-    assert "authentication failed: user 'alice'" in log and "nope" not in log
+    # The log is read by a thread: wait (bounded) for the lines.
+    broker.wait_log("authentication failed: user 'alice'")
+    broker.wait_log("authentication failed: user 'nobody'")
+    assert "nope" not in broker.log_text()
 
 
 def test_good_basic_and_good_bearer_pass(broker, keys):

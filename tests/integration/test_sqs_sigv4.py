@@ -81,8 +81,9 @@ def test_boto3_wrong_secret_and_unknown_key(broker):
         ("SignatureDoesNotMatch", 403)
     assert error_code(lambda: client(broker, key_id="AKIAUNKNOWN00000TEST").list_queues()) == \
         ("InvalidClientTokenId", 403)
-    log = broker.log_text()
-    assert "SignatureDoesNotMatch" in log and SECRET not in log
+    # The log is read by a thread: wait (bounded) for the line.
+    broker.wait_log("SignatureDoesNotMatch")
+    assert SECRET not in broker.log_text()
 
 
 def aws(broker, key_id, secret, *args):
