@@ -11,21 +11,45 @@
 //        sequence ranges stay as they were), recompressed with its codec
 //     3. fsync everything, write cleaning/range, rename cleaning/ -> swap/ (the commit point)
 //     4. under the partition lock: replace the segments, move swap/* into place
-//        (partition_recovery.cc's complete_swap, which also finishes a swap after a crash)
+//        (partition_recovery.cc's complete_swap, which also finishes a swap after a crash),
+//        record the abort markers removed and bump the compaction generation
 //
 // Transactions, as Kafka's cleaner treats them: a transactional batch counts only once its
 // marker is seen. The records of a committed transaction enter the key map at their offsets;
 // those of an aborted one never do (they can never be read committed, so they must not
-// supersede a committed record of the same key) and are removed. Its abort marker stays, as
-// commit markers do: the producer state's aborted index still lists the transaction in
-// read_committed fetches, and a client skips that producer's transactional batches from the
-// listed first offset until it reads the abort marker, so without the marker it would also
-// skip the producer's later, committed transactions. Batches of a transaction whose marker
-// lies past what pass 1 mapped (still open, or beyond the memory budget) are copied as they
-// are.
+// supersede a committed record of the same key) and are removed. Batches of a transaction
+// whose marker lies past what pass 1 mapped (still open, or beyond the memory budget) are
+// copied as they are.
+//
+// A marker (commit or abort) is removed, like a tombstone, only when all of these hold:
+//   - no record of its transaction is left: an aborted transaction's records all go in this
+//     pass; a committed one's may all have been superseded. The cleanable range always starts
+//     at the first segment and a transaction's data lies below its marker, so every batch of a
+//     transaction whose marker was mapped is in the range and was looked at;
+//   - it is older (its batch's max timestamp) than delete.retention.ms, so a consumer part-way
+//     through the transaction has had that long to read it; an unknown timestamp keeps it;
+//   - it is not the last batch of its producer in the mapped range: that batch holds the
+//     producer's epoch and coordinator epoch for a replay of the log from the start (Kafka
+//     keeps the last batch of an active producer for the same reason; a later batch of the
+//     producer past the mapped range is not looked for, so the marker stays then too);
+//   - it decodes as a commit or abort marker.
+// Why an abort marker needs more than that: the partition's producer state lists aborted
+// transactions in read_committed fetches, and a client skips the producer's transactional
+// batches from the listed first offset until it reads the abort marker; a listed transaction
+// whose marker is gone would hide that producer's later committed transactions. So the removed
+// abort markers are recorded with the swap (removed_markers()), and the producer state drops
+// those transactions before it next answers a fetch (producer_state.h, forget_removed); a
+// fetch whose read saw the segments from before the swap reads again (compaction_generation).
+// After a restart the list is empty: loading the producer state checks each aborted
+// transaction of its snapshot against the log and drops those whose marker is gone, and a
+// transaction the snapshot saw open whose first batch is gone (all its data and its marker
+// were removed) is ended. Since a marker goes only with the last of its data, a replay never
+// meets a committed transaction's data without its marker.
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
+#include <utility>
 #include <unordered_map>
 
 #include "backend/io/file.h"
@@ -128,15 +152,23 @@ private:
     std::unordered_map<std::int64_t, std::vector<range>> ranges_;
 };
 
-/// Whether a control batch holds a commit marker (an abort, or anything unreadable, is not).
-bool is_commit_marker(protocol::bytes_view batch) {
+/// The marker a control batch holds; nullopt when it holds none or cannot be read.
+std::optional<kafka::control_record_type> marker_type(protocol::bytes_view batch) {
     auto it = kafka::record_iterator::open(batch, kafka::default_max_decompressed_bytes);
     kafka::record_view r;
     if (!it || !it->next(r)) {
-        return false;
+        return std::nullopt;
     }
     auto m = kafka::decode_end_txn_marker(r);
-    return m && m->type == kafka::control_record_type::commit;
+    if (!m) {
+        return std::nullopt;
+    }
+    return m->type;
+}
+
+/// Whether a control batch holds a commit marker (an abort, or anything unreadable, is not).
+bool is_commit_marker(protocol::bytes_view batch) {
+    return marker_type(batch) == kafka::control_record_type::commit;
 }
 
 // The batch rebuilt with only the records `keep` says yes to; nullopt when all are kept.
@@ -279,6 +311,7 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
     // 1. The latest offset of every key, segment by segment until the memory budget is spent.
     key_map keys(env_->compaction_map_bytes);
     txn_outcomes txns;
+    std::unordered_map<std::int64_t, std::int64_t> last_batch_of;  // producer id -> base offset
     std::size_t mapped = 0;
     for (const auto& s : inputs) {
         auto f = s->log_file().get();
@@ -297,6 +330,9 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
             }
             if (*o != batch_scanner::outcome::batch) {
                 return fail(errc::segment_corrupt);
+            }
+            if (it.header.has_producer_id()) {
+                last_batch_of[it.header.producer_id] = it.header.base_offset;
             }
             if (it.header.is_control()) {
                 if (it.header.is_transactional()) {
@@ -352,6 +388,23 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
         // A tombstone stays readable for delete.retention.ms, then goes.
         return r.value.has_value() || now_ms - r.timestamp < cfg->delete_retention_ms;
     };
+    // Producers whose current transaction (in the pass-2 walk) still has a record written.
+    std::unordered_map<std::int64_t, bool> txn_has_data;
+    auto marker_removable = [&](const kafka::batch_header& h, protocol::bytes_view batch) {
+        const bool had_data = std::exchange(txn_has_data[h.producer_id], false);
+        if (had_data || !h.is_transactional() || !marker_type(batch)) {
+            return false;
+        }
+        if (txns.of(h.producer_id, h.base_offset) == txn_outcomes::outcome::open) {
+            return false;  // not mapped in pass 1 (cannot happen for a mapped marker)
+        }
+        auto last = last_batch_of.find(h.producer_id);
+        if (last == last_batch_of.end() || last->second == h.base_offset) {
+            return false;
+        }
+        return h.max_timestamp >= 0 && now_ms - h.max_timestamp >= cfg->delete_retention_ms;
+    };
+    std::vector<removed_marker> removed;
     std::vector<std::shared_ptr<segment>> outputs;
     std::shared_ptr<segment> current;
     std::shared_ptr<io::file> current_file;
@@ -391,9 +444,20 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
                                  ? txns.of(it.header.producer_id, it.header.base_offset)
                                  : txn_outcomes::outcome::committed;
             if (txn == txn_outcomes::outcome::aborted && !it.header.is_control()) {
-                // Never readable committed. The marker stays (see the top of this file).
+                // Never readable committed.
                 out.records_removed += it.header.records_count;
                 continue;
+            }
+            if (it.header.is_control() && it.header.has_producer_id()) {
+                if (marker_removable(it.header, bytes)) {
+                    // Rules at the top of this file.
+                    removed.push_back({it.header.producer_id, offset(it.header.base_offset),
+                                       txn == txn_outcomes::outcome::committed});
+                    ++out.markers_removed;
+                    continue;
+                }
+            } else if (it.header.is_transactional() && txn != txn_outcomes::outcome::committed) {
+                txn_has_data[it.header.producer_id] = true;  // open: copied as it is
             }
             if (!it.header.is_control() && txn == txn_outcomes::outcome::committed) {
                 auto fb = filter_batch(bytes, keep);
@@ -404,6 +468,9 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
                 out.records_removed += it.header.records_count - kept.kept;
                 if (kept.kept == 0) {
                     continue;
+                }
+                if (it.header.is_transactional()) {
+                    txn_has_data[it.header.producer_id] = true;
                 }
                 if (!kept.all) {
                     bytes = kept.bytes.view();
@@ -492,6 +559,13 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
                 size_bytes_ += static_cast<std::int64_t>(seg->size);
             }
             compacted_until_ = std::max(compacted_until_, end);
+            // Only abort markers matter to the producer state (it lists aborted transactions).
+            for (const auto& m : removed) {
+                if (!m.commit) {
+                    removed_markers_.push_back(m);
+                }
+            }
+            ++compaction_generation_;
         }
     }
     if (swap_failed) {
@@ -500,10 +574,10 @@ result<compaction_result> partition_log::compact(std::int64_t now_ms) {
     }
     out.segments_cleaned = static_cast<std::int32_t>(inputs.size());
     storage_log().info(
-        "{}-{}: compacted {} segments into {} ({} -> {} bytes, {} records removed), offsets "
-        "below {}",
+        "{}-{}: compacted {} segments into {} ({} -> {} bytes, {} records and {} transaction "
+        "markers removed), offsets below {}",
         topic_, id_.value, inputs.size(), outputs.size(), out.bytes_before, out.bytes_after,
-        out.records_removed, end.value);
+        out.records_removed, out.markers_removed, end.value);
     return out;
 }
 

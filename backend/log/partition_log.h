@@ -93,6 +93,10 @@ struct read_result {
     offset log_end_offset{0};
     /// Records in `records`' batches (their records_count fields, whole batches).
     std::uint64_t record_count = 0;
+    /// partition_log::compaction_generation() when the read began: a reader that pairs these
+    /// records with state derived from the log (the aborted transactions of a read_committed
+    /// fetch) reads again when the generation moved on since.
+    std::uint64_t compaction_generation = 0;
 };
 
 struct timestamp_and_offset {
@@ -121,6 +125,15 @@ struct compaction_result {
     std::int64_t bytes_before = 0;
     std::int64_t bytes_after = 0;
     std::int64_t records_removed = 0;
+    std::int32_t markers_removed = 0;  // transaction markers (commit and abort) removed
+};
+
+/// A transaction marker that compaction removed (compactor.cc says when it may).
+struct removed_marker {
+    std::int64_t producer_id = -1;
+    offset at{-1};  // the marker's offset
+    bool commit = false;
+    bool operator==(const removed_marker&) const = default;
 };
 
 struct segment_info {
@@ -228,6 +241,18 @@ public:
     result<compaction_result> compact(std::int64_t now_ms);
     /// True when compact() would find work (dirty ratio or max.compaction.lag.ms).
     bool needs_compaction(std::int64_t now_ms) const;
+    /// Bumped (under the partition lock, with the segment swap) by every compaction that
+    /// replaced segments since the partition was opened.
+    std::uint64_t compaction_generation() const;
+    /// The markers compactions removed since the partition was opened, from the `from`-th on
+    /// (in removal order), appended to `out`; returns how many were removed in all. A state
+    /// derived from the log (the producer state's aborted transactions) catches up with it;
+    /// markers removed before the open are simply absent from the log. Only abort markers are
+    /// kept: 24 bytes each, for as long as the partition stays open.
+    std::size_t removed_markers(std::size_t from, std::vector<removed_marker>& out) const;
+    /// The header of the batch that starts exactly at `o`; nullopt when no batch starts there
+    /// (removed by compaction, never one, or outside the log). Errors: storage errors only.
+    result<std::optional<protocol::kafka::batch_header>> batch_header_at(offset o);
 
     /// Calls fn with every batch from `from` (inclusive, snapped to its batch) to the log end,
     /// in order; stops early when fn returns false. Returns the offset after the last batch
@@ -341,6 +366,9 @@ private:
     std::atomic<bool> sync_queued_{false};
     std::mutex admin_mu_;        // delete_records, retention and compaction, one at a time
     offset compacted_until_{0};  // segments below were compacted in this process
+    // Guarded by mu_: see compaction_generation() and removed_markers().
+    std::uint64_t compaction_generation_ = 0;
+    std::vector<removed_marker> removed_markers_;
     recovery_report recovery_;
 };
 

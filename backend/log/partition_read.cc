@@ -1,6 +1,7 @@
 // partition_log's read side: reads by offset (whole batches, file regions), lookups by
 // timestamp, the largest timestamp, and replay for state loaders.
 #include <algorithm>
+#include <array>
 
 #include "backend/io/file.h"
 #include "backend/log/partition_log.h"
@@ -225,6 +226,7 @@ result<read_result> partition_log::read_attempt(offset from, std::size_t max_byt
             return fail(errc::log_closed);
         }
         out.high_watermark = log_end_;
+        out.compaction_generation = compaction_generation_;
         out.log_start_offset = log_start_;
         out.log_end_offset = log_end_;
         if (from < log_start_ || from > log_end_) {
@@ -469,6 +471,60 @@ result<offset> partition_log::replay(offset from,
             pos = next;
         }
     }
+}
+
+result<std::optional<kafka::batch_header>> partition_log::batch_header_at(offset o) {
+    using found = std::optional<kafka::batch_header>;
+    read_options opts;
+    opts.min_one_batch = true;
+    auto r = read(o, 1, opts);
+    if (!r) {
+        if (r.error() == errc::offset_out_of_range) {
+            return found();
+        }
+        return fail(r.error());
+    }
+    if (r->records.size() < kafka::batch_header_size) {
+        return found();
+    }
+    std::array<std::byte, kafka::batch_header_size> head{};
+    const auto& c = r->records.chunks().front();
+    if (const auto* m = std::get_if<protocol::shared_bytes>(&c)) {
+        if (m->data.size() < head.size()) {
+            return found();
+        }
+        std::copy_n(m->data.begin(), head.size(), head.begin());
+    } else {
+        const auto& region = std::get<protocol::file_region>(c);
+        if (region.length < head.size()) {
+            return found();
+        }
+        auto file = std::const_pointer_cast<io::file>(
+            std::static_pointer_cast<const io::file>(region.owner));
+        auto n = file->read_at(head, region.position);
+        if (!n || *n != head.size()) {
+            return fail(errc::storage_error);
+        }
+    }
+    auto h = kafka::read_batch_header(head);
+    if (!h || h->base_offset != o.value) {
+        return found();
+    }
+    return found(*h);
+}
+
+std::uint64_t partition_log::compaction_generation() const {
+    std::lock_guard lock(mu_);
+    return compaction_generation_;
+}
+
+std::size_t partition_log::removed_markers(std::size_t from,
+                                           std::vector<removed_marker>& out) const {
+    std::lock_guard lock(mu_);
+    for (std::size_t i = from; i < removed_markers_.size(); ++i) {
+        out.push_back(removed_markers_[i]);
+    }
+    return removed_markers_.size();
 }
 
 }  // namespace sluice::backend::log

@@ -53,14 +53,14 @@ std::int64_t end_of(const kafka::records& records) {
 /// compat: Kafka's collectAbortedTransactions: the aborted transactions whose marker is at or
 /// after the fetch offset and whose data starts before the end of what is returned.
 void add_aborted(api::fetched_partition& pout, const bp::partition_producer_state& st,
-                 offset fetch_offset, offset lso) {
+                 offset fetch_offset, offset lso, const kafka::records& records) {
     auto aborted = st.aborted_between(fetch_offset.value, lso.value);
     if (aborted.empty()) {
         return;
     }
     std::int64_t upper = lso.value;
-    if (pout.records.size() > 0) {
-        if (std::int64_t end = end_of(pout.records); end >= 0) {
+    if (records.size() > 0) {
+        if (std::int64_t end = end_of(records); end >= 0) {
             upper = std::min(upper, end);
         }
     }
@@ -229,7 +229,31 @@ api::awaitable<api::fetch_result> native_records::fetch(api::fetch_request req) 
             }
             auto got = t.log->read(t.fetch_offset,
                                    static_cast<std::size_t>(std::max<std::int64_t>(room, 0)), ropts);
+            for (int attempt = 1; got && t.txn; ++attempt) {
+                // The aborted transactions must describe the segments the records came from:
+                // a compaction may remove an aborted transaction's data, its marker and its
+                // entry (forget_removed) between the read and the list. Read again then.
+                pout.aborted.clear();
+                t.txn->forget_removed(*t.log);
+                add_aborted(pout, *t.txn, t.fetch_offset,
+                            std::min(lso, got->high_watermark), got->records);
+                if (t.log->compaction_generation() == got->compaction_generation) {
+                    break;
+                }
+                if (attempt == 4) {
+                    // Compactions keep overtaking the read: answer nothing for now (the client
+                    // fetches again) rather than records and a list that may not match.
+                    got->records = kafka::records::empty();
+                    got->record_count = 0;
+                    pout.aborted.clear();
+                    break;
+                }
+                got = t.log->read(t.fetch_offset,
+                                  static_cast<std::size_t>(std::max<std::int64_t>(room, 0)),
+                                  ropts);
+            }
             if (!got) {
+                pout.aborted.clear();
                 pout.error = got.error();
                 errors = true;
                 continue;
@@ -241,9 +265,6 @@ api::awaitable<api::fetch_result> native_records::fetch(api::fetch_request req) 
             total += static_cast<std::int64_t>(got->records.size());
             t.record_count = got->record_count;
             pout.records = std::move(got->records);
-            if (t.txn) {
-                add_aborted(pout, *t.txn, t.fetch_offset, pout.last_stable_offset);
-            }
         }
         if (!errors && total < min_bytes && may_wait && !cut_by_limit) {
             // A partition the limit narrowed has more behind what it gave when a read with the

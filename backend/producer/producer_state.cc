@@ -214,6 +214,57 @@ std::int64_t partition_producer_state::end_offset() const {
     return end_;
 }
 
+void partition_producer_state::forget_removed(const log::partition_log& log) {
+    std::size_t from = 0;
+    {
+        std::lock_guard lock(mu_);
+        from = removals_seen_;
+    }
+    std::vector<log::removed_marker> fresh;
+    const std::size_t total = log.removed_markers(from, fresh);
+    if (fresh.empty()) {
+        return;
+    }
+    std::lock_guard lock(mu_);
+    for (const auto& m : fresh) {
+        if (!m.commit) {
+            forget_aborted_locked(m.producer_id, m.at.value);
+        }
+    }
+    removals_seen_ = std::max(removals_seen_, total);
+}
+
+void partition_producer_state::forget_aborted(std::int64_t pid, std::int64_t marker) {
+    std::lock_guard lock(mu_);
+    forget_aborted_locked(pid, marker);
+}
+
+void partition_producer_state::forget_aborted_locked(std::int64_t pid, std::int64_t marker) {
+    auto it = std::find_if(aborted_.begin(), aborted_.end(), [&](const aborted_txn& a) {
+        return a.producer_id == pid && a.last_offset == marker;
+    });
+    if (it != aborted_.end()) {
+        aborted_.erase(it);
+        ++changes_;
+    }
+}
+
+std::map<std::int64_t, std::int64_t> partition_producer_state::ongoing() const {
+    std::lock_guard lock(mu_);
+    return ongoing_;
+}
+
+void partition_producer_state::end_lost_txn(std::int64_t pid, std::int64_t first) {
+    std::lock_guard lock(mu_);
+    auto it = producers_.find(pid);
+    if (it == producers_.end() || it->second.current_txn_first_offset != first) {
+        return;
+    }
+    it->second.current_txn_first_offset = -1;
+    ongoing_.erase(first);
+    ++changes_;
+}
+
 std::size_t partition_producer_state::expire(std::int64_t now_ms, std::int64_t expiration_ms,
                                              std::int64_t log_start) {
     std::lock_guard lock(mu_);

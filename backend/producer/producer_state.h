@@ -119,6 +119,21 @@ public:
     /// The smallest first offset of an open transaction (-1: none).
     std::int64_t first_ongoing_offset() const;
 
+    // --- what compaction removed (backend/log/compactor.cc) -------------------------------
+    /// Drops the aborted transactions whose abort marker a compaction of `log` removed while it
+    /// was open (partition_log::removed_markers): a client told about a transaction skips the
+    /// producer's transactional batches until it reads the marker, so without the marker it
+    /// would skip the producer's later committed transactions too. Call before
+    /// aborted_between(). Idempotent. Takes the log's lock, then this state's, never both.
+    void forget_removed(const log::partition_log& log);
+    /// Drops the aborted transactions of producer `pid` whose marker is at `marker`.
+    void forget_aborted(std::int64_t pid, std::int64_t marker);
+    /// The open transactions: first offset -> producer id.
+    std::map<std::int64_t, std::int64_t> ongoing() const;
+    /// Ends the open transaction of `pid` that starts at `first` without a marker (the load
+    /// found its data and its marker removed by compaction).
+    void end_lost_txn(std::int64_t pid, std::int64_t first);
+
     /// Drops producers idle since before now - expiration_ms that have no open transaction
     /// (producer.id.expiration.ms), and aborted transactions below the log start. Returns the
     /// producers removed.
@@ -148,6 +163,7 @@ public:
 private:
     void apply_locked(const protocol::kafka::batch_header& h,
                       std::optional<protocol::kafka::end_txn_marker> marker);
+    void forget_aborted_locked(std::int64_t pid, std::int64_t marker);
 
     const std::string topic_;
     const partition_id partition_;
@@ -160,6 +176,7 @@ private:
     std::uint64_t changes_ = 0;            // bumped by every apply / expire
     std::uint64_t snapshotted_changes_ = 0;
     std::int64_t snapshot_end_ = -1;
+    std::size_t removals_seen_ = 0;  // forget_removed(): the log's removed markers applied
 };
 
 /// The append_validator the produce path and the marker writer hand to partition_log::append:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <cstdio>
 
 #include <boost/asio/associated_executor.hpp>
@@ -263,6 +264,7 @@ result<std::shared_ptr<partition_producer_state>> producer_state_manager::load(
     auto st = std::make_shared<partition_producer_state>(log.topic(), log.partition());
     const std::int64_t end = log.log_end_offset().value;
     std::int64_t from = log.log_start_offset().value;
+    bool from_snapshot = false;
     for (std::int64_t s : list_snapshots(*fs_, log.dir())) {
         if (s > end) {
             continue;
@@ -270,11 +272,21 @@ result<std::shared_ptr<partition_producer_state>> producer_state_manager::load(
         auto bytes = io::read_whole_file(*fs_, io::join_path(log.dir(), snapshot_file_name(s)));
         if (bytes && st->load_snapshot(protocol::bytes_view(bytes->data(), bytes->size()))) {
             from = std::max(from, s);
+            from_snapshot = true;
             break;
         }
         producer_log().warn("{}-{}: producer snapshot {} is unreadable; using an older one",
                             log.topic(), log.partition().value, s);
         st = std::make_shared<partition_producer_state>(log.topic(), log.partition());
+    }
+    if (from_snapshot) {
+        if (auto v = drop_removed_aborted(log, *st); !v) {
+            return fail(v.error());
+        }
+        // Before the replay: a later transaction of the same producer must start afresh.
+        if (auto v = end_lost_transactions(log, *st); !v) {
+            return fail(v.error());
+        }
     }
     std::size_t batches = 0;
     auto replayed = log.replay(offset(from), [&](protocol::bytes_view batch) {
@@ -292,6 +304,66 @@ result<std::shared_ptr<partition_producer_state>> producer_state_manager::load(
                              log.topic(), log.partition().value, from, batches);
     }
     return st;
+}
+
+result<void> producer_state_manager::drop_removed_aborted(log::partition_log& log,
+                                                          partition_producer_state& st) {
+    // The snapshot may predate a compaction that removed abort markers (compactor.cc): a
+    // transaction listed without its marker would hide the producer's later transactions
+    // from read_committed clients. Markers below the log start are expire()'s business.
+    const std::int64_t start = log.log_start_offset().value;
+    std::size_t dropped = 0;
+    for (const auto& a : st.aborted_between(start, std::numeric_limits<std::int64_t>::max())) {
+        auto h = log.batch_header_at(offset(a.last_offset));
+        if (!h) {
+            producer_log().error("{}-{}: cannot check the aborted transactions: {}", log.topic(),
+                                 log.partition().value, h.error().message());
+            return fail(errc::storage_error);
+        }
+        if (!*h || !(*h)->is_control() || (*h)->producer_id != a.producer_id) {
+            st.forget_aborted(a.producer_id, a.last_offset);
+            ++dropped;
+        }
+    }
+    if (dropped > 0) {
+        producer_log().info("{}-{}: {} aborted transactions of the producer snapshot have no "
+                            "marker in the log any more (compacted away); no longer listed",
+                            log.topic(), log.partition().value, dropped);
+    }
+    return {};
+}
+
+result<void> producer_state_manager::end_lost_transactions(log::partition_log& log,
+                                                           partition_producer_state& st) {
+    // A transaction open when the snapshot was written is still open, or it ended after the
+    // snapshot. Compaction copies an open transaction's batches as they are, so its first
+    // batch is still at its offset; when it is not, the transaction ended and compaction
+    // removed its first batch (and perhaps all of its data and its marker: a marker goes only
+    // with the last of its transaction's data). It is ended here, before the replay: the
+    // replay would not meet a removed marker, and would take the producer's next transaction
+    // for the rest of this one (pinning the last stable offset at the removed first batch).
+    // A marker still in the log finds the transaction ended: as for a replay from the start,
+    // nothing is listed for an aborted transaction whose records are all gone.
+    const std::int64_t start = log.log_start_offset().value;
+    for (const auto& [first, pid] : st.ongoing()) {
+        if (first < start) {
+            continue;
+        }
+        auto h = log.batch_header_at(offset(first));
+        if (!h) {
+            producer_log().error("{}-{}: cannot check the open transactions: {}", log.topic(),
+                                 log.partition().value, h.error().message());
+            return fail(errc::storage_error);
+        }
+        if (!*h || (*h)->is_control() || !(*h)->is_transactional() ||
+            (*h)->producer_id != pid) {
+            producer_log().info("{}-{}: the first batch of producer {}'s transaction from "
+                                "offset {} was compacted away, so it ended; it is not open",
+                                log.topic(), log.partition().value, pid, first);
+            st.end_lost_txn(pid, first);
+        }
+    }
+    return {};
 }
 
 result<void> producer_state_manager::write_snapshot(log::partition_log& log,
@@ -327,7 +399,11 @@ std::size_t producer_state_manager::write_snapshots() {
             st = s->state;
         }
         auto log = s->log.lock();
-        if (!st || !log || log->closed() || !st->dirty()) {
+        if (!st || !log || log->closed()) {
+            continue;
+        }
+        st->forget_removed(*log);  // a snapshot never lists a transaction whose marker is gone
+        if (!st->dirty()) {
             continue;
         }
         if (auto w = write_snapshot(*log, *st); !w) {

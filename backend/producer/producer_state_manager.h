@@ -6,6 +6,7 @@
 //   produce / fetch / markers ──state_for(log)──> producer_state_manager
 //                                                   │ slot per partition folder (weak log ref)
 //                                                   ├── load: newest <end>.snapshot ≤ log end,
+//                                                   │         minus what compaction removed,
 //                                                   │         then partition_log::replay()
 //                                                   └── maintenance thread: snapshots of changed
 //                                                       states, expiry, old snapshots removed
@@ -136,6 +137,10 @@ private:
     void grant_next_locked(const std::shared_ptr<slot>& s, const boost::asio::any_io_executor& loader);
     void release_turn(const std::shared_ptr<slot>& s, const boost::asio::any_io_executor& loader);
     result<std::shared_ptr<partition_producer_state>> load(log::partition_log& log);
+    // After loading a snapshot, before the replay: drop the aborted transactions whose marker
+    // compaction removed since, and end the open ones whose first batch it removed.
+    result<void> drop_removed_aborted(log::partition_log& log, partition_producer_state& st);
+    result<void> end_lost_transactions(log::partition_log& log, partition_producer_state& st);
     result<void> write_snapshot(log::partition_log& log, partition_producer_state& st);
     void remove_stray_snapshots();
     void maintenance_loop();

@@ -8,17 +8,22 @@ line): a read_committed consumer sees exactly the latest committed value of each
 read_uncommitted consumer sees the same (the aborted records are gone, not just hidden); every
 surviving record keeps the offset it was produced at; a consumer placed on a removed offset or
 a transaction marker moves on to the next record. A tombstone committed in a transaction stays
-readable while delete.retention.ms has not passed and removes its key once it has. SIGKILL of
-sluice after compaction and a restart give the same answers, and the transactional ids go on
-committing and aborting after it.
+readable while delete.retention.ms has not passed and removes its key once it has.
+Transaction markers stay while delete.retention.ms has not passed; once it has (0 here), the
+markers of transactions with no record left go (the last marker of each producer stays), and a
+read_committed fetch never lists an aborted transaction whose abort marker is gone (seen with
+hand-built Fetch v4 requests, which return the control batches). SIGKILL of sluice after
+compaction and a restart give the same answers, and the transactional ids go on committing and
+aborting after it.
 """
 import re
+import struct
 import time
 
 from confluent_kafka import OFFSET_END, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness import Sluice, wait_for
+from harness import Sluice, connect, kafka_request, read_frame, wait_for
 
 KEYS = [f"k{i}" for i in range(8)]
 ABORT_ONLY_KEYS = [f"x{i}" for i in range(4)]
@@ -47,6 +52,8 @@ class Writer:
         self.topic = topic
         self.offsets = {}       # offset -> (key, value, committed?) for every record sent
         self.pending = {}       # producer -> [offsets] of its open transaction
+        self.ends = []          # (producer, committed?) of every end(), in order
+        self.markers = {}       # marker offset -> (producer name, committed?), see write_workload
 
     def send(self, producer, key, value, txn):
         got = []
@@ -67,6 +74,7 @@ class Writer:
             self.offsets[off] = (key, value, True)
 
     def end(self, producer, commit):
+        self.ends.append((id(producer), commit))
         for off in self.pending.pop(id(producer), []):
             key, value, _ = self.offsets[off]
             self.offsets[off] = (key, value, commit)
@@ -142,6 +150,12 @@ def write_workload(bootstrap, topic):
         w.send(plain, FILLER, "x" * 600 + str(i), txn=False)
     for p in (plain, a, b):
         p.flush(10)
+    # Each end() wrote one marker, after every record sent before it and before the next: the
+    # offsets no record got are the markers, in the order of the end() calls.
+    gaps = [o for o in range(max(w.offsets)) if o not in w.offsets]
+    assert len(gaps) == len(w.ends), (gaps, w.ends)
+    names = {id(a): "a", id(b): "b"}
+    w.markers = {o: (names[pid], commit) for o, (pid, commit) in zip(gaps, w.ends)}
     return w, last
 
 
@@ -203,8 +217,121 @@ def check(bootstrap, topic, w, tombstones_kept):
         assert [off for off, _, _ in got] == after, start
 
 
+def fetch_v4(topic, offset, committed, correlation_id):
+    t = topic.encode()
+    body = struct.pack(">iiiib", -1, 0, 1, 1 << 20, 1 if committed else 0)
+    body += struct.pack(">i", 1) + struct.pack(">h", len(t)) + t
+    body += struct.pack(">i", 1) + struct.pack(">iqi", 0, offset, 1 << 20)
+    return kafka_request(1, 4, correlation_id, body)
+
+
+def parse_fetch_v4(frame):
+    """(error, high watermark, last stable offset, [(producer id, first offset)], records) of
+    the one partition of a Fetch v4 response."""
+    pos = 4 + 4 + 4  # correlation id, throttle time, topic count
+    (ln,) = struct.unpack_from(">h", frame, pos)
+    pos += 2 + ln + 4  # topic name, partition count
+    _, err, hw, lso = struct.unpack_from(">ihqq", frame, pos)
+    pos += 22
+    (n_aborted,) = struct.unpack_from(">i", frame, pos)
+    pos += 4
+    aborted = []
+    for _ in range(max(n_aborted, 0)):
+        aborted.append(struct.unpack_from(">qq", frame, pos))
+        pos += 16
+    (size,) = struct.unpack_from(">i", frame, pos)
+    pos += 4
+    return err, hw, lso, aborted, frame[pos:pos + max(size, 0)]
+
+
+def read_varint(data, pos):
+    shift = value = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return (value >> 1) ^ -(value & 1), pos
+
+
+def batches_of(records):
+    """(base offset, last offset, producer id, marker) of every whole batch; marker: None for
+    data, "commit" or "abort" for a control batch."""
+    out = []
+    pos = 0
+    while pos + 61 <= len(records):
+        base, length = struct.unpack_from(">qi", records, pos)
+        end = pos + 12 + length
+        if end > len(records):
+            break  # a partial batch at the end of the response
+        attributes, last_delta = struct.unpack_from(">hi", records, pos + 21)
+        (pid,) = struct.unpack_from(">q", records, pos + 43)
+        marker = None
+        if attributes & 0x20:
+            # The first record's key: i16 version, i16 type (0 abort, 1 commit).
+            _, rpos = read_varint(records, pos + 61)  # record length
+            rpos += 1  # attributes
+            _, rpos = read_varint(records, rpos)  # timestamp delta
+            _, rpos = read_varint(records, rpos)  # offset delta
+            _, rpos = read_varint(records, rpos)  # key length
+            (ctype,) = struct.unpack_from(">h", records, rpos + 2)
+            marker = "commit" if ctype == 1 else "abort"
+        out.append((base, base + last_delta, pid, marker))
+        pos = end
+    return out
+
+
+def raw_read(port, topic, committed):
+    """Every batch (batches_of) and every listed aborted transaction of Fetch v4 requests from
+    offset 0 to the end of the partition (its last stable offset under read_committed)."""
+    batches, aborted = [], set()
+    offset = 0
+    with connect(port, timeout=30) as sock:
+        for cid in range(1, 1000):
+            sock.sendall(fetch_v4(topic, offset, committed, cid))
+            err, hw, lso, listed, records = parse_fetch_v4(read_frame(sock, timeout=30))
+            assert err == 0, err
+            aborted.update(listed)
+            got = batches_of(records)
+            batches += got
+            end = lso if committed else hw
+            if got:
+                offset = got[-1][1] + 1
+            if not got or offset >= end:
+                return batches, aborted
+    raise AssertionError(f"reading {topic} did not reach its end")
+
+
+def check_markers(broker, topic, w, retention_passed):
+    """The markers left after compaction, and what read_committed fetches list."""
+    batches, _ = raw_read(broker.kafka_port, topic, committed=False)
+    present = {off for off, _, _, marker in batches if marker is not None}
+    assert present <= set(w.markers), present - set(w.markers)
+    by_producer = {}
+    for off in sorted(w.markers):
+        by_producer.setdefault(w.markers[off][0], []).append(off)
+    a, b = by_producer["a"], by_producer["b"]
+    if not retention_passed:
+        assert present == set(w.markers)
+    else:
+        # b's first three aborted transactions left no record; a's first two committed ones
+        # were superseded by later commits of the same keys: their markers went.
+        assert not present & set(b[:3] + a[:2]), sorted(present & set(b[:3] + a[:2]))
+        # Committed records left (a's third and last transactions, b's commit) keep their
+        # markers, and so does the last marker of each producer.
+        assert {a[2], a[3], b[3], b[4]} <= present, sorted(present)
+    # A read_committed client is never told of an aborted transaction whose marker is gone
+    # (it would skip the producer's later transactions until a marker that never comes).
+    _, aborted = raw_read(broker.kafka_port, topic, committed=True)
+    abort_markers = [(pid, off) for off, _, pid, marker in batches if marker == "abort"]
+    for pid, first in aborted:
+        assert any(p == pid and off >= first for p, off in abort_markers), (pid, first)
+
+
 def test_compaction_with_transactional_producer_and_sigkill():
-    with Sluice(settings={"log.cleaner.backoff.ms": "100"}) as s:
+    with Sluice(settings={"log.cleaner.backoff.ms": "100",
+                          "producer.state.snapshot.interval.ms": "1000"}) as s:
         create_topic(s.bootstrap, "txc-keep", topic_configs(86400000))
         create_topic(s.bootstrap, "txc-drop", topic_configs(0))
         workloads = {}
@@ -216,11 +343,15 @@ def test_compaction_with_transactional_producer_and_sigkill():
         # delete.retention.ms=0: the tombstone has removed its key.
         check(s.bootstrap, "txc-drop", workloads["txc-drop"], tombstones_kept=False)
         assert KEYS[5] not in {k for _, k, _ in read(s.bootstrap, "txc-drop", False)}
+        check_markers(s, "txc-keep", workloads["txc-keep"], retention_passed=False)
+        check_markers(s, "txc-drop", workloads["txc-drop"], retention_passed=True)
 
         s.kill()
         s.start()
         check(s.bootstrap, "txc-keep", workloads["txc-keep"], tombstones_kept=True)
         check(s.bootstrap, "txc-drop", workloads["txc-drop"], tombstones_kept=False)
+        check_markers(s, "txc-keep", workloads["txc-keep"], retention_passed=False)
+        check_markers(s, "txc-drop", workloads["txc-drop"], retention_passed=True)
 
         # The producers' transactional ids go on after the restart: an aborted and then a
         # committed transaction of b on the compacted log read as before.

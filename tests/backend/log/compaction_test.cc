@@ -5,59 +5,12 @@
 #include "backend/log/errc.h"
 #include "protocol/kafka/record.h"
 #include "protocol/kafka/record_batch_builder.h"
-#include "tests/backend/log/log_fixture.h"
+#include "tests/backend/log/compaction_fixture.h"
 
 namespace sluice::backend::test {
 namespace {
 
 namespace kafka = protocol::kafka;
-
-struct stored_record {
-    std::int64_t offset;
-    std::string key;
-    std::optional<std::string> value;
-};
-
-class Compaction : public LogTest {
-protected:
-    std::shared_ptr<log::partition_log> compacted_topic(
-        log::log_manager& m, std::map<std::string, std::string> extra = {}) {
-        std::map<std::string, std::string> o = {{"cleanup.policy", "compact"},
-                                                {"segment.bytes", "1200"},
-                                                {"index.interval.bytes", "100"}};
-        for (auto& [k, v] : extra) {
-            o[k] = v;
-        }
-        return make_topic(m, "c", o);
-    }
-
-    void put(log::partition_log& p, const std::string& key, std::optional<std::string> value,
-             std::int64_t ts) {
-        append(p, make_batch({{key, std::move(value), ts}}));
-    }
-
-    // Every record from the log start, decoded (compressed batches included).
-    std::vector<stored_record> records(log::partition_log& p) {
-        std::vector<stored_record> out;
-        for (const auto& b : read_all(p, p.log_start_offset())) {
-            auto d = kafka::decode_batch(b, 1 << 20);
-            EXPECT_TRUE(d) << "bad batch after compaction";
-            if (!d) {
-                continue;
-            }
-            for (const auto& r : d->records) {
-                stored_record s;
-                s.offset = r.offset;
-                s.key = r.key ? std::string(protocol::as_chars(*r.key)) : "";
-                if (r.value) {
-                    s.value = std::string(protocol::as_chars(*r.value));
-                }
-                out.push_back(s);
-            }
-        }
-        return out;
-    }
-};
 
 TEST_F(Compaction, KeepsTheLatestRecordOfEveryKeyAtItsOffset) {
     auto m = open_log();
@@ -291,134 +244,6 @@ TEST_F(Compaction, ManagerRunsOnlyWhereTheDirtyRatioSaysSo) {
     EXPECT_GT(first.segments_cleaned, 0);
     EXPECT_EQ(second.segments_cleaned, 0);
     EXPECT_EQ(read_all(*plain, offset(0)).size(), 40u);
-}
-
-// --- transactions ------------------------------------------------------------------------
-
-class TransactionalCompaction : public Compaction {
-protected:
-    void txn_put(log::partition_log& p, std::int64_t pid, std::int32_t& seq,
-                 const std::string& key, const std::string& value) {
-        kafka::batch_options o;
-        o.producer_id = pid;
-        o.producer_epoch = 0;
-        o.base_sequence = seq++;
-        o.transactional = true;
-        kafka::record_batch_builder b(o);
-        const auto k = protocol::as_bytes(key);
-        const auto v = protocol::as_bytes(value);
-        b.add(k, v, clock.now());
-        auto batch = b.finish();
-        ASSERT_TRUE(batch);
-        append(p, std::vector<std::byte>(batch->view().begin(), batch->view().end()));
-    }
-    void end_txn(log::partition_log& p, std::int64_t pid, bool commit) {
-        auto batch = kafka::build_control_batch(
-            commit ? kafka::control_record_type::commit : kafka::control_record_type::abort, pid,
-            0, 0, clock.now());
-        ASSERT_TRUE(batch);
-        log::append_options o;
-        o.now_ms = clock.now();
-        o.allow_control_batches = true;
-        std::vector<std::byte> bytes(batch->view().begin(), batch->view().end());
-        ASSERT_TRUE(p.append(bytes, o));
-    }
-    // Fills segments with other keys so that what came before is sealed and cleanable.
-    void filler(log::partition_log& p, int n) {
-        for (int i = 0; i < n; ++i) {
-            put(p, "filler" + std::to_string(i % 2), std::string(60, 'f'), clock.now());
-        }
-    }
-    std::map<std::string, std::vector<std::string>> values_by_key(log::partition_log& p) {
-        std::map<std::string, std::vector<std::string>> out;
-        for (const auto& r : records(p)) {
-            out[r.key].push_back(r.value.value_or("<null>"));
-        }
-        return out;
-    }
-    std::size_t control_batches(log::partition_log& p) {
-        std::size_t n = 0;
-        for (const auto& b : read_all(p, p.log_start_offset())) {
-            auto h = kafka::read_batch_header(b);
-            n += h && h->is_control() ? 1 : 0;
-        }
-        return n;
-    }
-};
-
-TEST_F(TransactionalCompaction, AnAbortedRecordNeverSupersedesACommittedOne) {
-    auto m = open_log();
-    auto p = compacted_topic(*m, {{"delete.retention.ms", "1000"}});
-    put(*p, "k", "committed-plain", clock.now());
-    std::int32_t seq = 0;
-    txn_put(*p, 7, seq, "k", "aborted-1");
-    txn_put(*p, 7, seq, "k", "aborted-2");
-    end_txn(*p, 7, false);
-    filler(*p, 40);
-    ASSERT_GT(p->segments().size(), 3u);
-
-    auto r = p->compact(clock.now());
-
-    ASSERT_TRUE(r);
-    // The aborted records went, the committed value of k stayed, the marker stays.
-    EXPECT_EQ(values_by_key(*p)["k"], std::vector<std::string>{"committed-plain"});
-    EXPECT_EQ(control_batches(*p), 1u);
-}
-
-TEST_F(TransactionalCompaction, AnAbortMarkerOutlivesDeleteRetention) {
-    // A read_committed fetch still lists the aborted transaction (the producer state's aborted
-    // index); the client skips the producer's transactional batches from its first offset
-    // until the abort marker, so a removed marker would hide the committed transaction after.
-    auto m = open_log();
-    auto p = compacted_topic(*m, {{"delete.retention.ms", "1000"}});
-    std::int32_t seq = 0;
-    txn_put(*p, 7, seq, "k", "aborted");
-    end_txn(*p, 7, false);
-    txn_put(*p, 7, seq, "other", "committed");
-    end_txn(*p, 7, true);
-    filler(*p, 40);
-    ASSERT_TRUE(p->compact(clock.now()));
-    clock.advance(2000);
-    filler(*p, 20);
-
-    ASSERT_TRUE(p->compact(clock.now()));
-
-    EXPECT_EQ(values_by_key(*p)["k"], std::vector<std::string>{});
-    EXPECT_EQ(values_by_key(*p)["other"], std::vector<std::string>{"committed"});
-    EXPECT_EQ(control_batches(*p), 2u);  // the abort marker and the commit marker
-}
-
-TEST_F(TransactionalCompaction, ACommittedTransactionSupersedesEarlierRecords) {
-    auto m = open_log();
-    auto p = compacted_topic(*m);
-    put(*p, "k", "old", clock.now());
-    std::int32_t seq = 0;
-    txn_put(*p, 9, seq, "k", "from-the-transaction");
-    // A record of another key between the data and the marker.
-    put(*p, "other", "x", clock.now());
-    end_txn(*p, 9, true);
-    filler(*p, 40);
-
-    ASSERT_TRUE(p->compact(clock.now()));
-
-    EXPECT_EQ(values_by_key(*p)["k"], std::vector<std::string>{"from-the-transaction"});
-    EXPECT_EQ(values_by_key(*p)["other"], std::vector<std::string>{"x"});
-    EXPECT_EQ(control_batches(*p), 1u);  // commit markers stay
-}
-
-TEST_F(TransactionalCompaction, AnOpenTransactionIsCopiedAsItIs) {
-    auto m = open_log();
-    auto p = compacted_topic(*m);
-    put(*p, "k", "committed", clock.now());
-    std::int32_t seq = 0;
-    txn_put(*p, 11, seq, "k", "undecided");
-    filler(*p, 40);
-
-    ASSERT_TRUE(p->compact(clock.now()));
-
-    // Neither may go: the transaction may still commit (then it wins) or abort (then the
-    // committed record is k's value).
-    EXPECT_EQ(values_by_key(*p)["k"], (std::vector<std::string>{"committed", "undecided"}));
 }
 
 }  // namespace
