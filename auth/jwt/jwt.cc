@@ -17,7 +17,9 @@
 namespace sluice::auth {
 namespace {
 
-using fail = std::unexpected<std::string>;
+jwt_verdict fail(std::string reason) {
+    return jwt_verdict::refused(std::move(reason));
+}
 
 /// ES256's JOSE signature (RFC 7518 section 3.4) is r||s, 32 bytes each; OpenSSL wants DER.
 std::optional<std::string> ecdsa_raw_to_der(std::string_view raw) {
@@ -76,23 +78,25 @@ std::optional<std::string> string_claim(const rapidjson::Value& obj, const std::
     return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
-/// A NumericDate claim (seconds, possibly fractional): missing -> nullopt, wrong type -> error.
-std::expected<std::optional<std::int64_t>, std::string> time_claim(const rapidjson::Value& obj,
-                                                                   const char* name) {
+/// A NumericDate claim (seconds, possibly fractional): missing -> nullopt; a value of the wrong
+/// type -> nullopt with `error` set.
+std::optional<std::int64_t> time_claim(const rapidjson::Value& obj, const char* name,
+                                       std::string& error) {
     auto it = obj.FindMember(name);
     if (it == obj.MemberEnd()) {
-        return std::optional<std::int64_t>{};
+        return std::nullopt;
     }
     if (it->value.IsInt64()) {
-        return std::optional<std::int64_t>{it->value.GetInt64()};
+        return it->value.GetInt64();
     }
     if (it->value.IsNumber()) {
         const double d = it->value.GetDouble();
         if (std::isfinite(d) && std::fabs(d) < 1e15) {
-            return std::optional<std::int64_t>{static_cast<std::int64_t>(std::floor(d))};
+            return static_cast<std::int64_t>(std::floor(d));
         }
     }
-    return std::unexpected(std::string("claim '") + name + "' is not a number");
+    error = std::string("claim '") + name + "' is not a number";
+    return std::nullopt;
 }
 
 }  // namespace
@@ -105,8 +109,8 @@ std::string base64url_encode(std::string_view bytes) {
     return protocol::base64_encode(bytes, protocol::base64_alphabet::url);
 }
 
-std::expected<jwt_claims, std::string> jwt_verifier::verify(
-    std::string_view token, std::chrono::system_clock::time_point now) const {
+jwt_verdict jwt_verifier::verify(std::string_view token,
+                                 std::chrono::system_clock::time_point now) const {
     if (token.empty()) {
         return fail("empty token");
     }
@@ -173,22 +177,25 @@ std::expected<jwt_claims, std::string> jwt_verifier::verify(
     const std::int64_t now_s =
         std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
     const std::int64_t skew = settings_.clock_skew.count();
-    auto exp = time_claim(payload, "exp");
-    if (!exp) {
-        return fail(exp.error());
+    std::string claim_error;
+    const auto exp = time_claim(payload, "exp", claim_error);
+    if (!claim_error.empty()) {
+        return fail(claim_error);
     }
-    if (!*exp) {
+    if (!exp) {
         return fail("the token has no 'exp' claim");
     }
-    if (now_s > **exp + skew) {
-        return fail("the token expired " + std::to_string(now_s - **exp) + " s ago");
+    // Written so that no exp, however far from now, overflows.
+    if (*exp < now_s - skew) {
+        const auto ago = static_cast<std::uint64_t>(now_s) - static_cast<std::uint64_t>(*exp);
+        return fail("the token expired " + std::to_string(ago) + " s ago");
     }
-    claims.expires_at = **exp;
-    auto nbf = time_claim(payload, "nbf");
-    if (!nbf) {
-        return fail(nbf.error());
+    claims.expires_at = *exp;
+    const auto nbf = time_claim(payload, "nbf", claim_error);
+    if (!claim_error.empty()) {
+        return fail(claim_error);
     }
-    if (*nbf && now_s + skew < **nbf) {
+    if (nbf && now_s + skew < *nbf) {
         return fail("the token is not valid yet ('nbf' in the future)");
     }
     if (!settings_.expected_issuer.empty()) {

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <expected>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -41,7 +40,7 @@ public:
     void add_pem(std::string kid, std::string_view pem);
     /// Adds every RSA (n, e) and EC P-256 (x, y) key of a JWKS document; keys of other types or
     /// with `use` other than "sig" are skipped. Throws std::runtime_error when the document is
-    /// not a JWKS or a key of a supported type is malformed.
+    /// not a JWKS or a key of a supported type is malformed; then none of its keys is added.
     void add_jwks(std::string_view json);
 
     /// Reads a PEM file (kid: the file name without extension) / a JWKS file. Throw
@@ -79,6 +78,31 @@ struct jwt_claims {
     std::string alg;
 };
 
+/// What verify answers: the claims, or a one-line reason the token was refused. It has the part
+/// of std::expected's interface the callers use; it is not std::expected because the fuzz build's
+/// clang 14 cannot compile libstdc++'s <expected>, and the token parser is fuzzed.
+class jwt_verdict {
+public:
+    jwt_verdict(jwt_claims claims) : claims_(std::move(claims)) {}
+    static jwt_verdict refused(std::string reason) {
+        jwt_verdict v;
+        v.reason_ = std::move(reason);
+        return v;
+    }
+
+    bool has_value() const { return claims_.has_value(); }
+    explicit operator bool() const { return has_value(); }
+    const jwt_claims& operator*() const { return *claims_; }
+    const jwt_claims* operator->() const { return &*claims_; }
+    /// Why the token was refused (empty when it verified).
+    const std::string& error() const { return reason_; }
+
+private:
+    jwt_verdict() = default;
+    std::optional<jwt_claims> claims_;
+    std::string reason_;
+};
+
 /// Checks tokens. Thread-safe: verify runs on every io thread while replace_keys (SIGHUP, when
 /// an identity provider rotated its keys) swaps the key set; a check in progress finishes with
 /// the set it started with.
@@ -90,7 +114,7 @@ public:
 
     /// The claims of `token` when its signature, exp, nbf, aud and iss hold at `now`;
     /// otherwise a one-line reason that never contains the token.
-    std::expected<jwt_claims, std::string> verify(
+    jwt_verdict verify(
         std::string_view token,
         std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) const;
 

@@ -1,6 +1,7 @@
 // Public keys for JWT verification: PEM SubjectPublicKeyInfo files and JWKS documents, turned
 // into OpenSSL 3 EVP_PKEYs (EVP_PKEY_fromdata for JWKS's raw RSA n/e and EC x/y).
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -155,6 +156,8 @@ void jwt_key_set::add_jwks(std::string_view json) {
     if (keys == doc.MemberEnd() || !keys->value.IsArray()) {
         throw std::runtime_error("JWKS has no \"keys\" array");
     }
+    // A document with one bad key adds none of its keys.
+    std::vector<jwt_key> found;
     for (const auto& jwk : keys->value.GetArray()) {
         if (!jwk.IsObject()) {
             throw std::runtime_error("JWKS: a key is not a JSON object");
@@ -185,8 +188,10 @@ void jwt_key_set::add_jwks(std::string_view json) {
             throw std::runtime_error("JWKS key '" + kid +
                                      "': RSA keys need 2048 bits or more");
         }
-        keys_.push_back(jwt_key{kid, *t, std::move(owned)});
+        found.push_back(jwt_key{kid, *t, std::move(owned)});
     }
+    keys_.insert(keys_.end(), std::make_move_iterator(found.begin()),
+                 std::make_move_iterator(found.end()));
 }
 
 void jwt_key_set::load_pem_file(const std::filesystem::path& file) {

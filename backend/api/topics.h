@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/api/common.h"
+#include "backend/api/configs.h"
 #include "protocol/core/ids.h"
 #include "protocol/core/uuid.h"
 
@@ -32,46 +33,6 @@ struct new_topic {
     std::map<std::string, std::string> configs;
     /// Check everything, create nothing.
     bool validate_only = false;
-};
-
-/// Kafka's ConfigSource values (DescribeConfigs).
-enum class config_source : std::int8_t {
-    unknown = 0,
-    dynamic_topic = 1,
-    dynamic_broker = 2,
-    dynamic_default_broker = 3,
-    static_broker = 4,
-    default_config = 5,
-};
-
-/// Kafka's ConfigType values (DescribeConfigs v3+).
-enum class config_type : std::int8_t {
-    unknown = 0,
-    boolean = 1,
-    string = 2,
-    int_ = 3,
-    short_ = 4,
-    long_ = 5,
-    double_ = 6,
-    list = 7,
-};
-
-struct config_synonym {
-    std::string name;
-    std::optional<std::string> value;
-    config_source source = config_source::unknown;
-};
-
-/// One configuration entry as an administrator sees it: its value, where the value comes
-/// from, its type and documentation, and its synonyms (most specific first).
-struct config_entry {
-    std::string name;
-    std::optional<std::string> value;
-    config_source source = config_source::default_config;
-    bool read_only = false;
-    config_type type = config_type::unknown;
-    std::string documentation;
-    std::vector<config_synonym> synonyms;
 };
 
 /// A read-only setting of the broker (or backend) as DescribeConfigs shows it: the value

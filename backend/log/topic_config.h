@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/api/topics.h"
+#include "backend/api/configs.h"
 #include "protocol/core/result.h"
 
 namespace sluice::backend::log {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -152,27 +153,35 @@ endpoint parse_http_endpoint(const std::string& text, const std::string& flag, b
     return parse_endpoint(text, flag);
 }
 
-std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    if (!in) {
-        throw config_error("--config: cannot read " + path.string());
-    }
+std::map<std::string, std::string> parse_properties(std::string_view text,
+                                                    const std::string& source) {
     std::map<std::string, std::string> out;
-    std::string line;
     int n = 0;
-    while (std::getline(in, line)) {
+    while (!text.empty()) {
+        const auto end = text.find('\n');
+        std::string line = trim(std::string(text.substr(0, end)));
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
         ++n;
-        line = trim(line);
         if (line.empty() || line[0] == '#' || line[0] == '!') {
             continue;
         }
         auto eq = line.find_first_of("=:");
         if (eq == std::string::npos) {
-            throw config_error(path.string() + ":" + std::to_string(n) + ": expected key=value");
+            throw config_error(source + ":" + std::to_string(n) + ": expected key=value");
         }
         out[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
     }
     return out;
+}
+
+std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw config_error("--config: cannot read " + path.string());
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_properties(text.str(), path.string());
 }
 
 std::int64_t config::get_int(const std::string& key, std::int64_t fallback) const {

@@ -122,8 +122,12 @@ std::vector<kafka_listener_config> parse_kafka_listeners(const std::string& text
 /// `tls` tells whether https:// was asked for. Throws config_error.
 endpoint parse_http_endpoint(const std::string& text, const std::string& flag, bool& tls);
 
-/// Reads a Java-style properties file (key=value, # and ! comments). Throws config_error.
+/// Reads a Java-style properties file (key=value or key:value, # and ! comments). Throws
+/// config_error.
 std::map<std::string, std::string> read_properties_file(const std::filesystem::path& path);
+/// The same over the file's text; errors name `source` and the line.
+std::map<std::string, std::string> parse_properties(std::string_view text,
+                                                    const std::string& source);
 
 /// Levenshtein distance: how "did you mean" finds the nearest known name.
 std::size_t edit_distance(std::string_view a, std::string_view b);

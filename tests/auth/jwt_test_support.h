@@ -58,15 +58,11 @@ inline std::string jwk_json(const pkey_ptr& key, const std::string& kid) {
            base64url_encode(bn_param(key, OSSL_PKEY_PARAM_EC_PUB_Y, 32)) + R"("})";
 }
 
-/// A signed token: header {"alg":ALG,"kid":KID} (kid omitted when empty) and `payload_json`.
-inline std::string sign_jwt(const pkey_ptr& key, const std::string& alg, const std::string& kid,
-                            const std::string& payload_json) {
-    std::string header = R"({"alg":")" + alg + R"(","typ":"JWT")";
-    if (!kid.empty()) {
-        header += R"(,"kid":")" + kid + "\"";
-    }
-    header += "}";
-    const std::string input = base64url_encode(header) + "." + base64url_encode(payload_json);
+/// A token of the given header and payload JSON texts, signed with `key` (RS256 for an RSA key,
+/// ES256 for EC), whatever the header says.
+inline std::string sign_parts(const pkey_ptr& key, std::string_view header_json,
+                              std::string_view payload_json) {
+    const std::string input = base64url_encode(header_json) + "." + base64url_encode(payload_json);
     EVP_MD_CTX* ctx = EVP_MD_CTX_new();
     std::size_t len = 0;
     EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, key.get());
@@ -88,6 +84,17 @@ inline std::string sign_jwt(const pkey_ptr& key, const std::string& alg, const s
         sig = raw;
     }
     return input + "." + base64url_encode(sig);
+}
+
+/// A signed token: header {"alg":ALG,"kid":KID} (kid omitted when empty) and `payload_json`.
+inline std::string sign_jwt(const pkey_ptr& key, const std::string& alg, const std::string& kid,
+                            const std::string& payload_json) {
+    std::string header = R"({"alg":")" + alg + R"(","typ":"JWT")";
+    if (!kid.empty()) {
+        header += R"(,"kid":")" + kid + "\"";
+    }
+    header += "}";
+    return sign_parts(key, header, payload_json);
 }
 
 }  // namespace sluice::auth::test
