@@ -484,35 +484,12 @@ void authorizer::save(const std::vector<acl_binding>& bindings) const {
 }
 
 void authorizer::load() {
-    std::ifstream in(file_, std::ios::binary);
-    if (!in) {
-        if (!std::filesystem::exists(file_)) {
-            return;
-        }
-        throw std::runtime_error("cannot read " + file_.string());
-    }
-    std::string line;
-    int n = 0;
-    bool seen_magic = false;
-    auto bad = [&](const std::string& why) {
-        return std::runtime_error(file_.string() + ":" + std::to_string(n) + ": " + why);
-    };
     std::vector<acl_binding> bindings;
-    while (std::getline(in, line)) {
-        ++n;
-        if (line.empty() || line[0] == '#') {
-            continue;
-        }
-        if (!seen_magic) {
-            if (line != file_magic) {
-                throw bad("not a sluice ACL file (expected '" + std::string(file_magic) + "')");
-            }
-            seen_magic = true;
-            continue;
-        }
+    const bool found = read_record_file(file_, file_magic, "ACL", [&](std::string_view line) {
         const auto fields = split_spaces(line);
         if (fields.size() != 8 || fields[0] != "acl") {
-            throw bad("expected 'acl TYPE PATTERN PERMISSION OPERATION PRINCIPAL HOST NAME'");
+            throw bad_record(
+                "expected 'acl TYPE PATTERN PERMISSION OPERATION PRINCIPAL HOST NAME'");
         }
         acl_binding b;
         const auto type = parse_resource_type(fields[1]);
@@ -523,10 +500,10 @@ void authorizer::load() {
         auto host = decode_field(fields[6]);
         auto name = decode_field(fields[7]);
         if (!type || !pattern || !permission || !operation) {
-            throw bad("unknown resource type, pattern type, permission or operation");
+            throw bad_record("unknown resource type, pattern type, permission or operation");
         }
         if (!principal || !host || !name) {
-            throw bad("malformed percent escape");
+            throw bad_record("malformed percent escape");
         }
         b.type = *type;
         b.pattern = *pattern;
@@ -536,12 +513,12 @@ void authorizer::load() {
         b.host = std::move(*host);
         b.name = std::move(*name);
         if (auto why = validate(b)) {
-            throw bad(*why);
+            throw bad_record(*why);
         }
         bindings.push_back(std::move(b));
-    }
-    if (in.bad()) {
-        throw std::runtime_error("cannot read " + file_.string());
+    });
+    if (!found) {
+        return;
     }
     std::sort(bindings.begin(), bindings.end());
     bindings.erase(std::unique(bindings.begin(), bindings.end()), bindings.end());

@@ -273,9 +273,10 @@ rate_sampler* client_quotas::sampler_for(quota_kind kind, const bound& b, std::s
     return &it->second;
 }
 
-std::chrono::milliseconds client_quotas::record(quota_kind kind, std::string_view user,
-                                                std::string_view client_id, double amount,
-                                                clock::time_point now) {
+std::chrono::milliseconds client_quotas::throttle_after(quota_kind kind, std::string_view user,
+                                                        std::string_view client_id,
+                                                        std::optional<double> amount,
+                                                        clock::time_point now) {
     if (!any()) {
         return std::chrono::milliseconds(0);
     }
@@ -284,29 +285,28 @@ std::chrono::milliseconds client_quotas::record(quota_kind kind, std::string_vie
     if (!b) {
         return std::chrono::milliseconds(0);
     }
-    rate_sampler* s = sampler_for(kind, *b, user, client_id, true, now);
-    s->record(amount, now);
+    // Only a recording creates the sampler: a check alone never starts a window.
+    rate_sampler* s = sampler_for(kind, *b, user, client_id, amount.has_value(), now);
+    if (s == nullptr) {
+        return std::chrono::milliseconds(0);
+    }
+    if (amount) {
+        s->record(*amount, now);
+    }
     return throttle_time(s->rate(now), b->value, s->span(now),
                          settings_.window * settings_.samples);
+}
+
+std::chrono::milliseconds client_quotas::record(quota_kind kind, std::string_view user,
+                                                std::string_view client_id, double amount,
+                                                clock::time_point now) {
+    return throttle_after(kind, user, client_id, amount, now);
 }
 
 std::chrono::milliseconds client_quotas::throttle_now(quota_kind kind, std::string_view user,
                                                       std::string_view client_id,
                                                       clock::time_point now) {
-    if (!any()) {
-        return std::chrono::milliseconds(0);
-    }
-    std::lock_guard lock(mutex_);
-    const auto b = find_locked(kind, user, client_id);
-    if (!b) {
-        return std::chrono::milliseconds(0);
-    }
-    rate_sampler* s = sampler_for(kind, *b, user, client_id, false, now);
-    if (s == nullptr) {
-        return std::chrono::milliseconds(0);
-    }
-    return throttle_time(s->rate(now), b->value, s->span(now),
-                         settings_.window * settings_.samples);
+    return throttle_after(kind, user, client_id, std::nullopt, now);
 }
 
 std::optional<double> client_quotas::headroom(quota_kind kind, std::string_view user,
@@ -447,47 +447,23 @@ void client_quotas::save(const std::map<quota_entity, quota_values>& entries) co
 }
 
 void client_quotas::load() {
-    std::ifstream in(file_, std::ios::binary);
-    if (!in) {
-        if (!std::filesystem::exists(file_)) {
-            return;
-        }
-        throw std::runtime_error("cannot read " + file_.string());
-    }
-    std::string line;
-    int n = 0;
-    bool seen_magic = false;
-    auto bad = [&](const std::string& why) {
-        return std::runtime_error(file_.string() + ":" + std::to_string(n) + ": " + why);
-    };
-    while (std::getline(in, line)) {
-        ++n;
-        if (line.empty() || line[0] == '#') {
-            continue;
-        }
-        if (!seen_magic) {
-            if (line != file_magic) {
-                throw bad("not a sluice quota file (expected '" + std::string(file_magic) +
-                          "')");
-            }
-            seen_magic = true;
-            continue;
-        }
+    read_record_file(file_, file_magic, "quota", [&](std::string_view line) {
         const auto fields = split_spaces(line);
         if (fields.size() != 5 || fields[0] != "quota") {
-            throw bad("expected 'quota USER CLIENT KEY VALUE'");
+            throw bad_record("expected 'quota USER CLIENT KEY VALUE'");
         }
         quota_entity entity;
         const auto user = decode_part(fields[1]);
         const auto client = decode_part(fields[2]);
         if (!user || !client || (!user->present && !client->present)) {
-            throw bad("bad entity (each part '-', '<default>' or '=NAME', at least one set)");
+            throw bad_record(
+                "bad entity (each part '-', '<default>' or '=NAME', at least one set)");
         }
         entity.user = *user;
         entity.client_id = *client;
         const auto kind = parse_quota_kind(fields[3]);
         if (!kind) {
-            throw bad("unknown quota key '" + std::string(fields[3]) + "'");
+            throw bad_record("unknown quota key '" + std::string(fields[3]) + "'");
         }
         double value = 0;
         const std::string number(fields[4]);
@@ -498,13 +474,13 @@ void client_quotas::load() {
             used = 0;
         }
         if (used != number.size() || number.empty()) {
-            throw bad("'" + number + "' is not a number");
+            throw bad_record("'" + number + "' is not a number");
         }
         if (auto why = check_value(*kind, value)) {
-            throw bad(why->message);
+            throw bad_record(why->message);
         }
         entries_[entity][static_cast<std::size_t>(*kind)] = value;
-    }
+    });
 }
 
 }  // namespace sluice::auth

@@ -224,6 +224,10 @@ private:
                                      std::string_view client_id) const;
     rate_sampler* sampler_for(quota_kind kind, const bound& b, std::string_view user,
                               std::string_view client_id, bool create, clock::time_point now);
+    /// record (with an amount) and throttle_now (without one).
+    std::chrono::milliseconds throttle_after(quota_kind kind, std::string_view user,
+                                             std::string_view client_id,
+                                             std::optional<double> amount, clock::time_point now);
 
     quota_settings settings_;
     std::filesystem::path file_;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "auth/text_fields.h"
 #include "protocol/core/base64.h"
 
 namespace sluice::auth {
@@ -175,35 +176,10 @@ std::filesystem::path credential_store::path_in(const std::filesystem::path& dat
 
 credential_store credential_store::load(std::filesystem::path file) {
     credential_store store(file);
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-        if (!std::filesystem::exists(file)) {
-            return store;
-        }
-        throw std::runtime_error("cannot read " + file.string());
-    }
-    std::string line;
-    int n = 0;
-    bool seen_magic = false;
-    auto bad = [&](const std::string& why) {
-        return std::runtime_error(file.string() + ":" + std::to_string(n) + ": " + why);
-    };
-    while (std::getline(in, line)) {
-        ++n;
-        if (line.empty() || line[0] == '#') {
-            continue;
-        }
-        if (!seen_magic) {
-            if (line != file_magic) {
-                throw bad("not a sluice credentials file (expected '" + std::string(file_magic) +
-                          "')");
-            }
-            seen_magic = true;
-            continue;
-        }
+    read_record_file(file, file_magic, "credentials", [&](std::string_view line) {
         auto fields = split_on(line, ' ');
         if (fields.size() < 3 || fields[0] != "user" || !valid_user_name(fields[1])) {
-            throw bad("expected 'user NAME MECHANISM=...'");
+            throw bad_record("expected 'user NAME MECHANISM=...'");
         }
         user_credentials creds;
         for (std::size_t i = 2; i < fields.size(); ++i) {
@@ -218,19 +194,16 @@ credential_store credential_store::load(std::filesystem::path file) {
             } else if (mech == "plain") {
                 creds.plain = parse_plain(value);
             } else {
-                throw bad("unknown mechanism '" + std::string(mech) + "'");
+                throw bad_record("unknown mechanism '" + std::string(mech) + "'");
             }
             if ((mech == "scram-sha-256" && !creds.scram_sha_256) ||
                 (mech == "scram-sha-512" && !creds.scram_sha_512) ||
                 (mech == "plain" && !creds.plain)) {
-                throw bad("malformed " + std::string(mech) + " credential");
+                throw bad_record("malformed " + std::string(mech) + " credential");
             }
         }
         store.users_[std::string(fields[1])] = std::move(creds);
-    }
-    if (in.bad()) {
-        throw std::runtime_error("cannot read " + file.string());
-    }
+    });
     return store;
 }
 

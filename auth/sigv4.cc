@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "auth/crypto.h"
+#include "protocol/core/hex.h"
 
 namespace sluice::auth {
 namespace {
@@ -31,31 +32,14 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 /// Percent-decoding ('+' stays '+'); a malformed escape stays as it is.
 std::string uri_decode(std::string_view s) {
     std::string out;
     for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '%' && i + 2 < s.size()) {
-            const int hi = hex_value(s[i + 1]);
-            const int lo = hex_value(s[i + 2]);
-            if (hi >= 0 && lo >= 0) {
-                out.push_back(static_cast<char>(hi * 16 + lo));
-                i += 2;
-                continue;
-            }
+        if (const int byte = percent_escape_value(s.substr(i)); byte >= 0) {
+            out.push_back(static_cast<char>(byte));
+            i += 2;
+            continue;
         }
         out.push_back(s[i]);
     }

@@ -1,23 +1,10 @@
 #include "auth/text_fields.h"
 
+#include <fstream>
+
+#include "protocol/core/hex.h"
+
 namespace sluice::auth {
-namespace {
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    return -1;
-}
-
-}  // namespace
-
 std::string encode_field(std::string_view s) {
     static constexpr char hex[] = "0123456789ABCDEF";
     std::string out;
@@ -42,15 +29,11 @@ std::optional<std::string> decode_field(std::string_view s) {
             out.push_back(s[i]);
             continue;
         }
-        if (i + 2 >= s.size()) {
+        const int byte = percent_escape_value(s.substr(i));
+        if (byte < 0) {
             return std::nullopt;
         }
-        const int hi = hex_value(s[i + 1]);
-        const int lo = hex_value(s[i + 2]);
-        if (hi < 0 || lo < 0) {
-            return std::nullopt;
-        }
-        out.push_back(static_cast<char>(hi * 16 + lo));
+        out.push_back(static_cast<char>(byte));
         i += 2;
     }
     return out;
@@ -68,6 +51,42 @@ std::vector<std::string_view> split_spaces(std::string_view s) {
         parts.push_back(s.substr(start, at - start));
         start = at + 1;
     }
+}
+
+bool read_record_file(const std::filesystem::path& file, std::string_view magic,
+                      std::string_view what,
+                      const std::function<void(std::string_view line)>& on_record) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+        if (!std::filesystem::exists(file)) {
+            return false;
+        }
+        throw std::runtime_error("cannot read " + file.string());
+    }
+    std::string line;
+    int n = 0;
+    bool seen_magic = false;
+    while (std::getline(in, line)) {
+        ++n;
+        if (line.empty() || line[0] == '#') {
+            continue;
+        }
+        try {
+            if (seen_magic) {
+                on_record(line);
+            } else if (line != magic) {
+                throw bad_record("not a sluice " + std::string(what) + " file (expected '" +
+                                 std::string(magic) + "')");
+            }
+            seen_magic = true;
+        } catch (const bad_record& e) {
+            throw std::runtime_error(file.string() + ":" + std::to_string(n) + ": " + e.what());
+        }
+    }
+    if (in.bad()) {
+        throw std::runtime_error("cannot read " + file.string());
+    }
+    return true;
 }
 
 }  // namespace sluice::auth

@@ -12,24 +12,12 @@
 #include <fmt/format.h>
 
 #include "gateway/server/busy_time.h"
+#include "protocol/core/hex.h"
 
 namespace sluice::gateway {
 namespace http = boost::beast::http;
 
 namespace {
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
 
 /// "/a/b/" -> {"a", "b", ""}; "/" -> {""}. The path must start with '/'.
 std::vector<std::string_view> split_path(std::string_view path) {
@@ -93,15 +81,11 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
     for (std::size_t i = 0; i < s.size(); ++i) {
         const char c = s[i];
         if (c == '%') {
-            if (s.size() - i < 3) {
+            const int byte = percent_escape_value(s.substr(i));
+            if (byte < 0) {
                 return std::nullopt;
             }
-            const int hi = hex_value(s[i + 1]);
-            const int lo = hex_value(s[i + 2]);
-            if (hi < 0 || lo < 0) {
-                return std::nullopt;
-            }
-            out.push_back(static_cast<char>(hi * 16 + lo));
+            out.push_back(static_cast<char>(byte));
             i += 2;
         } else if (c == '+' && plus_is_space) {
             out.push_back(' ');

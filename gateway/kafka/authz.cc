@@ -79,4 +79,18 @@ void audit_denied(const request_context& ctx, auth::acl_operation op, auth::reso
                                 : std::string());
 }
 
+std::optional<acl_change_refusal> refuse_acl_change(const request_context& ctx,
+                                                    std::string_view api) {
+    using protocol::kafka::error_code;
+    if (!ctx.svc().authz.enabled()) {
+        return acl_change_refusal{error_code::security_disabled,
+                                  "no authorizer is configured on the broker"};
+    }
+    if (!authorize_cluster(ctx, auth::acl_operation::alter)) {
+        return acl_change_refusal{error_code::cluster_authorization_failed,
+                                  std::string(api) + " needs ALTER on the cluster"};
+    }
+    return std::nullopt;
+}
+
 }  // namespace sluice::gateway

@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "auth/authorizer.h"
@@ -50,6 +52,29 @@ inline bool authorize_create_topic(const request_context& ctx, std::string_view 
         return true;
     }
     return authorize(ctx, auth::acl_operation::create, auth::resource_type::topic, topic);
+}
+
+/// Why a CreateAcls or DeleteAcls request (`api`) is refused as a whole: no authorizer is
+/// configured (SECURITY_DISABLED), or the principal may not ALTER the cluster
+/// (CLUSTER_AUTHORIZATION_FAILED, reported). nullopt when it may go on.
+struct acl_change_refusal {
+    protocol::kafka::error_code code;
+    std::string message;
+};
+std::optional<acl_change_refusal> refuse_acl_change(const request_context& ctx,
+                                                    std::string_view api);
+
+/// One entry per request entry in `results`, each carrying `code` and `message` (an answer
+/// refused as a whole).
+template <typename Results>
+void fail_each(Results& results, std::size_t count, protocol::kafka::error_code code,
+               const std::string& message) {
+    results.clear();
+    for (std::size_t i = 0; i < count; ++i) {
+        auto& r = results.emplace_back();
+        r.error_code = code;
+        r.error_message = message;
+    }
 }
 
 /// The audit log's source of a request: its principal, "ADDRESS:PORT", front kafka.

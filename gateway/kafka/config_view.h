@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,5 +29,26 @@ std::vector<backend::api::config_entry> describe_broker_configs(const services& 
 protocol::kafka::error_code authorize_config_resource(const request_context& ctx,
                                                       auth::acl_operation op, resource_type type,
                                                       std::string_view name);
+
+/// What AlterConfigs and IncrementalAlterConfigs check first for each resource: ALTER_CONFIGS
+/// (authorize_config_resource), then that it is a topic (broker configs are static in sluice).
+/// Sets `error_code` and `error_message` of the resource's answer `out` and returns false when
+/// the resource is refused.
+template <typename ResourceAnswer>
+bool may_alter_configs(const request_context& ctx, resource_type type, const std::string& name,
+                       ResourceAnswer& out) {
+    out.error_code = authorize_config_resource(ctx, auth::acl_operation::alter_configs, type,
+                                               name);
+    if (out.error_code != protocol::kafka::error_code::none) {
+        out.error_message = "not authorized to alter the configs of " + name;
+        return false;
+    }
+    if (type != resource_type::topic) {
+        out.error_code = protocol::kafka::error_code::invalid_request;
+        out.error_message = "broker configs are static in sluice: set them with --config or --set";
+        return false;
+    }
+    return true;
+}
 
 }  // namespace sluice::gateway

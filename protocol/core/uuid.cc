@@ -3,19 +3,14 @@
 #include <random>
 #include <string_view>
 
+#include "protocol/core/hex.h"
+
 namespace sluice {
 namespace {
 
 constexpr char hex_digits[] = "0123456789abcdef";
 constexpr char b64_digits[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 int b64_value(char c) {
     if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -69,8 +64,8 @@ uuid uuid::parse(std::string_view text) {
                 if (text[i] != '-') return {};
                 continue;
             }
-            int hi = hex_value(text[i]);
-            int lo = i + 1 < 36 ? hex_value(text[i + 1]) : -1;
+            int hi = hex_digit_value(text[i]);
+            int lo = i + 1 < 36 ? hex_digit_value(text[i + 1]) : -1;
             if (hi < 0 || lo < 0) return {};
             u.bytes[j++] = static_cast<std::uint8_t>(hi << 4 | lo);
             ++i;

@@ -13,20 +13,8 @@ boost::asio::awaitable<create_acls_handler::response> create_acls_handler::handl
     request_context& ctx, request req) {
     using protocol::kafka::error_code;
     response resp;
-    auto fail_all = [&](error_code code, const std::string& message) {
-        for (std::size_t i = 0; i < req.creations.size(); ++i) {
-            auto& r = resp.results.emplace_back();
-            r.error_code = code;
-            r.error_message = message;
-        }
-    };
-    if (!ctx.svc().authz.enabled()) {
-        fail_all(error_code::security_disabled, "no authorizer is configured on the broker");
-        co_return resp;
-    }
-    if (!authorize_cluster(ctx, auth::acl_operation::alter)) {
-        fail_all(error_code::cluster_authorization_failed,
-                 "CreateAcls needs ALTER on the cluster");
+    if (auto refused = refuse_acl_change(ctx, "CreateAcls")) {
+        fail_each(resp.results, req.creations.size(), refused->code, refused->message);
         co_return resp;
     }
     std::vector<auth::acl_binding> bindings;
@@ -59,8 +47,8 @@ boost::asio::awaitable<create_acls_handler::response> create_acls_handler::handl
         audit_acl_changed(audit_source_of(ctx), false, created);
     } catch (const std::runtime_error& e) {
         kafka_log().error("CreateAcls: cannot save the ACLs: {}", e.what());
-        resp.results.clear();
-        fail_all(error_code::unknown_server_error, "cannot save the ACLs");
+        fail_each(resp.results, req.creations.size(), error_code::unknown_server_error,
+                  "cannot save the ACLs");
     }
     co_return resp;
 }

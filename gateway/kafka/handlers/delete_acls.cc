@@ -13,21 +13,8 @@ boost::asio::awaitable<delete_acls_handler::response> delete_acls_handler::handl
     request_context& ctx, request req) {
     using protocol::kafka::error_code;
     response resp;
-    auto fail_all = [&](error_code code, const std::string& message) {
-        resp.filter_results.clear();
-        for (std::size_t i = 0; i < req.filters.size(); ++i) {
-            auto& r = resp.filter_results.emplace_back();
-            r.error_code = code;
-            r.error_message = message;
-        }
-    };
-    if (!ctx.svc().authz.enabled()) {
-        fail_all(error_code::security_disabled, "no authorizer is configured on the broker");
-        co_return resp;
-    }
-    if (!authorize_cluster(ctx, auth::acl_operation::alter)) {
-        fail_all(error_code::cluster_authorization_failed,
-                 "DeleteAcls needs ALTER on the cluster");
+    if (auto refused = refuse_acl_change(ctx, "DeleteAcls")) {
+        fail_each(resp.filter_results, req.filters.size(), refused->code, refused->message);
         co_return resp;
     }
     std::vector<auth::acl_binding_filter> filters;
@@ -67,7 +54,8 @@ boost::asio::awaitable<delete_acls_handler::response> delete_acls_handler::handl
         audit_acl_changed(audit_source_of(ctx), true, removed);
     } catch (const std::runtime_error& e) {
         kafka_log().error("DeleteAcls: cannot save the ACLs: {}", e.what());
-        fail_all(error_code::unknown_server_error, "cannot save the ACLs");
+        fail_each(resp.filter_results, req.filters.size(), error_code::unknown_server_error,
+                  "cannot save the ACLs");
     }
     co_return resp;
 }

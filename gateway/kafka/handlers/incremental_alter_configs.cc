@@ -20,16 +20,7 @@ incremental_alter_configs_handler::handle(request_context& ctx, request req) {
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
         const auto type = static_cast<resource_type>(res.resource_type);
-        out.error_code = authorize_config_resource(ctx, auth::acl_operation::alter_configs, type,
-                                                   res.resource_name);
-        if (out.error_code != kafka::error_code::none) {
-            out.error_message = "not authorized to alter the configs of " + res.resource_name;
-            continue;
-        }
-        if (type != resource_type::topic) {
-            out.error_code = kafka::error_code::invalid_request;
-            out.error_message =
-                "broker configs are static in sluice: set them with --config or --set";
+        if (!may_alter_configs(ctx, type, res.resource_name, out)) {
             continue;
         }
         std::vector<api::config_change> changes;
