@@ -228,3 +228,76 @@ def test_streamed_produce_ends_on_garbage_and_the_server_still_serves(broker):
     reports = [json.loads(x) for x in r.text.replace("}{", "}\n{").splitlines() if x.strip()]
     assert [rep["error_code"] for rep in reports] == [200, 400]
     assert Rest(broker).get("/v3/clusters").status_code == 200
+
+
+def start_stream(broker, cid, topic):
+    s = connect(broker.http_port, timeout=60)
+    s.sendall((f"POST /v3/clusters/{cid}/topics/{topic}/records HTTP/1.1\r\nHost: x\r\n"
+               "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode())
+    return s
+
+
+def test_streamed_produce_sent_faster_than_it_is_produced_keeps_every_report_in_order(broker):
+    # The sender never waits for a report: the server reads and parses ahead while appends
+    # wait to be durable, and produces what it read meanwhile together.
+    create_topic(broker, "ahead", 1)
+    cid = cluster_id(Rest(broker))
+    s = start_stream(broker, cid, "ahead")
+    n = 5000
+    errors = []
+
+    def send():
+        try:
+            for start in range(0, n, 50):
+                body = b"".join(json.dumps({"value": {"type": "STRING", "data": f"a{i}"}})
+                                .encode() for i in range(start, start + 50))
+                s.sendall(b"%x\r\n" % len(body) + body + b"\r\n")
+            s.sendall(b"0\r\n\r\n")
+        except OSError as e:
+            errors.append(e)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    reader = s.makefile("rb")
+    assert reader.readline().startswith(b"HTTP/1.1 200")
+    while reader.readline() not in (b"\r\n", b""):
+        pass
+    body = b""
+    chunks = 0
+    while True:
+        size = int(reader.readline().strip(), 16)
+        if size == 0:
+            break
+        body += reader.read(size)
+        reader.readline()
+        chunks += 1
+    sender.join(60)
+    s.close()
+    assert not errors, errors
+    reports = [json.loads(x) for x in body.replace(b"}{", b"}\n{").splitlines() if x.strip()]
+    assert [r["error_code"] for r in reports] == [200] * n
+    assert [r["offset"] for r in reports] == list(range(n))
+    assert chunks < n  # records read together went out in one produce call and one chunk
+    assert read_partition(broker, "ahead", 0, n - 1, 1)[0].value() == f"a{n - 1}".encode()
+
+
+def test_streamed_produce_whose_client_vanishes_mid_stream_leaves_the_server_serving(broker):
+    create_topic(broker, "vanish", 1)
+    cid = cluster_id(Rest(broker))
+    for _ in range(3):
+        s = start_stream(broker, cid, "vanish")
+        body = b"".join(json.dumps({"value": {"type": "STRING", "data": "v" * 200}}).encode()
+                        for _ in range(2000))
+        s.sendall(b"%x\r\n" % len(body) + body + b"\r\n")
+        # Gone without reading a report or ending the body: RST instead of FIN.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.close()
+    rest = Rest(broker)
+    assert rest.get("/v3/clusters").status_code == 200
+    # The topic still takes records, at the offset after everything produced before.
+    r = requests.post(f"{broker.http_url}/v3/clusters/{cid}/topics/vanish/records",
+                      json={"value": {"type": "STRING", "data": "after"}}, timeout=30)
+    assert r.status_code == 200, r.text
+    last = r.json()["offset"]
+    assert read_partition(broker, "vanish", 0, last, 1)[0].value() == b"after"
+    assert broker.alive()

@@ -8,13 +8,18 @@
 // "topic_name", "partition_id", "offset", "timestamp", "key": {"type", "size"}, "value": ...}
 // or {"error_code": 400, "message": "..."}.
 //
-// Streamed form (Transfer-Encoding: chunked): records are read as they arrive and every group
-// of complete records read together is produced in one call; the reports go back as chunks of
-// a 200 answer while the client still sends (compat: the REST Proxy's streaming mode). One
+// Streamed form (Transfer-Encoding: chunked): records are read as they arrive and the reports
+// go back as chunks of a 200 answer while the client still sends (compat: the REST Proxy's
+// streaming mode). Reading runs ahead of producing: while one group's append waits to be
+// durable, the body is read and parsed on (up to a bound), and the next produce call takes
+// every record parsed meanwhile, so a fast sender's records share one append and its fsync. One
 // record, not chunked: its report is the answer, with the report's status. The route reads
 // its body itself (a streamed-body route); a record larger than http.request.max.bytes ends
 // the stream with a 413 report.
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -245,6 +250,73 @@ std::optional<report_error> take_records(std::string& buf, std::vector<slot>& sl
     return std::nullopt;
 }
 
+/// How far the body reader of a streamed produce may run ahead: parsed records not yet taken
+/// by a produce call, in body bytes.
+constexpr std::size_t read_ahead_bytes = 4 << 20;
+
+/// A wake-up between the two sides of a streamed produce, which run on one io thread: a side
+/// checks its condition, then waits; the other changes the state, then notifies. No wake-up is
+/// lost because nothing runs between a check and the wait that follows it.
+class stream_signal {
+public:
+    explicit stream_signal(const asio::any_io_executor& ex) : timer_(ex) {}
+    asio::awaitable<void> wait() {
+        timer_.expires_at(asio::steady_timer::time_point::max());
+        boost::system::error_code ec;
+        co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    void notify() { timer_.cancel(); }
+
+private:
+    asio::steady_timer timer_;
+};
+
+/// What the body reader of a streamed produce hands the producing side.
+struct read_ahead_state {
+    explicit read_ahead_state(const asio::any_io_executor& ex) : parsed_ready(ex), room(ex) {}
+    /// Parsed records not produced yet, in body order, and the body bytes they came from.
+    std::vector<slot> parsed;
+    std::size_t parsed_bytes = 0;
+    /// Why the body cannot be framed any more (ends the stream after `parsed`).
+    std::optional<report_error> fatal;
+    bool reader_done = false;
+    /// The producing side gave up (the client stopped reading its reports).
+    bool stop = false;
+    stream_signal parsed_ready;  // parsed, fatal or reader_done changed
+    stream_signal room;          // parsed was taken, or stop
+};
+
+/// Reads and parses the body into `st` until it ends, it cannot be framed, or the producing
+/// side stops; waits while `ahead_bytes` of parsed records are not taken yet.
+asio::awaitable<void> read_ahead(body_reader& body, read_ahead_state& st, std::size_t max_bytes,
+                                 std::size_t ahead_bytes) {
+    std::string buf;
+    bool more = true;
+    while (more && !st.stop) {
+        while (st.parsed_bytes >= ahead_bytes && !st.stop) {
+            co_await st.room.wait();
+        }
+        if (st.stop) {
+            break;
+        }
+        const std::uint64_t before = body.bytes_read();
+        more = co_await body.read_some(buf);
+        st.parsed_bytes += static_cast<std::size_t>(body.bytes_read() - before);
+        auto fatal = take_records(buf, st.parsed, !more);
+        if (!fatal && buf.size() > max_bytes) {
+            fatal = report_error{413, "The request included a message larger than the maximum "
+                                      "message size the server can accept."};
+        }
+        if (fatal) {
+            st.fatal = std::move(fatal);
+            break;
+        }
+        st.parsed_ready.notify();
+    }
+    st.reader_done = true;
+    st.parsed_ready.notify();
+}
+
 /// Discards the rest of a body (bounded), so that the connection can serve the next request.
 asio::awaitable<void> drain(body_reader& body, std::uint64_t limit) {
     std::string scratch;
@@ -343,32 +415,70 @@ asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_contex
     if (ec) {
         co_return stream_taken{};
     }
-    std::string buf;
+    // The body is read beside the producing below (read_ahead), which must not return before
+    // the reader has finished: the reader uses this frame's state and the connection's body.
+    // On this coroutine's executor: where the router runs it (metered under a request quota).
+    const auto executor = co_await asio::this_coro::executor;
+    read_ahead_state st(executor);
+    bool reader_finished = false;
+    asio::co_spawn(executor, read_ahead(*ctx.body, st, max_bytes, read_ahead_bytes),
+                   [&](std::exception_ptr) {
+                       reader_finished = true;
+                       st.reader_done = true;
+                       st.parsed_ready.notify();
+                   });
     json::writer w;
-    bool more = true;
-    while (more) {
-        more = co_await ctx.body->read_some(buf);
-        std::vector<slot> slots;
-        auto fatal = take_records(buf, slots, !more);
-        if (!fatal && buf.size() > max_bytes) {
-            fatal = report_error{413, "The request included a message larger than the maximum "
-                                      "message size the server can accept."};
-        }
-        w.clear();
-        if (!slots.empty()) {
-            co_await produce_slots(rc, topic, std::move(slots), w);
-        }
-        if (fatal) {
-            write_error_report(w, *fatal);
-            more = false;
-        }
-        if (w.size() > 0) {
+    bool broken = false;
+    std::exception_ptr failure;
+    try {
+        while (true) {
+            while (st.parsed.empty() && !st.reader_done) {
+                co_await st.parsed_ready.wait();
+            }
+            if (st.parsed.empty()) {
+                break;
+            }
+            std::vector<slot> group = std::move(st.parsed);
+            st.parsed.clear();
+            st.parsed_bytes = 0;
+            st.room.notify();
+            w.clear();
+            co_await produce_slots(rc, topic, std::move(group), w);
             stream.expires_after(write_timeout);
             co_await asio::async_write(stream, http::make_chunk(asio::buffer(w.view())),
                                        asio::redirect_error(asio::use_awaitable, ec));
             if (ec) {
-                co_return stream_taken{};
+                broken = true;
+                break;
             }
+        }
+    } catch (...) {
+        failure = std::current_exception();
+        broken = true;
+    }
+    if (broken) {
+        // Stop the reader (a pending read ends cancelled) and wait until it has.
+        st.stop = true;
+        st.room.notify();
+        stream.cancel();
+    }
+    while (!reader_finished) {
+        co_await st.parsed_ready.wait();
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
+    if (broken) {
+        co_return stream_taken{};
+    }
+    if (st.fatal) {
+        w.clear();
+        write_error_report(w, *st.fatal);
+        stream.expires_after(write_timeout);
+        co_await asio::async_write(stream, http::make_chunk(asio::buffer(w.view())),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            co_return stream_taken{};
         }
     }
     stream.expires_after(write_timeout);
