@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "auth/credential_store.h"
+#include "auth/text_fields.h"
 #include "protocol/core/base64.h"
 
 namespace sluice::auth {
@@ -26,39 +27,17 @@ std::filesystem::path aws_key_store::path_in(const std::filesystem::path& data_d
 
 aws_key_store aws_key_store::load(std::filesystem::path file) {
     aws_key_store store(file);
-    std::ifstream in(file);
-    if (!in) {
-        if (!std::filesystem::exists(file)) {
-            return store;
-        }
-        throw std::runtime_error("cannot read " + file.string());
-    }
-    std::string line;
-    int number = 0;
-    bool magic = false;
-    while (std::getline(in, line)) {
-        ++number;
-        if (line.empty() || line.front() == '#') {
-            continue;
-        }
-        const auto where = file.string() + ":" + std::to_string(number);
-        if (!magic) {
-            if (line != file_magic) {
-                throw std::runtime_error(where + ": expected '" + std::string(file_magic) + "'");
-            }
-            magic = true;
-            continue;
-        }
-        std::istringstream fields(line);
+    read_record_file(file, file_magic, "AWS access key", [&](std::string_view line) {
+        std::istringstream fields{std::string(line)};
         std::string kind, id, user, secret_b64, extra;
         fields >> kind >> id >> user >> secret_b64;
         auto secret = protocol::base64_decode(secret_b64);
         if (kind != "key" || !valid_access_key_id(id) || !valid_user_name(user) || !secret ||
             secret->empty() || (fields >> extra)) {
-            throw std::runtime_error(where + ": expected 'key ACCESS_KEY_ID USER SECRET'");
+            throw bad_record("expected 'key ACCESS_KEY_ID USER SECRET'");
         }
         store.keys_.push_back(aws_access_key{id, user, *secret});
-    }
+    });
     return store;
 }
 
