@@ -17,20 +17,10 @@
 
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
+#include "gateway/http/outgoing_record.h"
 #include "protocol/core/ids.h"
 
 namespace sluice::gateway {
-
-/// One record to produce: bytes (already decoded from base64 or serialized JSON).
-struct outgoing_record {
-    std::optional<std::string> key;
-    std::optional<std::string> value;
-    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
-    /// The partition the client asked for; otherwise chosen from the key.
-    std::optional<std::int32_t> partition;
-    /// Milliseconds since the epoch; -1: now.
-    std::int64_t timestamp = -1;
-};
 
 /// One record's outcome, in the order of the request.
 struct produced_record {

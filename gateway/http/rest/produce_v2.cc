@@ -16,80 +16,6 @@ namespace {
 
 using boost::beast::http::verb;
 
-struct record_error {
-    code c;
-    std::string message;
-};
-
-/// A key or value in the request's embedded format, as the bytes to store (nullopt: null).
-std::variant<std::optional<std::string>, record_error> data_of(const json::value* v, media format,
-                                                               std::string_view what) {
-    if (!v || v->IsNull()) {
-        return std::optional<std::string>();
-    }
-    if (format == media::json) {
-        auto text = json::to_stored_text(*v);
-        if (!text) {
-            return record_error{code::serialization,
-                                "Error serializing message. " + std::string(what) +
-                                    " holds a number out of the range of a double."};
-        }
-        return std::optional<std::string>(std::move(*text));
-    }
-    if (!v->IsString()) {
-        return record_error{code::serialization,
-                            "Error serializing message. " + std::string(what) + "=" +
-                                json::to_string(*v) + " is not a base64 string."};
-    }
-    auto bytes = json::base64_bytes(*v);
-    if (!bytes) {
-        return record_error{code::serialization, "Error serializing message. " +
-                                                     std::string(what) +
-                                                     " is not a valid base64 string."};
-    }
-    return std::optional<std::string>(std::move(*bytes));
-}
-
-}  // namespace
-
-std::optional<std::string> read_headers(const json::value& v, outgoing_record& out) {
-    if (!v.IsArray()) {
-        return "headers must be an array of {\"name\", \"value\"}";
-    }
-    for (const auto& h : v.GetArray()) {
-        auto name = json::get_string(h, "name");
-        if (!name) {
-            return "every header needs a string name";
-        }
-        const json::value* value = json::member(h, "value");
-        if (!value || value->IsNull()) {
-            out.headers.emplace_back(std::string(*name), std::nullopt);
-            continue;
-        }
-        if (!value->IsString()) {
-            return "header " + std::string(*name) + ": the value must be a base64 string";
-        }
-        auto bytes = json::base64_bytes(*value);
-        if (!bytes) {
-            return "header " + std::string(*name) + ": the value is not valid base64";
-        }
-        out.headers.emplace_back(std::string(*name), std::move(*bytes));
-    }
-    return std::nullopt;
-}
-
-std::optional<std::int64_t> read_timestamp(const json::value& v) {
-    if (v.IsInt64() && v.GetInt64() >= 0) {
-        return v.GetInt64();
-    }
-    if (v.IsString()) {
-        return parse_timestamp(json::as_view(v));
-    }
-    return std::nullopt;
-}
-
-namespace {
-
 boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_partition,
                                                   http_request_context ctx) {
     const media format = content_media(header(ctx.req, "Content-Type"));
@@ -144,43 +70,11 @@ boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_part
     std::vector<outgoing_record> out;
     out.reserve(recs->Size());
     for (const auto& r : recs->GetArray()) {
-        if (!r.IsObject()) {
-            co_return v2_error(code::invalid_payload, "Payload error. Every record must be an object");
-        }
-        auto& o = out.emplace_back();
-        auto key = data_of(json::member(r, "key"), embedded, "key");
-        if (auto* e = std::get_if<record_error>(&key)) {
+        auto rec = read_v2_record(r, embedded == media::json, url_partition);
+        if (auto* e = std::get_if<record_error>(&rec)) {
             co_return v2_error(e->c, e->message);
         }
-        o.key = std::move(std::get<0>(key));
-        auto value = data_of(json::member(r, "value"), embedded, "value");
-        if (auto* e = std::get_if<record_error>(&value)) {
-            co_return v2_error(e->c, e->message);
-        }
-        o.value = std::move(std::get<0>(value));
-        if (const auto* p = json::member(r, "partition"); p && !p->IsNull()) {
-            if (!p->IsInt() || p->GetInt() < 0) {
-                co_return v2_error(code::invalid_payload,
-                                   "Payload error. partition must be a non-negative integer");
-            }
-            o.partition = p->GetInt();
-        } else {
-            o.partition = url_partition;
-        }
-        if (const auto* h = json::member(r, "headers"); h && !h->IsNull()) {
-            if (auto why = read_headers(*h, o)) {
-                co_return v2_error(code::invalid_payload, "Payload error. " + *why);
-            }
-        }
-        if (const auto* t = json::member(r, "timestamp"); t && !t->IsNull()) {
-            auto ts = read_timestamp(*t);
-            if (!ts) {
-                co_return v2_error(code::invalid_payload,
-                                   "Payload error. timestamp must be milliseconds since the "
-                                   "epoch or an RFC 3339 date-time");
-            }
-            o.timestamp = *ts;
-        }
+        out.push_back(std::move(std::get<outgoing_record>(rec)));
     }
 
     const topic_name topic(std::string(*ctx.params.get("topic")));

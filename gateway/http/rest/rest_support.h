@@ -14,6 +14,7 @@
 #include "gateway/http/json.h"
 #include "gateway/http/record_producer.h"
 #include "gateway/http/rest/media_type.h"
+#include "gateway/http/rest/record_json.h"
 #include "gateway/http/router.h"
 #include "gateway/server/front_acls.h"
 
@@ -76,11 +77,5 @@ std::optional<http_response> parse_body_in_place(http_request& req, json::docume
 
 /// A path segment as a partition number (digits only, within int32).
 std::optional<std::int32_t> parse_partition(std::string_view text);
-
-/// Parses an RFC 3339 / ISO 8601 date-time ("2021-02-05T19:14:42Z", fractions and offsets
-/// allowed) as milliseconds since the epoch.
-std::optional<std::int64_t> parse_timestamp(std::string_view text);
-/// The RFC 3339 form of `ms` (UTC, milliseconds).
-std::string format_timestamp(std::int64_t ms);
 
 }  // namespace sluice::gateway::rest

@@ -43,108 +43,6 @@ struct report_error {
     std::string message;
 };
 
-struct data_info {
-    std::string type;
-    std::size_t size = 0;
-};
-
-/// One parsed record: what to produce, and what its report says about key and value.
-struct parsed_record {
-    outgoing_record record;
-    std::optional<data_info> key;
-    std::optional<data_info> value;
-};
-
-std::variant<std::optional<std::string>, report_error> read_data(const json::value* v,
-                                                                 std::optional<data_info>& info) {
-    if (!v || v->IsNull()) {
-        return std::optional<std::string>();
-    }
-    if (!v->IsObject()) {
-        return report_error{400, "key and value must be objects {\"type\", \"data\"}"};
-    }
-    auto type = json::get_string(*v, "type");
-    if (!type) {
-        return report_error{400, "Bad Request: records without a type need a schema registry, "
-                                 "which sluice does not have; use BINARY, JSON or STRING"};
-    }
-    const json::value* data = json::member(*v, "data");
-    std::optional<std::string> bytes;
-    if (*type == "BINARY") {
-        if (data && !data->IsNull()) {
-            if (!data->IsString()) {
-                return report_error{400, "Bad Request: data=" + json::to_string(*data) +
-                                             " is not a base64 string."};
-            }
-            bytes = json::base64_bytes(*data);
-            if (!bytes) {
-                return report_error{400, "Bad Request: data=" + json::to_string(*data) +
-                                             " is not a valid base64 string."};
-            }
-        }
-    } else if (*type == "JSON") {
-        if (data) {
-            auto text = json::to_stored_text(*data);
-            if (!text) {
-                return report_error{400, "Bad Request: data holds a number out of the range of a "
-                                         "double."};
-            }
-            bytes = std::move(*text);
-        }
-    } else if (*type == "STRING") {
-        if (data && !data->IsNull()) {
-            if (!data->IsString()) {
-                return report_error{400, "Bad Request: data=" + json::to_string(*data) +
-                                             " is not a string."};
-            }
-            bytes = std::string(json::as_view(*data));
-        }
-    } else if (*type == "AVRO" || *type == "JSONSCHEMA" || *type == "PROTOBUF") {
-        return report_error{400, "Bad Request: " + std::string(*type) +
-                                     " needs a schema registry, which sluice does not have"};
-    } else {
-        return report_error{400, "Bad Request: unknown type " + std::string(*type)};
-    }
-    info = data_info{std::string(*type), bytes ? bytes->size() : 0};
-    return bytes;
-}
-
-std::variant<parsed_record, report_error> parse_record(const json::value& v) {
-    if (!v.IsObject()) {
-        return report_error{400, "Cannot deserialize a record from " + json::to_string(v)};
-    }
-    parsed_record out;
-    if (const auto* p = json::member(v, "partition_id"); p && !p->IsNull()) {
-        if (!p->IsInt() || p->GetInt() < 0) {
-            return report_error{400, "partition_id must be a non-negative integer"};
-        }
-        out.record.partition = p->GetInt();
-    }
-    if (const auto* h = json::member(v, "headers"); h && !h->IsNull()) {
-        if (auto why = read_headers(*h, out.record)) {
-            return report_error{400, "Bad Request: " + *why};
-        }
-    }
-    auto key = read_data(json::member(v, "key"), out.key);
-    if (auto* e = std::get_if<report_error>(&key)) {
-        return *e;
-    }
-    out.record.key = std::move(std::get<0>(key));
-    auto value = read_data(json::member(v, "value"), out.value);
-    if (auto* e = std::get_if<report_error>(&value)) {
-        return *e;
-    }
-    out.record.value = std::move(std::get<0>(value));
-    if (const auto* t = json::member(v, "timestamp"); t && !t->IsNull()) {
-        auto ts = read_timestamp(*t);
-        if (!ts) {
-            return report_error{400, "timestamp must be an RFC 3339 date-time"};
-        }
-        out.record.timestamp = *ts;
-    }
-    return out;
-}
-
 void write_error_report(json::writer& w, const report_error& e) {
     w.start_object();
     w.field("error_code", e.code);
@@ -165,7 +63,7 @@ void write_data_info(json::writer& w, std::string_view name, const std::optional
 }
 
 /// The records of one group read together: parsed ones and errors, in body order.
-using slot = std::variant<parsed_record, report_error>;
+using slot = std::variant<v3_record, report_error>;
 
 /// Produces the parsed records of `slots` in one call and appends one report per slot.
 /// Returns the HTTP status of the last report (for the one-record answer).
@@ -174,7 +72,7 @@ asio::awaitable<unsigned> produce_slots(rest_context* rc, const std::string& top
     std::vector<outgoing_record> records;
     std::vector<std::size_t> index;  // slot -> record
     for (std::size_t i = 0; i < slots.size(); ++i) {
-        if (auto* p = std::get_if<parsed_record>(&slots[i])) {
+        if (auto* p = std::get_if<v3_record>(&slots[i])) {
             index.push_back(records.size());
             records.push_back(std::move(p->record));
         } else {
@@ -205,7 +103,7 @@ asio::awaitable<unsigned> produce_slots(rest_context* rc, const std::string& top
             status = http_status(c);
             continue;
         }
-        const auto& p = std::get<parsed_record>(slots[i]);
+        const auto& p = std::get<v3_record>(slots[i]);
         w.start_object();
         w.field("error_code", 200);
         w.field("cluster_id", rc->cluster_id);
@@ -243,7 +141,12 @@ std::optional<report_error> take_records(std::string& buf, std::vector<slot>& sl
             buf.erase(0, used);
             return report_error{400, "Malformed JSON: " + *why};
         }
-        slots.push_back(parse_record(doc));
+        auto rec = read_v3_record(doc);
+        if (auto* e = std::get_if<record_error>(&rec)) {
+            slots.push_back(report_error{static_cast<std::int32_t>(e->c), std::move(e->message)});
+        } else {
+            slots.push_back(std::move(std::get<v3_record>(rec)));
+        }
         used += consumed;
     }
     buf.erase(0, used);
