@@ -35,7 +35,9 @@ Anomalies:
   commit_ahead            a committed offset past a record the group had not read (records
                           of aborted transactions and markers may be skipped)
   incomplete              the final read or drain did not finish
-  deleted_redelivered     a message received after its delete was acknowledged
+  deleted_redelivered     a message received after its delete was acknowledged (a delete that
+                          may have carried an older receipt handle, which SQS acknowledges
+                          without deleting, does not count)
   overlapping_receive     a message received again before the previous receive's visibility
                           timeout had passed (two holders at once)
   fifo_out_of_order       a FIFO message received while an earlier message of its group that
@@ -247,12 +249,18 @@ def _check_queue(by_op, maybe_deleted, r, stats, prefix="sqs"):
     stats[prefix + "_received"] = len(by_op[op("receive")])
     stats[prefix + "_deleted"] = len(by_op[op("delete")])
     message = lambda e: e.get("message_id") or e["value"]  # noqa: E731
-    deleted_at = {}
-    for e in by_op[op("delete")]:
-        deleted_at.setdefault(message(e), e["time"])
     receives = defaultdict(list)
     for e in by_op[op("receive")] + by_op[op("final")]:
         receives[message(e)].append(e)
+    deleted_at = {}
+    for e in by_op[op("delete")]:
+        m = message(e)
+        # FIFO queues refuse an older handle (ReceiptHandleIsInvalid): an acknowledged FIFO
+        # delete is certain.
+        if prefix == "sqs" and _maybe_stale(e, [x for x in receives[m]
+                                                if x["op"] == op("receive")]):
+            continue
+        deleted_at[m] = min(deleted_at.get(m, e["time"]), e["time"])
     for v, es in receives.items():
         es.sort(key=lambda e: e.get("start", e["time"]))
         for e in es:
@@ -281,6 +289,19 @@ def _check_queue(by_op, maybe_deleted, r, stats, prefix="sqs"):
     for v in sent:
         if v not in maybe_deleted and v not in drained:
             r.add("lost", {"value": v, "queue": prefix})
+
+
+def _maybe_stale(delete, receives):
+    """Whether an acknowledged delete may have carried an older receipt handle, which SQS
+    answers with success without deleting ("you must provide the most recently received
+    receipt handle"): another receive may have taken hold after the deleter's own receive
+    (answered after that one was asked) and before the delete was answered (asked before it)."""
+    own = [x for x in receives if x["worker"] == delete["worker"] and x["time"] <= delete["time"]]
+    if not own:
+        return False
+    latest = max(own, key=lambda x: x["time"])
+    return any(x is not latest and x.get("start", x["time"]) < delete["time"] and
+               x["time"] > latest.get("start", latest["time"]) for x in receives)
 
 
 def _check_fifo(history, by_op, r):
