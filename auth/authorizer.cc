@@ -209,21 +209,27 @@ std::optional<std::string> validate(const acl_binding& b) {
     return std::nullopt;
 }
 
+namespace {
+
+/// A code Kafka defines for the enum (`names` lists them), other than UNKNOWN.
+template <typename Enum, typename Names>
+bool known(Enum v, const Names& names) {
+    return valid_code(static_cast<std::int8_t>(v), names.size()) && v != Enum::unknown;
+}
+
+}  // namespace
+
 std::optional<std::string> validate(const acl_binding_filter& f) {
-    if (!valid_code(static_cast<std::int8_t>(f.type), type_names.size()) ||
-        f.type == resource_type::unknown) {
+    if (!known(f.type, type_names)) {
         return "invalid resource type";
     }
-    if (!valid_code(static_cast<std::int8_t>(f.pattern), pattern_names.size()) ||
-        f.pattern == pattern_type::unknown) {
+    if (!known(f.pattern, pattern_names)) {
         return "invalid resource pattern type";
     }
-    if (!valid_code(static_cast<std::int8_t>(f.operation), operation_names.size()) ||
-        f.operation == acl_operation::unknown) {
+    if (!known(f.operation, operation_names)) {
         return "invalid operation";
     }
-    if (!valid_code(static_cast<std::int8_t>(f.permission), permission_names.size()) ||
-        f.permission == acl_permission::unknown) {
+    if (!known(f.permission, permission_names)) {
         return "invalid permission type";
     }
     return std::nullopt;

@@ -1,7 +1,6 @@
 #include "gateway/http/rest/rest_support.h"
 
 #include <charconv>
-#include <ctime>
 
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
