@@ -21,6 +21,8 @@ struct memory_file_system::node {
     std::vector<std::byte> data;
     std::uint64_t durable_len = 0;
     std::optional<std::vector<std::byte>> durable_copy;
+    // The lowest position written or cut since the last sync: write-back after it is partial.
+    std::uint64_t changed_from = 0;
     // Directories: the entries now and as of the last sync_dir().
     std::map<std::string, std::shared_ptr<node>> entries;
     std::map<std::string, std::shared_ptr<node>> durable_entries;
@@ -36,6 +38,7 @@ struct memory_file_system::node {
     }
     /// Before changing bytes below the synced length, remember the synced content.
     void preserve_durable(std::uint64_t from) {
+        changed_from = std::min({changed_from, from, static_cast<std::uint64_t>(data.size())});
         if (from < durable_len && !durable_copy) {
             durable_copy.emplace(data.begin(),
                                  data.begin() + static_cast<std::ptrdiff_t>(durable_len));
@@ -193,6 +196,7 @@ public:
         }
         node_->durable_copy.reset();
         node_->durable_len = node_->data.size();
+        node_->changed_from = node_->durable_len;
         ++st_->syncs;
         return {};
     }
@@ -231,12 +235,18 @@ std::shared_ptr<node> copy_durable(state& fresh, const node& from, std::mt19937_
         return out;
     }
     std::vector<std::byte> content = from.durable_content();
-    if (keep_prefix && !from.durable_copy && from.data.size() > content.size()) {
-        std::uint64_t extra = from.data.size() - content.size();
+    const std::uint64_t changed = std::min<std::uint64_t>(from.changed_from, from.data.size());
+    if (keep_prefix && from.data.size() > changed) {
+        // A partial write-back: the first `keep` bytes of what changed since the last sync made
+        // it to the disk (over the synced bytes, or past them), the rest did not.
+        std::uint64_t extra = from.data.size() - changed;
         std::uint64_t keep = std::uniform_int_distribution<std::uint64_t>(0, extra)(rng);
-        content.insert(content.end(),
-                       from.data.begin() + static_cast<std::ptrdiff_t>(content.size()),
-                       from.data.begin() + static_cast<std::ptrdiff_t>(content.size() + keep));
+        if (content.size() < changed + keep) {
+            content.resize(changed + keep);
+        }
+        std::copy(from.data.begin() + static_cast<std::ptrdiff_t>(changed),
+                  from.data.begin() + static_cast<std::ptrdiff_t>(changed + keep),
+                  content.begin() + static_cast<std::ptrdiff_t>(changed));
     }
     out->resize(content.size());
     std::copy(content.begin(), content.end(), out->data.begin());

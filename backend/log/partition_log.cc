@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
+#include <vector>
 
 #include "backend/io/file.h"
 #include "backend/log/flusher.h"
@@ -276,7 +278,12 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
         if (auto w = (*f)->write_at(batches, active->size); !w) {
             // Cut whatever part was written, so the file ends at the last whole batch.
             (void)(*f)->truncate(active->size);
+            active->allocated = active->size;
             return fail(append_io_error_locked(w.error(), "writing to the active segment"));
+        }
+        if (active->size + total > active->allocated) {
+            active->allocated = active->size + total;
+            zero_ahead_locked(*active, **f, total, *cfg);
         }
         if (disk_full_) {
             disk_full_ = false;
@@ -311,6 +318,43 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
         }
     }
     return out;
+}
+
+namespace {
+
+// Appends larger than this grow the file as they go: their fdatasync writes enough data that the
+// inode write is a small part of it, and zeros ahead of them would double the bytes written.
+constexpr std::uint64_t zero_ahead_largest_append = 64 << 10;
+constexpr std::uint64_t zero_ahead_page = 4096;
+
+}  // namespace
+
+void partition_log::zero_ahead_locked(segment& seg, io::file& f, std::uint64_t appended,
+                                      const topic_config& cfg) {
+    const std::uint64_t most = env_->zero_ahead_bytes;
+    if (most == 0 || env_->policy != flush_policy::always || appended > zero_ahead_largest_append ||
+        seg.zero_ahead_failed) {
+        return;
+    }
+    // As much ahead as the segment holds already, up to `most`: a partition written rarely
+    // keeps at most a few pages of zeros, a busy one grows its file once per `most` bytes.
+    const std::uint64_t from = seg.allocated;
+    const std::uint64_t ahead = std::clamp(from, zero_ahead_page, most);
+    std::uint64_t to = (from + ahead + zero_ahead_page - 1) / zero_ahead_page * zero_ahead_page;
+    to = std::min(to, std::max(from, static_cast<std::uint64_t>(cfg.segment_bytes)));
+    static const std::vector<std::byte> zeros(1 << 20);
+    for (std::uint64_t at = from; at < to;) {
+        const std::uint64_t n = std::min<std::uint64_t>(to - at, zeros.size());
+        if (auto w = f.write_at(std::span(zeros.data(), n), at); !w) {
+            // Typically a full disk: what was written of the zeros goes, the append stands, and
+            // this segment grows as it is written from now on.
+            (void)f.truncate(from);
+            seg.zero_ahead_failed = true;
+            return;
+        }
+        at += n;
+    }
+    seg.allocated = to;
 }
 
 void partition_log::register_flush_waiter(std::unique_ptr<flush_waiter> w) {

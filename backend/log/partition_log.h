@@ -311,6 +311,10 @@ private:
     std::shared_ptr<segment> active_locked() const { return segments_.back(); }
     std::size_t find_segment_locked(offset o) const;
     void fail_tail_locked(std::size_t seg_index, const std::error_code& ec);
+    // After an append of `appended` bytes that ended past the zeros written ahead: writes zeros
+    // from seg.allocated on (see log_env::zero_ahead_bytes). A failure only stops the zeros.
+    void zero_ahead_locked(segment& seg, io::file& f, std::uint64_t appended,
+                           const topic_config& cfg);
     result<void> write_log_start(offset o);
     void delete_segment_files(const std::vector<std::shared_ptr<segment>>& dead);
     std::error_code map_io_error(const std::error_code& ec, const char* what) const;

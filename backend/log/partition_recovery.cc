@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <span>
+#include <vector>
 
 #include "backend/io/file.h"
 #include "backend/log/partition_log.h"
@@ -68,6 +70,29 @@ bool valid_batch_follows(io::file& f, std::uint64_t at, std::uint64_t size) {
     batch_scanner::item it;
     auto o = scan.next(it);
     return o && *o == batch_scanner::outcome::batch;
+}
+
+// Are the bytes [from, to) all zero? Zeros written ahead of the active segment's end look so
+// (partition_log::zero_ahead_locked), and so does a tail whose pages never reached the disk.
+result<bool> all_zero(io::file& f, std::uint64_t from, std::uint64_t to) {
+    std::vector<std::byte> buf(std::min<std::uint64_t>(to - from, 256 << 10));
+    for (std::uint64_t at = from; at < to;) {
+        auto n = f.read_at(std::span(buf.data(), std::min<std::uint64_t>(buf.size(), to - at)),
+                           at);
+        if (!n) {
+            return fail(n.error());
+        }
+        if (*n == 0) {
+            break;
+        }
+        for (std::size_t i = 0; i < *n; ++i) {
+            if (buf[i] != std::byte{0}) {
+                return false;
+            }
+        }
+        at += *n;
+    }
+    return true;
 }
 
 }  // namespace
@@ -372,6 +397,23 @@ result<void> partition_log::recover(bool clean_shutdown) {
         if (!check) {
             return fail(map_io_error(check.error(), "recovering a segment"));
         }
+        if (check->what == segment_check::kind::torn) {
+            // Zeros after the last whole batch were written ahead (or never written back). On
+            // the last segment they are cut without a word. Before a later segment they are
+            // the clean end of a segment rolled before its zeros were cut, provided its
+            // offsets run on into the next segment; otherwise batches are missing, a torn tail.
+            auto zeros = all_zero(**f, check->at, *size);
+            if (!zeros) {
+                return fail(map_io_error(zeros.error(), "reading a segment"));
+            }
+            if (*zeros && (i + 1 == bases.size() || seg->next_offset == bases[i + 1])) {
+                if (auto t = (*f)->truncate(check->at); !t) {
+                    return fail(map_io_error(t.error(), "cutting the zeros after a segment"));
+                }
+                check->what = segment_check::kind::ok;
+                *size = check->at;
+            }
+        }
         if (check->what == segment_check::kind::torn && i + 1 < bases.size() &&
             valid_batch_follows(**f, check->at, *size)) {
             check->what = segment_check::kind::corrupt;
@@ -440,6 +482,7 @@ result<void> partition_log::recover(bool clean_shutdown) {
             s->force_sync = !clean_shutdown && s->size > 0;
         }
         s->dir_durable = clean_shutdown || s->seal_persisted;
+        s->allocated = s->size;
         size_bytes_ += static_cast<std::int64_t>(s->size);
     }
     auto active = segments_.back();

@@ -44,6 +44,7 @@ void partition_log::sync_round(bool final_close) {
         sync_point target;
         index_header header;
         bool data = false;    // fdatasync the .log
+        bool trim = false;    // cut the zeros written ahead first (sealed, or closing)
         bool seal = false;    // write the sealed indexes
         bool active = false;  // persist the active segment's index entries
         bool synced_ok = false;
@@ -63,9 +64,11 @@ void partition_log::sync_round(bool final_close) {
             t.seg = s;
             t.target = {s->size, s->next_offset, s->max_timestamp, s->max_timestamp_offset};
             t.header = s->sealed_header();
-            t.data = s->force_sync || s->synced.size < s->size;
-            t.seal = s->sealed && !s->seal_persisted && !s->deleted;
             t.active = s == segments_.back();
+            t.trim = s->allocated > s->size && (s->sealed || (final_close && t.active)) &&
+                     !s->deleted;
+            t.data = s->force_sync || s->synced.size < s->size || t.trim;
+            t.seal = s->sealed && !s->seal_persisted && !s->deleted;
             need_dir = need_dir || !s->dir_durable;
             // An empty active segment has no index entries to write at close: skipping it
             // keeps the shutdown of thousands of idle partitions free of fsyncs.
@@ -92,7 +95,14 @@ void partition_log::sync_round(bool final_close) {
         auto& t = tasks[k];
         if (t.data) {
             auto f = t.seg->log_file().get();
-            auto r = f ? (*f)->sync() : result<void>(fail(f.error()));
+            result<void> r = f ? result<void>{} : result<void>(fail(f.error()));
+            if (r && t.trim) {
+                // No append can reach this segment any more, and readers stay below its size.
+                r = (*f)->truncate(t.target.size);
+            }
+            if (r) {
+                r = (*f)->sync();
+            }
             if (!r) {
                 failure = r.error();
                 failed_at = k;
@@ -149,6 +159,9 @@ void partition_log::sync_round(bool final_close) {
             if (t.synced_ok) {
                 t.seg->synced = t.target;
                 t.seg->force_sync = false;
+                if (t.trim) {
+                    t.seg->allocated = t.target.size;
+                }
             }
             if (dir_synced) {
                 t.seg->dir_durable = true;
@@ -250,6 +263,7 @@ void partition_log::fail_tail_locked(std::size_t seg_index, const std::error_cod
     (void)seg->offset_index().truncate_values_from(static_cast<std::int64_t>(sp.size));
     (void)seg->time_index().truncate_values_from(sp.next_offset.value);
     seg->reset_to(sp);
+    seg->allocated = sp.size;
     seg->sealed = false;
     seg->seal_persisted = false;
     std::vector<std::shared_ptr<segment>> dead(

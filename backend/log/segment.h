@@ -28,7 +28,8 @@ struct sync_point {
 /// A run of batches in a file, named by the base offset of its first batch.
 ///
 /// Files, in the partition's folder:
-///   00000000000000000042.log        record batches (v2) exactly as appended, back to back
+///   00000000000000000042.log        record batches (v2) exactly as appended, back to back;
+///                                   the active one may end in zeros written ahead (`allocated`)
 ///   00000000000000000042.index      sparse offset index (sparse_index.h)
 ///   00000000000000000042.timeindex  sparse time index (sparse_index.h)
 /// The name is the base offset in 20 decimal digits. Batches are written at the end only; a
@@ -61,6 +62,7 @@ public:
 
     // --- state, guarded by the partition mutex -------------------------------------------
     std::uint64_t size = 0;                 // bytes of whole batches
+    std::uint64_t allocated = 0;            // file length: size, then zeros written ahead
     offset next_offset;                     // one past the last batch's last offset
     std::int64_t max_timestamp = -1;        // largest batch max_timestamp (-1: none yet)
     offset max_timestamp_offset{-1};        // first offset of the batch holding max_timestamp
@@ -72,6 +74,7 @@ public:
     bool seal_persisted = false;             // fsynced and sealed indexes written
     bool dir_durable = false;                // its name survives a crash (directory synced)
     bool force_sync = false;                 // recovered after a crash: fsync before trusting
+    bool zero_ahead_failed = false;          // writing zeros ahead failed (disk full): stopped
     std::atomic<bool> deleted{false};        // removed by retention/compaction (skip sealing)
     std::atomic<bool> index_rebuild{false};  // a damaged index awaits a rebuild (flusher)
     sync_point synced;                       // state at the last fsync

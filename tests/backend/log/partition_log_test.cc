@@ -643,7 +643,8 @@ TEST_F(PartitionLog, DiskFullFailsTheAppendAndAppendsResumeWithSpace) {
     fs->set_capacity(fs->used_bytes() + 300);
     log::append_options o;
 
-    auto b = make_batch(5, 100, 0);
+    // Larger than the zeros written ahead of the first batch, so the file has to grow.
+    auto b = make_batch(200, 100, 0);
     auto full = p->append(b, o);
 
     ASSERT_FALSE(full);
