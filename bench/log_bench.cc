@@ -307,6 +307,78 @@ void append_args(benchmark::internal::Benchmark* b) {
     b->ArgNames({"record_bytes", "batch", "fsync"});
 }
 
+// Compaction of one sealed segment of keyed records, as __queue_state's: 25-byte keys, each
+// written `repeat` times (a message's received and deleted records), 60-byte values. Args: keys,
+// repeats. Items are records read by the compactor; the time is the whole compact() call.
+void BM_Compact(benchmark::State& state) {
+    const int keys = static_cast<int>(state.range(0));
+    const int repeat = static_cast<int>(state.range(1));
+    std::int64_t records = 0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        static int counter = 0;
+        log::log_options o;
+        o.data_dir = bench_root() + "/compact-" + std::to_string(counter++);
+        o.flush = log::flush_policy::os;
+        o.retention_check_interval = std::chrono::milliseconds(0);
+        o.compaction_check_interval = std::chrono::milliseconds(0);
+        auto m = log::log_manager::open(o);
+        if (!m || !(*m)->create_topic("state", 1, {{"cleanup.policy", "compact"},
+                                                   {"segment.ms", "1000"},
+                                                   {"min.cleanable.dirty.ratio", "0.01"}})) {
+            state.SkipWithError("open failed");
+            break;
+        }
+        auto p = (*m)->partition("state", partition_id(0));
+        log::append_options ao;
+        ao.now_ms = 1'700'000'000'000;
+        const std::string value(60, 'v');
+        for (int r = 0; r < repeat; ++r) {
+            for (int k = 0; k < keys; k += 100) {
+                kafka::record_batch_builder b;
+                for (int i = k; i < std::min(keys, k + 100); ++i) {
+                    char key[32];
+                    std::snprintf(key, sizeof key, "msg:queue-one:%010d", i);
+                    b.add(sluice::protocol::as_bytes(std::string_view(key)),
+                          sluice::protocol::as_bytes(value), ao.now_ms);
+                }
+                auto batch = b.finish();
+                std::vector<std::byte> bytes(batch->view().begin(), batch->view().end());
+                if (!p->append(bytes, ao)) {
+                    state.SkipWithError("append failed");
+                    return;
+                }
+            }
+        }
+        ao.now_ms += 2000;  // past segment.ms: this batch starts a new segment
+        kafka::record_batch_builder lb;
+        lb.add(sluice::protocol::as_bytes(std::string_view("last")),
+               sluice::protocol::as_bytes(value), ao.now_ms);
+        auto lbatch = lb.finish();
+        std::vector<std::byte> last(lbatch->view().begin(), lbatch->view().end());
+        if (!p->append(last, ao)) {
+            state.SkipWithError("append failed");
+            return;
+        }
+        state.ResumeTiming();
+        auto r = p->compact(ao.now_ms + 1);
+        state.PauseTiming();
+        if (!r) {
+            state.SkipWithError(r.error().message().c_str());
+            break;
+        }
+        records += static_cast<std::int64_t>(keys) * repeat;
+        std::string dir = (*m)->data_dir();
+        p.reset();
+        (*m)->close();
+        m->reset();
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+        state.ResumeTiming();
+    }
+    state.SetItemsProcessed(records);
+}
+
 }  // namespace
 
 // Rates are per wall-clock second (UseRealTime): the disk, not the CPU, is what is measured.
@@ -328,6 +400,11 @@ BENCHMARK(BM_Read)
     ->MinTime(1.0)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_Compact)
+    ->Args({200000, 2})
+    ->ArgNames({"keys", "repeat"})
+    ->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
     // Segment rolls are logged at info; keep the table readable.

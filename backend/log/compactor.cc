@@ -49,8 +49,11 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <unordered_map>
+#include <vector>
 
 #include "backend/io/file.h"
 #include "backend/log/partition_log.h"
@@ -65,33 +68,83 @@ namespace kafka = protocol::kafka;
 
 namespace {
 
-struct key_info {
-    std::int64_t offset = -1;
-};
-
-// What the first pass learns about the keys of the cleanable segments.
+// What the first pass learns about the keys of the cleanable segments: the latest offset of
+// each key. An open-addressing table over one buffer of key bytes: no allocation per key, and a
+// lookup touches one slot and one key instead of a list node and a string (this is most of the
+// compactor's time on a log of many short keys, such as __queue_state's).
 class key_map {
 public:
-    explicit key_map(std::size_t budget) : budget_(budget) {}
+    explicit key_map(std::size_t budget) : budget_(budget) { slots_.resize(1024); }
     /// The latest offset wins (a committed transaction's records arrive when its marker is
     /// seen, after later records of other producers).
     void put(std::string_view key, std::int64_t off) {
-        auto [it, fresh] = map_.try_emplace(std::string(key));
-        if (fresh) {
-            bytes_ += it->first.size() + 64;
+        if ((count_ + 1) * 10 > slots_.size() * 7) {
+            grow();
         }
-        it->second.offset = std::max(it->second.offset, off);
+        const std::uint64_t h = hash(key);
+        slot& s = slots_[index_of(key, h)];
+        if (s.empty()) {
+            s.hash = h;
+            s.pos = keys_.size();
+            s.len = key.size();
+            s.offset = off;
+            keys_.append(key);
+            ++count_;
+            return;
+        }
+        s.offset = std::max(s.offset, off);
     }
     void put(protocol::bytes_view key, std::int64_t off) { put(protocol::as_chars(key), off); }
     std::int64_t latest(protocol::bytes_view key) const {
-        auto it = map_.find(std::string(protocol::as_chars(key)));
-        return it == map_.end() ? -1 : it->second.offset;
+        const std::string_view k = protocol::as_chars(key);
+        const slot& s = slots_[index_of(k, hash(k))];
+        return s.empty() ? -1 : s.offset;
     }
-    bool full() const { return bytes_ >= budget_; }
+    /// The key bytes plus the slots they take (at the table's worst load) against the budget.
+    bool full() const { return keys_.size() + count_ * (sizeof(slot) * 10 / 7) >= budget_; }
 
 private:
-    std::unordered_map<std::string, key_info> map_;
-    std::size_t bytes_ = 0;
+    struct slot {
+        std::uint64_t hash = 0;
+        std::uint64_t pos = npos;  // where the key starts in keys_; npos: empty
+        std::uint64_t len = 0;
+        std::int64_t offset = -1;
+        bool empty() const { return pos == npos; }
+    };
+    static constexpr std::uint64_t npos = ~std::uint64_t{0};
+
+    static std::uint64_t hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+    // The slot holding `key`, or the empty slot where it would go.
+    std::size_t index_of(std::string_view key, std::uint64_t h) const {
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+            const slot& s = slots_[i];
+            if (s.empty() ||
+                (s.hash == h && s.len == key.size() &&
+                 std::string_view(keys_).substr(s.pos, s.len) == key)) {
+                return i;
+            }
+        }
+    }
+    void grow() {
+        std::vector<slot> old(slots_.size() * 2);
+        old.swap(slots_);
+        const std::size_t mask = slots_.size() - 1;
+        for (const slot& s : old) {
+            if (s.empty()) {
+                continue;
+            }
+            std::size_t i = s.hash & mask;
+            while (!slots_[i].empty()) {
+                i = (i + 1) & mask;
+            }
+            slots_[i] = s;
+        }
+    }
+
+    std::vector<slot> slots_;  // a power of two, at most 70% used
+    std::string keys_;         // every key's bytes, back to back
+    std::size_t count_ = 0;
     std::size_t budget_;
 };
 
