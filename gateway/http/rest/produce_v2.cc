@@ -7,6 +7,8 @@
 // since the epoch, or an RFC 3339 string). The answer lists one {"partition","offset",
 // "error_code","error"} per record, in order.
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 
 #include "gateway/http/rest/record_json.h"
 #include "gateway/http/rest/rest_routes.h"
@@ -98,20 +100,29 @@ boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_part
     w.key("offsets");
     w.start_array();
     for (const auto& r : res.records) {
-        w.start_object();
         if (r.error) {
+            w.start_object();
             w.null_field("partition");
             w.null_field("offset");
             w.key("error_code");
             w.int64(static_cast<std::int64_t>(produce_error_code(r.error)));
             w.field("error", r.error.message());
+            w.end_object();
         } else {
-            w.field("partition", r.partition);
-            w.field("offset", r.offset);
-            w.null_field("error_code");
-            w.null_field("error");
+            // The common case, written as one piece: two numbers in a fixed shape (the four
+            // keys through the writer were most of this answer's cost).
+            char entry[96];
+            char* at = entry;
+            auto put = [&](std::string_view text) {
+                at = std::copy(text.begin(), text.end(), at);
+            };
+            put("{\"partition\":");
+            at = std::to_chars(at, entry + sizeof entry, r.partition).ptr;
+            put(",\"offset\":");
+            at = std::to_chars(at, entry + sizeof entry, r.offset).ptr;
+            put(",\"error_code\":null,\"error\":null}");
+            w.raw(std::string_view(entry, static_cast<std::size_t>(at - entry)));
         }
-        w.end_object();
     }
     w.end_array();
     w.null_field("key_schema_id");
