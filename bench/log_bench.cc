@@ -333,30 +333,27 @@ void BM_Compact(benchmark::State& state) {
         log::append_options ao;
         ao.now_ms = 1'700'000'000'000;
         const std::string value(60, 'v');
-        for (int r = 0; r < repeat; ++r) {
-            for (int k = 0; k < keys; k += 100) {
-                kafka::record_batch_builder b;
-                for (int i = k; i < std::min(keys, k + 100); ++i) {
-                    char key[32];
-                    std::snprintf(key, sizeof key, "msg:queue-one:%010d", i);
-                    b.add(sluice::protocol::as_bytes(std::string_view(key)),
-                          sluice::protocol::as_bytes(value), ao.now_ms);
-                }
-                auto batch = b.finish();
-                std::vector<std::byte> bytes(batch->view().begin(), batch->view().end());
-                if (!p->append(bytes, ao)) {
-                    state.SkipWithError("append failed");
-                    return;
-                }
+        // Keys first..last-1 ("msg:queue-one:0000000042"), or the one key "last" when first < 0.
+        auto append_keys = [&](int first, int last) {
+            kafka::record_batch_builder b;
+            char key[32];
+            for (int i = first; i < last || (first < 0 && i == first); ++i) {
+                std::snprintf(key, sizeof key, first < 0 ? "last" : "msg:queue-one:%010d", i);
+                b.add(sluice::protocol::as_bytes(std::string_view(key)),
+                      sluice::protocol::as_bytes(value), ao.now_ms);
+            }
+            auto batch = b.finish();
+            std::vector<std::byte> bytes(batch->view().begin(), batch->view().end());
+            return static_cast<bool>(p->append(bytes, ao));
+        };
+        bool ok = true;
+        for (int r = 0; r < repeat && ok; ++r) {
+            for (int k = 0; k < keys && ok; k += 100) {
+                ok = append_keys(k, std::min(keys, k + 100));
             }
         }
         ao.now_ms += 2000;  // past segment.ms: this batch starts a new segment
-        kafka::record_batch_builder lb;
-        lb.add(sluice::protocol::as_bytes(std::string_view("last")),
-               sluice::protocol::as_bytes(value), ao.now_ms);
-        auto lbatch = lb.finish();
-        std::vector<std::byte> last(lbatch->view().begin(), lbatch->view().end());
-        if (!p->append(last, ao)) {
+        if (!ok || !append_keys(-1, 0)) {
             state.SkipWithError("append failed");
             return;
         }

@@ -31,6 +31,32 @@ protected:
         return std::all_of(buf.begin(), buf.end(), [](std::byte b) { return b == std::byte{0}; });
     }
     static constexpr const char* seg0 = "/data/t-0/00000000000000000000.log";
+
+    /// Four batches in two segments (0 and 2), closed; then segment 0's index files removed,
+    /// as if the crash came after the roll, before segment 0 was cut and sealed. Returns where
+    /// segment 0's second batch starts.
+    std::uint64_t two_segments_unsealed() {
+        std::uint64_t second = 0;
+        auto m = open_log();
+        auto p = make_topic(*m, "t", {{"segment.bytes", "700"}});
+        for (int i = 0; i < 4; ++i) {
+            if (i == 1) {
+                second = static_cast<std::uint64_t>(p->size_bytes());
+            }
+            EXPECT_TRUE(append_durably(*p, make_batch(1, 250, 0), clock.now()));
+        }
+        EXPECT_EQ(p->segments().size(), 2u);
+        m->close();
+        EXPECT_TRUE(fs->remove("/data/t-0/00000000000000000000.index"));
+        EXPECT_TRUE(fs->remove("/data/t-0/00000000000000000000.timeindex"));
+        return second;
+    }
+    /// Zeros over segment 0 from `from` to `from + n`.
+    void zero_segment0(std::uint64_t from, std::uint64_t n) {
+        auto f = fs->open(seg0, io::open_mode::read_write);
+        std::vector<std::byte> zeros(n);
+        EXPECT_TRUE((*f)->write_at(zeros, from));
+    }
 };
 
 TEST_F(ZeroAhead, SmallAppendsLandInsideTheFileAndCloseCutsTheZeros) {
@@ -130,24 +156,8 @@ TEST_F(ZeroAhead, ACrashLeavesZerosThatRecoveryCutsWithoutLoss) {
 }
 
 TEST_F(ZeroAhead, ZerosBeforeALaterSegmentKeepItWhenTheOffsetsRunOn) {
-    {
-        auto m = open_log();
-        auto p = make_topic(*m, "t", {{"segment.bytes", "700"}});
-        for (int i = 0; i < 4; ++i) {
-            ASSERT_TRUE(append_durably(*p, make_batch(1, 250, 0), clock.now()));
-        }
-        ASSERT_EQ(p->segments().size(), 2u);
-        m->close();
-    }
-    // As if the crash came after the roll, before segment 0 was cut and sealed: no sealed
-    // indexes, zeros after its last batch; segment 2 holds what followed.
-    ASSERT_TRUE(fs->remove("/data/t-0/00000000000000000000.index"));
-    ASSERT_TRUE(fs->remove("/data/t-0/00000000000000000000.timeindex"));
-    {
-        auto f = fs->open(seg0, io::open_mode::read_write);
-        std::vector<std::byte> zeros(3000);
-        ASSERT_TRUE((*f)->write_at(zeros, *(*f)->size()));
-    }
+    two_segments_unsealed();
+    zero_segment0(file_size(seg0), 3000);  // zeros after segment 0's last batch
     auto m = open_log();
     auto p = m->partition("t", partition_id(0));
     EXPECT_EQ(p->recovery().segments_dropped, 0);
@@ -157,28 +167,8 @@ TEST_F(ZeroAhead, ZerosBeforeALaterSegmentKeepItWhenTheOffsetsRunOn) {
 }
 
 TEST_F(ZeroAhead, ZerosWhereBatchesAreMissingBeforeALaterSegmentAreATornTail) {
-    std::uint64_t last_batch = 0;
-    {
-        auto m = open_log();
-        auto p = make_topic(*m, "t", {{"segment.bytes", "700"}});
-        for (int i = 0; i < 4; ++i) {
-            if (i == 1) {
-                last_batch = static_cast<std::uint64_t>(p->size_bytes());
-            }
-            ASSERT_TRUE(append_durably(*p, make_batch(1, 250, 0), clock.now()));
-        }
-        ASSERT_EQ(p->segments().size(), 2u);
-        m->close();
-    }
-    // Segment 0's second batch never reached the disk: zeros where it was.
-    ASSERT_TRUE(fs->remove("/data/t-0/00000000000000000000.index"));
-    ASSERT_TRUE(fs->remove("/data/t-0/00000000000000000000.timeindex"));
-    {
-        auto f = fs->open(seg0, io::open_mode::read_write);
-        auto size = *(*f)->size();
-        std::vector<std::byte> zeros(size - last_batch);
-        ASSERT_TRUE((*f)->write_at(zeros, last_batch));
-    }
+    const std::uint64_t second = two_segments_unsealed();
+    zero_segment0(second, file_size(seg0) - second);  // its second batch never reached the disk
     auto m = open_log();
     auto p = m->partition("t", partition_id(0));
     EXPECT_EQ(p->recovery().segments_dropped, 1);
