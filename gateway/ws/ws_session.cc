@@ -268,7 +268,18 @@ asio::awaitable<void> ws_session::run() {
                        "binary frames are not supported: send JSON text frames");
             continue;
         }
-        co_await on_message(beast::buffers_to_string(buffer.data()));
+        auto text = beast::buffers_to_string(buffer.data());
+        if (!json::valid_utf8(text)) {
+            // compat: Beast 1.74 checks UTF-8 frame by frame and lets a message through whose
+            // empty final frame follows a fragment ending inside a character; RFC 6455 section
+            // 8.1 fails such a connection with 1007.
+            http_log().debug("websocket from {}: a text message that is not UTF-8",
+                             http_.peer.address().to_string());
+            co_await ws_.async_close(websocket::close_code::bad_payload,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+            break;
+        }
+        co_await on_message(std::move(text));
     }
     shut();
     write_timer_.cancel();

@@ -426,6 +426,14 @@ def test_bad_input_and_the_server_still_serves():
             msg = json.dumps({"op": "produce", "id": "frag", "topic": "ok", "value": "f"}).encode()
             c.send_raw(c.frame(OP_TEXT, msg[:10], fin=False) + c.frame(0, msg[10:]))
             assert c.recv()["id"] == "frag"
+        # A text message split inside a character whose last frame is empty is not UTF-8:
+        # closed with 1007 (invalid payload data).
+        with WsClient(b.http_port) as c:
+            c.send_raw(c.frame(OP_TEXT, b'{"op":"credit","records":1,"x":"\xcc', fin=False)
+                       + c.frame(0, b""))
+            with pytest.raises(Closed) as closed:
+                c.recv()
+            assert closed.value.code == 1007
         # Plain HTTP on /ws is refused.
         r = Rest(b).get("/ws")
         assert r.status_code == 426
