@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -170,6 +171,15 @@ TEST_F(ClientQuotas, ValidateRefusesUnknownKeysAndBadValues) {
     auto negative = client_quotas::validate({{"producer_byte_rate", -5, false}});
     ASSERT_TRUE(negative);
     EXPECT_EQ(negative->what, quota_error::code::invalid_config);
+    // The value is a float64 on the wire: NaN and infinities are refused, not stored.
+    auto nan = client_quotas::validate(
+        {{"request_percentage", std::numeric_limits<double>::quiet_NaN(), false}});
+    ASSERT_TRUE(nan);
+    EXPECT_EQ(nan->what, quota_error::code::invalid_config);
+    auto inf = client_quotas::validate(
+        {{"producer_byte_rate", std::numeric_limits<double>::infinity(), false}});
+    ASSERT_TRUE(inf);
+    EXPECT_EQ(inf->what, quota_error::code::invalid_config);
     auto fraction = client_quotas::validate({{"producer_byte_rate", 1.5, false}});
     ASSERT_TRUE(fraction);
     EXPECT_EQ(fraction->what, quota_error::code::invalid_request);
