@@ -15,7 +15,7 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         build-essential cmake ninja-build pkg-config python3 \
         librdkafka-dev libboost-dev libssl-dev libspdlog-dev libfmt-dev zlib1g-dev \
-        libsnappy-dev liblz4-dev libzstd-dev libre2-dev rapidjson-dev \
+        libsnappy-dev liblz4-dev libzstd-dev libre2-dev rapidjson-dev libmimalloc-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -27,7 +27,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_UNITY=ON \
 FROM ${DEBIAN_IMAGE}
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libfmt9 libspdlog1.10 libssl3 libre2-9 zlib1g libsnappy1v5 liblz4-1 libzstd1 \
+        libfmt9 libspdlog1.10 libssl3 libre2-9 zlib1g libsnappy1v5 liblz4-1 libzstd1 libmimalloc2.0 \
         ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 sluice \

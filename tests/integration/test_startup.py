@@ -135,6 +135,20 @@ def test_healthz_and_metrics(broker):
     assert "sluice_kafka_request_seconds_bucket" in text
 
 
+def test_the_start_line_names_the_memory_allocator_in_use(broker):
+    """Release builds allocate through mimalloc (gateway/CMakeLists.txt); sanitizer builds keep
+    the C library's. Whichever the line names is the one mapped into the process."""
+    line = next(l for l in broker.log_text().splitlines() if "sluice starting:" in l)
+    assert "memory allocator " in line
+    with open(f"/proc/{broker.proc.pid}/maps") as f:
+        mapped = f.read()
+    if "memory allocator mimalloc 2." in line:
+        assert "libmimalloc.so" in mapped
+    else:
+        assert "memory allocator the C library's malloc" in line
+        assert "libmimalloc.so" not in mapped
+
+
 def test_unknown_http_route_is_404(broker):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(broker.http_url + "/nope", timeout=10)
