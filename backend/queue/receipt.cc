@@ -172,11 +172,29 @@ std::optional<receipt> receipt_signer::verify(std::string_view handle) const {
 }
 
 std::string message_id(const uuid& queue_id, std::int32_t partition, std::int64_t offset) {
+    // The queue id's first four bytes, the partition, then offset bits 63-48, 47-32 and 47-0
+    // in hex, as ids have always been spelled (one per received message: by hand, not fmt).
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out(36, '-');
+    std::size_t at = 0;
+    const auto put = [&](std::uint64_t v, int digits) {
+        for (int i = digits - 1; i >= 0; --i) {
+            out[at++] = hex[(v >> (4 * i)) & 0xf];
+        }
+    };
+    for (int i = 0; i < 4; ++i) {
+        put(static_cast<std::uint8_t>(queue_id.bytes[i]), 2);
+    }
     const auto o = static_cast<std::uint64_t>(offset);
-    return fmt::format("{:02x}{:02x}{:02x}{:02x}-{:04x}-{:04x}-{:04x}-{:012x}", queue_id.bytes[0],
-                       queue_id.bytes[1], queue_id.bytes[2], queue_id.bytes[3],
-                       static_cast<std::uint16_t>(partition), (o >> 48) & 0xffff,
-                       (o >> 32) & 0xffff, o & 0xffffffffffffULL);
+    ++at;
+    put(static_cast<std::uint16_t>(partition), 4);
+    ++at;
+    put((o >> 48) & 0xffff, 4);
+    ++at;
+    put((o >> 32) & 0xffff, 4);
+    ++at;
+    put(o & 0xffffffffffffULL, 12);
+    return out;
 }
 
 std::string sequence_number(std::int32_t partition, std::int64_t offset) {

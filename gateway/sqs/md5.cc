@@ -25,9 +25,11 @@ bool is_binary_type(std::string_view data_type) {
 }
 
 std::string md5_hex(std::string_view data) {
+    // Fetched once: EVP_md5() makes OpenSSL 3 look the implementation up on every digest.
+    static EVP_MD* const md5 = EVP_MD_fetch(nullptr, "MD5", nullptr);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
-    EVP_Digest(data.data(), data.size(), md, &n, EVP_md5(), nullptr);
+    EVP_Digest(data.data(), data.size(), md, &n, md5 != nullptr ? md5 : EVP_md5(), nullptr);
     static constexpr char hex[] = "0123456789abcdef";
     std::string out(n * 2, '0');
     for (unsigned int i = 0; i < n; ++i) {

@@ -78,6 +78,17 @@ TEST(Receipt, MessageIdsAreStableAndDistinct) {
     EXPECT_EQ(sequence_number(0, 10).size(), 20u);
 }
 
+TEST(Receipt, AMessageIdSpellsQueuePartitionAndOffsetInHex) {
+    uuid q;
+    for (std::size_t i = 0; i < q.bytes.size(); ++i) {
+        q.bytes[i] = static_cast<std::uint8_t>(0xa0 + i);
+    }
+    // Ids once issued stay the same across versions: clients keep them (deduplication, logs).
+    EXPECT_EQ(message_id(q, 3, 0x0123456789abcdefLL), "a0a1a2a3-0003-0123-4567-456789abcdef");
+    EXPECT_EQ(message_id(q, 65535, 0), "a0a1a2a3-ffff-0000-0000-000000000000");
+    EXPECT_EQ(message_id(q, 7, 0x7fffffffffffffffLL), "a0a1a2a3-0007-7fff-ffff-ffffffffffff");
+}
+
 TEST(Base64, RoundTripsInBothAlphabets) {
     for (std::string s : {std::string(), std::string("f"), std::string("fo"), std::string("foo"),
                           std::string("\xff\xfe\x00\x01", 4)}) {
