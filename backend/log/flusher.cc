@@ -40,14 +40,20 @@ void flusher::stop() {
         }
     }
     threads_.clear();
-    // Work queued after the threads left runs here, so that no flush waiter is stranded.
-    std::deque<std::shared_ptr<partition_log>> rest;
-    {
-        std::lock_guard lock(mu_);
-        rest.swap(queue_);
-    }
-    for (auto& p : rest) {
-        p->run_sync();
+    // Work queued after the threads left runs here, so that no flush waiter is stranded (a
+    // partition that asked for round after round queues itself again: drained until none do).
+    for (;;) {
+        std::deque<std::shared_ptr<partition_log>> rest;
+        {
+            std::lock_guard lock(mu_);
+            rest.swap(queue_);
+        }
+        if (rest.empty()) {
+            break;
+        }
+        for (auto& p : rest) {
+            p->run_sync();
+        }
     }
 }
 

@@ -525,14 +525,30 @@ void partition_log::note_index_damage(const std::shared_ptr<segment>& seg) {
 }
 
 void partition_log::request_sync() {
+    sync_again_ = true;
     if (!sync_queued_.exchange(true)) {
         env_->fsyncs->enqueue(shared_from_this());
     }
 }
 
 void partition_log::run_sync() {
-    sync_queued_ = false;
-    sync_round(false);
+    // Rounds asked for while one runs follow on this thread: handing them to another flusher
+    // thread made it sleep on sync_mu_ until this round ended, a futex wait and wake per round.
+    constexpr int max_rounds_in_a_row = 16;
+    for (int round = 0; round < max_rounds_in_a_row; ++round) {
+        sync_again_ = false;
+        sync_round(false);
+        if (sync_again_) {
+            continue;
+        }
+        sync_queued_ = false;
+        // A request between the check above and the store saw the partition queued and left
+        // the round to us; one after the store queued it again itself.
+        if (!sync_again_ || sync_queued_.exchange(true)) {
+            return;
+        }
+    }
+    env_->fsyncs->enqueue(shared_from_this());  // still queued: behind the other partitions
 }
 
 bool partition_log::needs_sync() const {

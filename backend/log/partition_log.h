@@ -269,9 +269,11 @@ public:
     std::vector<segment_info> segments() const;
 
     // --- flusher interface ---------------------------------------------------------------
-    /// Queues a sync round on the flusher (at most once at a time).
+    /// Queues a sync round on the flusher (at most once at a time). Asked while a round runs,
+    /// the flusher thread running it goes on with another.
     void request_sync();
-    /// One group-commit round; runs on a flusher thread.
+    /// Group-commit rounds on a flusher thread: one, then more while they are asked for (at
+    /// most max_rounds_in_a_row, then the partition queues again behind the others).
     void run_sync();
     /// True when bytes or sealed indexes await an fsync.
     bool needs_sync() const;
@@ -367,7 +369,10 @@ private:
     std::size_t data_waiters_pruned_size_ = 0;
 
     std::mutex sync_mu_;  // one sync round at a time
+    // True from request_sync() until run_sync() hands the partition back: one flusher thread
+    // owns it at a time, so another never waits on sync_mu_ for the round in progress.
     std::atomic<bool> sync_queued_{false};
+    std::atomic<bool> sync_again_{false};  // a round was asked for since the last one began
     std::mutex admin_mu_;        // delete_records, retention and compaction, one at a time
     offset compacted_until_{0};  // segments below were compacted in this process
     // Guarded by mu_: see compaction_generation() and removed_markers().
