@@ -8,13 +8,15 @@ Requests are hand-built Produce v3 frames (kafka_wire.py) sent over raw sockets:
 batch per request, the same bytes object for every request, so the client side costs one CRC
 and no copies.
 
-The allocator: sluice runs here with glibc's mmap threshold fixed at 1 MiB
-(MALLOC_MMAP_THRESHOLD_), so that every frame is its own mapping, resident from its allocation
-to its release and no longer. With glibc's default the threshold rises to 4 MiB after the first
-frame is freed; later frames then come from the io threads' arenas, which keep freed frames
-resident for reuse, so the resident set measures the arenas' high-water marks (up to one bound
-per io thread) rather than the bytes held: 64 to 76 MiB over the baseline at a 32 MiB bound with
-two io threads, against 29 to 31 MiB with the fixed threshold."""
+The allocator: sluice runs here with its allocator told to give freed memory back at once, so
+that every frame is resident from its allocation to its release and no longer, and the resident
+set measures the bytes held rather than what the allocator keeps for reuse. The executable
+allocates through mimalloc (MIMALLOC_DECOMMIT_DELAY=0; by default it keeps freed pages 25 ms,
+and a peak then counts frames already released: 52 to 56 MiB over the baseline at a 32 MiB
+bound, against 30 to 32 MiB at once). A build with -DSLUICE_MIMALLOC=OFF uses glibc's malloc
+(MALLOC_MMAP_THRESHOLD_ fixed at 1 MiB makes every frame its own mapping; with glibc's default
+the threshold rises to 4 MiB after the first frame is freed and the io threads' arenas keep
+freed frames: 64 to 76 MiB over the baseline, against 29 to 31 MiB with the fixed threshold)."""
 import re
 import struct
 import threading
@@ -37,8 +39,7 @@ BOUND = 32 * MIB                 # queued.max.request.bytes in the bounded run
 #   a few KiB each, and at most 8 fit in the bound;
 # - per connection: socket, slots, three coroutine frames: about 10 KiB each, under 1 MiB for
 #   all 64;
-# - glibc arenas for those small allocations in the io threads, which grow in steps of their
-#   heap size: a few MiB at most.
+# - the allocator's pages for those small allocations in the io threads: a few MiB at most.
 # 8 MiB covers that about twice over. Without the bound, each connection allocates its next
 # 4 MiB frame as soon as its size prefix arrives, so 64 connections sending at once hold about
 # 64 x 4 MiB (figures in the commit message).
@@ -51,6 +52,7 @@ TIMEOUT = 120  # seconds for any one socket operation or thread
 @pytest.fixture(autouse=True)
 def frames_are_mappings(monkeypatch):
     """Inherited by the sluice started in each test (see the module docstring)."""
+    monkeypatch.setenv("MIMALLOC_DECOMMIT_DELAY", "0")
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(1 * MIB))
 
 
