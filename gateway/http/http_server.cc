@@ -106,8 +106,16 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
     if (settings_.api_v3_enable) {
         rest::add_v3_routes(router_, *rest_);
     }
-    ws_ = std::make_unique<ws::ws_context>(
-        ws::ws_context{*rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas});
+    const std::string dropped_help =
+        "WebSocket clients dropped: one that did not drain a frame within "
+        "websocket.write.timeout.ms (write_timeout), or was silent, pongs included, for "
+        "websocket.idle.timeout.ms (idle_timeout)";
+    ws_ = std::make_unique<ws::ws_context>(ws::ws_context{
+        *rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas,
+        &svc.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
+                                 {{"reason", "write_timeout"}}),
+        &svc.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
+                                 {{"reason", "idle_timeout"}})});
     ws::add_ws_route(router_, *ws_);
     add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas);
     add_ui_routes(router_);

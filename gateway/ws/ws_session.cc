@@ -12,6 +12,7 @@
 #include "gateway/http/http_quotas.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/audit.h"
+#include "gateway/server/metrics.h"
 
 namespace sluice::gateway::ws {
 namespace asio = boost::asio;
@@ -190,6 +191,9 @@ asio::awaitable<void> ws_session::writer() {
             if (!ec) {
                 http_log().debug("websocket from {}: write timed out; dropping it",
                                  self->http_.peer.address().to_string());
+                if (self->ctx_.dropped_write_timeout != nullptr) {
+                    self->ctx_.dropped_write_timeout->inc();
+                }
                 boost::system::error_code ignored;
                 beast::get_lowest_layer(self->ws_).socket().close(ignored);
             }
@@ -261,6 +265,9 @@ asio::awaitable<void> ws_session::run() {
         if (ec) {
             http_log().debug("websocket from {}: {}", http_.peer.address().to_string(),
                              ec.message());
+            if (ec == beast::error::timeout && ctx_.dropped_idle_timeout != nullptr) {
+                ctx_.dropped_idle_timeout->inc();  // silent past websocket.idle.timeout.ms
+            }
             break;
         }
         if (!ws_.got_text()) {

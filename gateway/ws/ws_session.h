@@ -49,6 +49,7 @@
 #include "gateway/ws/compact_frame.h"
 
 namespace sluice::gateway {
+class counter;
 class quota_meter;
 }
 
@@ -62,6 +63,10 @@ struct ws_context {
     /// The client quotas (produce refused with 42901 over producer_byte_rate, subscriptions
     /// paced by consumer_byte_rate); null: none.
     quota_meter* quotas = nullptr;
+    /// sluice_websocket_dropped_total{reason="write_timeout"} and {reason="idle_timeout"};
+    /// null: not counted.
+    counter* dropped_write_timeout = nullptr;
+    counter* dropped_idle_timeout = nullptr;
 };
 
 class ws_session : public std::enable_shared_from_this<ws_session> {

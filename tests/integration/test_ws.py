@@ -19,7 +19,9 @@ from confluent_kafka import Producer
 
 from harness import ROOT, Sluice, connect, wait_for
 from rest_support import Rest, create_topic, read_partition
-from ws_support import OP_BINARY, OP_TEXT, Closed, WsClient, decode_records
+from sqs_support import metric
+from ws_support import (OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, Closed, WsClient,
+                        decode_records)
 
 JS = os.path.join(ROOT, "tests", "integration", "js")
 
@@ -340,13 +342,52 @@ def test_slow_reader_keeps_rss_bounded_and_is_dropped():
         assert p.flush(120) == 0
         peak = max(peak, rss_kib(b.proc.pid))
         assert peak - before < 128 * 1024, (before, peak)
-        # The client that reads nothing is dropped after the write timeout: what the kernel
-        # still holds for it is finite, and then the stream ends.
-        c.sock.settimeout(60)
+        # The client that reads nothing is dropped once a frame has waited for it longer than
+        # the write timeout (counted on /metrics), long before its idle timeout (60 s): what
+        # the kernel still holds for it is finite, and then the stream ends.
+        wait_for(lambda: metric(b, "sluice_websocket_dropped_total", reason="write_timeout") == 1,
+                 30, "the slow reader to be dropped for its write timeout")
+        c.sock.settimeout(30)
         while c.sock.recv(1 << 20):
             pass
         c.close()
+        assert metric(b, "sluice_websocket_dropped_total", reason="idle_timeout") == 0
         assert healthy(b)
+
+
+def test_a_silent_client_is_pinged_then_dropped_and_one_that_answers_stays():
+    with Sluice(settings={"websocket.idle.timeout.ms": 1000}) as b:
+        create_topic(b, "idle", 1)
+        silent = WsClient(b.http_port, timeout=20)
+        talker = WsClient(b.http_port, timeout=20)
+        # The talker answers four pings (one each half idle timeout): two idle timeouts pass.
+        pings = 0
+        while pings < 4:
+            opcode, payload = talker.read_frame()
+            assert opcode == OP_PING
+            talker.send_raw(talker.frame(OP_PONG, payload))
+            pings += 1
+        # The silent client was pinged, never answered, and was dropped.
+        frames = []
+        try:
+            while True:
+                opcode, _ = silent.read_frame()
+                frames.append(opcode)
+                if opcode == OP_CLOSE:
+                    break
+        except Closed:
+            pass  # the connection ended
+        assert frames[:1] == [OP_PING], frames
+        wait_for(lambda: metric(b, "sluice_websocket_dropped_total", reason="idle_timeout") == 1,
+                 10, "the silent client to be counted")
+        # The talker is still served.
+        talker.send({"op": "produce", "id": "p", "topic": "idle", "value": "still here"})
+        ack, _ = talker.recv_op("ack")
+        assert ack["offset"] == 0
+        talker.close()
+        silent.close()
+        assert metric(b, "sluice_websocket_dropped_total", reason="idle_timeout") == 1
+        assert metric(b, "sluice_websocket_dropped_total", reason="write_timeout") == 0
 
 
 def test_bad_input_and_the_server_still_serves():

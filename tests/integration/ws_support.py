@@ -136,10 +136,12 @@ class WsClient:
             skipped.append(m)
 
     def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        """Closes the connection (the reader made by makefile holds the socket open too)."""
+        for c in (self.f, self.sock):
+            try:
+                c.close()
+            except OSError:
+                pass
 
     def __enter__(self):
         return self
