@@ -50,7 +50,7 @@ TIMEOUT = 120  # seconds for any one socket operation or thread
 
 
 @pytest.fixture(autouse=True)
-def frames_are_mappings(monkeypatch):
+def allocator_gives_freed_memory_back_at_once(monkeypatch):
     """Inherited by the sluice started in each test (see the module docstring)."""
     monkeypatch.setenv("MIMALLOC_DECOMMIT_DELAY", "0")
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(1 * MIB))
