@@ -71,8 +71,14 @@ std::vector<api::owned_partitions> to_owned(const topic_partitions& tp) {
 
 consumer_groups::consumer_groups(log::log_manager& log, const coordinator_config& cfg,
                                  const coordinator_clock& clock, offset_store& store,
-                                 std::atomic<std::uint64_t>& rebalances)
-    : log_(log), cfg_(cfg), clock_(clock), store_(store), rebalances_(rebalances) {}
+                                 std::atomic<std::uint64_t>& rebalances,
+                                 const group_config_table& configs)
+    : log_(log),
+      cfg_(cfg),
+      clock_(clock),
+      store_(store),
+      rebalances_(rebalances),
+      configs_(configs) {}
 
 std::map<std::string, subscribed_topic> consumer_groups::subscription_metadata(
     const consumer_group& g) {
@@ -145,7 +151,7 @@ void consumer_groups::compute_target(consumer_group& g) {
 
 void consumer_groups::schedule_session(group_entry& e, const consumer_member& m) {
     const std::string mid = m.member_id;
-    e.timers.schedule(session_key(mid), mono() + cfg_.consumer_session_timeout_ms,
+    e.timers.schedule(session_key(mid), mono() + configs_.session_timeout_ms(e.id, cfg_),
                       [this, &e, mid] { fence_member(e, mid, "session timeout"); });
 }
 
@@ -475,7 +481,7 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
     api::consumer_heartbeat_result r;
     r.member_id = member_id;
     r.member_epoch = m.member_epoch;
-    r.heartbeat_interval_ms = cfg_.consumer_heartbeat_interval_ms;
+    r.heartbeat_interval_ms = configs_.heartbeat_interval_ms(e.id, cfg_);
     const bool full = epoch == 0 || (req.rebalance_timeout_ms >= 0 &&
                                      (req.subscribed_topic_names || req.subscribed_topic_regex) &&
                                      req.topic_partitions);

@@ -39,7 +39,7 @@ class consumer_groups {
   public:
     consumer_groups(log::log_manager& log, const coordinator_config& cfg,
                     const coordinator_clock& clock, offset_store& store,
-                    std::atomic<std::uint64_t>& rebalances);
+                    std::atomic<std::uint64_t>& rebalances, const group_config_table& configs);
 
     /// The checks that need no group (compat: throwIfConsumerGroupHeartbeatRequestIsInvalid),
     /// run before any lock is taken: the answer to send when the request is invalid, else
@@ -78,6 +78,7 @@ class consumer_groups {
     const coordinator_clock& clock_;
     offset_store& store_;
     std::atomic<std::uint64_t>& rebalances_;
+    const group_config_table& configs_;  // each group's own session timeout and heartbeat
     topic_regex_cache regexes_;
 };
 

@@ -395,11 +395,12 @@ result<topic_info> log_manager::create(const std::string& name, std::int32_t par
             return fail(errc::invalid_config);
         }
     }
-    auto cfg = topic_config::from_overrides(overrides, opts_.defaults, error_message);
+    std::lock_guard admin(admin_mu_);
+    // Under the admin lock: set_defaults() cannot change the defaults in between.
+    auto cfg = topic_config::from_overrides(overrides, defaults(), error_message);
     if (!cfg) {
         return fail(cfg.error());
     }
-    std::lock_guard admin(admin_mu_);
     {
         std::shared_lock lock(mu_);
         if (closed_) {
@@ -551,11 +552,11 @@ result<topic_info> log_manager::alter_config(const std::string& name,
             return fail(errc::invalid_config);
         }
     }
-    auto cfg = topic_config::from_overrides(overrides, opts_.defaults, error_message);
+    std::lock_guard admin(admin_mu_);
+    auto cfg = topic_config::from_overrides(overrides, defaults(), error_message);
     if (!cfg) {
         return fail(cfg.error());
     }
-    std::lock_guard admin(admin_mu_);
     std::shared_ptr<const topic_state> state;
     {
         std::shared_lock lock(mu_);
@@ -587,6 +588,50 @@ result<topic_info> log_manager::alter_config(const std::string& name,
     }
     storage_log().info("log: topic {} config changed ({} overrides)", name, overrides.size());
     return next->info;
+}
+
+topic_config log_manager::defaults() const {
+    std::shared_lock lock(mu_);
+    return opts_.defaults;
+}
+
+void log_manager::set_defaults(const topic_config& defaults) {
+    std::lock_guard admin(admin_mu_);
+    std::vector<std::shared_ptr<const topic_state>> states;
+    {
+        std::unique_lock lock(mu_);
+        opts_.defaults = defaults;
+        for (const auto& [name, state] : topics_) {
+            states.push_back(state);
+        }
+    }
+    std::size_t changed = 0;
+    for (const auto& state : states) {
+        std::string error;
+        auto cfg = topic_config::from_overrides(state->info.overrides, defaults, &error);
+        if (!cfg) {
+            storage_log().error("log: topic {} keeps its config: its overrides do not apply over "
+                                "the new defaults ({})",
+                                state->info.name, error);
+            continue;
+        }
+        if (*cfg == *state->config) {
+            continue;
+        }
+        auto next = std::make_shared<topic_state>(*state);
+        next->info.config = *cfg;
+        next->config = std::make_shared<const topic_config>(*cfg);
+        for (const auto& p : next->partitions) {
+            p->set_config(next->config);
+        }
+        {
+            std::unique_lock lock(mu_);
+            topics_[state->info.name] = next;
+        }
+        ++changed;
+    }
+    storage_log().info("log: topic defaults changed ({} of {} topics affected)", changed,
+                       states.size());
 }
 
 std::optional<topic_info> log_manager::find_topic(const std::string& name) const {

@@ -83,6 +83,8 @@ struct config {
     /// Marks a key as one sluice understands although it is read another way (the log's
     /// topic defaults read the map directly).
     void mark_known(std::string_view key) const;
+    /// Whether a reader asked for `key` or marked it known (complete once reject_unknown ran).
+    bool known(std::string_view key) const { return known_.find(key) != known_.end(); }
     /// Once every reader has asked for its keys: throws config_error naming the first setting
     /// that no reader knows, with the nearest known key when one is close (a misspelling).
     /// Kafka settings that mean nothing on a single node (replication factors, thread counts)

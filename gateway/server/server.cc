@@ -13,11 +13,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
@@ -37,6 +40,8 @@
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
 #include "gateway/http/http_settings.h"
+#include "gateway/kafka/config_view.h"
+#include "gateway/kafka/dynamic_configs.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/auth_settings.h"
@@ -222,6 +227,20 @@ backend::group::coordinator_config read_group_settings(const config& cfg) {
         "group.consumer.session.timeout.ms", g.consumer_session_timeout_ms, 1, int_max));
     g.consumer_max_size = static_cast<std::int32_t>(
         int_setting("group.consumer.max.size", g.consumer_max_size, 1, int_max));
+    // The bounds of the groups' own configs (consumer.session.timeout.ms and
+    // consumer.heartbeat.interval.ms on a GROUP resource).
+    g.consumer_min_session_timeout_ms = static_cast<std::int32_t>(int_setting(
+        "group.consumer.min.session.timeout.ms", g.consumer_min_session_timeout_ms, 1, int_max));
+    g.consumer_max_session_timeout_ms = static_cast<std::int32_t>(
+        int_setting("group.consumer.max.session.timeout.ms", g.consumer_max_session_timeout_ms,
+                    g.consumer_min_session_timeout_ms, int_max));
+    g.consumer_min_heartbeat_interval_ms = static_cast<std::int32_t>(
+        int_setting("group.consumer.min.heartbeat.interval.ms",
+                    g.consumer_min_heartbeat_interval_ms, 1, int_max));
+    g.consumer_max_heartbeat_interval_ms = static_cast<std::int32_t>(
+        int_setting("group.consumer.max.heartbeat.interval.ms",
+                    g.consumer_max_heartbeat_interval_ms, g.consumer_min_heartbeat_interval_ms,
+                    int_max));
     const std::string assignors = cfg.get_string("group.consumer.assignors", "uniform,range");
     g.consumer_assignors.clear();
     std::size_t start = 0;
@@ -533,6 +552,28 @@ int run_server(const config& cfg) {
                  tokens.get()};
     quota_meter quota_use(*quotas, metrics);
     svc.quotas = &quota_use;
+    // The dynamic broker and group configs (AlterConfigs, IncrementalAlterConfigs), in force
+    // before any listener starts. A name sluice reads at start (or shows as a broker config)
+    // is static: refused as Kafka refuses read-only configs, not as an unknown name.
+    std::set<std::string> shown_broker_configs;
+    for (const auto& e : describe_broker_configs(svc)) {
+        shown_broker_configs.insert(e.name);
+    }
+    dynamic_configs dynamic(dynamic_configs::path_in(cfg.data_dir), kafka_cfg.node_id,
+                            be.topics(), be.groups(),
+                            [&cfg, shown = std::move(shown_broker_configs)](const std::string& n) {
+                                return cfg.known(n) || shown.count(n) != 0;
+                            });
+    load_state("dynamic configs", [&] {
+        dynamic.load();
+        return 0;
+    });
+    {
+        asio::io_context applying;
+        asio::co_spawn(applying, be.topics().apply_dynamic_configs(), asio::detached);
+        applying.run();
+    }
+    svc.dynamic = &dynamic;
     io_pool pool(cfg.io_threads);
     // Group and transaction timeouts run on the first io thread.
     be.start(pool.context(0).get_executor());

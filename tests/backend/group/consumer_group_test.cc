@@ -122,6 +122,60 @@ TEST_F(ConsumerGroupTest, LeavingFreesPartitionsAndSessionExpiryFences) {
     EXPECT_EQ(coord->list_groups_now({"Empty"}, {}).size(), 1u);
 }
 
+TEST_F(ConsumerGroupTest, GroupConfigsSetTheHeartbeatIntervalAndSessionTimeout) {
+    ASSERT_TRUE(coord->set_group_configs(group_id("cg"),
+                                         {{"consumer.heartbeat.interval.ms", "7000"},
+                                          {"consumer.session.timeout.ms", "50000"}},
+                                         false));
+    auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    EXPECT_EQ(a.heartbeat_interval_ms, 7000);
+    // Fenced after the group's session timeout, not the broker's (45 s).
+    advance(cfg.consumer_session_timeout_ms + 1);
+    EXPECT_FALSE(coord->consumer_heartbeat_now(hb("a", a.member_epoch, owned(parts_of(a)))).error);
+    auto members = [&] {
+        auto v = coord->view_group(group_id("cg"));
+        return v ? v->members.size() : 0u;
+    };
+    advance(49999);
+    EXPECT_EQ(members(), 1u);
+    advance(2);
+    EXPECT_EQ(members(), 0u);
+
+    // Removing them brings back the broker's settings.
+    ASSERT_TRUE(coord->set_group_configs(group_id("cg"), {}, false));
+    auto b = coord->consumer_heartbeat_now(hb("b", 0, std::vector<owned_partitions>{}));
+    EXPECT_EQ(b.heartbeat_interval_ms, cfg.consumer_heartbeat_interval_ms);
+}
+
+TEST_F(ConsumerGroupTest, GroupConfigsAreCheckedAsKafkaChecksThem) {
+    auto refused = [&](std::map<std::string, std::string> c) {
+        auto r = coord->set_group_configs(group_id("cg"), std::move(c), false);
+        EXPECT_FALSE(r);
+        EXPECT_EQ(r ? std::error_code{} : r.error().code, api::errc::invalid_config);
+        return r ? std::string() : r.error().message;
+    };
+    EXPECT_EQ(refused({{"consumer.session.timeout.ms", "44999"}}),
+              "consumer.session.timeout.ms must be greater than or equal to "
+              "group.consumer.min.session.timeout.ms");
+    EXPECT_EQ(refused({{"consumer.session.timeout.ms", "60001"}}),
+              "consumer.session.timeout.ms must be less than or equal to "
+              "group.consumer.max.session.timeout.ms");
+    EXPECT_EQ(refused({{"consumer.heartbeat.interval.ms", "4999"}}),
+              "consumer.heartbeat.interval.ms must be greater than or equal to "
+              "group.consumer.min.heartbeat.interval.ms");
+    EXPECT_EQ(refused({{"share.session.timeout.ms", "1"}}),
+              "Unknown group config name: share.session.timeout.ms");
+    refused({{"consumer.heartbeat.interval.ms", "soon"}});
+    // validate_only changes nothing.
+    ASSERT_TRUE(coord->set_group_configs(group_id("cg"),
+                                         {{"consumer.heartbeat.interval.ms", "6000"}}, true));
+    auto entries = coord->describe_group_configs(group_id("cg"));
+    ASSERT_EQ(entries.size(), 2u);
+    EXPECT_EQ(entries[1].name, "consumer.heartbeat.interval.ms");
+    EXPECT_EQ(entries[1].value, "5000");
+    EXPECT_EQ(entries[1].source, api::config_source::default_config);
+}
+
 TEST_F(ConsumerGroupTest, CommitsNeedTheCurrentMemberEpoch) {
     auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
     EXPECT_FALSE(commit("cg", a.member_epoch, "a", {{0, 5}}, "t", 9).topics[0].partitions[0].error);

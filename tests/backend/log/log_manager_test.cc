@@ -47,6 +47,23 @@ TEST_F(LogManager, ValidateOnlyCreatesNothing) {
     EXPECT_FALSE(*fs->exists("/data/t-0"));
 }
 
+TEST_F(LogManager, NewDefaultsReachTopicsThatDoNotOverrideThem) {
+    auto m = open_log();
+    ASSERT_TRUE(m->create_topic("follows", 2, {}));
+    ASSERT_TRUE(m->create_topic("own", 1, {{"max.message.bytes", "5000"}}));
+    auto defaults = m->defaults();
+    defaults.max_message_bytes = 100;
+    defaults.retention_ms = 1000;
+    m->set_defaults(defaults);
+    EXPECT_EQ(m->find_topic("follows")->config.max_message_bytes, 100);
+    EXPECT_EQ(m->partition("follows", partition_id(1))->config()->max_message_bytes, 100);
+    EXPECT_EQ(m->find_topic("own")->config.max_message_bytes, 5000);
+    EXPECT_EQ(m->find_topic("own")->config.retention_ms, 1000);
+    // A topic created afterwards starts from them too.
+    ASSERT_TRUE(m->create_topic("later", 1, {}));
+    EXPECT_EQ(m->find_topic("later")->config.max_message_bytes, 100);
+}
+
 TEST_F(LogManager, TopicsIdsAndConfigsSurviveReopen) {
     uuid id;
     {
