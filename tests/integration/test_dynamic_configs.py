@@ -194,15 +194,16 @@ def test_cluster_default_and_broker_layers_with_kafka_python():
         r = a.alter_configs([KPResource(ConfigResourceType.BROKER, "",
                                         configs={"log.retention.ms": "3600000"})])
         assert [res[0] for res in r.resources] == [0]
-        # The default resource lists only what is set there.
-        described = a.describe_configs([KPResource(ConfigResourceType.BROKER, "")],
-                                       include_synonyms=True)
-        entries = described[0].resources[0][4]
-        assert [(e[0], e[1], e[4]) for e in entries] == [
-            ("log.retention.ms", "3600000", DYNAMIC_DEFAULT_BROKER)]
+        # The default resource lists only what is set there (kafka-python cannot describe
+        # the "" resource: it sends broker resources to the broker named).
+        port = s.kafka_port
+        code, _, entries = describe(port, RESOURCE_BROKER, "")
+        assert code == 0
+        assert [(e["name"], e["value"], e["source"], e["synonyms"]) for e in entries.values()] == [
+            ("log.retention.ms", "3600000", DYNAMIC_DEFAULT_BROKER,
+             [("log.retention.ms", "3600000", DYNAMIC_DEFAULT_BROKER)])]
 
         # The topic follows the default, above the static log.retention.hours.
-        port = s.kafka_port
         _, _, topic = describe(port, RESOURCE_TOPIC, "layered")
         assert topic["retention.ms"]["value"] == "3600000"
         assert topic["retention.ms"]["source"] == DYNAMIC_DEFAULT_BROKER
@@ -235,9 +236,10 @@ def test_refusals_have_kafkas_errors(dyn_broker):
     assert "Cannot update these configs dynamically: Set(num.partitions)" in err.str()
     err = alter_error(a, ConfigResource("broker", "0", set_config={"no.such.config": "1"}))
     assert err.code() == INVALID_CONFIG
-    err = alter_error(a, ConfigResource("broker", "5", set_config={"log.retention.ms": "1"}))
-    assert err.code() == INVALID_REQUEST
-    assert "Unexpected broker id, expected 0, but received 5" in err.str()
+    port = dyn_broker.kafka_port
+    # Raw: librdkafka sends a broker resource to the broker it names, and there is no broker 5.
+    assert incremental_alter(port, [(RESOURCE_BROKER, "5", [("log.retention.ms", SET, "1")])]) == [
+        (INVALID_REQUEST, "Unexpected broker id, expected 0, but received 5")]
     err = alter_error(a, ConfigResource("broker", "0", set_config={"log.retention.ms": "soon"}))
     assert err.code() == INVALID_REQUEST
     # Nothing of the above was taken.
@@ -245,7 +247,6 @@ def test_refusals_have_kafkas_errors(dyn_broker):
     assert entries["log.retention.ms"].source == ConfigSource.DEFAULT_CONFIG.value
     assert entries["num.partitions"].value == "1"
 
-    port = dyn_broker.kafka_port
     # validate_only checks and changes nothing.
     assert incremental_alter(port, [(RESOURCE_BROKER, "0",
                                      [("log.retention.ms", SET, "1000")])],
@@ -254,6 +255,17 @@ def test_refusals_have_kafkas_errors(dyn_broker):
     assert broker["log.retention.ms"]["source"] == DEFAULT
     code, message, _ = describe(port, RESOURCE_BROKER, "9")
     assert code == INVALID_REQUEST
+
+    # A refusal is the resource's own: the others of the request are taken.
+    assert incremental_alter(port, [
+        (RESOURCE_BROKER, "0", [("num.partitions", SET, "3")]),
+        (RESOURCE_BROKER, "", [("log.retention.ms", SET, "3600000")])]) == [
+        (INVALID_REQUEST, "Cannot update these configs dynamically: Set(num.partitions)"),
+        (0, None)]
+    _, _, broker = describe(port, RESOURCE_BROKER, "0")
+    assert broker["log.retention.ms"]["value"] == "3600000"
+    assert broker["log.retention.ms"]["source"] == DYNAMIC_DEFAULT_BROKER
+    assert broker["num.partitions"]["value"] == "1"
 
 
 def test_incremental_set_delete_append_subtract(dyn_broker):

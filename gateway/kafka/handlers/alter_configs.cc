@@ -21,6 +21,7 @@ boost::asio::awaitable<alter_configs_handler::response> alter_configs_handler::h
         auto& out = resp.responses.emplace_back();
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
+        out.error_message = std::nullopt;  // compat: null when the resource is taken
         const auto type = static_cast<resource_type>(res.resource_type);
         if (!may_alter_configs(ctx, type, res.resource_name, out)) {
             continue;

@@ -22,6 +22,7 @@ incremental_alter_configs_handler::handle(request_context& ctx, request req) {
         auto& out = resp.responses.emplace_back();
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
+        out.error_message = std::nullopt;  // compat: null when the resource is taken
         const auto type = static_cast<resource_type>(res.resource_type);
         if (!may_alter_configs(ctx, type, res.resource_name, out)) {
             continue;
