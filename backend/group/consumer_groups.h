@@ -52,6 +52,10 @@ class consumer_groups {
                                              const api::consumer_heartbeat_request& req,
                                              std::shared_ptr<const topic_regex> regex);
 
+    /// A group replayed at start (its entry not published yet): compiles the members'
+    /// patterns and schedules their session (and rebalance) timeouts.
+    void restore(group_entry& e);
+
     /// The membership check of OffsetCommit (TxnOffsetCommit when `transactional`) in a
     /// KIP-848 group.
     std::error_code validate_commit(group_entry& e, const api::offset_commit_request& req,
