@@ -101,7 +101,7 @@ class offset_store {
 
   private:
     std::shared_ptr<log::partition_log> partition_of(const std::string& group_id, bool create);
-    /// Writes the groups replayed from legacy records in Kafka's layout, with tombstones for
+    /// Writes the groups replayed from legacy records in Kafka's layout, after tombstones for
     /// the legacy keys (one batch per group, so a crash leaves either layout, never a mix).
     void rewrite_legacy(const std::map<std::string, std::shared_ptr<group_entry>>& groups,
                         const std::map<std::string, std::vector<std::vector<std::byte>>>& keys);

@@ -489,7 +489,12 @@ void offset_store::rewrite_legacy(
     std::size_t rewritten = 0;
     std::size_t failed = 0;
     for (const auto& [id, legacy] : keys) {
+        // The tombstones first: replay applies them to the same offsets and group as the
+        // records that follow, which then stand.
         std::vector<encoded_record> records;
+        for (const auto& key : legacy) {
+            records.push_back({key, std::nullopt});
+        }
         if (auto it = groups.find(id); it != groups.end()) {
             const group_entry& e = *it->second;
             for (const auto& [topic, parts] : e.offsets) {
@@ -504,9 +509,6 @@ void offset_store::rewrite_legacy(
             } else if (e.classic && (e.classic->protocol_type() || e.classic->generation() > 0)) {
                 records.push_back(group_record(id, e.classic->to_stored()));
             }
-        }
-        for (const auto& key : legacy) {
-            records.push_back({key, std::nullopt});
         }
         if (auto r = append(id, std::move(records)); !r) {
             // The legacy records stay and are read again at the next start.
