@@ -20,7 +20,7 @@ from kafka import errors as kafka_errors
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from harness import Sluice, wait_for
+from harness import Sluice, connect, kafka_request, read_frame, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JS = os.path.join(HERE, "js")
@@ -461,6 +461,9 @@ def test_groups_survive_kill_9(broker):
         before = group_epoch(broker, "crash-848")
         assert len(before["members"]) == 1
         broker.kill()
+        # Back on the port the clients know too (a second listener; sluice announces to each
+        # client the address it reached).
+        broker.args += ["--kafka", f"127.0.0.1:{broker.kafka_port}"]
         broker.start()
         # Committed offsets of both groups are back.
         admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
@@ -491,3 +494,58 @@ def test_groups_survive_kill_9(broker):
     finally:
         member.close()
         classic.close()
+
+
+# --- commit metadata over offset.metadata.max.bytes ----------------------------------------------
+
+def s16(x):
+    return struct.pack(">h", len(x)) + x.encode()
+
+
+def call_raw(sock, api_key, version, body, cid):
+    sock.sendall(kafka_request(api_key, version, cid, body))
+    frame = read_frame(sock)
+    assert struct.unpack(">i", frame[:4])[0] == cid
+    return Buf(frame[4:])
+
+
+def test_metadata_over_the_limit_is_refused_by_offset_commit_and_txn_offset_commit(broker):
+    make_topic(broker.bootstrap, "meta", 2, 0)
+    big, small = "x" * 4097, "y" * 4096
+    # OffsetCommit (kafka-python): the partition with too much metadata is refused.
+    c = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id="meta-g",
+                      enable_auto_commit=False)
+    with pytest.raises(kafka_errors.OffsetMetadataTooLargeError):
+        c.commit({TopicPartition("meta", 0): OffsetAndMetadata(1, big)})
+    c.commit({TopicPartition("meta", 1): OffsetAndMetadata(2, small)})
+    c.close()
+
+    # TxnOffsetCommit: the same limit, per partition; the other partition is taken.
+    sock = connect(broker.kafka_port)
+    try:
+        def init():
+            b = call_raw(sock, 22, 1, s16("meta-txn") + struct.pack(">i", 60000), 1)
+            b.i32()
+            err = b.i16()
+            return (b.i64(), b.i16()) if err == 0 else None
+        pid, epoch = wait_for(init, 30, "InitProducerId")
+        b = call_raw(sock, 25, 1, s16("meta-txn") + struct.pack(">qh", pid, epoch) +
+                     s16("meta-txn-g"), 2)
+        b.i32()
+        assert b.i16() == 0
+        partitions = (struct.pack(">i", 2) +
+                      struct.pack(">iqi", 0, 5, -1) + s16(big) +
+                      struct.pack(">iqi", 1, 6, -1) + s16(small))
+        body = (s16("meta-txn") + s16("meta-txn-g") + struct.pack(">qh", pid, epoch) +
+                struct.pack(">i", 1) + s16("meta") + partitions)
+        b = call_raw(sock, 28, 2, body, 3)
+        b.i32()
+        errors = {}
+        for _ in range(b.i32()):
+            assert b.string() == "meta"
+            for _ in range(b.i32()):
+                p = b.i32()
+                errors[p] = b.i16()
+        assert errors == {0: 12, 1: 0}  # OFFSET_METADATA_TOO_LARGE
+    finally:
+        sock.close()
