@@ -289,8 +289,9 @@ result<stored_group> decode_group_value(protocol::bytes_view bytes) {
     if (version >= 2) {
         v.state_timestamp_ms = r.i64();
     }
-    // Each member takes at least 14 bytes (three empty strings, a timeout, two empty bytes).
-    const std::int64_t count = read_count(r, flexible, 14);
+    // Each member takes at least 18 bytes (three empty strings, a timeout, two empty bytes);
+    // 10 in the flexible version (compact lengths and the tagged-field count).
+    const std::int64_t count = read_count(r, flexible, flexible ? 10 : 18);
     for (std::int64_t i = 0; i < count && r.ok(); ++i) {
         stored_member m;
         m.member_id = r.string(flexible);
