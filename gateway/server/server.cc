@@ -32,6 +32,7 @@
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
 #include "auth/sasl/sasl_server.h"
+#include "backend/group/group_records.h"
 #include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
 #include "gateway/http/group_routes.h"
@@ -210,8 +211,10 @@ backend::group::coordinator_config read_group_settings(const config& cfg) {
     g.offsets_retention_check_interval_ms =
         int_setting("offsets.retention.check.interval.ms",
                     g.offsets_retention_check_interval_ms, 1, int_max);
+    // At most what a record of __consumer_offsets holds (an int16-length string).
     g.offset_metadata_max_bytes = static_cast<std::int32_t>(int_setting(
-        "offset.metadata.max.bytes", g.offset_metadata_max_bytes, 0, int_max));
+        "offset.metadata.max.bytes", g.offset_metadata_max_bytes, 0,
+        static_cast<std::int64_t>(backend::group::max_record_metadata_bytes)));
     g.offsets_topic_partitions = static_cast<std::int32_t>(int_setting(
         "offsets.topic.num.partitions", g.offsets_topic_partitions, 1, 1000));
     g.offsets_topic_segment_bytes = static_cast<std::int32_t>(int_setting(
