@@ -1,6 +1,7 @@
 #include "gateway/server/server.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,6 +49,7 @@
 #include "gateway/server/quota_meter.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
+#include "gateway/server/listening_sockets.h"
 #include "gateway/server/metrics.h"
 #include "gateway/server/request_budget.h"
 #include "gateway/server/services.h"
@@ -104,6 +106,68 @@ std::string load_or_create_cluster_id(const std::filesystem::path& dir) {
     }
     std::filesystem::rename(tmp, path);
     return id;
+}
+
+/// What a start creates on disk, removed again when the start fails, so that a failed start
+/// leaves nothing behind: the data dir when it did not exist (with the folders above it that
+/// did not exist either), and the audit log when it did not exist. Records what exists when
+/// built (before anything is created); disarm() once sluice serves.
+class start_cleanup {
+public:
+    start_cleanup(const std::filesystem::path& data_dir, const std::string& audit_path) {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        fs::path dir = fs::absolute(data_dir, ec).lexically_normal();
+        if (!ec && dir.filename().empty()) {
+            dir = dir.parent_path();  // "data/"
+        }
+        while (!ec && !dir.empty() && !fs::exists(fs::symlink_status(dir, ec)) && !ec) {
+            created_dir_ = dir;
+            if (dir.parent_path() == dir) {
+                break;
+            }
+            dir = dir.parent_path();
+        }
+        if (!audit_path.empty() && !fs::exists(fs::symlink_status(audit_path, ec)) && !ec) {
+            created_audit_ = audit_path;
+        }
+    }
+    start_cleanup(const start_cleanup&) = delete;
+    start_cleanup& operator=(const start_cleanup&) = delete;
+
+    ~start_cleanup() {
+        if (!armed_) {
+            return;
+        }
+        std::error_code ec;
+        if (!created_audit_.empty()) {
+            std::filesystem::remove(created_audit_, ec);
+        }
+        if (!created_dir_.empty()) {
+            std::filesystem::remove_all(created_dir_, ec);
+        }
+    }
+
+    void disarm() { armed_ = false; }
+
+private:
+    std::filesystem::path created_dir_;
+    std::filesystem::path created_audit_;
+    bool armed_ = true;
+};
+
+/// One warning when an existing data dir is open to other users: sluice creates it 0700 and its
+/// files 0600 (docs/operations.md#the-data-directory), but leaves the modes of one it did not
+/// create as they are.
+void warn_if_data_dir_is_open(const std::filesystem::path& dir) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 077) == 0) {
+        return;
+    }
+    server_log().warn("data dir {} is open to other users (mode {:04o}); sluice makes its own "
+                      "data dirs 0700 and files 0600: chmod 700 it to keep topic data, users and "
+                      "the audit log private",
+                      dir.string(), st.st_mode & 07777);
 }
 
 /// Raises RLIMIT_NOFILE to the hard limit: every connection and open segment is a descriptor.
@@ -435,8 +499,30 @@ int run_server(const config& cfg) {
     const auth::quota_settings quota_cfg = read_quota_settings(cfg);
     native_opts.queues = sqs_cfg.queues;
     native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
-    cfg.reject_unknown();
+    const auto ignored = cfg.reject_unknown();
+    if (!ignored.empty()) {
+        log.warn("{}", ignored_variables_warning(ignored));
+        for (const auto& v : ignored) {
+            native_opts.properties.erase(v.key);
+        }
+    }
 
+    // Every listener's port is bound before anything is created on disk, so that a port in use
+    // stops the start with nothing made; the fronts take these sockets below.
+    listening_sockets bound;
+    for (const auto& l : cfg.kafka) {
+        bound.bind(l.where, "--kafka");
+    }
+    if (cfg.http.enabled) {
+        bound.bind(cfg.http, "--http");
+    }
+    if (cfg.sqs.enabled) {
+        bound.bind(cfg.sqs, "--sqs");
+    }
+
+    // From here on a failed start removes the data dir and the audit log it created.
+    start_cleanup cleanup(cfg.data_dir, audit_cfg.path);
+    warn_if_data_dir_is_open(cfg.data_dir);
     data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
     raise_open_files_limit();
     const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
@@ -534,6 +620,7 @@ int run_server(const config& cfg) {
     quota_meter quota_use(*quotas, metrics);
     svc.quotas = &quota_use;
     io_pool pool(cfg.io_threads);
+    pool.adopt_listening_sockets(std::move(bound));
     // Group and transaction timeouts run on the first io thread.
     be.start(pool.context(0).get_executor());
     // When start-up fails from here on (a listener's port is taken, say), the backend closes
@@ -643,6 +730,7 @@ int run_server(const config& cfg) {
     signals.async_wait(on_signal);
     // Tests and scripts wait for this line to learn the bound ports (port 0 picks a free one).
     log.info("listening:{}", listening);
+    cleanup.disarm();
 
     signal_io.run();
     log.info("signal {} received: shutting down", received);
