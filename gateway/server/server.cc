@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -121,14 +122,14 @@ public:
         if (!ec && dir.filename().empty()) {
             dir = dir.parent_path();  // "data/"
         }
-        while (!ec && !dir.empty() && !fs::exists(fs::symlink_status(dir, ec)) && !ec) {
+        while (!ec && !dir.empty() && missing(dir)) {
             created_dir_ = dir;
             if (dir.parent_path() == dir) {
                 break;
             }
             dir = dir.parent_path();
         }
-        if (!audit_path.empty() && !fs::exists(fs::symlink_status(audit_path, ec)) && !ec) {
+        if (!audit_path.empty() && missing(audit_path)) {
             created_audit_ = audit_path;
         }
     }
@@ -151,6 +152,12 @@ public:
     void disarm() { armed_ = false; }
 
 private:
+    /// True only when `path` surely does not exist (not for an error such as EACCES).
+    static bool missing(const std::filesystem::path& path) {
+        struct stat st {};
+        return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
+    }
+
     std::filesystem::path created_dir_;
     std::filesystem::path created_audit_;
     bool armed_ = true;
@@ -507,6 +514,22 @@ int run_server(const config& cfg) {
         }
     }
 
+    const bool any_sasl = std::any_of(cfg.kafka.begin(), cfg.kafka.end(), [](const auto& l) {
+        return l.protocol == security_protocol::sasl_plaintext ||
+               l.protocol == security_protocol::sasl_ssl;
+    });
+    const auto& mechs = kafka_cfg.sasl_mechanisms;
+    if (any_sasl && !tokens &&
+        std::find(mechs.begin(), mechs.end(), "OAUTHBEARER") != mechs.end()) {
+        throw config_error("sasl.enabled.mechanisms: OAUTHBEARER needs "
+                           "sasl.oauthbearer.jwks.location or "
+                           "sasl.oauthbearer.public.key.locations");
+    }
+    if (http_cfg.authentication.bearer && !tokens) {
+        throw config_error("http.authentication: bearer needs sasl.oauthbearer.jwks.location or "
+                           "sasl.oauthbearer.public.key.locations");
+    }
+
     // Every listener's port is bound before anything is created on disk, so that a port in use
     // stops the start with nothing made; the fronts take these sockets below.
     listening_sockets bound;
@@ -525,18 +548,6 @@ int run_server(const config& cfg) {
     warn_if_data_dir_is_open(cfg.data_dir);
     data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
     raise_open_files_limit();
-    const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
-    kafka_cfg.cluster_id = cluster_id;
-    log.info("sluice starting: data dir {}, cluster id {}, memory allocator {}",
-             std::filesystem::absolute(cfg.data_dir).string(), cluster_id, memory_allocator());
-
-    // The audit log, installed for every front until run_server returns (or throws).
-    audit_log audit(audit_cfg, true);
-    const scoped_audit_log audit_installed(audit);
-    if (audit.enabled()) {
-        log.info("audit log: {}", audit_cfg.path);
-    }
-
     // The SASL users; `sluice users` changes them while sluice is stopped.
     auto users = load_state("SASL users", [&] {
         return auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
@@ -562,25 +573,24 @@ int run_server(const config& cfg) {
                  "fail (add one with: sluice users set NAME --data-dir {} --aws-access-key-id ID)",
                  cfg.data_dir.string());
     }
-    const bool any_sasl = std::any_of(cfg.kafka.begin(), cfg.kafka.end(), [](const auto& l) {
-        return l.protocol == security_protocol::sasl_plaintext ||
-               l.protocol == security_protocol::sasl_ssl;
-    });
-    const auto& mechs = kafka_cfg.sasl_mechanisms;
-    if (any_sasl && !tokens &&
-        std::find(mechs.begin(), mechs.end(), "OAUTHBEARER") != mechs.end()) {
-        throw config_error("sasl.enabled.mechanisms: OAUTHBEARER needs "
-                           "sasl.oauthbearer.jwks.location or "
-                           "sasl.oauthbearer.public.key.locations");
-    }
-    if (http_cfg.authentication.bearer && !tokens) {
-        throw config_error("http.authentication: bearer needs sasl.oauthbearer.jwks.location or "
-                           "sasl.oauthbearer.public.key.locations");
-    }
     if (any_sasl && users.empty()) {
         log.warn("a SASL listener is configured but there are no users: every login will fail "
                  "(add one with: sluice users set NAME --data-dir {})",
                  cfg.data_dir.string());
+    }
+
+    // The state files were only read; the files a start writes come last, after everything
+    // that can refuse the start short of a disk failure.
+    const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
+    kafka_cfg.cluster_id = cluster_id;
+    log.info("sluice starting: data dir {}, cluster id {}, memory allocator {}",
+             std::filesystem::absolute(cfg.data_dir).string(), cluster_id, memory_allocator());
+
+    // The audit log, installed for every front until run_server returns (or throws).
+    audit_log audit(audit_cfg, true);
+    const scoped_audit_log audit_installed(audit);
+    if (audit.enabled()) {
+        log.info("audit log: {}", audit_cfg.path);
     }
 
     // The one place that names a backend implementation: the fronts get its interfaces.

@@ -306,7 +306,7 @@ def test_pods_get_no_service_link_variables_and_sluice_survives_them(renderer):
     try:
         warnings = [l for l in s.log_lines if "SLUICE_PORT_9092_TCP_ADDR" in l]
         assert len(warnings) == 1, s.log_text()
-        assert " warn " in warnings[0]
+        assert " warning [server] " in warnings[0]
         for name in links:
             assert name in warnings[0]
         admin = AdminClient({"bootstrap.servers": s.bootstrap})
