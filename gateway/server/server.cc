@@ -144,11 +144,14 @@ public:
         if (!created_audit_.empty()) {
             std::filesystem::remove(created_audit_, ec);
         }
-        if (!created_dir_.empty()) {
+        if (!created_dir_.empty() && locked_) {
             std::filesystem::remove_all(created_dir_, ec);
         }
     }
 
+    /// The data dir is locked by this process: when it is new, it is this start's to remove.
+    /// (Until then another sluice starting on the same new path may have made it.)
+    void locked() { locked_ = true; }
     void disarm() { armed_ = false; }
 
 private:
@@ -161,6 +164,7 @@ private:
     std::filesystem::path created_dir_;
     std::filesystem::path created_audit_;
     bool armed_ = true;
+    bool locked_ = false;
 };
 
 /// One warning when an existing data dir is open to other users: sluice creates it 0700 and its
@@ -547,6 +551,7 @@ int run_server(const config& cfg) {
     start_cleanup cleanup(cfg.data_dir, audit_cfg.path);
     warn_if_data_dir_is_open(cfg.data_dir);
     data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
+    cleanup.locked();
     raise_open_files_limit();
     // The SASL users; `sluice users` changes them while sluice is stopped.
     auto users = load_state("SASL users", [&] {
