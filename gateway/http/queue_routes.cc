@@ -10,6 +10,7 @@
 #include "backend/api/errc.h"
 #include "gateway/http/json.h"
 #include "gateway/http/rest/rest_support.h"
+#include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -208,7 +209,7 @@ asio::awaitable<handler_result> redrive(api::queues* queues, http_request_contex
     if (!task) {
         co_return backend_error(task.error(), "redrive of " + name);
     }
-    spdlog::info("http: redrive of queue {} started (task {}, to {})", name, *task,
+    http_log().info("redrive of queue {} started (task {}, to {})", name, *task,
                  req.destination.value_or("the source queues"));
     json::writer w;
     w.start_object();

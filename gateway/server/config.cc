@@ -263,14 +263,17 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return prev[b.size()];
 }
 
-void config::reject_unknown() const {
+std::vector<ignored_variable> config::reject_unknown() const {
+    std::vector<ignored_variable> ignored;
     for (const auto& [key, value] : properties) {
         if (known_.find(key) != known_.end() ||
             std::find(std::begin(single_node_settings), std::end(single_node_settings), key) !=
                 std::end(single_node_settings)) {
             continue;
         }
-        if (key == "log.dirs" || key == "log.dir") {
+        const std::string from = origin(key);
+        const bool from_variable = from.starts_with("SLUICE_");
+        if (!from_variable && (key == "log.dirs" || key == "log.dir")) {
             throw config_error(key + ": the data directory is set with --data-dir");
         }
         std::string nearest;
@@ -282,9 +285,27 @@ void config::reject_unknown() const {
                 nearest = k;
             }
         }
+        if (from_variable) {
+            ignored.push_back(
+                {from, key, nearest.empty() ? std::string() : setting_to_variable(nearest)});
+            continue;
+        }
         throw config_error(key + ": unknown setting" +
                            (nearest.empty() ? std::string() : " (did you mean " + nearest + "?)"));
     }
+    return ignored;
+}
+
+std::string ignored_variables_warning(const std::vector<ignored_variable>& ignored) {
+    std::string out = "ignoring environment variables that name no setting:";
+    for (std::size_t i = 0; i < ignored.size(); ++i) {
+        out += (i == 0 ? " " : ", ") + ignored[i].name;
+        if (!ignored[i].nearest.empty()) {
+            out += " (did you mean " + ignored[i].nearest + "?)";
+        }
+    }
+    out += " (settings: docs/configuration.md)";
+    return out;
 }
 
 std::string usage_text() {
