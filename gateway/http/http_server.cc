@@ -76,7 +76,8 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
                          std::shared_ptr<auth::tls_context_holder> tls)
     : svc_(svc),
       settings_(std::move(settings)),
-      producer_(svc.topics, svc.records, settings_.producer_acks),
+      producer_(svc.topics, svc.records, settings_.producer_acks,
+                topic_auto_creation{svc.kafka.auto_create_topics, svc.kafka.num_partitions}),
       requests_(svc.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
       timing_(svc.metrics, "http"),
       tls_(std::move(tls)),
