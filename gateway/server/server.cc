@@ -416,6 +416,10 @@ sqs_config read_sqs_settings(const config& cfg) {
         !s.front.advertised_url.starts_with("https://")) {
         throw config_error("sqs.advertised.url: must start with http:// or https://");
     }
+    s.front.origins.allow_origins = read_allowed_origins(cfg);
+    if (auto own = origin_of_url(s.front.advertised_url)) {
+        s.front.origins.own_origins.push_back(std::move(*own));
+    }
     auto& q = s.queues;
     q.arns.region = s.front.region;
     q.arns.account = s.front.account;
@@ -682,8 +686,12 @@ int run_server(const config& cfg) {
                      ":" + std::to_string(ep.port());
     }
     if (cfg.sqs.enabled) {
+        sqs::sqs_settings sqs_front_cfg = sqs_cfg.front;
+        if (http) {  // the console's pages are sluice's own
+            sqs_front_cfg.origins.sibling_ports.push_back(http->local_endpoint().port());
+        }
         sqs_front = std::make_unique<sqs::sqs_server>(
-            pool, tracker, metrics, queues, sqs_cfg.front, cfg.sqs, http_limits{},
+            pool, tracker, metrics, queues, std::move(sqs_front_cfg), cfg.sqs, http_limits{},
             sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures,
                                  &svc.authz, svc.quotas},
             sqs_tls);

@@ -202,6 +202,17 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
     const std::string request_id = uuid::random().to_string();
     const std::string target = header(ctx.req, "X-Amz-Target");
     const wire w = target.empty() ? wire::query : wire::json;
+    if (!settings_.origins.admits(ctx.req, ctx.tls)) {
+        // A page on another origin (a form post needs no CORS preflight).
+        const std::string origin = header(ctx.req, "Origin");
+        sqs_log().info("request from {} refused: origin {} is not allowed",
+                       ctx.peer.address().to_string(), origin);
+        sqs_error e = access_denied("Origin " + origin +
+                                    " is not allowed: pages may call this endpoint only from "
+                                    "an origin listed in http.allowed.origins");
+        e.status = 403;
+        co_return render_error(w, "", e, request_id);
+    }
     {
         std::string principal;
         auto refusal = co_await auth_.check(ctx, &principal);
