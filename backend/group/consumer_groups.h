@@ -9,6 +9,8 @@
 // requires the caller to hold the group entry's lock and touches that entry only (timeouts
 // are scheduled in the entry's own timer_queue and run under the same lock). Topic lookups go
 // to the log, which has its own locks; patterns match in time linear in the topic name.
+// Persistence: each change appends Kafka's records for what changed (consumer_records.h)
+// under the group's lock, in Kafka's order; restore() brings a replayed group back to life.
 // Invariants: every member has a session timeout scheduled; a member with partitions to
 // revoke has a rebalance timeout scheduled; the target assignment is the one of the group
 // epoch once a heartbeat has been served (assignment epoch == group epoch).
@@ -51,6 +53,10 @@ class consumer_groups {
     api::consumer_heartbeat_result heartbeat(group_entry& e,
                                              const api::consumer_heartbeat_request& req,
                                              std::shared_ptr<const topic_regex> regex);
+
+    /// A group replayed at start (its entry not published yet): compiles the members'
+    /// patterns and schedules their session (and rebalance) timeouts.
+    void restore(group_entry& e);
 
     /// The membership check of OffsetCommit (TxnOffsetCommit when `transactional`) in a
     /// KIP-848 group.

@@ -6,6 +6,8 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "backend/log/errc.h"
 #include "backend/log/flusher.h"
 #include "backend/log/topic_store.h"
@@ -129,6 +131,12 @@ result<void> log_manager::start() {
             return io_fail(r.error(), "syncing " + opts_.data_dir);
         }
     }
+    // A data dir without a topics folder has never held a log: it is new, not recovered from
+    // an unclean shutdown.
+    auto had_topics = fs.is_directory(io::join_path(opts_.data_dir, "topics"));
+    if (!had_topics) {
+        return io_fail(had_topics.error(), "checking " + opts_.data_dir);
+    }
     for (const char* sub : {"topics", "trash"}) {
         if (auto r = fs.create_directory(io::join_path(opts_.data_dir, sub)); !r) {
             return io_fail(r.error(), std::string("creating ") + sub);
@@ -141,8 +149,10 @@ result<void> log_manager::start() {
     if (auto r = load_topics(*clean); !r) {
         return r;
     }
-    storage_log().info("log: opened {} ({} topics, {} shutdown, flush policy {})", opts_.data_dir,
-                       topics_.size(), *clean ? "clean" : "unclean",
+    storage_log().info("log: opened {} ({}, flush policy {})", opts_.data_dir,
+                       !*had_topics ? std::string("new data dir")
+                                    : fmt::format("{} topics, {} shutdown", topics_.size(),
+                                                  *clean ? "clean" : "unclean"),
                        opts_.flush == flush_policy::always     ? "always"
                        : opts_.flush == flush_policy::interval ? "interval"
                                                                : "os");
@@ -343,7 +353,14 @@ void log_manager::empty_trash() {
 result<void> log_manager::write_topic_file(const topic_info& info) {
     topic_record rec{info.name, info.id, info.partitions, info.internal, info.overrides};
     std::string text = encode_topic_record(rec);
-    auto r = io::write_file_atomic(*opts_.fs, topic_file(info.name), protocol::as_bytes(text));
+    // A name of up to 249 characters makes "<name>.topic" of up to 255 bytes, the most one
+    // file name may have, and "<name>-<partition>" too (partitions < 100000): the temporary
+    // file cannot be "<name>.topic.tmp", so it has a short name of its own (load_topics removes
+    // one a crash left behind).
+    const std::string tmp = io::join_path(io::join_path(opts_.data_dir, "topics"),
+                                          uuid::random().to_string() + ".tmp");
+    auto r = io::write_file_atomic(*opts_.fs, topic_file(info.name), protocol::as_bytes(text),
+                                   tmp);
     if (!r) {
         storage_log().error("log: writing the topic file of {} failed: {}", info.name,
                             r.error().message());

@@ -45,7 +45,8 @@ struct log_options {
     std::size_t max_open_files = 2048;
     /// Threads that run fsyncs.
     std::size_t flush_threads = 2;
-    /// Largest partition count of one topic.
+    /// Largest partition count of one topic. At most 100000: the folder of partition 99999 of a
+    /// 249-character topic, "<name>-99999", is 255 bytes, the most a file name may have.
     std::int32_t max_partitions = 100000;
     /// Memory per compaction pass for the key map.
     std::size_t compaction_map_bytes = 64 << 20;
