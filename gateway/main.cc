@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "gateway/server/acls_command.h"
+#include "gateway/cli/acls_command.h"
 #include "gateway/server/config.h"
-#include "gateway/server/quotas_command.h"
+#include "gateway/cli/quotas_command.h"
 #include "gateway/server/server.h"
-#include "gateway/server/users_command.h"
+#include "gateway/cli/users_command.h"
 
 int main(int argc, char** argv) {
     // Everything sluice creates (the data dir, segments, indexes, state files, the audit log,

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gateway/server/config.h"
-#include "gateway/server/quotas_command.h"
+#include "gateway/cli/quotas_command.h"
 
 namespace sluice::gateway {
 namespace {

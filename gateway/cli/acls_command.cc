@@ -1,4 +1,4 @@
-#include "gateway/server/acls_command.h"
+#include "gateway/cli/acls_command.h"
 
 #include <filesystem>
 #include <iostream>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "auth/authorizer.h"
-#include "gateway/server/command_flags.h"
+#include "gateway/cli/command_flags.h"
 #include "gateway/server/config.h"
 #include "gateway/server/audit.h"
 #include "gateway/server/data_dir_lock.h"

@@ -1,4 +1,4 @@
-#include "gateway/server/users_command.h"
+#include "gateway/cli/users_command.h"
 
 #include <termios.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 #include "auth/aws_key_store.h"
 #include "auth/credential_store.h"
-#include "gateway/server/command_flags.h"
+#include "gateway/cli/command_flags.h"
 #include "gateway/server/config.h"
 #include "gateway/server/audit.h"
 #include "gateway/server/data_dir_lock.h"

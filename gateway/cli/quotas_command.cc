@@ -1,4 +1,4 @@
-#include "gateway/server/quotas_command.h"
+#include "gateway/cli/quotas_command.h"
 
 #include <charconv>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "gateway/server/audit.h"
-#include "gateway/server/command_flags.h"
+#include "gateway/cli/command_flags.h"
 #include "gateway/server/config.h"
 #include "gateway/server/data_dir_lock.h"
 
