@@ -148,7 +148,7 @@ counter& sqs_front::requests_for(const std::string& action) {
 }
 
 http_response sqs_front::render_error(wire w, const std::string& action, const sqs_error& e,
-                                      const std::string& request_id) {
+                                      const std::string& request_id) const {
     errors_.inc();
     sqs_log().debug("{} answered {} {}: {}", action.empty() ? "request" : action, e.status,
                     e.query_code, e.message);
@@ -161,12 +161,34 @@ http_response sqs_front::render_error(wire w, const std::string& action, const s
 }
 
 http_response sqs_front::connection_error(unsigned status, std::string_view message) const {
+    if (status == 503) {
+        // No room for the body in time (http.request.body.budget.bytes): AWS's throttling
+        // shape, which the SDKs retry with back-off.
+        const std::string code = "ServiceUnavailable";
+        http_response res = make_response(
+            {status, protocol::sqs::response_writer::content_type(wire::query),
+             protocol::sqs::error_body(wire::query, code, code, false, message,
+                                       uuid::random().to_string())});
+        res.set("x-amzn-query-error", code + ";Receiver");
+        return res;
+    }
     const std::string code = status == 413 ? "RequestEntityTooLarge" : "InvalidRequest";
     http_response res = make_response(
         {status, protocol::sqs::response_writer::content_type(wire::query),
          protocol::sqs::error_body(wire::query, code, code, true, message, uuid::random().to_string())});
     res.set("x-amzn-query-error", code + ";Sender");
     return res;
+}
+
+boost::asio::awaitable<std::optional<http_response>> sqs_front::admit(
+    http_request_context* ctx) const {
+    auto refusal = co_await auth_.check_header(*ctx);
+    if (!refusal) {
+        co_return std::nullopt;
+    }
+    const std::string target = header(ctx->req, "X-Amz-Target");
+    co_return render_error(target.empty() ? wire::query : wire::json, "", *refusal,
+                           uuid::random().to_string());
 }
 
 boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ctx) {
