@@ -40,6 +40,9 @@ constexpr std::size_t linger_max_bytes = 64 * 1024 * 1024;
 /// was never wanted, so little of it is read before closing (a client that sends a body
 /// without waiting for `100 Continue` may then see the connection reset).
 constexpr std::size_t refused_linger_max_bytes = 256 * 1024;
+/// A request refused on its header whose Content-Length is at most this has its body read and
+/// dropped, so that the connection stays open for the next request (a browser's 401'd POST).
+constexpr std::uint64_t refused_body_drop_max_bytes = 64 * 1024;
 /// How long the TLS close_notify exchange at the end of an HTTPS connection may take.
 constexpr auto tls_shutdown_timeout = std::chrono::seconds(2);
 
@@ -315,6 +318,7 @@ asio::awaitable<void> http_connection::run() {
             ctx.body = &*body;
         }
         const bool client_keeps_alive = ctx.req.keep_alive();
+        const bool client_expects_continue = expects_continue(ctx.req);
         ctx.peer = peer_;
         ctx.tls = tls_ != nullptr;
         ctx.principal = principal_;
@@ -359,7 +363,7 @@ asio::awaitable<void> http_connection::run() {
                         co_await refuse_for_room();
                         co_return;
                     }
-                    if (expects_continue(ctx.req)) {
+                    if (client_expects_continue) {
                         http::response<http::empty_body> go_on{http::status::continue_, 11};
                         stream_.expires_after(limits_.write_timeout);
                         co_await http::async_write(stream_, go_on,
@@ -423,9 +427,14 @@ asio::awaitable<void> http_connection::run() {
             }
         }
         // A request answered without its whole body read (refused on its header, or a
-        // streamed-body route that answered early) leaves bytes that are not the next request.
+        // streamed-body route that answered early) leaves bytes that are not the next request,
+        // unless they are few: those are dropped after the answer, and the connection goes on
+        // (not after `Expect: 100-continue`, whose client sends no body after a final answer).
         const bool body_read = parser.is_done();
-        const bool again = client_keeps_alive && !finish_->requested() && body_read;
+        const auto length = parser.content_length();
+        const bool drop = !body_read && refused_on_header && length &&
+                          *length <= refused_body_drop_max_bytes && !client_expects_continue;
+        const bool again = client_keeps_alive && !finish_->requested() && (body_read || drop);
         res.keep_alive(again);
         phase_ = phase::writing;
         stream_.expires_after(limits_.write_timeout);
@@ -433,7 +442,10 @@ asio::awaitable<void> http_connection::run() {
         if (timing_ != nullptr && !ec) {
             timing_->observe(res.result_int(), std::chrono::steady_clock::now() - started);
         }
-        if (!ec && !body_read) {
+        if (!ec && again && drop && !co_await drop_small_body(*length)) {
+            break;
+        }
+        if (!ec && !body_read && !again) {
             // So that closing does not reset the answer away.
             co_await linger(refused_on_header ? refused_linger_max_bytes : linger_max_bytes);
         }
@@ -468,6 +480,28 @@ asio::awaitable<boost::system::error_code> http_connection::read_header_bytes(
         }
         buffer_.commit(n);
     }
+}
+
+asio::awaitable<bool> http_connection::drop_small_body(std::uint64_t length) {
+    phase_ = phase::reading;
+    std::size_t left = static_cast<std::size_t>(length);
+    const std::size_t buffered = std::min(left, buffer_.size());
+    buffer_.consume(buffered);
+    left -= buffered;
+    std::array<char, 16 * 1024> scratch;
+    stream_.expires_after(limits_.request_timeout);
+    while (left > 0) {
+        boost::system::error_code ec;
+        const std::size_t n = co_await stream_.async_read_some(
+            asio::buffer(scratch.data(), std::min(left, scratch.size())),
+            asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            co_return false;
+        }
+        left -= n;
+    }
+    stream_.expires_never();
+    co_return true;
 }
 
 asio::awaitable<void> http_connection::refuse_for_room() {

@@ -119,6 +119,10 @@ private:
     boost::asio::awaitable<boost::system::error_code> read_header_bytes(
         std::optional<framing_error>& refused);
     boost::asio::awaitable<void> answer_error_and_close(unsigned status, std::string message);
+    /// The body (`length` bytes, at most refused_body_drop_max_bytes) of a request refused on
+    /// its header, read and dropped after the answer so that the connection can go on; false:
+    /// the client did not send it in time, or closed.
+    boost::asio::awaitable<bool> drop_small_body(std::uint64_t length);
     /// No room in the body budget in time (or a stop while waiting): 503 with Retry-After,
     /// then close.
     boost::asio::awaitable<void> refuse_for_room();
