@@ -25,6 +25,10 @@ std::string loggable(std::string_view s) {
     return out;
 }
 
+/// SQS's rules: the body is always signed (no UNSIGNED-PAYLOAD), and a presigned URL's action
+/// and parameters are its signed query's only.
+constexpr auth::sigv4_rules sqs_rules{.unsigned_payload = false, .presigned_query_only = true};
+
 /// What SigV4 covers of ctx's request, its body left out.
 auth::sigv4_request sigv4_request_of(const http_request_context& ctx) {
     auth::sigv4_request req;
@@ -53,7 +57,8 @@ asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
     }
     auto req = sigv4_request_of(ctx);
     req.body = ctx.req.body();
-    auto outcome = auth::verify_sigv4(req, *config_.keys, "sqs");
+    auto outcome = auth::verify_sigv4(req, *config_.keys, "sqs", std::chrono::system_clock::now(),
+                                      sqs_rules);
     if (outcome.error == auth::sigv4_error::none) {
         count_authentication(metrics_, "sqs", "sigv4", true);
         if (config_.failures != nullptr) {
@@ -72,7 +77,8 @@ asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check_header(
     }
     // Verified as if the body were empty: every check before the signature's own is on the
     // header, and a signature that does not match may still match the real body.
-    auto outcome = auth::verify_sigv4(sigv4_request_of(ctx), *config_.keys, "sqs");
+    auto outcome = auth::verify_sigv4(sigv4_request_of(ctx), *config_.keys, "sqs",
+                                      std::chrono::system_clock::now(), sqs_rules);
     if (outcome.error == auth::sigv4_error::none ||
         outcome.error == auth::sigv4_error::signature_does_not_match) {
         co_return std::nullopt;
@@ -87,14 +93,19 @@ asio::awaitable<sqs_error> sqs_authenticator::refuse(const http_request_context&
     const std::string address = ctx.peer.address().to_string();
     const std::string code(auth::sigv4_error_code(outcome.error));
     if (outcome.error != auth::sigv4_error::missing_authentication_token) {
+        // The reason for the log and the audit: AWS's message, and what exactly failed when
+        // that message is AWS's general one.
+        const std::string reason =
+            code + ": " + outcome.message +
+            (outcome.detail.empty() ? std::string() : " (" + outcome.detail + ")");
         count_authentication(metrics_, "sqs", "sigv4", false);
         auth_log().warn("sqs: authentication failed: access key '{}' (user '{}') from {} with "
-                        "SigV4 ({}): {}: {}",
+                        "SigV4 ({}): {}",
                         loggable(outcome.access_key_id), outcome.user, address, outcome.form,
-                        code, outcome.message);
+                        reason);
         audit_authentication_failed(
             audit_source{"User:ANONYMOUS", audit_client_of(ctx.peer), "sqs"}, "SigV4",
-            outcome.access_key_id, code + ": " + outcome.message);
+            outcome.access_key_id, reason);
         if (config_.failures != nullptr) {
             const auto delay =
                 config_.failures->record_failure(address, std::chrono::steady_clock::now());

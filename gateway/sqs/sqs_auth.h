@@ -7,7 +7,8 @@
 // A signature covers the body's SHA-256, so it is verified once the body is in (check). What
 // the header alone proves is refused before the body is read (check_header, the SQS listener's
 // router guard): no signature at all, a malformed one, an unknown access key, a date out of
-// range, a credential scoped to another service.
+// range, a presigned request with an X-Amz-Target header. What ends in SignatureDoesNotMatch
+// waits for the body (a credential scoped to another service among them).
 // Owned by gateway/sqs; built once by sqs_server; thread-safe (const after start).
 #pragma once
 

@@ -5,9 +5,12 @@
 // (actions.h) and renders its answer or its error in the same protocol, with an
 // x-amzn-RequestId header and, for errors, x-amzn-query-error.
 //
-//   http_connection ──router──> sqs_front::handle ──> action handler ──> api::queues
+//   http_connection ──router's guard──> sqs_front::admit   (the header: Origin, SigV4's
+//                  │                                       header checks; body not read yet)
+//                  └─router──> sqs_front::handle ──> action handler ──> api::queues
 //
-// With sqs.authentication=sigv4 every request is checked first (sqs_auth.h); with
+// With sqs.authentication=sigv4 every request is checked first (sqs_auth.h: what the header
+// decides in admit(), the signature over the body in handle()); with
 // authorizer.enabled=true each action then passes its ACL checks (gateway/server/front_acls.h).
 //
 // Lifecycle: built by sqs_server at start-up, read-only afterwards. Concurrency: handle() runs
@@ -17,6 +20,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -37,8 +42,9 @@ public:
     boost::asio::awaitable<handler_result> handle(http_request_context ctx);
 
     /// The router's guard, on the request's header alone (its body is not read yet): the
-    /// refusals the header decides (sqs_authenticator::check_header), in the request's
-    /// protocol; nullopt lets the body be read and handle() run.
+    /// refusals the header decides (a browser Origin that is not allowed, then
+    /// sqs_authenticator::check_header), in the request's protocol; nullopt lets the body be
+    /// read and handle() run.
     boost::asio::awaitable<std::optional<http_response>> admit(http_request_context* ctx) const;
 
     /// The answer to a request the connection refused before routing (413, 431, 400), or
@@ -61,6 +67,9 @@ private:
     std::optional<sqs_error> authorize(const std::string& action,
                                        const protocol::sqs::request_view& view,
                                        const http_request_context& ctx) const;
+    /// The queues whose RedrivePolicy names `queue` (where a move task without a destination
+    /// writes), from the backend's views (no wait).
+    std::vector<std::string> dead_letter_sources(std::string_view queue) const;
 
     backend::api::queues& queues_;
     sqs_settings settings_;

@@ -5,10 +5,11 @@
 // each on its TLS holder's context of the moment it was accepted.
 //
 // The router's guard is the front's admit(), run on each request's header before its body is
-// read: with sqs.authentication=sigv4 a request the header already refuses (no signature, a
-// malformed one, an unknown access key, a date out of range) is answered without reading its
-// body. The signature covers the body's hash, so it is verified by the front once the body is
-// in (read within the shared body budget, http_limits::bodies).
+// read: a browser Origin that is not allowed, and with sqs.authentication=sigv4 what the
+// header already refuses (no signature, a malformed one, an unknown access key, a date out of
+// range), is answered without reading the body. The signature covers the body's hash, so it is
+// verified by the front once the body is in (read within the shared body budget,
+// http_limits::bodies).
 //
 // Lifecycle: constructed by run_server (binds immediately); start() accepts; stop() stops
 // accepting (connections stop through the connection_tracker; parked long polls are answered

@@ -312,3 +312,12 @@ def test_budget_settings_are_range_checked(tmp_path):
         s = Sluice(data_dir=str(tmp_path), settings=bad)
         with pytest.raises(RuntimeError, match=list(bad)[0].replace(".", r"\.")):
             s.start()
+
+
+def test_sqs_foreign_origin_refused_before_the_body(broker):
+    """A page on another origin is refused on the header too, before its body is read."""
+    status, _, body = refused_before_the_body(
+        broker.sqs_port, head("POST", "/", SQS_HUGE,
+                              ["Content-Type: application/x-www-form-urlencoded",
+                               "Origin: http://elsewhere.example"]))
+    assert (status, query_error(body)) == (403, "AccessDenied")
