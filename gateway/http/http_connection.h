@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,12 +24,15 @@
 
 #include "auth/tls/tls_context.h"
 
-#include "gateway/http/router.h"
 #include "gateway/http/cors.h"
+#include "gateway/http/request_framing.h"
+#include "gateway/http/router.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/metrics.h"
 
 namespace sluice::gateway {
+
+class body_budget;
 
 /// Every read of an HTTP connection has a size limit and a deadline.
 struct http_limits {
@@ -43,6 +47,9 @@ struct http_limits {
     std::chrono::seconds idle_timeout{60};
     /// Writing one response.
     std::chrono::seconds write_timeout{60};
+    /// The bound on request bodies held across every connection (http.request.body.budget.bytes,
+    /// shared by the HTTP and SQS listeners); null: none (unit tests).
+    body_budget* bodies = nullptr;
 };
 
 /// How a front answers what the connection itself refuses (a body over the limit, headers too
@@ -59,6 +66,15 @@ using connection_error_page = std::function<http_response(unsigned status, std::
 /// (ssl.client.auth requested or required) its mapped subject is each request's principal
 /// until the router's guard (http.authentication, SQS's SigV4) establishes another. The
 /// connection keeps the TLS context it was accepted with (a reload changes new connections).
+///
+/// Reading a request: its whole header first, whose framing is checked (request_framing.h:
+/// anything two parsers could frame differently is 400 and closes); then, on the header alone,
+/// the CORS preflight or the router's admission (the route, its guard: authentication, ACLs,
+/// quotas). A refused request is answered without its body being read, and the connection then
+/// closes when a body was announced. An admitted request's body takes room in the shared body
+/// budget (body_budget.h: the Content-Length at once, a chunked body as it grows; no room in
+/// time is 503 with Retry-After and closes) before it is read (and before `100 Continue`);
+/// the room is given back once the handler has answered.
 ///
 /// Lifecycle: created by the http_server's connection handler; run() serves until the client
 /// closes, a deadline passes, a request does not parse (answered 400, 413 or 431, then
@@ -98,8 +114,21 @@ public:
 private:
     enum class phase { idle, reading, handling, writing, closing };
 
+    /// Reads until buffer_ holds the next request's whole header (max_header_bytes), checking
+    /// its raw bytes as they come: `refused` is set for a framing the connection refuses.
+    boost::asio::awaitable<boost::system::error_code> read_header_bytes(
+        std::optional<framing_error>& refused);
     boost::asio::awaitable<void> answer_error_and_close(unsigned status, std::string message);
-    boost::asio::awaitable<void> linger();
+    /// The body (`length` bytes, at most refused_body_drop_max_bytes) of a request refused on
+    /// its header, read and dropped after the answer so that the connection can go on; false:
+    /// the client did not send it in time, or closed.
+    boost::asio::awaitable<bool> drop_small_body(std::uint64_t length);
+    /// No room in the body budget in time (or a stop while waiting): 503 with Retry-After,
+    /// then close.
+    boost::asio::awaitable<void> refuse_for_room();
+    /// After an answer that leaves part of the request unread: stops sending, then reads and
+    /// drops at most `max_bytes` of it (at most linger_timeout) before the connection closes.
+    boost::asio::awaitable<void> linger(std::size_t max_bytes);
     /// The TLS handshake and the client certificate's principal; false: close.
     boost::asio::awaitable<bool> start_tls();
     /// Ends the connection: a TLS close_notify first (bounded), then the socket is closed.

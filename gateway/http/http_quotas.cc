@@ -70,25 +70,26 @@ std::optional<http_response> check_http_quota(quota_meter* quotas, http_request_
         }
     }
     const bool streamed_produce = bytes == auth::quota_kind::producer_byte_rate && ctx->body;
-    if (bytes == auth::quota_kind::producer_byte_rate && !streamed_produce) {
-        quotas->record(quota_front::http, *bytes, ctx->principal, "",
-                       static_cast<double>(ctx->req.body().size()));
-    }
-    if (!metered && !streamed_produce && bytes != auth::quota_kind::consumer_byte_rate) {
+    if (!metered && !bytes) {
         return std::nullopt;
     }
-    // What only the handler's end knows: its io-thread time, the bytes of a streamed body
-    // (REST v3 produce), the bytes a REST v2 consumer read answered.
+    // What only the handler's end knows: its io-thread time, the bytes of the body (read after
+    // this guard: of a buffered body, or as a streamed one arrives for a REST v3 produce), the
+    // bytes a REST v2 consumer read answered.
     ctx->meter_busy_time = metered;
     ctx->after = [quotas, principal = ctx->principal, bytes, metered,
-                  body = streamed_produce ? ctx->body : nullptr](const http_response* res,
-                                                                 std::chrono::nanoseconds busy) {
+                  body = streamed_produce ? ctx->body : nullptr](
+                     const http_response* res, std::chrono::nanoseconds busy,
+                     std::size_t body_bytes) {
         if (metered) {
             quotas->record_request_time(quota_front::http, principal, "", busy);
         }
         if (body != nullptr) {
             quotas->record(quota_front::http, auth::quota_kind::producer_byte_rate, principal, "",
                            static_cast<double>(body->bytes_read()));
+        } else if (bytes == auth::quota_kind::producer_byte_rate) {
+            quotas->record(quota_front::http, *bytes, principal, "",
+                           static_cast<double>(body_bytes));
         } else if (bytes == auth::quota_kind::consumer_byte_rate && res != nullptr &&
                    res->result_int() == 200) {
             quotas->record(quota_front::http, *bytes, principal, "",

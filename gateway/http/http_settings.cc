@@ -140,6 +140,10 @@ http_settings read_http_settings(const config& cfg) {
         ms(cfg, "websocket.idle.timeout.ms", st.websocket_idle_timeout, 100);
     st.sse_keepalive_interval = ms(cfg, "sse.keepalive.interval.ms", st.sse_keepalive_interval);
     st.sse_retry = ms(cfg, "sse.retry.ms", st.sse_retry, 0);
+
+    s.body_budget_bytes =
+        ranged(cfg, "http.request.body.budget.bytes", s.body_budget_bytes, 1024, 1LL << 40);
+    s.body_budget_wait = ms(cfg, "http.request.body.budget.wait.ms", s.body_budget_wait, 0);
     return s;
 }
 

@@ -68,6 +68,12 @@ struct http_settings {
 
     stream_settings streams;
     http_auth_mode authentication;  // http.authentication
+
+    /// Request bodies held across every connection of the HTTP and SQS listeners
+    /// (http.request.body.budget.bytes), and how long a request waits for room before it is
+    /// answered 503 (http.request.body.budget.wait.ms): see body_budget.h.
+    std::int64_t body_budget_bytes = 256 * 1024 * 1024;
+    std::chrono::milliseconds body_budget_wait{10000};
 };
 
 /// http.allowed.origins and access.control.allow.origin as one normalized list (cors.h);

@@ -400,7 +400,39 @@ std::string use_message(const std::vector<http::verb>& allowed) {
 
 }  // namespace
 
+namespace {
+
+/// What dispatch does to every buffered answer: the request's version, the Content-Length
+/// (none for 1xx, 204 and 304), no body for HEAD.
+http_response finished(http_response answer, unsigned version, http::verb method) {
+    answer.version(version);
+    const auto status = answer.result();
+    if (http::to_status_class(status) == http::status_class::informational ||
+        status == http::status::no_content || status == http::status::not_modified) {
+        // No content, and no Content-Length from Beast, which would write 0: RFC 9110 (8.6)
+        // forbids one in a 1xx or 204, and in a 304 allows only the length a 200 would have.
+        answer.body().clear();
+    } else {
+        answer.prepare_payload();
+    }
+    if (method == http::verb::head) {
+        answer.body().clear();  // the Content-Length of the GET answer stays
+    }
+    return answer;
+}
+
+}  // namespace
+
 boost::asio::awaitable<handler_result> router::dispatch(http_request_context ctx) const {
+    auto admission = co_await admit(ctx);
+    if (auto* answer = std::get_if<http_response>(&admission)) {
+        co_return handler_result{std::move(*answer)};
+    }
+    co_return co_await serve(std::move(ctx), std::get<admitted>(admission));
+}
+
+boost::asio::awaitable<std::variant<http_response, router::admitted>> router::admit(
+    http_request_context& ctx) const {
     const auto version = ctx.req.version();
     const auto method = ctx.req.method();
     const auto raw_target = ctx.req.target();  // boost::string_view in Boost 1.74
@@ -435,50 +467,42 @@ boost::asio::awaitable<handler_result> router::dispatch(http_request_context ctx
             if (!ctx.finish) {
                 ctx.finish = std::make_shared<finish_signal>();
             }
-            std::optional<http_response> refusal;
             if (guard_) {
-                refusal = co_await guard_(&ctx, m.pattern);
+                answer = co_await guard_(&ctx, m.pattern);
             }
-            if (refusal) {
-                answer = std::move(*refusal);
-            } else {
-                auto after = std::move(ctx.after);
-                std::shared_ptr<busy_clock> busy;
-                handler_result result;
-                if (ctx.meter_busy_time) {
-                    busy = std::make_shared<busy_clock>();
-                    auto ex = co_await boost::asio::this_coro::executor;
-                    result = co_await boost::asio::co_spawn(metered_executor(ex, busy),
-                                                            (*m.handler)(std::move(ctx)),
-                                                            boost::asio::use_awaitable);
-                } else {
-                    result = co_await (*m.handler)(std::move(ctx));
-                }
-                if (after) {
-                    after(std::get_if<http_response>(&result),
-                          busy ? busy->total() : std::chrono::nanoseconds(0));
-                }
-                if (std::holds_alternative<stream_taken>(result)) {
-                    co_return result;
-                }
-                answer = std::move(std::get<http_response>(result));
+            if (!answer) {
+                co_return admitted{m.handler};
             }
         }
     }
-    answer->version(version);
-    const auto status = answer->result();
-    if (http::to_status_class(status) == http::status_class::informational ||
-        status == http::status::no_content || status == http::status::not_modified) {
-        // No content, and no Content-Length from Beast, which would write 0: RFC 9110 (8.6)
-        // forbids one in a 1xx or 204, and in a 304 allows only the length a 200 would have.
-        answer->body().clear();
+    co_return finished(std::move(*answer), version, method);
+}
+
+boost::asio::awaitable<handler_result> router::serve(http_request_context ctx,
+                                                     admitted route) const {
+    const auto version = ctx.req.version();
+    const auto method = ctx.req.method();
+    const std::size_t body_bytes = ctx.req.body().size();
+    auto after = std::move(ctx.after);
+    std::shared_ptr<busy_clock> busy;
+    handler_result result;
+    if (ctx.meter_busy_time) {
+        busy = std::make_shared<busy_clock>();
+        auto ex = co_await boost::asio::this_coro::executor;
+        result = co_await boost::asio::co_spawn(metered_executor(ex, busy),
+                                                (*route.handler)(std::move(ctx)),
+                                                boost::asio::use_awaitable);
     } else {
-        answer->prepare_payload();
+        result = co_await (*route.handler)(std::move(ctx));
     }
-    if (method == http::verb::head) {
-        answer->body().clear();  // the Content-Length of the GET answer stays
+    if (after) {
+        after(std::get_if<http_response>(&result),
+              busy ? busy->total() : std::chrono::nanoseconds(0), body_bytes);
     }
-    co_return handler_result{std::move(*answer)};
+    if (std::holds_alternative<stream_taken>(result)) {
+        co_return result;
+    }
+    co_return finished(std::move(std::get<http_response>(result)), version, method);
 }
 
 }  // namespace sluice::gateway

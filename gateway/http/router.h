@@ -167,9 +167,11 @@ struct http_request_context {
     /// (HTTPS with ssl.client.auth), "User:ANONYMOUS" without one.
     std::string principal = "User:ANONYMOUS";
     /// Set by the guard when the client quotas must see what the request used: the router
-    /// calls it after the handler with the handler's answer (null when it took the stream)
-    /// and the io-thread time the handler ran (zero unless `meter_busy_time`).
-    std::function<void(const http_response*, std::chrono::nanoseconds)> after;
+    /// calls it after the handler with the handler's answer (null when it took the stream),
+    /// the io-thread time the handler ran (zero unless `meter_busy_time`) and the size of the
+    /// request's buffered body (the guard runs before the body is read).
+    std::function<void(const http_response*, std::chrono::nanoseconds, std::size_t body_bytes)>
+        after;
     /// Run the handler on a metered_executor (gateway/server/busy_time.h): request_percentage.
     bool meter_busy_time = false;
 };
@@ -181,7 +183,9 @@ using handler_result = std::variant<http_response, stream_taken>;
 using route_handler = std::function<boost::asio::awaitable<handler_result>(http_request_context)>;
 /// Runs before every matched route's handler (authentication): nullopt lets the request
 /// through (the guard may set ctx->principal), a response refuses it. `pattern` is the
-/// route's pattern ("/ws", "/topics/{topic}/events"). `ctx` outlives the awaitable.
+/// route's pattern ("/ws", "/topics/{topic}/events"). `ctx` outlives the awaitable. The guard
+/// sees the request's header only: a connection runs it before reading the body, so that a
+/// refused request's body is never read (ctx->req.body() is empty).
 using route_guard = std::function<boost::asio::awaitable<std::optional<http_response>>(
     http_request_context* ctx, std::string pattern)>;
 
@@ -232,7 +236,22 @@ public:
     /// Answers ctx.req: runs the matching handler, or answers 404/405/400 itself. Fills
     /// ctx.path, ctx.params and ctx.query (and ctx.finish when null). A response comes back
     /// with the request's HTTP version and its Content-Length set (body emptied for HEAD).
+    /// The same as admit() then serve().
     boost::asio::awaitable<handler_result> dispatch(http_request_context ctx) const;
+
+    /// A request admit() let through: the route whose handler serve() runs.
+    struct admitted {
+        const route_handler* handler = nullptr;
+    };
+    /// The first half of dispatch, on the request's header alone (a connection calls it before
+    /// reading the body): matches the route, parses the query and runs the guard. Either the
+    /// answer (404, 405, 400, the guard's refusal), finished as dispatch finishes its answers,
+    /// or the admitted route, with ctx filled (path, params, query, finish, the guard's
+    /// principal) for serve().
+    boost::asio::awaitable<std::variant<http_response, admitted>> admit(
+        http_request_context& ctx) const;
+    /// The second half: runs the admitted route's handler on ctx, whose body has been read.
+    boost::asio::awaitable<handler_result> serve(http_request_context ctx, admitted route) const;
 
 private:
     struct node;

@@ -60,23 +60,27 @@ void request_budget::reservation::reset() {
     }
 }
 
+request_budget::metric_names request_budget::kafka_metric_names() {
+    return metric_names{
+        "sluice_kafka_queued_request_bytes",
+        "Bytes of Kafka requests read but not yet answered (queued.max.request.bytes)",
+        "sluice_kafka_queued_requests",
+        "Kafka requests read but not yet answered (queued.max.requests)",
+        "sluice_kafka_connections_waiting_for_queue",
+        "Kafka connections not reading because queued.max.request.bytes or queued.max.requests "
+        "is reached",
+        "sluice_kafka_queue_waits_total",
+        "Times a Kafka connection stopped reading until queued requests were answered"};
+}
+
 request_budget::request_budget(std::int64_t max_bytes, std::int64_t max_requests,
-                               metrics_registry& metrics)
+                               metrics_registry& metrics, const metric_names& names)
     : max_bytes_(max_bytes),
       max_requests_(max_requests),
-      bytes_gauge_(metrics.get_gauge(
-          "sluice_kafka_queued_request_bytes",
-          "Bytes of Kafka requests read but not yet answered (queued.max.request.bytes)")),
-      requests_gauge_(
-          metrics.get_gauge("sluice_kafka_queued_requests",
-                            "Kafka requests read but not yet answered (queued.max.requests)")),
-      waiting_gauge_(
-          metrics.get_gauge("sluice_kafka_connections_waiting_for_queue",
-                            "Kafka connections not reading because queued.max.request.bytes or "
-                            "queued.max.requests is reached")),
-      waits_(metrics.get_counter(
-          "sluice_kafka_queue_waits_total",
-          "Times a Kafka connection stopped reading until queued requests were answered")) {
+      bytes_gauge_(metrics.get_gauge(names.bytes, names.bytes_help)),
+      requests_gauge_(metrics.get_gauge(names.requests, names.requests_help)),
+      waiting_gauge_(metrics.get_gauge(names.waiting, names.waiting_help)),
+      waits_(metrics.get_counter(names.waits, names.waits_help)) {
     SLUICE_CHECK(max_requests_ >= 1);
 }
 
@@ -92,8 +96,8 @@ asio::awaitable<request_budget::reservation> request_budget::acquire(std::int64_
     {
         std::lock_guard lock(mu_);
         closed = closed_;
-        if (!closed && parked_.empty() && fits(bytes)) {
-            take(bytes);
+        if (!closed && parked_.empty() && fits(bytes, -1)) {
+            take(bytes, -1);
             publish();
             taken = true;
         }
@@ -106,24 +110,58 @@ asio::awaitable<request_budget::reservation> request_budget::acquire(std::int64_
     }
     const bool granted = co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(bool)>(
         [this, bytes, owner](auto handler) {
-            park(bytes, owner, std::make_unique<wakeup_for<decltype(handler)>>(std::move(handler)));
+            park(parked{bytes, owner,
+                        std::make_unique<wakeup_for<decltype(handler)>>(std::move(handler))});
         },
         asio::use_awaitable);
     co_return granted ? reservation(this, bytes) : reservation();
 }
 
-void request_budget::park(std::int64_t bytes, const void* owner, std::unique_ptr<wakeup> wake) {
+asio::awaitable<bool> request_budget::grow(reservation& r, std::int64_t extra,
+                                           const void* owner) {
+    SLUICE_CHECK(r.budget_ == this && extra >= 0);
+    const std::int64_t held = r.bytes_;
+    bool taken = false;
+    bool closed = false;
+    {
+        std::lock_guard lock(mu_);
+        closed = closed_;
+        if (!closed && parked_.empty() && fits(extra, held)) {
+            take(extra, held);
+            publish();
+            taken = true;
+        }
+    }
+    if (closed) {
+        co_return false;
+    }
+    if (!taken) {
+        taken = co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(bool)>(
+            [this, extra, owner, held](auto handler) {
+                park(parked{extra, owner,
+                            std::make_unique<wakeup_for<decltype(handler)>>(std::move(handler)),
+                            held});
+            },
+            asio::use_awaitable);
+    }
+    if (taken) {
+        r.bytes_ += extra;
+    }
+    co_return taken;
+}
+
+void request_budget::park(parked p) {
     wakeups now;
     {
         std::lock_guard lock(mu_);
         if (closed_) {
-            now.emplace_back(std::move(wake), false);
-        } else if (parked_.empty() && fits(bytes)) {
+            now.emplace_back(std::move(p.wake), false);
+        } else if (parked_.empty() && fits(p.bytes, p.held)) {
             // Answers were written since acquire() looked: no need to wait after all.
-            take(bytes);
-            now.emplace_back(std::move(wake), true);
+            take(p.bytes, p.held);
+            now.emplace_back(std::move(p.wake), true);
         } else {
-            parked_.push_back(parked{bytes, owner, std::move(wake)});
+            parked_.push_back(std::move(p));
             waits_.inc();
         }
         publish();
@@ -191,21 +229,29 @@ std::size_t request_budget::waiting() const {
     return parked_.size();
 }
 
-bool request_budget::fits(std::int64_t bytes) const {
-    if (requests_ == 0) {
-        return true;  // alone, even when larger than the whole byte budget
+bool request_budget::fits(std::int64_t bytes, std::int64_t held) const {
+    if (held < 0) {
+        if (requests_ == 0) {
+            return true;  // alone, even when larger than the whole byte budget
+        }
+        return requests_ < max_requests_ && (max_bytes_ < 0 || bytes_ + bytes <= max_bytes_);
     }
-    return requests_ < max_requests_ && (max_bytes_ < 0 || bytes_ + bytes <= max_bytes_);
+    if (requests_ == 1 && bytes_ == held) {
+        return true;  // the growing reservation is all there is: it grows alone
+    }
+    return max_bytes_ < 0 || bytes_ + bytes <= max_bytes_;
 }
 
-void request_budget::take(std::int64_t bytes) {
+void request_budget::take(std::int64_t bytes, std::int64_t held) {
     bytes_ += bytes;
-    requests_ += 1;
+    if (held < 0) {
+        requests_ += 1;
+    }
 }
 
 void request_budget::grant_from_front(wakeups& out) {
-    while (!parked_.empty() && fits(parked_.front().bytes)) {
-        take(parked_.front().bytes);
+    while (!parked_.empty() && fits(parked_.front().bytes, parked_.front().held)) {
+        take(parked_.front().bytes, parked_.front().held);
         out.emplace_back(std::move(parked_.front().wake), true);
         parked_.pop_front();
     }

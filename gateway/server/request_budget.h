@@ -1,14 +1,17 @@
-// The process-wide bound on Kafka requests read but not yet answered: queued.max.request.bytes
-// and queued.max.requests (Kafka's names). Each connection bounds its own read-ahead
-// (max.in.flight.requests); this bounds the sum over all connections, so that many clients
-// sending large requests at once cannot make the process allocate without limit.
-// Owned by run_server, used by every kafka_connection (gateway/kafka/connection.cc).
+// A process-wide bound on request bytes read but not yet answered. Two are built by run_server:
+// the Kafka front's (queued.max.request.bytes and queued.max.requests, Kafka's names), used by
+// every kafka_connection (gateway/kafka/connection.cc), and the HTTP and SQS listeners' bound
+// on request bodies (http.request.body.budget.bytes), used by every http_connection through
+// gateway/http/body_budget.h. Each connection bounds its own read-ahead; this bounds the sum
+// over all connections, so that many clients sending large requests at once cannot make the
+// process allocate without limit.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,8 +21,8 @@
 
 namespace sluice::gateway {
 
-/// Bytes and requests read but not yet answered, across all Kafka connections, with a FIFO of
-/// parked readers.
+/// Bytes and requests read but not yet answered, across all connections of a front, with a FIFO
+/// of parked readers.
 ///
 ///   reader --acquire(n)--> fits and nobody is parked? take : park at the back
 ///                                                              |
@@ -37,6 +40,10 @@ namespace sluice::gateway {
 /// arrival order, so a large request at the front holds back smaller ones behind it and none
 /// starves.
 ///
+/// Growing: a reader that learns its size as it reads (an HTTP chunked body) holds a
+/// reservation and grows it with grow(); more bytes fit within max_bytes, or when that
+/// reservation is all that is queued (it then grows alone, as a large request runs alone).
+///
 /// Lifecycle: created by run_server before the io threads; connections cancel their own wait
 /// when stopped or closed; close() (after the shutdown grace period, before the io threads
 /// stop) completes whatever is still parked. No one may be parked when it is destroyed, and it
@@ -46,8 +53,19 @@ namespace sluice::gateway {
 /// release() or cancel(), and keeps that executor's context from running out of work.
 class request_budget {
 public:
+    /// What the gauges and the counter are called in /metrics.
+    struct metric_names {
+        std::string bytes, bytes_help;        // gauge: bytes held
+        std::string requests, requests_help;  // gauge: requests holding bytes
+        std::string waiting, waiting_help;    // gauge: callers parked
+        std::string waits, waits_help;        // counter: times a caller parked
+    };
+    /// The Kafka front's: sluice_kafka_queued_request_bytes and the rest.
+    static metric_names kafka_metric_names();
+
     /// `max_bytes` < 0: no bound on bytes (Kafka's -1). `max_requests` must be at least 1.
-    request_budget(std::int64_t max_bytes, std::int64_t max_requests, metrics_registry& metrics);
+    request_budget(std::int64_t max_bytes, std::int64_t max_requests, metrics_registry& metrics,
+                   const metric_names& names = kafka_metric_names());
     ~request_budget();
     request_budget(const request_budget&) = delete;
     request_budget& operator=(const request_budget&) = delete;
@@ -79,6 +97,11 @@ public:
     /// empty reservation when cancel(owner) or close() ended the wait.
     boost::asio::awaitable<reservation> acquire(std::int64_t bytes, const void* owner);
 
+    /// Adds `extra` bytes (no request) to `r`, a non-empty reservation of this budget, parking
+    /// the caller (FIFO, with the acquires) until they fit. False, `r` unchanged, when
+    /// cancel(owner) or close() ended the wait.
+    boost::asio::awaitable<bool> grow(reservation& r, std::int64_t extra, const void* owner);
+
     /// Ends the parked acquire of `owner`, if any, with an empty reservation. Any thread.
     void cancel(const void* owner);
 
@@ -98,14 +121,18 @@ private:
         std::int64_t bytes;
         const void* owner;
         std::unique_ptr<wakeup> wake;
+        /// A grow(): the bytes its reservation already holds; -1 for an acquire (a request).
+        std::int64_t held = -1;
     };
     using wakeups = std::vector<std::pair<std::unique_ptr<wakeup>, bool>>;
 
-    bool fits(std::int64_t bytes) const;  // mu_ held
-    void take(std::int64_t bytes);        // mu_ held
+    /// `held` < 0: a new request of `bytes`; otherwise `bytes` more for a reservation that
+    /// holds `held`. mu_ held.
+    bool fits(std::int64_t bytes, std::int64_t held) const;
+    void take(std::int64_t bytes, std::int64_t held);  // mu_ held
     /// Moves the parked callers that now fit, from the front, into `out` (granted). mu_ held.
     void grant_from_front(wakeups& out);
-    void park(std::int64_t bytes, const void* owner, std::unique_ptr<wakeup> wake);
+    void park(parked p);
     void release(std::int64_t bytes);
     void publish();  // mu_ held: the gauges follow the counters
     static void complete(wakeups& w);

@@ -40,6 +40,7 @@
 #include "backend/group/group_records.h"
 #include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
+#include "gateway/http/body_budget.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
 #include "gateway/http/http_settings.h"
@@ -654,6 +655,10 @@ int run_server(const config& cfg) {
     // threads so that it outlives every connection coroutine (and the reservations they hold).
     request_budget kafka_budget(kafka_cfg.queued_max_request_bytes, kafka_cfg.queued_max_requests,
                                 metrics);
+    // HTTP and SQS request bodies being read or held, across both listeners; likewise declared
+    // before the io threads.
+    body_budget http_bodies(http_cfg.body_budget_bytes, http_cfg.body_budget_wait, metrics);
+    http_cfg.limits.bodies = &http_bodies;
     services svc{cfg,         kafka_cfg,   metrics,
                  be.topics(), be.records(), be.groups(),
                  native->transactions(), kafka_budget, users, auth_failures, *authz,
@@ -732,7 +737,8 @@ int run_server(const config& cfg) {
             sqs_front_cfg.origins.sibling_ports.push_back(http->local_endpoint().port());
         }
         sqs_front = std::make_unique<sqs::sqs_server>(
-            pool, tracker, metrics, queues, std::move(sqs_front_cfg), cfg.sqs, http_limits{},
+            pool, tracker, metrics, queues, std::move(sqs_front_cfg), cfg.sqs,
+            http_limits{.bodies = &http_bodies},
             sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures,
                                  &svc.authz, svc.quotas},
             sqs_tls);
@@ -838,6 +844,7 @@ int run_server(const config& cfg) {
         wait_for_connections(std::chrono::seconds(1));
     }
     kafka_budget.close();  // a connection cut below must not stay parked in it
+    http_bodies.close();
     pool.stop();
     pool.join();
     be.close();

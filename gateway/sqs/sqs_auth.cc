@@ -25,14 +25,12 @@ std::string loggable(std::string_view s) {
     return out;
 }
 
-}  // namespace
+/// SQS's rules: the body is always signed (no UNSIGNED-PAYLOAD), and a presigned URL's action
+/// and parameters are its signed query's only.
+constexpr auth::sigv4_rules sqs_rules{.unsigned_payload = false, .presigned_query_only = true};
 
-asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
-    const http_request_context& ctx, std::string* principal) const {
-    *principal = ctx.principal;  // the connection's: a TLS client certificate's, or anonymous
-    if (!enabled()) {
-        co_return std::nullopt;
-    }
+/// What SigV4 covers of ctx's request, its body left out.
+auth::sigv4_request sigv4_request_of(const http_request_context& ctx) {
     auth::sigv4_request req;
     req.method = std::string(ctx.req.method_string());
     const auto raw_target = ctx.req.target();
@@ -46,21 +44,53 @@ asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
         req.headers.emplace_back(std::string(field.name_string()),
                                  std::string(field.value()));
     }
+    return req;
+}
+
+}  // namespace
+
+asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
+    const http_request_context& ctx, std::string* principal) const {
+    *principal = ctx.principal;  // the connection's: a TLS client certificate's, or anonymous
+    if (!enabled()) {
+        co_return std::nullopt;
+    }
+    auto req = sigv4_request_of(ctx);
     req.body = ctx.req.body();
-    // SQS's rules: the body is always signed (no UNSIGNED-PAYLOAD), and a presigned URL's
-    // action and parameters are its signed query's only.
-    const auto outcome = auth::verify_sigv4(
-        req, *config_.keys, "sqs", std::chrono::system_clock::now(),
-        auth::sigv4_rules{.unsigned_payload = false, .presigned_query_only = true});
-    const std::string address = ctx.peer.address().to_string();
+    auto outcome = auth::verify_sigv4(req, *config_.keys, "sqs", std::chrono::system_clock::now(),
+                                      sqs_rules);
     if (outcome.error == auth::sigv4_error::none) {
         count_authentication(metrics_, "sqs", "sigv4", true);
         if (config_.failures != nullptr) {
-            config_.failures->record_success(address);
+            config_.failures->record_success(ctx.peer.address().to_string());
         }
         *principal = "User:" + outcome.user;
         co_return std::nullopt;
     }
+    co_return co_await refuse(ctx, std::move(outcome));
+}
+
+asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check_header(
+    const http_request_context& ctx) const {
+    if (!enabled()) {
+        co_return std::nullopt;
+    }
+    // Verified as if the body were empty: every check before the signature's own is on the
+    // header, and a signature that does not match may still match the real body.
+    auto outcome = auth::verify_sigv4(sigv4_request_of(ctx), *config_.keys, "sqs",
+                                      std::chrono::system_clock::now(), sqs_rules);
+    if (outcome.error == auth::sigv4_error::none ||
+        outcome.error == auth::sigv4_error::signature_does_not_match) {
+        co_return std::nullopt;
+    }
+    auth_log().debug("sqs: request from {} refused on its header, before its body",
+                     ctx.peer.address().to_string());
+    co_return co_await refuse(ctx, std::move(outcome));
+}
+
+asio::awaitable<sqs_error> sqs_authenticator::refuse(const http_request_context& ctx,
+                                                     auth::sigv4_outcome outcome) const {
+    const std::string address = ctx.peer.address().to_string();
     const std::string code(auth::sigv4_error_code(outcome.error));
     if (outcome.error != auth::sigv4_error::missing_authentication_token) {
         // The reason for the log and the audit: AWS's message, and what exactly failed when

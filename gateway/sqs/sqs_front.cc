@@ -177,7 +177,7 @@ counter& sqs_front::requests_for(const std::string& action) {
 }
 
 http_response sqs_front::render_error(wire w, const std::string& action, const sqs_error& e,
-                                      const std::string& request_id) {
+                                      const std::string& request_id) const {
     errors_.inc();
     sqs_log().debug("{} answered {} {}: {}", action.empty() ? "request" : action, e.status,
                     e.query_code, e.message);
@@ -190,6 +190,17 @@ http_response sqs_front::render_error(wire w, const std::string& action, const s
 }
 
 http_response sqs_front::connection_error(unsigned status, std::string_view message) const {
+    if (status == 503) {
+        // No room for the body in time (http.request.body.budget.bytes): AWS's throttling
+        // shape, which the SDKs retry with back-off.
+        const std::string code = "ServiceUnavailable";
+        http_response res = make_response(
+            {status, protocol::sqs::response_writer::content_type(wire::query),
+             protocol::sqs::error_body(wire::query, code, code, false, message,
+                                       uuid::random().to_string())});
+        res.set("x-amzn-query-error", code + ";Receiver");
+        return res;
+    }
     const std::string code = status == 413 ? "RequestEntityTooLarge" : "InvalidRequest";
     http_response res = make_response(
         {status, protocol::sqs::response_writer::content_type(wire::query),
@@ -198,21 +209,31 @@ http_response sqs_front::connection_error(unsigned status, std::string_view mess
     return res;
 }
 
-boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ctx) {
-    const std::string request_id = uuid::random().to_string();
-    const std::string target = header(ctx.req, "X-Amz-Target");
-    const wire w = target.empty() ? wire::query : wire::json;
-    if (!settings_.origins.admits(ctx.req, ctx.tls)) {
+boost::asio::awaitable<std::optional<http_response>> sqs_front::admit(
+    http_request_context* ctx) const {
+    const wire w = header(ctx->req, "X-Amz-Target").empty() ? wire::query : wire::json;
+    if (!settings_.origins.admits(ctx->req, ctx->tls)) {
         // A page on another origin (a form post needs no CORS preflight).
-        const std::string origin = header(ctx.req, "Origin");
+        const std::string origin = header(ctx->req, "Origin");
         sqs_log().info("request from {} refused: origin {} is not allowed",
-                       ctx.peer.address().to_string(), origin);
+                       ctx->peer.address().to_string(), origin);
         sqs_error e = access_denied("Origin " + origin +
                                     " is not allowed: pages may call this endpoint only from "
                                     "an origin listed in http.allowed.origins");
         e.status = 403;
-        co_return render_error(w, "", e, request_id);
+        co_return render_error(w, "", e, uuid::random().to_string());
     }
+    auto refusal = co_await auth_.check_header(*ctx);
+    if (!refusal) {
+        co_return std::nullopt;
+    }
+    co_return render_error(w, "", *refusal, uuid::random().to_string());
+}
+
+boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ctx) {
+    const std::string request_id = uuid::random().to_string();
+    const std::string target = header(ctx.req, "X-Amz-Target");
+    const wire w = target.empty() ? wire::query : wire::json;
     {
         std::string principal;
         auto refusal = co_await auth_.check(ctx, &principal);

@@ -5,9 +5,12 @@
 // (actions.h) and renders its answer or its error in the same protocol, with an
 // x-amzn-RequestId header and, for errors, x-amzn-query-error.
 //
-//   http_connection ──router──> sqs_front::handle ──> action handler ──> api::queues
+//   http_connection ──router's guard──> sqs_front::admit   (the header: Origin, SigV4's
+//                  │                                       header checks; body not read yet)
+//                  └─router──> sqs_front::handle ──> action handler ──> api::queues
 //
-// With sqs.authentication=sigv4 every request is checked first (sqs_auth.h); with
+// With sqs.authentication=sigv4 every request is checked first (sqs_auth.h: what the header
+// decides in admit(), the signature over the body in handle()); with
 // authorizer.enabled=true each action then passes its ACL checks (gateway/server/front_acls.h).
 //
 // Lifecycle: built by sqs_server at start-up, read-only afterwards. Concurrency: handle() runs
@@ -38,8 +41,16 @@ public:
     /// The route handler of every path.
     boost::asio::awaitable<handler_result> handle(http_request_context ctx);
 
-    /// The answer to a request the connection refused before routing (413, 431, 400): an SQS
-    /// error in the Query protocol's shape, which clients of both protocols report.
+    /// The router's guard, on the request's header alone (its body is not read yet): the
+    /// refusals the header decides (a browser Origin that is not allowed, then
+    /// sqs_authenticator::check_header), in the request's protocol; nullopt lets the body be
+    /// read and handle() run.
+    boost::asio::awaitable<std::optional<http_response>> admit(http_request_context* ctx) const;
+
+    /// The answer to a request the connection refused before routing (413, 431, 400), or
+    /// whose body found no room in the body budget in time (503 ServiceUnavailable, which the
+    /// SDKs retry): an SQS error in the Query protocol's shape, which clients of both
+    /// protocols report.
     http_response connection_error(unsigned status, std::string_view message) const;
 
     const sqs_settings& settings() const { return settings_; }
@@ -50,7 +61,7 @@ private:
         bool has_result;
     };
     http_response render_error(protocol::sqs::wire w, const std::string& action,
-                               const sqs_error& e, const std::string& request_id);
+                               const sqs_error& e, const std::string& request_id) const;
     counter& requests_for(const std::string& action);
     /// AccessDenied when the caller may not do `action` on its queue (sqs_action_checks).
     std::optional<sqs_error> authorize(const std::string& action,

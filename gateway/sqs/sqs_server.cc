@@ -2,6 +2,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,11 @@ namespace {
 
 asio::awaitable<handler_result> serve(sqs_front* front, http_request_context ctx) {
     co_return co_await front->handle(std::move(ctx));
+}
+
+asio::awaitable<std::optional<http_response>> admit(const sqs_front* front,
+                                                     http_request_context* ctx) {
+    co_return co_await front->admit(ctx);
 }
 
 }  // namespace
@@ -34,6 +41,10 @@ sqs_server::sqs_server(io_pool& pool, connection_tracker& tracker, metrics_regis
     for (auto method : {verb::post, verb::get}) {
         router_.add(method, "/{path...}", handler);
     }
+    // Before the body is read: a request its header already refuses is answered without it.
+    router_.set_guard([f = &front_](http_request_context* ctx, std::string) {
+        return admit(f, ctx);
+    });
 }
 
 connection_session sqs_server::open(tcp::socket socket, std::uint64_t id) {

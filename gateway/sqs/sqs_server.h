@@ -4,6 +4,13 @@
 // the SQS front. With --sqs https://HOST:PORT the connections are HTTPS (see http_connection),
 // each on its TLS holder's context of the moment it was accepted.
 //
+// The router's guard is the front's admit(), run on each request's header before its body is
+// read: a browser Origin that is not allowed, and with sqs.authentication=sigv4 what the
+// header already refuses (no signature, a malformed one, an unknown access key, a date out of
+// range), is answered without reading the body. The signature covers the body's hash, so it is
+// verified by the front once the body is in (read within the shared body budget,
+// http_limits::bodies).
+//
 // Lifecycle: constructed by run_server (binds immediately); start() accepts; stop() stops
 // accepting (connections stop through the connection_tracker; parked long polls are answered
 // by the backend's stop()). Concurrency: each connection on its own io_context.

@@ -162,14 +162,35 @@ def test_group_views_keep_their_answers(broker):
         assert r.response()[0] == 404
 
 
+# A route that takes a POST and reads its body (here to refuse it as malformed JSON: 400).
+BODY_ROUTE = "/consumers/grp"
+
+
 def test_body_within_the_limit_is_read_and_the_connection_stays(limited):
     broker = limited
     with connect(broker.http_port) as s:
         r = Reader(s)
-        s.sendall(request("POST", "/healthz", b"y" * (1024 * 1024)))
-        assert r.response()[0] == 405
+        s.sendall(request("POST", BODY_ROUTE, b"y" * (1024 * 1024)))
+        assert r.response()[0] == 400
         s.sendall(request("GET", "/healthz"))
         assert r.response()[0] == 200
+
+
+def test_a_request_refused_on_its_header_is_answered_without_its_body(limited):
+    """405 (like 401, 403, 404) is decided on the header: a small body is dropped and the
+    connection goes on; a large one is not read and the connection closes."""
+    broker = limited
+    with connect(broker.http_port) as s:
+        r = Reader(s)
+        s.sendall(request("POST", "/healthz", b"y" * 1000))
+        status, headers, _ = r.response()
+        assert status == 405 and headers.get("connection") != "close"
+        s.sendall(request("GET", "/healthz"))
+        assert r.response()[0] == 200
+    with connect(broker.http_port) as s:
+        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n")
+        status, headers, _ = Reader(s).response()  # before any of the body is sent
+        assert status == 405 and headers["connection"] == "close"
 
 
 def test_oversized_declared_body_is_413_and_the_server_still_serves(limited):
@@ -209,7 +230,8 @@ def test_oversized_body_sent_in_full_is_413(limited):
 def test_oversized_chunked_body_is_413(limited):
     broker = limited
     with connect(broker.http_port, timeout=30) as s:
-        head = (b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        head = (b"POST " + BODY_ROUTE.encode() +
+                b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         chunk = b"%x\r\n" % (MAX_BODY + 1) + b"c" * 1024
         s.sendall(head + chunk)
         assert Reader(s).response()[0] == 413
@@ -226,12 +248,18 @@ def test_oversized_header_is_431(broker):
 
 def test_expect_100_continue(broker):
     with connect(broker.http_port) as s:
-        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
-                  b"Expect: 100-continue\r\n\r\n")
+        s.sendall(b"POST " + BODY_ROUTE.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Length: 5\r\nExpect: 100-continue\r\n\r\n")
         r = Reader(s)
         assert r.response()[0] == 100
         s.sendall(b"hello")
-        assert r.response()[0] == 405
+        assert r.response()[0] == 400
+    # Refused on its header: the final answer at once, no 100, and the body is not awaited.
+    with connect(broker.http_port) as s:
+        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                  b"Expect: 100-continue\r\n\r\n")
+        status, headers, _ = Reader(s).response()
+        assert status == 405 and headers["connection"] == "close"
 
 
 def test_garbage_is_answered_400_or_closed_and_the_server_still_serves(broker):
