@@ -38,7 +38,10 @@ RUN apt-get update \
 COPY --from=build /build/sluice /usr/local/bin/sluice
 USER 10001:10001
 VOLUME ["/data"]
-# Kafka protocol, HTTP (REST Proxy, WebSocket, SSE, /metrics, console), SQS.
+# Kafka protocol, HTTP (REST Proxy, WebSocket, SSE, /metrics, console), SQS: on every
+# interface of the container, said here rather than left to sluice's defaults (a flag given to
+# `docker run` still wins over these).
+ENV SLUICE_LISTENERS=0.0.0.0:9092 SLUICE_HTTP_LISTENER=0.0.0.0:8082 SLUICE_SQS_LISTENER=0.0.0.0:9324
 EXPOSE 9092 8082 9324
 # /healthz over bash's /dev/tcp: no HTTP client in the image.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \

@@ -8,6 +8,10 @@ ASAN      ?= build/asan
 FUZZ      ?= build/fuzz
 JOBS      ?= $(shell nproc)
 RUN_ARGS  ?=
+# The address `make run` listens on: loopback only, since it starts without authentication
+# (any web page could otherwise reach it from the network). BIND=0.0.0.0 opens it to every
+# interface; flags in RUN_ARGS (--kafka, --http, --sqs) still win.
+BIND      ?= 127.0.0.1
 FUZZ_SECONDS ?= 10
 # Unity batches halve a clean build; UNITY=OFF compiles file by file (quicker edit-rebuild).
 UNITY     ?= ON
@@ -38,7 +42,10 @@ run:
 		-DSLUICE_UNITY=$(UNITY) -DSLUICE_TESTS=OFF -DSLUICE_BENCH=OFF
 	cmake --build $(BUILD) -j $(JOBS) --target sluice
 	mkdir -p data
-	$(BUILD)/sluice --data-dir ./data $(RUN_ARGS)
+	SLUICE_LISTENERS="$${SLUICE_LISTENERS:-$(BIND):9092}" \
+	SLUICE_HTTP_LISTENER="$${SLUICE_HTTP_LISTENER:-$(BIND):8082}" \
+	SLUICE_SQS_LISTENER="$${SLUICE_SQS_LISTENER:-$(BIND):9324}" \
+		$(BUILD)/sluice --data-dir ./data $(RUN_ARGS)
 
 test: build
 	scripts/run-tests --build $(BUILD) --asan $(ASAN) --fuzz $(FUZZ) --fuzz-seconds $(FUZZ_SECONDS)

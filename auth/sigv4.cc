@@ -186,6 +186,12 @@ std::vector<std::string> split_signed_headers(std::string_view s) {
 }
 
 const std::string missing_message = "Request is missing Authentication Token";
+/// AWS's own wording for SignatureDoesNotMatch (what SDKs and users search for).
+const std::string mismatch_message =
+    "The request signature we calculated does not match the signature you provided. Check "
+    "your AWS Secret Access Key and signing method. Consult the service documentation for "
+    "details.";
+constexpr std::string_view unsigned_payload = "UNSIGNED-PAYLOAD";
 const std::string incomplete_prefix = "Authorization header requires ";
 
 }  // namespace
@@ -204,6 +210,8 @@ std::string_view sigv4_error_code(sigv4_error e) {
             return "SignatureDoesNotMatch";
         case sigv4_error::request_expired:
             return "RequestExpired";
+        case sigv4_error::invalid_parameter_combination:
+            return "InvalidParameterCombination";
     }
     return "";
 }
@@ -218,6 +226,7 @@ unsigned sigv4_error_status(sigv4_error e) {
             return 403;
         case sigv4_error::incomplete_signature:
         case sigv4_error::request_expired:
+        case sigv4_error::invalid_parameter_combination:
             return 400;
     }
     return 400;
@@ -322,7 +331,8 @@ std::string sigv4_signing_key(std::string_view secret, std::string_view date,
 }
 
 sigv4_outcome verify_sigv4(const sigv4_request& req, const aws_key_store& keys,
-                           std::string_view service, std::chrono::system_clock::time_point now) {
+                           std::string_view service, std::chrono::system_clock::time_point now,
+                           const sigv4_rules& rules) {
     sigv4_outcome base;
     signature_parts p;
     const auto params = query_params(req.query);
@@ -467,17 +477,59 @@ sigv4_outcome verify_sigv4(const sigv4_request& req, const aws_key_store& keys,
                       "The Host header must be signed.", base);
     }
 
-    const std::string scope = p.date + "/" + p.region + "/" + p.service + "/aws4_request";
-    const std::string signing_key = sigv4_signing_key(key->secret, p.date, p.region, p.service);
-    std::vector<std::string> payload_hashes;
-    if (const auto* h = find_header(req, "X-Amz-Content-Sha256")) {
-        payload_hashes.emplace_back(trim(*h));
-    } else {
-        payload_hashes.push_back(hex_lower(hash(hash_algorithm::sha256, req.body)));
-        if (presign_expires) {
-            payload_hashes.emplace_back("UNSIGNED-PAYLOAD");
+    // A presigned request is a URL: what it does is what its signed query says. A body or an
+    // X-Amz-Target header would name another action or other parameters (the SQS front reads
+    // both before the query string), so neither is taken.
+    const std::string* target = find_header(req, "X-Amz-Target");
+    if (presign_expires && rules.presigned_query_only) {
+        if (target != nullptr) {
+            return refuse(sigv4_error::invalid_parameter_combination,
+                          "A presigned request takes its action from the signed query string: "
+                          "send it without an X-Amz-Target header.",
+                          base);
+        }
+        if (!req.body.empty()) {
+            return refuse(sigv4_error::invalid_parameter_combination,
+                          "A presigned request takes its action and parameters from the signed "
+                          "query string only: send it without a body.",
+                          base);
         }
     }
+    // X-Amz-Target names the action of the JSON protocol: unsigned, it could be changed.
+    if (target != nullptr && std::find(p.signed_headers.begin(), p.signed_headers.end(),
+                                       "x-amz-target") == p.signed_headers.end()) {
+        return refuse(sigv4_error::signature_does_not_match,
+                      "The X-Amz-Target header names the action and must be signed (list it in "
+                      "SignedHeaders).",
+                      base);
+    }
+
+    // The payload hash is always the received body's. A client's X-Amz-Content-Sha256 is only
+    // checked against it: trusted, it would let any body ride on another request's signature.
+    const std::string body_hash = hex_lower(hash(hash_algorithm::sha256, req.body));
+    std::vector<std::string> payload_hashes{body_hash};
+    if (const auto* h = find_header(req, "X-Amz-Content-Sha256")) {
+        const auto claimed = trim(*h);
+        if (claimed == unsigned_payload) {
+            if (!rules.unsigned_payload) {
+                return refuse(sigv4_error::signature_does_not_match,
+                              "X-Amz-Content-Sha256: UNSIGNED-PAYLOAD is not accepted by " +
+                                  std::string(service) +
+                                  ": sign the SHA-256 of the body (in lower-case hex).",
+                              base);
+            }
+            payload_hashes = {std::string(unsigned_payload)};
+        } else if (!constant_time_equal(claimed, body_hash)) {
+            auto out = refuse(sigv4_error::signature_does_not_match, mismatch_message, base);
+            out.detail = "X-Amz-Content-Sha256 is not the SHA-256 of the body received";
+            return out;
+        }
+    } else if (presign_expires && rules.unsigned_payload) {
+        payload_hashes.emplace_back(unsigned_payload);
+    }
+
+    const std::string scope = p.date + "/" + p.region + "/" + p.service + "/aws4_request";
+    const std::string signing_key = sigv4_signing_key(key->secret, p.date, p.region, p.service);
     for (const auto& payload_hash : payload_hashes) {
         const auto canonical =
             sigv4_canonical_request(req, p.signed_headers, payload_hash, skip_param);
@@ -487,10 +539,7 @@ sigv4_outcome verify_sigv4(const sigv4_request& req, const aws_key_store& keys,
             return base;
         }
     }
-    return refuse(sigv4_error::signature_does_not_match,
-                  "The request signature we calculated does not match the signature you "
-                  "provided. Check your AWS Secret Access Key and signing method.",
-                  base);
+    return refuse(sigv4_error::signature_does_not_match, mismatch_message, base);
 }
 
 }  // namespace sluice::auth

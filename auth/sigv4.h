@@ -3,7 +3,18 @@
 // X-Amz-SignedHeaders, X-Amz-Signature). The server rebuilds the canonical request from what
 // it received, derives the signing key from the access key's secret (for the date, region and
 // service of the credential scope) and compares signatures in constant time. Requests more
-// than 15 minutes from the server's clock are refused. Owned by auth/; stateless, thread-safe.
+// than 15 minutes from the server's clock are refused.
+//
+// The signature covers the body through its SHA-256, which the server computes from the bytes
+// it received: an X-Amz-Content-Sha256 header is only compared with it (a header that
+// disagrees is SignatureDoesNotMatch), never trusted in its place. `UNSIGNED-PAYLOAD` is
+// refused unless the service's rules allow it (SQS's do not). An X-Amz-Target header (the AWS
+// JSON protocol's action) must be signed. Under SQS's rules a presigned request carries its
+// action and parameters in the signed query only: one with a body or an X-Amz-Target header is
+// refused. An untouched request replayed within the 15 minutes verifies, as on AWS (SigV4 has
+// no nonce; TLS keeps requests from being captured).
+//
+// Owned by auth/; stateless, thread-safe.
 #pragma once
 
 #include <chrono>
@@ -36,6 +47,7 @@ enum class sigv4_error {
     invalid_client_token_id,       // the access key id is unknown (403)
     signature_does_not_match,      // the signature is wrong (403)
     request_expired,               // the date is more than 15 minutes off, or presign expired (400)
+    invalid_parameter_combination,  // a presigned request with a body or X-Amz-Target (400)
 };
 
 /// AWS's code ("SignatureDoesNotMatch") and HTTP status for `e`.
@@ -46,6 +58,9 @@ struct sigv4_outcome {
     sigv4_error error = sigv4_error::none;
     /// For the client (AWS's wording; never the secret or the expected signature).
     std::string message;
+    /// For the log only, when `message` is AWS's general wording: what exactly did not match
+    /// (empty when `message` says it all).
+    std::string detail;
     /// The key's user when verified; the access key id as sent either way (for the log).
     std::string user;
     std::string access_key_id;
@@ -56,10 +71,21 @@ struct sigv4_outcome {
 /// The 15-minute limit between a request's X-Amz-Date and the server's clock.
 constexpr std::chrono::minutes sigv4_max_skew{15};
 
+/// What a service accepts beyond the rules every service shares. The defaults are SQS's.
+struct sigv4_rules {
+    /// Whether `UNSIGNED-PAYLOAD` may stand for the body's hash (S3 over TLS; not SQS).
+    bool unsigned_payload = false;
+    /// Whether a presigned request takes its action and parameters from the signed query
+    /// only, so that a body or an X-Amz-Target header is refused (SQS; S3's presigned PUT
+    /// carries a body).
+    bool presigned_query_only = true;
+};
+
 sigv4_outcome verify_sigv4(const sigv4_request& req, const aws_key_store& keys,
                            std::string_view service,
                            std::chrono::system_clock::time_point now =
-                               std::chrono::system_clock::now());
+                               std::chrono::system_clock::now(),
+                           const sigv4_rules& rules = {});
 
 // The steps of the algorithm, for tests against AWS's published examples.
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ enum class config_source : std::int8_t {
     dynamic_default_broker = 3,
     static_broker = 4,
     default_config = 5,
+    dynamic_broker_logger = 6,
+    client_metrics = 7,
+    dynamic_group = 8,  // a group's own config (KIP-848; Kafka's GROUP_CONFIG)
 };
 
 /// Kafka's ConfigType values (DescribeConfigs v3+).
@@ -48,6 +52,16 @@ struct config_entry {
     config_type type = config_type::unknown;
     std::string documentation;
     std::vector<config_synonym> synonyms;
+};
+
+/// The dynamic broker configs (KIP-226) in Kafka's broker names (log.retention.ms,
+/// message.max.bytes, ...): this broker's own (resource name = its id) and the cluster-wide
+/// default (resource name ""). Precedence: broker, then default, then the static settings, then
+/// Kafka's defaults.
+struct dynamic_broker_configs {
+    std::map<std::string, std::string> broker;
+    std::map<std::string, std::string> cluster_default;
+    bool operator==(const dynamic_broker_configs&) const = default;
 };
 
 }  // namespace sluice::backend::api

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/api/common.h"
+#include "backend/api/configs.h"
 #include "protocol/core/ids.h"
 #include "protocol/core/uuid.h"
 
@@ -357,6 +358,18 @@ class groups {
     virtual std::vector<group_view> view_groups() = 0;
     virtual std::optional<group_view> view_group(const group_id& id) = 0;
     virtual group_counters counters() const = 0;
+
+    /// A group's own configs (Kafka's GroupConfig, KIP-848): consumer.session.timeout.ms and
+    /// consumer.heartbeat.interval.ms, each within the broker's group.consumer.min/max bounds
+    /// and the session longer than the heartbeat. `configs` replaces the group's set (empty:
+    /// the group follows the broker's settings); the group need not exist. Unless validate_only
+    /// the group's next heartbeats use them. Errors: invalid_config (the message says why).
+    /// The caller persists them and sets them again after a restart.
+    virtual admin_result<void> set_group_configs(const group_id& group,
+                                                 std::map<std::string, std::string> configs,
+                                                 bool validate_only) = 0;
+    /// Every group config with its value and source (the group's own, else the broker's).
+    virtual std::vector<config_entry> describe_group_configs(const group_id& group) const = 0;
 };
 
 }  // namespace sluice::backend::api

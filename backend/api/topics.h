@@ -113,8 +113,22 @@ class topics {
                                                         std::vector<config_change> changes,
                                                         bool validate_only) = 0;
     /// The backend's own settings that an administrator may ask about (defaults of topic
-    /// configs and the like), as read-only broker configs.
+    /// configs and the like), as broker configs: the dynamic ones (dynamic_config_names) with
+    /// their source and synonyms over the dynamic broker configs in force, the rest read-only.
     virtual std::vector<config_entry> backend_configs() const = 0;
+    /// The broker configs (Kafka's names) the backend takes as dynamic broker configs: the
+    /// broker-level defaults of topic configs (log.retention.ms, message.max.bytes, ...).
+    virtual std::vector<std::string> dynamic_config_names() const = 0;
+    /// Checks `configs` (every name one of dynamic_config_names()) and, unless validate_only,
+    /// records them as the dynamic broker configs (what backend_configs and describe_configs
+    /// report from then on). Errors: invalid_config (a bad value; the message names it).
+    /// Cheap and synchronous, so that a caller may keep its own lock around it and the file it
+    /// persists the configs in; the caller hands them back after a restart.
+    virtual admin_result<void> set_dynamic_configs(dynamic_broker_configs configs,
+                                                   bool validate_only) = 0;
+    /// Puts the recorded dynamic configs in force: topics that do not override a config follow
+    /// the new value once this completes. Calls may overlap; the last recorded configs win.
+    virtual awaitable<void> apply_dynamic_configs() = 0;
 
     /// A snapshot of every partition's offsets, size and traffic, without waiting for
     /// anything (for /metrics and listings; the values may be slightly stale).

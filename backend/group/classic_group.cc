@@ -302,7 +302,6 @@ bool classic_group::is_subscribed_to(const std::string& topic) const {
 
 stored_group classic_group::to_stored() const {
     stored_group g;
-    g.kind = group_kind::classic;
     g.state_timestamp_ms = state_timestamp_ms_;
     g.protocol_type = protocol_type_.value_or("");
     g.generation_id = generation_;
@@ -316,8 +315,7 @@ stored_group classic_group::to_stored() const {
         s.client_host = m.client_host;
         s.rebalance_timeout_ms = m.rebalance_timeout_ms;
         s.session_timeout_ms = m.session_timeout_ms;
-        s.protocol_type = m.protocol_type;
-        s.metadata = m.metadata(protocol_name_.value_or(""));
+        s.subscription = m.metadata(protocol_name_.value_or(""));
         s.assignment = m.assignment;
         g.members.push_back(std::move(s));
     }
@@ -330,17 +328,19 @@ classic_group classic_group::from_stored(const std::string& id, const stored_gro
     out.generation_ = g.generation_id;
     out.protocol_type_ = g.protocol_type.empty() ? std::nullopt : std::optional(g.protocol_type);
     out.protocol_name_ = g.protocol_name;
-    out.state_timestamp_ms_ = g.state_timestamp_ms;
+    // Versions 0 and 1 of the record have no timestamp (-1): the group's state starts now.
+    out.state_timestamp_ms_ = g.state_timestamp_ms >= 0 ? g.state_timestamp_ms : now_ms;
     for (const auto& s : g.members) {
         classic_member m;
         m.member_id = s.member_id;
         m.group_instance_id = s.group_instance_id;
         m.client_id = s.client_id;
         m.client_host = s.client_host;
-        m.rebalance_timeout_ms = s.rebalance_timeout_ms;
         m.session_timeout_ms = s.session_timeout_ms;
-        m.protocol_type = s.protocol_type;
-        m.protocols.push_back({g.protocol_name.value_or(""), s.metadata});
+        m.protocol_type = g.protocol_type;  // compat: Kafka keeps one protocol type per group
+        m.rebalance_timeout_ms =
+            s.rebalance_timeout_ms >= 0 ? s.rebalance_timeout_ms : s.session_timeout_ms;
+        m.protocols.push_back({g.protocol_name.value_or(""), s.subscription});
         m.assignment = s.assignment;
         out.add(std::move(m), nullptr);
     }

@@ -76,6 +76,14 @@ classic_group* classic_groups::classic_of(group_entry& e, bool create) {
         if (!create || (e.consumer && !e.consumer->empty())) {
             return nullptr;
         }
+        if (e.consumer) {
+            std::vector<encoded_record> recs;
+            offset_store::add_group_tombstones(e, recs);
+            if (auto w = store_.append(e.id, std::move(recs)); !w) {
+                group_log().warn("group {}: tombstones of the consumer group not written: {}",
+                                 e.id, w.error().message());
+            }
+        }
         e.consumer.reset();
         e.kind = group_kind::classic;
     }

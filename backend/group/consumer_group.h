@@ -29,11 +29,10 @@
 
 #include "backend/api/groups.h"
 #include "backend/group/assignor.h"
+#include "backend/group/group_records.h"
 #include "backend/group/topic_regex.h"
 
 namespace sluice::backend::group {
-
-enum class member_state { stable, unrevoked_partitions, unreleased_partitions };
 
 /// KIP-848 epochs a member sends to leave: -1 leaves, -2 leaves for now (static members).
 constexpr std::int32_t leave_group_member_epoch = -1;
@@ -55,12 +54,6 @@ struct consumer_member {
     std::optional<std::string> server_assignor;
     topic_partitions assigned;
     topic_partitions pending_revocation;
-};
-
-struct subscribed_topic {
-    uuid id;
-    std::int32_t partitions = 0;
-    bool operator==(const subscribed_topic&) const = default;
 };
 
 class consumer_group {
@@ -86,6 +79,12 @@ public:
     const std::map<std::string, topic_partitions>& target_assignment() const { return target_; }
     const topic_partitions& target_of(const std::string& member_id) const;
     void set_target_assignment(std::int32_t epoch, std::map<std::string, topic_partitions> t);
+    /// Replay: one member's target, and the epoch of the target assignment.
+    void set_target_of(const std::string& member_id, topic_partitions t) {
+        target_[member_id] = std::move(t);
+    }
+    void erase_target_of(const std::string& member_id) { target_.erase(member_id); }
+    void set_assignment_epoch(std::int32_t e) { assignment_epoch_ = e; }
     /// Moves a target assignment from one member id to another (static member replaced).
     void move_target(const std::string& from, const std::string& to);
 
@@ -106,6 +105,11 @@ public:
 
     /// The assignor most members asked for, else `fallback`.
     std::string preferred_assignor(const std::string& fallback) const;
+
+    /// A write of this group's records failed: the next write is the whole group
+    /// (offset_store::store_consumer), so that __consumer_offsets catches up.
+    bool needs_full_write() const { return needs_full_write_; }
+    void set_needs_full_write(bool v) { needs_full_write_ = v; }
     /// Whether any member subscribes to `topic` (by name or regex match, as resolved into
     /// subscription metadata).
     bool is_subscribed_to(const std::string& topic) const {
@@ -132,6 +136,7 @@ public:
     std::map<std::pair<uuid, std::int32_t>, std::int32_t> partition_epochs_;
     std::map<std::string, subscribed_topic> subscription_metadata_;
     std::int64_t state_since_ms_ = 0;
+    bool needs_full_write_ = false;
 };
 
 }  // namespace sluice::backend::group

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "backend/group/consumer_records.h"
 #include "backend/group/errc.h"
 #include "backend/group/offset_store.h"
 #include "backend/log/log_manager.h"
@@ -71,8 +72,14 @@ std::vector<api::owned_partitions> to_owned(const topic_partitions& tp) {
 
 consumer_groups::consumer_groups(log::log_manager& log, const coordinator_config& cfg,
                                  const coordinator_clock& clock, offset_store& store,
-                                 std::atomic<std::uint64_t>& rebalances)
-    : log_(log), cfg_(cfg), clock_(clock), store_(store), rebalances_(rebalances) {}
+                                 std::atomic<std::uint64_t>& rebalances,
+                                 const group_config_table& configs)
+    : log_(log),
+      cfg_(cfg),
+      clock_(clock),
+      store_(store),
+      rebalances_(rebalances),
+      configs_(configs) {}
 
 std::map<std::string, subscribed_topic> consumer_groups::subscription_metadata(
     const consumer_group& g) {
@@ -145,7 +152,7 @@ void consumer_groups::compute_target(consumer_group& g) {
 
 void consumer_groups::schedule_session(group_entry& e, const consumer_member& m) {
     const std::string mid = m.member_id;
-    e.timers.schedule(session_key(mid), mono() + cfg_.consumer_session_timeout_ms,
+    e.timers.schedule(session_key(mid), mono() + configs_.session_timeout_ms(e.id, cfg_),
                       [this, &e, mid] { fence_member(e, mid, "session timeout"); });
 }
 
@@ -173,13 +180,19 @@ void consumer_groups::fence_member(group_entry& e, const std::string& member_id,
     consumer_group& g = *e.consumer;
     e.timers.cancel(session_key(member_id));
     e.timers.cancel(rebalance_key(member_id));
+    std::vector<encoded_record> recs;
+    add_member_tombstones(recs, e.id, member_id);
     g.remove(member_id);
     g.set_group_epoch(g.group_epoch() + 1);
-    g.set_subscription_metadata(subscription_metadata(g));
+    if (auto meta = subscription_metadata(g); meta != g.subscription_metadata()) {
+        g.set_subscription_metadata(std::move(meta));
+        recs.push_back(partition_metadata_record(g));
+    }
+    recs.push_back(group_epoch_record(g));
     g.touch_state(wall());
     group_log().info("group {}: member {} removed ({}); group epoch {}", e.id, member_id, why,
                      g.group_epoch());
-    store_.store_group(e);
+    store_.store_consumer(e, std::move(recs));
 }
 
 api::consumer_heartbeat_result consumer_groups::leave(group_entry& e,
@@ -214,6 +227,9 @@ api::consumer_heartbeat_result consumer_groups::leave(group_entry& e,
         m.member_epoch = leave_group_static_member_epoch;
         m.pending_revocation.clear();
         g.upsert(std::move(m));
+        std::vector<encoded_record> recs;
+        recs.push_back(member_assignment_record(e.id, *g.member(*sid)));
+        store_.store_consumer(e, std::move(recs));
         group_log().info("group {}: static member {} ({}) left temporarily", e.id, *sid,
                          *req.instance_id);
         return r;
@@ -311,6 +327,11 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
         e.kind = group_kind::consumer;
         e.consumer = std::make_unique<consumer_group>(e.id, wall());
         e.consumer->set_group_epoch(previous_generation);
+        // compat: Kafka tombstones the classic group's record when it converts the group.
+        std::vector<encoded_record> recs;
+        recs.push_back(group_tombstone(e.id));
+        recs.push_back(group_epoch_record(*e.consumer));
+        store_.store_consumer(e, std::move(recs));
         group_log().info("group {}: empty classic group converted to a consumer group", e.id);
     }
     consumer_group& g = *e.consumer;
@@ -326,6 +347,8 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
     // The member: new, rejoining, replacing a static instance, or heartbeating.
     consumer_member current;
     bool is_new = false;
+    bool took_over = false;  // a static member took over an instance under a new member id
+    std::vector<encoded_record> recs;
     auto check_epoch =
         [&](const consumer_member& m) -> std::optional<api::consumer_heartbeat_result> {
         if (epoch > m.member_epoch) {
@@ -384,6 +407,8 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
                 e.timers.cancel(session_key(old_id));
                 e.timers.cancel(rebalance_key(old_id));
                 g.remove(old_id);
+                add_member_tombstones(recs, e.id, old_id);
+                took_over = true;
                 replaced.member_id = member_id;
                 replaced.member_epoch = 0;
                 replaced.previous_member_epoch = 0;
@@ -438,12 +463,19 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
         is_new || updated.subscribed_topic_names != current.subscribed_topic_names ||
         updated.subscribed_topic_regex.value_or("") != current.subscribed_topic_regex.value_or("");
     const topic_partitions before = current.assigned;
+    // The records follow Kafka's order: member metadata, subscription metadata, group epoch,
+    // target assignment, current assignment.
+    const bool fresh = is_new || took_over;  // nothing under this member id on disk yet
+    if (fresh || metadata_of(updated) != metadata_of(current)) {
+        recs.push_back(member_metadata_record(e.id, updated));
+    }
     g.upsert(updated);
 
     // 2. Topics appear, disappear or grow: that changes the assignment too.
     auto meta = subscription_metadata(g);
     if (meta != g.subscription_metadata()) {
         g.set_subscription_metadata(std::move(meta));
+        recs.push_back(partition_metadata_record(g));
         bump = true;
     }
     if (bump) {
@@ -451,11 +483,30 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
         g.touch_state(wall());
         group_log().info("group {}: epoch {} ({})", e.id, g.group_epoch(),
                          is_new ? "member " + member_id + " joined" : "subscriptions changed");
-        store_.store_group(e);
+        recs.push_back(group_epoch_record(g));
     }
     if (g.group_epoch() > g.assignment_epoch()) {
+        const auto previous = g.target_assignment();
         compute_target(g);
         rebalances_.fetch_add(1, std::memory_order_relaxed);
+        std::set<std::string> changed;
+        for (const auto& [id, tp] : g.target_assignment()) {
+            auto it = previous.find(id);
+            if (it == previous.end() || it->second != tp || (took_over && id == member_id)) {
+                changed.insert(id);
+            }
+        }
+        for (const auto& [id, _] : previous) {
+            if (!g.target_assignment().contains(id)) {
+                changed.insert(id);
+            }
+        }
+        for (const auto& id : changed) {
+            recs.push_back(member_target_record(g, id));
+        }
+        recs.push_back(target_epoch_record(g));
+    } else if (took_over) {
+        recs.push_back(member_target_record(g, member_id));  // moved from the old member id
     }
 
     // 3. Move the member one step toward its target.
@@ -471,11 +522,15 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
         e.timers.cancel(rebalance_key(member_id));
     }
     schedule_session(e, m);
+    if (fresh || assignment_of(m) != assignment_of(current)) {
+        recs.push_back(member_assignment_record(e.id, m));
+    }
+    store_.store_consumer(e, std::move(recs));
 
     api::consumer_heartbeat_result r;
     r.member_id = member_id;
     r.member_epoch = m.member_epoch;
-    r.heartbeat_interval_ms = cfg_.consumer_heartbeat_interval_ms;
+    r.heartbeat_interval_ms = configs_.heartbeat_interval_ms(e.id, cfg_);
     const bool full = epoch == 0 || (req.rebalance_timeout_ms >= 0 &&
                                      (req.subscribed_topic_names || req.subscribed_topic_regex) &&
                                      req.topic_partitions);
@@ -483,6 +538,37 @@ api::consumer_heartbeat_result consumer_groups::heartbeat(
         r.assignment = to_owned(m.assigned);
     }
     return r;
+}
+
+void consumer_groups::restore(group_entry& e) {
+    if (e.kind != group_kind::consumer || !e.consumer) {
+        return;
+    }
+    consumer_group& g = *e.consumer;
+    std::vector<consumer_member> recompiled;
+    for (const auto& [_, m] : g.members()) {
+        if (m.subscribed_topic_regex && !m.subscribed_topic_regex->empty()) {
+            consumer_member c = m;
+            auto compiled = regexes_.compile(*m.subscribed_topic_regex);
+            if (!compiled.regex) {
+                group_log().warn("group {}: member {}: stored pattern `{}` does not compile: {}",
+                                 e.id, m.member_id, *m.subscribed_topic_regex, compiled.error);
+            }
+            c.subscribed_regex = std::move(compiled.regex);
+            recompiled.push_back(std::move(c));
+        }
+    }
+    for (auto& c : recompiled) {
+        g.upsert(std::move(c));
+    }
+    // compat: GroupMetadataManager.onLoaded: every member gets a session timeout, a member
+    // revoking partitions its rebalance timeout.
+    for (const auto& [_, m] : g.members()) {
+        schedule_session(e, m);
+        if (m.state == member_state::unrevoked_partitions) {
+            schedule_rebalance_timeout(e, m);
+        }
+    }
 }
 
 std::error_code consumer_groups::validate_commit(group_entry& e,

@@ -9,6 +9,8 @@
 // requires the caller to hold the group entry's lock and touches that entry only (timeouts
 // are scheduled in the entry's own timer_queue and run under the same lock). Topic lookups go
 // to the log, which has its own locks; patterns match in time linear in the topic name.
+// Persistence: each change appends Kafka's records for what changed (consumer_records.h)
+// under the group's lock, in Kafka's order; restore() brings a replayed group back to life.
 // Invariants: every member has a session timeout scheduled; a member with partitions to
 // revoke has a rebalance timeout scheduled; the target assignment is the one of the group
 // epoch once a heartbeat has been served (assignment epoch == group epoch).
@@ -39,7 +41,7 @@ class consumer_groups {
   public:
     consumer_groups(log::log_manager& log, const coordinator_config& cfg,
                     const coordinator_clock& clock, offset_store& store,
-                    std::atomic<std::uint64_t>& rebalances);
+                    std::atomic<std::uint64_t>& rebalances, const group_config_table& configs);
 
     /// The checks that need no group (compat: throwIfConsumerGroupHeartbeatRequestIsInvalid),
     /// run before any lock is taken: the answer to send when the request is invalid, else
@@ -51,6 +53,10 @@ class consumer_groups {
     api::consumer_heartbeat_result heartbeat(group_entry& e,
                                              const api::consumer_heartbeat_request& req,
                                              std::shared_ptr<const topic_regex> regex);
+
+    /// A group replayed at start (its entry not published yet): compiles the members'
+    /// patterns and schedules their session (and rebalance) timeouts.
+    void restore(group_entry& e);
 
     /// The membership check of OffsetCommit (TxnOffsetCommit when `transactional`) in a
     /// KIP-848 group.
@@ -78,6 +84,7 @@ class consumer_groups {
     const coordinator_clock& clock_;
     offset_store& store_;
     std::atomic<std::uint64_t>& rebalances_;
+    const group_config_table& configs_;  // each group's own session timeout and heartbeat
     topic_regex_cache regexes_;
 };
 

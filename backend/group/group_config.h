@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +27,62 @@ struct coordinator_config {
     std::int32_t offsets_topic_segment_bytes = 104857600;  // offsets.topic.segment.bytes
     std::int32_t consumer_heartbeat_interval_ms = 5000;    // group.consumer.heartbeat.interval.ms
     std::int32_t consumer_session_timeout_ms = 45000;      // group.consumer.session.timeout.ms
+    // The bounds of a group's own consumer.session.timeout.ms and consumer.heartbeat.interval.ms
+    // (group configs, KIP-848).
+    std::int32_t consumer_min_session_timeout_ms = 45000;  // group.consumer.min.session.timeout.ms
+    std::int32_t consumer_max_session_timeout_ms = 60000;  // group.consumer.max.session.timeout.ms
+    std::int32_t consumer_min_heartbeat_interval_ms = 5000;  // ...min.heartbeat.interval.ms
+    std::int32_t consumer_max_heartbeat_interval_ms = 15000;  // ...max.heartbeat.interval.ms
     std::int32_t consumer_max_size = 2147483647;           // group.consumer.max.size
     std::vector<std::string> consumer_assignors = {"uniform", "range"};  // group.consumer.assignors
 };
+
+/// A group's own configs (Kafka's GroupConfig, set with IncrementalAlterConfigs on a GROUP
+/// resource); an unset one follows the broker's setting.
+struct group_overrides {
+    std::optional<std::int32_t> session_timeout_ms;     // consumer.session.timeout.ms
+    std::optional<std::int32_t> heartbeat_interval_ms;  // consumer.heartbeat.interval.ms
+    bool empty() const { return !session_timeout_ms && !heartbeat_interval_ms; }
+};
+
+/// The groups' own configs, by group id. The front persists them and sets them again at
+/// start. Concurrency: thread-safe (one mutex; reads copy a few integers).
+class group_config_table {
+public:
+    group_overrides get(const std::string& group) const {
+        std::lock_guard lock(mu_);
+        auto it = table_.find(group);
+        return it == table_.end() ? group_overrides{} : it->second;
+    }
+    /// Replaces the group's configs; empty ones remove the group from the table.
+    void set(const std::string& group, group_overrides o) {
+        std::lock_guard lock(mu_);
+        if (o.empty()) {
+            table_.erase(group);
+        } else {
+            table_[group] = o;
+        }
+    }
+    /// The session timeout and heartbeat interval a KIP-848 group runs with.
+    std::int32_t session_timeout_ms(const std::string& group,
+                                    const coordinator_config& cfg) const;
+    std::int32_t heartbeat_interval_ms(const std::string& group,
+                                       const coordinator_config& cfg) const;
+
+private:
+    mutable std::mutex mu_;
+    std::map<std::string, group_overrides> table_;
+};
+
+inline std::int32_t group_config_table::session_timeout_ms(const std::string& group,
+                                                           const coordinator_config& cfg) const {
+    return get(group).session_timeout_ms.value_or(cfg.consumer_session_timeout_ms);
+}
+
+inline std::int32_t group_config_table::heartbeat_interval_ms(
+    const std::string& group, const coordinator_config& cfg) const {
+    return get(group).heartbeat_interval_ms.value_or(cfg.consumer_heartbeat_interval_ms);
+}
 
 /// Milliseconds: `wall` since the Unix epoch (commit timestamps), `mono` for timeouts.
 struct coordinator_clock {

@@ -79,6 +79,7 @@ void group_coordinator::load() {
     auto groups = store_.replay(records);
     for (auto& [_, e] : groups) {
         classic_.restore(*e);
+        consumer_.restore(*e);
     }
     const std::size_t count = groups.size();
     registry_.install(std::move(groups));

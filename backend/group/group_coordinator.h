@@ -126,6 +126,11 @@ class group_coordinator final : public api::groups {
     std::optional<api::group_view> view_group(const sluice::group_id& id) override;
     /// Rebalances completed and offsets committed since start (metrics).
     api::group_counters counters() const override;
+    api::admin_result<void> set_group_configs(const sluice::group_id& group,
+                                              std::map<std::string, std::string> configs,
+                                              bool validate_only) override;
+    std::vector<api::config_entry> describe_group_configs(
+        const sluice::group_id& group) const override;
 
     // --- callback / synchronous forms (the awaitable API wraps them; unit tests drive them) ---
     /// `done` runs once, with no lock of the coordinator held: at once, or when the
@@ -211,7 +216,8 @@ class group_coordinator final : public api::groups {
     group_registry registry_{ticker_};
     offset_store store_{log_, cfg_, clock_};
     classic_groups classic_{cfg_, clock_, store_, rebalances_};
-    consumer_groups consumer_{log_, cfg_, clock_, store_, rebalances_};
+    group_config_table group_configs_;
+    consumer_groups consumer_{log_, cfg_, clock_, store_, rebalances_, group_configs_};
 
     std::atomic<bool> loaded_{false};
     std::atomic<bool> stopping_{false};

@@ -47,6 +47,9 @@ namespace sluice::backend::group {
 
 class ticker;
 
+/// Which protocol a group speaks: the classic one (JoinGroup...) or KIP-848's (consumer).
+enum class group_kind : std::int8_t { classic = 0, consumer = 1 };
+
 /// Committed offsets of one group: topic -> partition -> offset.
 using group_offsets = std::map<std::string, std::map<std::int32_t, committed_offset>>;
 

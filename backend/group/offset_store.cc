@@ -67,8 +67,7 @@ api::offset_commit_result offset_store::commit(group_entry& e,
         for (const auto& p : t.partitions) {
             auto& pr = tr.partitions.emplace_back();
             pr.partition = p.partition;
-            if (p.metadata &&
-                p.metadata->size() > static_cast<std::size_t>(cfg_.offset_metadata_max_bytes)) {
+            if (p.metadata && p.metadata->size() > metadata_limit()) {
                 pr.error = make_error_code(errc::offset_metadata_too_large);
                 continue;
             }
@@ -79,7 +78,7 @@ api::offset_commit_result offset_store::commit(group_entry& e,
             committed_offset c;
             c.committed = p.committed;
             c.leader_epoch = p.leader_epoch;
-            c.metadata = p.metadata;
+            c.metadata = p.metadata.value_or("");  // compat: Kafka's OffsetAndMetadata.NO_METADATA
             c.commit_timestamp_ms = now;
             c.expire_timestamp_ms = req.retention_time_ms >= 0 ? now + req.retention_time_ms : -1;
             records.push_back(offset_record(e.id, t.topic.value, p.partition.value, c));
@@ -110,10 +109,19 @@ std::error_code offset_store::commit_txn(group_entry& e,
                                          const std::vector<api::commit_topic>& topics) {
     const std::int64_t now = wall();
     std::vector<encoded_record> records;
+    std::vector<committed_offset> values;
     for (const auto& t : topics) {
         for (const auto& p : t.partitions) {
-            committed_offset c{p.committed, p.leader_epoch, p.metadata, now, -1};
+            committed_offset c{p.committed, p.leader_epoch, p.metadata.value_or(""), now, -1};
+            if (c.metadata->size() > max_record_metadata_bytes) {
+                // TxnOffsetCommit refuses such metadata; a record cannot hold it.
+                group_log().warn("group {}: {}-{}: transactional commit metadata of {} bytes "
+                                 "dropped",
+                                 e.id, t.topic.value, p.partition.value, c.metadata->size());
+                c.metadata = "";
+            }
             records.push_back(offset_record(e.id, t.topic.value, p.partition.value, c));
+            values.push_back(std::move(c));
         }
     }
     if (auto w = append(e.id, std::move(records)); !w) {
@@ -127,8 +135,7 @@ std::error_code offset_store::commit_txn(group_entry& e,
     std::size_t n = 0;
     for (const auto& t : topics) {
         for (const auto& p : t.partitions) {
-            e.offsets[t.topic.value][p.partition.value] = {p.committed, p.leader_epoch, p.metadata,
-                                                           now, -1};
+            e.offsets[t.topic.value][p.partition.value] = std::move(values[n]);
             ++n;
         }
     }
@@ -245,7 +252,7 @@ std::error_code offset_store::delete_group(group_entry& e) {
             records.push_back(offset_tombstone(e.id, topic, p));
         }
     }
-    records.push_back(group_tombstone(e.id));
+    add_group_tombstones(e, records);
     if (auto w = append(e.id, std::move(records)); !w) {
         return w.error();
     }
@@ -298,7 +305,7 @@ std::size_t offset_store::expire(group_entry& e) {
     }
     const bool drop_group = all_expired && group_empty;
     if (drop_group) {
-        records.push_back(group_tombstone(e.id));
+        add_group_tombstones(e, records);
     }
     if (records.empty()) {
         return 0;

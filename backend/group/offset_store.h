@@ -16,6 +16,7 @@
 // partition mapping never changes once the topic exists.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -54,9 +55,22 @@ class offset_store {
     /// Appends records of one group (its lock held). Errors: coordinator_unavailable (no
     /// offsets topic), record_too_large, storage_error.
     result<void> append(const std::string& group_id, std::vector<encoded_record> records);
-    /// Appends the group's state record (classic generation and members, or consumer group
-    /// epoch); a failure is logged: the state is written again with its next change.
+    /// Appends the classic group's state record (generation and members); a failure is
+    /// logged: the state is written again with its next change.
     void store_group(group_entry& e);
+    /// Appends records of the entry's KIP-848 group (consumer_records.h). When an earlier
+    /// write failed, the whole group is written instead (and `records` dropped); a failure is
+    /// logged and makes the next write a whole one.
+    void store_consumer(group_entry& e, std::vector<encoded_record> records);
+    /// Adds to `out` the tombstones of the entry's group state: the classic group's record,
+    /// or every record of the KIP-848 group.
+    static void add_group_tombstones(const group_entry& e, std::vector<encoded_record>& out);
+    /// The longest commit metadata accepted: offset.metadata.max.bytes, at most what a record
+    /// holds.
+    std::size_t metadata_limit() const {
+        return std::min(static_cast<std::size_t>(std::max(cfg_.offset_metadata_max_bytes, 0)),
+                        max_record_metadata_bytes);
+    }
     /// Completes once the partition that holds `group_id` is durable up to its end.
     boost::asio::awaitable<std::error_code> flush(std::string group_id);
     /// Reads __consumer_offsets into new entries, nobody else's yet (so without their locks);
@@ -87,6 +101,10 @@ class offset_store {
 
   private:
     std::shared_ptr<log::partition_log> partition_of(const std::string& group_id, bool create);
+    /// Writes the groups replayed from legacy records in Kafka's layout, after tombstones for
+    /// the legacy keys (one batch per group, so a crash leaves either layout, never a mix).
+    void rewrite_legacy(const std::map<std::string, std::shared_ptr<group_entry>>& groups,
+                        const std::map<std::string, std::vector<std::vector<std::byte>>>& keys);
     std::int64_t wall() const { return clock_.wall(); }
 
     log::log_manager& log_;

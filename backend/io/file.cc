@@ -26,7 +26,11 @@ std::string parent_path(std::string_view path) {
 
 result<void> write_file_atomic(file_system& fs, const std::string& path,
                                std::span<const std::byte> data) {
-    std::string tmp = path + ".tmp";
+    return write_file_atomic(fs, path, data, path + ".tmp");
+}
+
+result<void> write_file_atomic(file_system& fs, const std::string& path,
+                               std::span<const std::byte> data, const std::string& tmp) {
     auto f = fs.open(tmp, open_mode::create_new);
     if (!f) {
         return fail(f.error());

@@ -82,10 +82,17 @@ std::string join_path(std::string_view dir, std::string_view name);
 /// The part before the last '/', or "." when there is none.
 std::string parent_path(std::string_view path);
 
+/// The longest name of one file or folder (Linux's NAME_MAX), in bytes.
+inline constexpr std::size_t max_name_bytes = 255;
+
 /// Replaces `path` with `data` so that a crash leaves either the old or the new content:
 /// writes `path.tmp`, syncs it, renames it over `path` and syncs the directory.
 result<void> write_file_atomic(file_system& fs, const std::string& path,
                                std::span<const std::byte> data);
+/// The same through the temporary file `tmp` (in the same folder as `path`): for a name too
+/// long to take the ".tmp" suffix.
+result<void> write_file_atomic(file_system& fs, const std::string& path,
+                               std::span<const std::byte> data, const std::string& tmp);
 
 /// The whole content of a (small) file.
 result<std::vector<std::byte>> read_whole_file(file_system& fs, const std::string& path);

@@ -122,6 +122,11 @@ result<located> locate_parent(const std::shared_ptr<node>& root, const std::stri
     if (parts.empty()) {
         return fail(errno_code(EINVAL));
     }
+    // As on Linux: no path component longer than NAME_MAX (255 bytes).
+    if (std::any_of(parts.begin(), parts.end(),
+                    [](const std::string& part) { return part.size() > max_name_bytes; })) {
+        return fail(errno_code(ENAMETOOLONG));
+    }
     auto parent = walk(root, parts, parts.size() - 1);
     if (!parent) {
         return fail(errno_code(ENOENT));

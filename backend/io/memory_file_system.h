@@ -6,6 +6,8 @@
 // names were made durable, and nothing else (optionally plus a random prefix of the unsynced
 // tail of each file, which models a partial write-back and produces torn batches).
 //
+// Names follow Linux's limit: a path component longer than 255 bytes fails with ENAMETOOLONG.
+//
 // Fault injection: a capacity (writes past it fail with ENOSPC after writing what fits),
 // failing syncs, failing writes. Counters (syncs) let tests check group commit.
 //

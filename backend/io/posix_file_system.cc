@@ -114,7 +114,7 @@ public:
         }
         int fd;
         do {
-            fd = ::open(path.c_str(), flags, 0644);
+            fd = ::open(path.c_str(), flags, 0600);
         } while (fd < 0 && errno == EINTR);
         if (fd < 0) {
             return fail(last_error());
@@ -123,7 +123,7 @@ public:
     }
 
     result<void> create_directory(const std::string& path) override {
-        if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+        if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
             return fail(last_error());
         }
         return {};

@@ -6,6 +6,8 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "backend/log/errc.h"
 #include "backend/log/flusher.h"
 #include "backend/log/topic_store.h"
@@ -129,6 +131,12 @@ result<void> log_manager::start() {
             return io_fail(r.error(), "syncing " + opts_.data_dir);
         }
     }
+    // A data dir without a topics folder has never held a log: it is new, not recovered from
+    // an unclean shutdown.
+    auto had_topics = fs.is_directory(io::join_path(opts_.data_dir, "topics"));
+    if (!had_topics) {
+        return io_fail(had_topics.error(), "checking " + opts_.data_dir);
+    }
     for (const char* sub : {"topics", "trash"}) {
         if (auto r = fs.create_directory(io::join_path(opts_.data_dir, sub)); !r) {
             return io_fail(r.error(), std::string("creating ") + sub);
@@ -141,8 +149,10 @@ result<void> log_manager::start() {
     if (auto r = load_topics(*clean); !r) {
         return r;
     }
-    storage_log().info("log: opened {} ({} topics, {} shutdown, flush policy {})", opts_.data_dir,
-                       topics_.size(), *clean ? "clean" : "unclean",
+    storage_log().info("log: opened {} ({}, flush policy {})", opts_.data_dir,
+                       !*had_topics ? std::string("new data dir")
+                                    : fmt::format("{} topics, {} shutdown", topics_.size(),
+                                                  *clean ? "clean" : "unclean"),
                        opts_.flush == flush_policy::always     ? "always"
                        : opts_.flush == flush_policy::interval ? "interval"
                                                                : "os");
@@ -343,7 +353,14 @@ void log_manager::empty_trash() {
 result<void> log_manager::write_topic_file(const topic_info& info) {
     topic_record rec{info.name, info.id, info.partitions, info.internal, info.overrides};
     std::string text = encode_topic_record(rec);
-    auto r = io::write_file_atomic(*opts_.fs, topic_file(info.name), protocol::as_bytes(text));
+    // A name of up to 249 characters makes "<name>.topic" of up to 255 bytes, the most one
+    // file name may have, and "<name>-<partition>" too (partitions < 100000): the temporary
+    // file cannot be "<name>.topic.tmp", so it has a short name of its own (load_topics removes
+    // one a crash left behind).
+    const std::string tmp = io::join_path(io::join_path(opts_.data_dir, "topics"),
+                                          uuid::random().to_string() + ".tmp");
+    auto r = io::write_file_atomic(*opts_.fs, topic_file(info.name), protocol::as_bytes(text),
+                                   tmp);
     if (!r) {
         storage_log().error("log: writing the topic file of {} failed: {}", info.name,
                             r.error().message());
@@ -395,11 +412,12 @@ result<topic_info> log_manager::create(const std::string& name, std::int32_t par
             return fail(errc::invalid_config);
         }
     }
-    auto cfg = topic_config::from_overrides(overrides, opts_.defaults, error_message);
+    std::lock_guard admin(admin_mu_);
+    // Under the admin lock: set_defaults() cannot change the defaults in between.
+    auto cfg = topic_config::from_overrides(overrides, defaults(), error_message);
     if (!cfg) {
         return fail(cfg.error());
     }
-    std::lock_guard admin(admin_mu_);
     {
         std::shared_lock lock(mu_);
         if (closed_) {
@@ -551,11 +569,11 @@ result<topic_info> log_manager::alter_config(const std::string& name,
             return fail(errc::invalid_config);
         }
     }
-    auto cfg = topic_config::from_overrides(overrides, opts_.defaults, error_message);
+    std::lock_guard admin(admin_mu_);
+    auto cfg = topic_config::from_overrides(overrides, defaults(), error_message);
     if (!cfg) {
         return fail(cfg.error());
     }
-    std::lock_guard admin(admin_mu_);
     std::shared_ptr<const topic_state> state;
     {
         std::shared_lock lock(mu_);
@@ -587,6 +605,50 @@ result<topic_info> log_manager::alter_config(const std::string& name,
     }
     storage_log().info("log: topic {} config changed ({} overrides)", name, overrides.size());
     return next->info;
+}
+
+topic_config log_manager::defaults() const {
+    std::shared_lock lock(mu_);
+    return opts_.defaults;
+}
+
+void log_manager::set_defaults(const topic_config& defaults) {
+    std::lock_guard admin(admin_mu_);
+    std::vector<std::shared_ptr<const topic_state>> states;
+    {
+        std::unique_lock lock(mu_);
+        opts_.defaults = defaults;
+        for (const auto& [name, state] : topics_) {
+            states.push_back(state);
+        }
+    }
+    std::size_t changed = 0;
+    for (const auto& state : states) {
+        std::string error;
+        auto cfg = topic_config::from_overrides(state->info.overrides, defaults, &error);
+        if (!cfg) {
+            storage_log().error("log: topic {} keeps its config: its overrides do not apply over "
+                                "the new defaults ({})",
+                                state->info.name, error);
+            continue;
+        }
+        if (*cfg == *state->config) {
+            continue;
+        }
+        auto next = std::make_shared<topic_state>(*state);
+        next->info.config = *cfg;
+        next->config = std::make_shared<const topic_config>(*cfg);
+        for (const auto& p : next->partitions) {
+            p->set_config(next->config);
+        }
+        {
+            std::unique_lock lock(mu_);
+            topics_[state->info.name] = next;
+        }
+        ++changed;
+    }
+    storage_log().info("log: topic defaults changed ({} of {} topics affected)", changed,
+                       states.size());
 }
 
 std::optional<topic_info> log_manager::find_topic(const std::string& name) const {

@@ -45,7 +45,8 @@ struct log_options {
     std::size_t max_open_files = 2048;
     /// Threads that run fsyncs.
     std::size_t flush_threads = 2;
-    /// Largest partition count of one topic.
+    /// Largest partition count of one topic. At most 100000: the folder of partition 99999 of a
+    /// 249-character topic, "<name>-99999", is 255 bytes, the most a file name may have.
     std::int32_t max_partitions = 100000;
     /// Memory per compaction pass for the key map.
     std::size_t compaction_map_bytes = 64 << 20;
@@ -134,7 +135,13 @@ public:
     /// All partitions of a topic (empty when unknown).
     std::vector<std::shared_ptr<partition_log>> partitions(const std::string& topic) const;
 
-    const topic_config& defaults() const { return opts_.defaults; }
+    /// The broker-level topic defaults in force (static settings and dynamic broker configs).
+    topic_config defaults() const;
+    /// Makes `defaults` the broker-level topic defaults: every topic's effective config is
+    /// recomputed (its overrides over the new defaults) and reaches its partitions at once.
+    /// Nothing is written: the caller keeps the dynamic configs the defaults come from. A topic
+    /// whose stored overrides no longer apply over them keeps its previous config (logged).
+    void set_defaults(const topic_config& defaults);
     flush_policy policy() const { return opts_.flush; }
     const std::string& data_dir() const { return opts_.data_dir; }
     /// Files the descriptor cache keeps open.
@@ -178,7 +185,8 @@ private:
     log_options opts_;
     std::shared_ptr<log_env> env_;
 
-    mutable std::shared_mutex mu_;  // guards topics_ and ids_ (copy-on-write topic_state)
+    mutable std::shared_mutex mu_;  // guards topics_, ids_ (copy-on-write topic_state) and
+                                    // opts_.defaults after open
     std::map<std::string, std::shared_ptr<const topic_state>> topics_;
     std::map<sluice::uuid, std::string> ids_;
     bool closed_ = false;

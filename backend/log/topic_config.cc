@@ -210,6 +210,22 @@ const std::vector<table_row>& table() {
           "Accepted for compatibility; batches are always served as stored (magic 2)",
           "log.message.downconversion.enable"},
          SLUICE_BOOL_FIELD(message_downconversion_enable)},
+        {{"message.format.version", config_type::string, "3.0-IV1",
+          "Accepted and ignored, as Kafka 3.x did: batches are always stored as produced (magic 2)",
+          "log.message.format.version"},
+         {[](topic_config& c, std::string_view v) -> std::string {
+              auto s = trim(v);
+              // Kafka's versions look like 0.10.2, 2.8-IV1, 3.0: digits first, then digits,
+              // letters, dots and dashes.
+              if (s.empty() || s.size() > 32 || s.front() < '0' || s.front() > '9' ||
+                  s.find_first_not_of("0123456789.-abcdefghijklmnopqrstuvwxyz"
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string_view::npos) {
+                  return "not a Kafka version such as 2.8 or 3.0-IV1";
+              }
+              c.message_format_version = std::string(s);
+              return {};
+          },
+          [](const topic_config& c) { return c.message_format_version; }}},
         {{"message.timestamp.difference.max.ms", config_type::long_, "9223372036854775807",
           "Accepted for compatibility; not enforced", "log.message.timestamp.difference.max.ms"},
          SLUICE_LONG_FIELD(message_timestamp_difference_max_ms, 0, long_max)},
@@ -358,6 +374,30 @@ std::vector<std::string_view> broker_default_keys() {
         out.push_back(k);
     }
     return out;
+}
+
+std::vector<std::string_view> broker_config_synonyms(std::string_view key) {
+    static const std::vector<std::vector<std::string_view>> groups = {
+        {"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+        {"log.roll.ms", "log.roll.hours"},
+        {"log.roll.jitter.ms", "log.roll.jitter.hours"},
+    };
+    for (const auto& g : groups) {
+        if (std::find(g.begin(), g.end(), key) != g.end()) {
+            return g;
+        }
+    }
+    return {key};
+}
+
+void override_broker_properties(std::map<std::string, std::string>& props,
+                                const std::map<std::string, std::string>& over) {
+    for (const auto& [key, value] : over) {
+        for (auto synonym : broker_config_synonyms(key)) {
+            props.erase(std::string(synonym));
+        }
+        props[key] = value;
+    }
 }
 
 result<topic_config> broker_defaults(const std::map<std::string, std::string>& props,

@@ -47,6 +47,9 @@ struct topic_config {
     std::int32_t min_insync_replicas = 1;         // min.insync.replicas (single node: stored)
     bool preallocate = false;                     // preallocate (stored)
     bool unclean_leader_election_enable = false;  // unclean.leader.election.enable (stored)
+    // message.format.version: compat: Kafka 3.x accepted and ignored it (every batch is magic
+    // 2); clients that still send it get it stored and reported, and nothing else happens.
+    std::string message_format_version = "3.0-IV1";
 
     /// The effective config: `defaults` with `overrides` applied. Unknown keys and bad values
     /// fail with errc::invalid_config; `error` (when given) then names the key and the reason.
@@ -88,5 +91,16 @@ result<topic_config> broker_defaults(const std::map<std::string, std::string>& p
                                      std::string* error = nullptr);
 /// Every broker property broker_defaults() reads.
 std::vector<std::string_view> broker_default_keys();
+
+/// Kafka's synonyms of a broker property, the most precise first (log.retention.ms,
+/// log.retention.minutes, log.retention.hours; log.roll.ms, log.roll.hours; ...); `key` alone
+/// for a property without synonyms.
+std::vector<std::string_view> broker_config_synonyms(std::string_view key);
+
+/// Puts `over` onto `props` as Kafka layers dynamic broker configs over the static ones
+/// (DynamicBrokerConfig.overrideProps): each key of `over` first removes its synonyms from
+/// `props`, so a dynamic log.retention.hours wins over a static log.retention.ms.
+void override_broker_properties(std::map<std::string, std::string>& props,
+                                const std::map<std::string, std::string>& over);
 
 }  // namespace sluice::backend::log

@@ -23,8 +23,9 @@ namespace sluice::backend::log {
 ///   internal=<true|false>
 ///   config.<key>=<value>          one line per topic-level override
 ///   crc=<8 hex digits>            CRC-32C of every byte before this line
-/// Written to `<name>.topic.tmp`, fsynced and renamed over the old file (then the folder is
-/// synced), so a crash leaves the old or the new version. A file whose CRC does not match is
+/// Written to `<random uuid>.tmp` (a 249-character name leaves no room for `<name>.topic.tmp`
+/// in 255 bytes), fsynced and renamed over the old file (then the folder is synced), so a crash
+/// leaves the old or the new version; a `.tmp` file found at start is removed. A file whose CRC does not match is
 /// an error at open: the broker refuses to start rather than guess.
 struct topic_record {
     std::string name;

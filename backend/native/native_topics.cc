@@ -8,6 +8,7 @@
 
 #include "backend/log/errc.h"
 #include "backend/log/partition_log.h"
+#include "backend/logger.h"
 #include "backend/native/blocking.h"
 
 namespace sluice::backend::native {
@@ -109,6 +110,30 @@ api::awaitable<api::admin_result<void>> native_topics::create_partitions(topic_n
     co_return api::admin_result<void>{};
 }
 
+std::vector<api::config_synonym> native_topics::broker_synonyms(
+    std::string_view key, std::string_view default_value) const {
+    std::vector<api::config_synonym> out;
+    const auto names = blog::broker_config_synonyms(key);
+    auto add_layer = [&](const std::map<std::string, std::string>& layer,
+                         api::config_source source) {
+        for (auto name : names) {
+            auto it = layer.find(std::string(name));
+            if (it != layer.end()) {
+                out.push_back({it->first, it->second, source});
+            }
+        }
+    };
+    {
+        std::lock_guard lock(dynamic_mu_);
+        add_layer(dynamic_.broker, api::config_source::dynamic_broker);
+        add_layer(dynamic_.cluster_default, api::config_source::dynamic_default_broker);
+    }
+    add_layer(properties_, api::config_source::static_broker);
+    out.push_back({std::string(key), std::string(default_value),
+                   api::config_source::default_config});
+    return out;
+}
+
 std::vector<api::config_entry> native_topics::topic_configs(const blog::topic_info& topic) const {
     std::vector<api::config_entry> out;
     for (const auto& def : blog::topic_config_defs()) {
@@ -118,28 +143,14 @@ std::vector<api::config_entry> native_topics::topic_configs(const blog::topic_in
         e.type = def.type;
         e.documentation = std::string(def.documentation);
         const auto override_it = topic.overrides.find(e.name);
-        const auto broker_it = def.broker_key.empty()
-                                   ? properties_.end()
-                                   : properties_.find(std::string(def.broker_key));
         if (override_it != topic.overrides.end()) {
-            e.source = api::config_source::dynamic_topic;
             e.synonyms.push_back({e.name, override_it->second, api::config_source::dynamic_topic});
-        } else if (broker_it != properties_.end()) {
-            e.source = api::config_source::static_broker;
-        } else {
-            e.source = api::config_source::default_config;
         }
-        if (broker_it != properties_.end()) {
-            e.synonyms.push_back(
-                {broker_it->first, broker_it->second, api::config_source::static_broker});
-        }
-        if (!def.broker_key.empty()) {
-            e.synonyms.push_back({std::string(def.broker_key), std::string(def.default_value),
-                                  api::config_source::default_config});
-        } else {
-            e.synonyms.push_back(
-                {e.name, std::string(def.default_value), api::config_source::default_config});
-        }
+        // compat: Kafka lists the broker property's levels after the topic's own value.
+        auto broker = broker_synonyms(def.broker_key.empty() ? def.name : def.broker_key,
+                                      def.default_value);
+        e.synonyms.insert(e.synonyms.end(), broker.begin(), broker.end());
+        e.source = e.synonyms.front().source;
         out.push_back(std::move(e));
     }
     return out;
@@ -216,6 +227,78 @@ api::awaitable<api::admin_result<void>> native_topics::alter_configs(
     co_return co_await replace_configs(std::move(name), std::move(overrides), validate_only);
 }
 
+namespace {
+
+// compat: Kafka's DynamicLogConfig takes every broker default of a topic config as a
+// cluster-wide dynamic config except log.message.format.version.
+constexpr std::string_view not_dynamic_log_key = "log.message.format.version";
+
+}  // namespace
+
+std::vector<std::string> native_topics::dynamic_config_names() const {
+    std::vector<std::string> out;
+    for (auto key : blog::broker_default_keys()) {
+        if (key != not_dynamic_log_key) {
+            out.emplace_back(key);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+result<blog::topic_config> native_topics::layered_defaults(
+    const api::dynamic_broker_configs& dynamic, std::string* error) const {
+    auto props = properties_;
+    blog::override_broker_properties(props, dynamic.cluster_default);
+    blog::override_broker_properties(props, dynamic.broker);
+    return blog::broker_defaults(props, error);
+}
+
+api::admin_result<void> native_topics::set_dynamic_configs(api::dynamic_broker_configs configs,
+                                                           bool validate_only) {
+    const auto names = dynamic_config_names();
+    for (const auto* layer : {&configs.broker, &configs.cluster_default}) {
+        for (const auto& [key, value] : *layer) {
+            if (!std::binary_search(names.begin(), names.end(), key)) {
+                return std::unexpected(api::admin_error{
+                    make_error_code(api::errc::invalid_config),
+                    "Cannot update these configs dynamically: Set(" + key + ")"});
+            }
+        }
+    }
+    std::string why;
+    if (auto d = layered_defaults(configs, &why); !d) {
+        return std::unexpected(
+            api::admin_error{make_error_code(api::errc::invalid_config), std::move(why)});
+    }
+    if (!validate_only) {
+        std::lock_guard lock(dynamic_mu_);
+        dynamic_ = std::move(configs);
+    }
+    return {};
+}
+
+api::awaitable<void> native_topics::apply_dynamic_configs() {
+    // On the pool: the log manager takes its admin lock, which a topic creation may hold
+    // while it syncs files.
+    co_await run_blocking(pool_, [this] {
+        std::lock_guard apply(apply_mu_);
+        api::dynamic_broker_configs current;
+        {
+            std::lock_guard lock(dynamic_mu_);
+            current = dynamic_;
+        }
+        std::string why;
+        auto d = layered_defaults(current, &why);
+        if (!d) {
+            // set_dynamic_configs checked them: only a bug gets here.
+            storage_log().error("log: dynamic broker configs not applied: {}", why);
+            return;
+        }
+        log_.set_defaults(*d);
+    });
+}
+
 std::vector<api::config_entry> native_topics::backend_configs() const {
     std::vector<api::config_entry> out;
     auto add = [&](std::string name, std::string value, api::config_type type, std::string doc) {
@@ -227,13 +310,52 @@ std::vector<api::config_entry> native_topics::backend_configs() const {
         "The directory holding the log (--data-dir).");
     add("default.replication.factor", "1", ct::int_, "Single node: always 1.");
     add("offsets.topic.replication.factor", "1", ct::short_, "Single node: always 1.");
-    // The broker-level defaults of topic configs (log.retention.ms and friends).
+    // The broker-level defaults of topic configs (log.retention.ms and friends): dynamic.
+    const auto defaults = log_.defaults();
     for (const auto& def : blog::topic_config_defs()) {
         if (def.broker_key.empty()) {
             continue;
         }
-        add(std::string(def.broker_key), std::string(def.default_value), def.type,
-            std::string(def.documentation));
+        api::config_entry e;
+        e.name = std::string(def.broker_key);
+        e.value = defaults.get(def.name);
+        e.type = def.type;
+        e.documentation = std::string(def.documentation);
+        e.synonyms = broker_synonyms(def.broker_key, def.default_value);
+        e.source = e.synonyms.front().source;
+        e.read_only = def.broker_key == not_dynamic_log_key;
+        out.push_back(std::move(e));
+    }
+    // Their coarser synonyms, each with its own value where one is set.
+    const std::pair<std::string_view, const char*> coarse[] = {
+        {"log.retention.minutes", nullptr},
+        {"log.retention.hours", "168"},
+        {"log.roll.hours", "168"},
+        {"log.roll.jitter.hours", "0"}};
+    for (const auto& [key, kafka_default] : coarse) {
+        api::config_entry e;
+        e.name = std::string(key);
+        e.type = ct::int_;
+        e.documentation = "The same setting as " +
+                          std::string(blog::broker_config_synonyms(key).front()) +
+                          " in a coarser unit.";
+        auto all = broker_synonyms(key, kafka_default ? kafka_default : "");
+        for (auto& s : all) {
+            if (s.name == key && s.source != api::config_source::default_config) {
+                e.synonyms.push_back(s);
+            }
+        }
+        if (kafka_default != nullptr) {
+            e.synonyms.push_back({e.name, std::string(kafka_default),
+                                  api::config_source::default_config});
+        }
+        if (e.synonyms.empty()) {
+            e.source = api::config_source::default_config;
+        } else {
+            e.source = e.synonyms.front().source;
+            e.value = e.synonyms.front().value;
+        }
+        out.push_back(std::move(e));
     }
     return out;
 }

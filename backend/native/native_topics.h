@@ -7,7 +7,9 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -39,6 +41,10 @@ public:
                                                           std::vector<api::config_change> changes,
                                                           bool validate_only) override;
     std::vector<api::config_entry> backend_configs() const override;
+    std::vector<std::string> dynamic_config_names() const override;
+    api::admin_result<void> set_dynamic_configs(api::dynamic_broker_configs configs,
+                                                bool validate_only) override;
+    api::awaitable<void> apply_dynamic_configs() override;
     std::vector<api::partition_state> partition_states() const override;
     api::awaitable<api::storage_description> describe_storage(
         std::vector<topic_name> topics) override;
@@ -48,10 +54,21 @@ public:
 
 private:
     std::vector<api::config_entry> topic_configs(const log::topic_info& topic) const;
+    /// Where the broker property `key` gets its value, most precedent first: this broker's
+    /// dynamic config, the cluster default, the static settings, Kafka's default (each for
+    /// every synonym of `key`, as Kafka's DescribeConfigs lists them).
+    std::vector<api::config_synonym> broker_synonyms(std::string_view key,
+                                                     std::string_view default_value) const;
+    /// The topic defaults of the static settings with `dynamic` layered over them.
+    result<log::topic_config> layered_defaults(const api::dynamic_broker_configs& dynamic,
+                                               std::string* error) const;
     api::partition_state state_of(const log::partition_log& p) const;
 
     log::log_manager& log_;
     const std::map<std::string, std::string> properties_;
+    mutable std::mutex dynamic_mu_;     // guards dynamic_
+    api::dynamic_broker_configs dynamic_;
+    std::mutex apply_mu_;               // one apply_dynamic_configs() at a time
     boost::asio::any_io_executor pool_;
     const traffic& traffic_;
 };

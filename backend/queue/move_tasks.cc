@@ -178,10 +178,26 @@ api::awaitable<void> queue_service::run_task(std::shared_ptr<task_state> task) {
             }
             const auto arn = rec.destination_arn ? rec.destination_arn : batch[i].body->dead_letter_source_arn;
             auto dest = arn ? settings_.arns.queue_of(*arn) : std::nullopt;
-            if (!dest || !find(*dest)) {
+            handle_ptr dq = dest ? find(*dest) : nullptr;
+            if (!dq) {
                 failure = arn ? fmt::format("The destination queue {} does not exist.", *arn)
                               : std::string("A message has no source queue to move back to; "
                                             "start the task with a DestinationArn.");
+                break;
+            }
+            // The source ARN is a record header any producer to the dead-letter queue can write:
+            // a message goes back only to a queue whose RedrivePolicy names this one (whose
+            // WRITE the task's starter was checked for), never to any queue it names.
+            const auto redrives_here = [&] {
+                std::lock_guard lock(dq->mu);
+                const auto& r = dq->state.config().redrive;
+                return r && r->dead_letter_queue == rec.source;
+            };
+            if (!rec.destination_arn && !redrives_here()) {
+                failure = fmt::format(
+                    "The source queue {} of a message does not name {} as its dead-letter queue; "
+                    "start the task with a DestinationArn.",
+                    *arn, settings_.arns.arn(rec.source));
                 break;
             }
             by_destination[*dest].push_back(i);

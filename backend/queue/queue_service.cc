@@ -12,6 +12,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <fmt/format.h>
 
+#include "backend/api/sluice_topics.h"
 #include "backend/logger.h"
 #include "backend/queue/policy.h"
 #include "backend/queue/queue_errors.h"
@@ -176,6 +177,15 @@ void queue_service::load() {
 
     std::map<uuid, handle_ptr> by_id;
     for (auto& [name, meta] : metas) {
+        if (api::is_sluice_owned_topic(name)) {
+            // Adopted by an earlier version: sluice's own state is no queue. Its queue state
+            // goes (its cursors and messages below, as those of no queue); the topic stays.
+            queue_log().warn("queue {}: a topic of sluice's own state is not a queue; its queue "
+                             "state is removed, the topic is kept",
+                             name);
+            cleanup.push_back(encode(queue_key{name}));
+            continue;
+        }
         queue_config c = config_from_stored(is_fifo_name(name), meta.attributes, settings_.arns);
         auto q = std::make_shared<queue_handle>(meta, queue_state(1, std::move(c), settings_.limits));
         by_id[meta.queue_id] = q;
@@ -416,8 +426,16 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
     // Named, not temporaries in a co_await's arguments (g++ 12 may destroy those twice).
     topic_name topic(name);
     auto existing = co_await topics_.describe(std::move(topic));
-    if (existing && existing->internal) {
-        co_return std::unexpected(no_queue());
+    if (api::is_sluice_owned_topic(name) || (existing && existing->internal)) {
+        // sluice's own state is no queue: not adopted, and not made by CreateQueue either.
+        if (adopt_only) {
+            co_return std::unexpected(no_queue());
+        }
+        co_return std::unexpected(admin_error{
+            make_error_code(errc::invalid_parameter_value),
+            fmt::format("{} is a topic of sluice's own state (internal topics and names starting "
+                        "with {}), not a queue: choose another name.",
+                        name, api::sluice_topic_prefix)});
     }
     if (adopt_only && !existing) {
         co_return std::unexpected(no_queue());
@@ -586,7 +604,8 @@ api::awaitable<std::vector<api::queue_name>> queue_service::list_queues(std::str
     std::set<std::string> names;
     const auto listed = co_await topics_.list();
     for (const auto& t : listed) {
-        if (!t.internal && t.name.value.starts_with(prefix)) {
+        if (!t.internal && !api::is_sluice_owned_topic(t.name.value) &&
+            t.name.value.starts_with(prefix)) {
             names.insert(t.name.value);
         }
     }

@@ -10,6 +10,7 @@
 #include <re2/re2.h>
 
 #include "gateway/kafka/logger.h"
+#include "backend/api/sluice_topics.h"
 #include "protocol/kafka/classic_assignor.h"
 #include "protocol/kafka/consumer_protocol.h"
 
@@ -75,12 +76,13 @@ void group_member::subscribe(std::vector<topic_name> topics) {
         sub_topics_ = std::move(topics);
         sub_pattern_.reset();
         pattern_.reset();
+        pattern_filter_.reset();
         ++sub_version_;
     }
     poke();
 }
 
-bool group_member::subscribe_pattern(const std::string& pattern) {
+bool group_member::subscribe_pattern(const std::string& pattern, topic_filter filter) {
     RE2::Options o;
     o.set_log_errors(false);
     auto re = std::make_shared<re2::RE2>(pattern, o);
@@ -92,6 +94,8 @@ bool group_member::subscribe_pattern(const std::string& pattern) {
         sub_topics_.clear();
         sub_pattern_ = pattern;
         pattern_ = std::move(re);
+        pattern_filter_ =
+            filter ? std::make_shared<const topic_filter>(std::move(filter)) : nullptr;
         ++sub_version_;
     }
     poke();
@@ -104,6 +108,7 @@ void group_member::unsubscribe() {
         sub_topics_.clear();
         sub_pattern_.reset();
         pattern_.reset();
+        pattern_filter_.reset();
         ++sub_version_;
     }
     poke();
@@ -157,10 +162,12 @@ asio::awaitable<void> group_member::sleep(std::chrono::milliseconds d) {
 
 asio::awaitable<std::vector<topic_name>> group_member::resolve_topics() {
     std::shared_ptr<re2::RE2> pattern;
+    std::shared_ptr<const topic_filter> filter;
     std::vector<topic_name> topics;
     {
         std::lock_guard lock(mu_);
         pattern = pattern_;
+        filter = pattern_filter_;
         topics = sub_topics_;
     }
     if (!pattern) {
@@ -168,8 +175,8 @@ asio::awaitable<std::vector<topic_name>> group_member::resolve_topics() {
     }
     topics.clear();
     for (const auto& t : co_await topics_.list()) {
-        if (!t.internal && t.name.value.rfind("_sluice", 0) != 0 &&
-            RE2::FullMatch(t.name.value, *pattern)) {
+        if (!t.internal && !api::is_sluice_owned_topic(t.name.value) &&
+            RE2::FullMatch(t.name.value, *pattern) && (!filter || (*filter)(t.name))) {
             topics.push_back(t.name);
         }
     }

@@ -87,9 +87,13 @@ public:
     void start();
     /// Subscribes to these topics (replacing the subscription); the member rejoins.
     void subscribe(std::vector<topic_name> topics);
-    /// Subscribes to every topic whose whole name matches the RE2 pattern (checked again every
-    /// metadata interval). Returns false when the pattern does not compile.
-    bool subscribe_pattern(const std::string& pattern);
+    /// Which topics a pattern may match: those the subscriber may DESCRIBE, as a Kafka
+    /// consumer's Metadata shows it only those. Null: every topic.
+    using topic_filter = std::function<bool(const topic_name&)>;
+    /// Subscribes to every topic whose whole name matches the RE2 pattern and that `filter`
+    /// lets through (both checked again every metadata interval, so a topic created later is
+    /// matched, or not, as one that was there). Returns false when the pattern does not compile.
+    bool subscribe_pattern(const std::string& pattern, topic_filter filter = nullptr);
     void unsubscribe();
     void stop(bool leave);
 
@@ -137,6 +141,7 @@ private:
     std::vector<topic_name> sub_topics_;
     std::optional<std::string> sub_pattern_;
     std::shared_ptr<re2::RE2> pattern_;
+    std::shared_ptr<const topic_filter> pattern_filter_;
     std::uint64_t sub_version_ = 0;  // bumped by every subscription change
     bool stopping_ = false;
     bool leave_on_stop_ = true;

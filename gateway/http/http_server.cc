@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "gateway/http/cors.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/queue_routes.h"
 #include "gateway/http/http_auth.h"
@@ -34,13 +35,18 @@ asio::awaitable<handler_result> readyz(std::shared_ptr<std::atomic<bool>> ready,
     co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
 }
 
-/// Authentication (http.authentication), then the ACL checks the route's path decides
+/// The browser rules (cors.h: the request's Origin, a JSON body on state-changing /v1 routes),
+/// then authentication (http.authentication), then the ACL checks the route's path decides
 /// (http_route_checks): 403 with the REST Proxy's 40301 when one is denied; then the client
 /// quotas (check_http_quota): 429 with 42901 when the principal is over its quota.
-asio::awaitable<std::optional<http_response>> guard(const http_authenticator* auth,
+asio::awaitable<std::optional<http_response>> guard(const cors_policy* origins,
+                                                    const http_authenticator* auth,
                                                     front_authorizer acl, quota_meter* quotas,
                                                     http_request_context* ctx,
                                                     std::string pattern) {
+    if (auto refusal = check_browser_rules(*origins, *ctx, pattern)) {
+        co_return refusal;
+    }
     auto refusal = co_await auth->check(ctx, pattern);
     if (refusal) {
         co_return refusal;
@@ -76,7 +82,8 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
                          std::shared_ptr<auth::tls_context_holder> tls)
     : svc_(svc),
       settings_(std::move(settings)),
-      producer_(svc.topics, svc.records, settings_.producer_acks),
+      producer_(svc.topics, svc.records, settings_.producer_acks,
+                topic_auto_creation{svc.kafka.auto_create_topics, svc.kafka.num_partitions}),
       requests_(svc.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
       timing_(svc.metrics, "http"),
       tls_(std::move(tls)),
@@ -124,9 +131,9 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
     auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc.users, svc.tokens,
                                                  svc.auth_failures, svc.metrics);
     add_console_session_routes(router_, *auth_);
-    router_.set_guard([a = auth_.get(), acl = rest_->acl, q = svc.quotas](
+    router_.set_guard([o = &settings_.cors, a = auth_.get(), acl = rest_->acl, q = svc.quotas](
                           http_request_context* ctx, std::string pattern) {
-        return guard(a, acl, q, ctx, std::move(pattern));
+        return guard(o, a, acl, q, ctx, std::move(pattern));
     });
 }
 

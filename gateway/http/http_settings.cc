@@ -48,13 +48,33 @@ std::chrono::milliseconds ms(const config& cfg, const char* key, std::chrono::mi
 
 }  // namespace
 
+std::vector<std::string> read_allowed_origins(const config& cfg) {
+    std::vector<std::string> out;
+    // compat: access.control.allow.origin is the REST Proxy's CORS list; an origin it names
+    // is one whose pages are meant to call the API, so it is allowed by the same rule.
+    for (const char* key : {"http.allowed.origins", "access.control.allow.origin"}) {
+        for (const auto& item : split_list(cfg.get_string(key, ""))) {
+            auto origin = normalize_origin(item);
+            if (!origin) {
+                throw config_error(std::string(key) + ": '" + item +
+                                   "' is not an origin (scheme://host[:port], such as "
+                                   "https://app.example.com, or *)");
+            }
+            if (std::find(out.begin(), out.end(), *origin) == out.end()) {
+                out.push_back(std::move(*origin));
+            }
+        }
+    }
+    return out;
+}
+
 http_settings read_http_settings(const config& cfg) {
     http_settings s;
     constexpr std::int64_t int_max = 2147483647;
     s.limits.max_body_bytes = static_cast<std::uint64_t>(
         ranged(cfg, "http.request.max.bytes", 64LL * 1024 * 1024, 1024, 1LL << 40));
 
-    s.cors.allow_origins = split_list(cfg.get_string("access.control.allow.origin", ""));
+    s.cors.allow_origins = read_allowed_origins(cfg);
     s.cors.allow_methods = cfg.get_string("access.control.allow.methods", s.cors.allow_methods);
     s.cors.allow_headers = cfg.get_string("access.control.allow.headers", s.cors.allow_headers);
 
@@ -76,6 +96,9 @@ http_settings read_http_settings(const config& cfg) {
     if (!s.advertised_url.empty() && s.advertised_url.rfind("http://", 0) != 0 &&
         s.advertised_url.rfind("https://", 0) != 0) {
         throw config_error("http.advertised.url: must start with http:// or https://");
+    }
+    if (auto own = origin_of_url(s.advertised_url)) {
+        s.cors.own_origins.push_back(std::move(*own));
     }
     s.api_v2_enable = cfg.get_bool("api.v2.enable", true);
     s.api_v3_enable = cfg.get_bool("api.v3.enable", true);

@@ -1,7 +1,8 @@
-// The settings of the HTTP front (owned by gateway/http): request limits, CORS, the advertised
-// base URL, REST Proxy consumer and producer settings, WebSocket and SSE stream limits. Names
-// follow the Confluent REST Proxy (KafkaRestConfig) where it has one; docs/configuration.md
-// lists them all. Read once at start-up by read_http_settings, before config::reject_unknown.
+// The settings of the HTTP front (owned by gateway/http): request limits, allowed origins and
+// CORS, the advertised base URL, REST Proxy consumer and producer settings, WebSocket and SSE
+// stream limits. Names follow the Confluent REST Proxy (KafkaRestConfig) where it has one;
+// docs/configuration.md lists them all. Read once at start-up by read_http_settings, before
+// config::reject_unknown.
 #pragma once
 
 #include <chrono>
@@ -46,6 +47,8 @@ struct http_auth_mode {
 
 struct http_settings {
     http_limits limits{.max_body_bytes = 64 * 1024 * 1024};  // http.request.max.bytes
+    /// http.allowed.origins (with access.control.allow.origin), the advertised URL's origin,
+    /// access.control.allow.methods and access.control.allow.headers.
     cors_policy cors;
     /// http.advertised.url: the base of base_uri and v3 links ("https://lb.example.com/kafka");
     /// empty: the request's Host (or X-Forwarded-Host/-Proto) header.
@@ -66,6 +69,10 @@ struct http_settings {
     stream_settings streams;
     http_auth_mode authentication;  // http.authentication
 };
+
+/// http.allowed.origins and access.control.allow.origin as one normalized list (cors.h);
+/// throws config_error for an entry that is not an origin. The SQS front reads it too.
+std::vector<std::string> read_allowed_origins(const config& cfg);
 
 /// Reads (and checks) every HTTP setting; throws config_error for a bad value.
 http_settings read_http_settings(const config& cfg);

@@ -10,6 +10,8 @@
 #include "backend/api/errc.h"
 #include "gateway/http/json.h"
 #include "gateway/http/rest/rest_support.h"
+#include "gateway/kafka/logger.h"
+#include "gateway/server/audit.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -170,7 +172,8 @@ asio::awaitable<handler_result> get_queue(api::queues* queues, http_request_cont
     co_return json_ok(200, w.str());
 }
 
-asio::awaitable<handler_result> redrive(api::queues* queues, http_request_context ctx) {
+asio::awaitable<handler_result> redrive(api::queues* queues, front_authorizer acl,
+                                        http_request_context ctx) {
     const std::string name(ctx.params.get("queue").value_or(""));
     auto parsed = parse_redrive_request(ctx.req.body());
     if (auto* message = std::get_if<std::string>(&parsed)) {
@@ -182,13 +185,29 @@ asio::awaitable<handler_result> redrive(api::queues* queues, http_request_contex
         if (!table.find(name)) {
             co_return error_response(404, not_found(name));
         }
-        if (!table.sources_of(name)) {
+        const auto* sources = table.sources_of(name);
+        if (!sources) {
             co_return error_response(400, "queue " + name +
                                               " is not a dead-letter queue: no queue's "
                                               "RedrivePolicy names it");
         }
         if (req.destination && !table.find(*req.destination)) {
             co_return error_response(404, "destination " + not_found(*req.destination));
+        }
+        // The task writes to the destination, or back to the queues that name this one (the
+        // router's guard checked ALTER on this queue): WRITE there, as StartMessageMoveTask.
+        if (acl.on()) {
+            const std::vector<std::string> targets =
+                req.destination ? std::vector<std::string>{*req.destination} : *sources;
+            const auto checks = sqs_move_task_checks(name, std::nullopt, targets);
+            if (auto denied = acl.denied(ctx.principal, rest::acl_host(ctx), checks)) {
+                http_log().info("POST {} by {} from {} denied: {}", ctx.path, ctx.principal,
+                                rest::acl_host(ctx), denial_message(*denied));
+                audit_authorization_denied(
+                    audit_source{ctx.principal, audit_client_of(ctx.peer), "http"},
+                    denied->op, denied->type, denied->name, "POST /v1/queues/{queue}/redrive");
+                co_return rest::acl_denied(*denied, false);
+            }
         }
     }
     auto source = co_await queue_arn(*queues, name);
@@ -208,7 +227,7 @@ asio::awaitable<handler_result> redrive(api::queues* queues, http_request_contex
     if (!task) {
         co_return backend_error(task.error(), "redrive of " + name);
     }
-    spdlog::info("http: redrive of queue {} started (task {}, to {})", name, *task,
+    http_log().info("redrive of queue {} started (task {}, to {})", name, *task,
                  req.destination.value_or("the source queues"));
     json::writer w;
     w.start_object();
@@ -311,7 +330,9 @@ void add_queue_routes(router& routes, api::queues& queues, front_authorizer acl)
         return list_queues(q, acl, std::move(ctx));
     });
     routes.add(verb::get, "/v1/queues/{queue}", bind(get_queue));
-    routes.add(verb::post, "/v1/queues/{queue}/redrive", bind(redrive));
+    routes.add(verb::post, "/v1/queues/{queue}/redrive", [q = &queues, acl](http_request_context ctx) {
+        return redrive(q, acl, std::move(ctx));
+    });
     routes.add(verb::get, "/v1/queues/{queue}/move-tasks", bind(move_tasks));
 }
 

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "protocol/kafka/record_batch_builder.h"
 
 namespace sluice::gateway {
@@ -61,11 +63,47 @@ std::int32_t partition_for_key(std::string_view key, std::int32_t partitions) {
                                      static_cast<std::uint32_t>(partitions));
 }
 
-boost::asio::awaitable<produce_outcome> record_producer::produce(
-    topic_name topic, std::vector<outgoing_record> records) {
-    produce_outcome out;
+boost::asio::awaitable<std::optional<api::topic_description>> record_producer::find_or_create(
+    const topic_name& topic, const producer_identity* who, produce_outcome& out) {
     auto described = co_await topics_.describe(topic);
-    if (!described || described->partitions < 1) {
+    if (described) {
+        co_return described;
+    }
+    if (!creation_.enabled || who == nullptr) {
+        out.refusal = produce_refusal::unknown_topic;
+        co_return std::nullopt;
+    }
+    if (auto denied = create_topic_denied(who->acl, who->principal, who->host, topic.value)) {
+        out.refusal = produce_refusal::create_denied;
+        out.denied = std::move(denied);
+        co_return std::nullopt;
+    }
+    auto created = co_await auto_create_topic(
+        topics_, topic, creation_.partitions,
+        fmt::format("{} {} from {}", who->front, who->principal, who->host));
+    if (!created) {
+        out.refusal = produce_refusal::create_failed;
+        out.create_error = created.error().code;
+        co_return std::nullopt;
+    }
+    co_return std::move(*created);
+}
+
+boost::asio::awaitable<produce_outcome> record_producer::ensure_topic(
+    topic_name topic, const producer_identity* who) {
+    produce_outcome out;
+    (void)co_await find_or_create(topic, who, out);
+    co_return out;
+}
+
+boost::asio::awaitable<produce_outcome> record_producer::produce(
+    topic_name topic, std::vector<outgoing_record> records, const producer_identity* who) {
+    produce_outcome out;
+    auto described = co_await find_or_create(topic, who, out);
+    if (!described) {
+        co_return out;
+    }
+    if (described->partitions < 1) {
         out.refusal = produce_refusal::unknown_topic;
         co_return out;
     }

@@ -1,7 +1,9 @@
 // Producing records that arrive as JSON (REST v2 and v3, WebSocket): choosing each record's
 // partition as Kafka's Java producer would, building one v2 record batch per partition, one
 // call to api::records::produce, and each record's offset in the answer (owned by
-// gateway/http). Stateless apart from the round-robin counter for records without a key.
+// gateway/http). Stateless apart from the round-robin counter for records without a key. A
+// produce to a missing topic creates it when auto.create.topics.enable is on, as a Kafka
+// producer's first Metadata does (gateway/server/topic_auto_create.h).
 #pragma once
 
 #include <atomic>
@@ -18,6 +20,8 @@
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
 #include "gateway/http/outgoing_record.h"
+#include "gateway/server/front_acls.h"
+#include "gateway/server/topic_auto_create.h"
 #include "protocol/core/ids.h"
 
 namespace sluice::gateway {
@@ -33,14 +37,26 @@ struct produced_record {
 /// Why a whole produce call failed before anything was sent.
 enum class produce_refusal {
     none,
-    unknown_topic,      // the topic does not exist
+    unknown_topic,      // the topic does not exist (and auto-creation is off)
     unknown_partition,  // a record names a partition the topic does not have
+    create_denied,      // the topic does not exist and the producer may not CREATE it
+    create_failed,      // creating the missing topic failed (create_error says why)
 };
 
 struct produce_outcome {
     produce_refusal refusal = produce_refusal::none;
     std::int32_t bad_partition = -1;  // unknown_partition: the one named
+    std::optional<acl_check> denied;  // create_denied: the check that failed
+    std::error_code create_error;     // create_failed
     std::vector<produced_record> records;
+};
+
+/// Who produces (for auto-creating a missing topic: Kafka's CREATE rule applies to them).
+struct producer_identity {
+    front_authorizer acl;
+    std::string principal;
+    std::string host;
+    std::string_view front;  // "http", "websocket": for the log line of a creation
 };
 
 /// Kafka's default partitioner for keyed records (murmur2 of the key bytes, made positive,
@@ -51,21 +67,35 @@ std::int32_t partition_for_key(std::string_view key, std::int32_t partitions);
 /// Produces to one topic. Shared by every HTTP-side producer; thread-safe.
 class record_producer {
 public:
+    /// `creation`: auto.create.topics.enable and num.partitions, as the Kafka front's Metadata
+    /// applies them.
     record_producer(backend::api::topics& topics, backend::api::records& records,
-                    backend::api::acks acks)
-        : topics_(topics), records_(records), acks_(acks) {}
+                    backend::api::acks acks, topic_auto_creation creation = {})
+        : topics_(topics), records_(records), acks_(acks), creation_(creation) {}
 
     /// Records without a partition and key go, all of one call, to one partition chosen
-    /// round-robin across calls (Kafka's sticky partitioning, per request).
+    /// round-robin across calls (Kafka's sticky partitioning, per request). A missing topic is
+    /// created first when auto-creation is on and `who` may CREATE it (topic_auto_create.h);
+    /// without `who` a missing topic is unknown_topic.
     boost::asio::awaitable<produce_outcome> produce(topic_name topic,
-                                                    std::vector<outgoing_record> records);
+                                                    std::vector<outgoing_record> records,
+                                                    const producer_identity* who = nullptr);
+    /// Only what produce() does before it appends: the topic, created if it is missing and
+    /// may be. For callers that answer a missing topic before reading their records (REST v3).
+    /// The outcome's refusal is none, unknown_topic, create_denied or create_failed.
+    boost::asio::awaitable<produce_outcome> ensure_topic(topic_name topic,
+                                                         const producer_identity* who);
 
     backend::api::acks acks() const { return acks_; }
 
 private:
     backend::api::topics& topics_;
     backend::api::records& records_;
+    boost::asio::awaitable<std::optional<backend::api::topic_description>> find_or_create(
+        const topic_name& topic, const producer_identity* who, produce_outcome& out);
+
     backend::api::acks acks_;
+    topic_auto_creation creation_;
     std::atomic<std::uint32_t> next_partition_{0};
 };
 

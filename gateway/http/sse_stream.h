@@ -12,7 +12,9 @@
 // that cannot send the header). The first chunk sets the client's reconnect delay
 // (sse.retry.ms); comment lines keep an idle stream alive (sse.keepalive.interval.ms); a client
 // that does not drain a chunk in sse.write.timeout.ms is dropped; at most sse.queue.max.bytes
-// of events are read ahead of the socket.
+// of events are read ahead of the socket. The router's guard has run before the stream starts:
+// a page on an origin http.allowed.origins does not admit gets 403 (cors.h), and a listed
+// one's stream carries Access-Control-Allow-Origin.
 #pragma once
 
 #include <functional>

@@ -20,6 +20,10 @@ protocol::kafka::error_code authorize_config_resource(const request_context& ctx
             return authorize_cluster(ctx, op)
                        ? protocol::kafka::error_code::none
                        : protocol::kafka::error_code::cluster_authorization_failed;
+        case resource_type::group:
+            return authorize(ctx, op, auth::resource_type::group, name)
+                       ? protocol::kafka::error_code::none
+                       : protocol::kafka::error_code::group_authorization_failed;
         case resource_type::unknown:
             break;
     }
@@ -48,6 +52,28 @@ std::vector<api::config_entry> describe_broker_configs(const services& svc) {
     add("connections.max.idle.ms", std::to_string(k.idle_timeout_ms), ct::long_,
         "Idle connections are closed after this long.");
     for (auto& e : svc.topics.backend_configs()) {
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+std::vector<api::config_entry> describe_cluster_default_configs(const services& svc) {
+    std::vector<api::config_entry> out;
+    for (auto& e : svc.topics.backend_configs()) {
+        std::vector<api::config_synonym> defaults;
+        for (auto& s : e.synonyms) {
+            if (s.source == api::config_source::dynamic_default_broker) {
+                defaults.push_back(std::move(s));
+            }
+        }
+        // The entry of the name set there (log.retention.hours, not log.retention.ms, when
+        // only the hours were set).
+        if (defaults.empty() || defaults.front().name != e.name) {
+            continue;
+        }
+        e.value = defaults.front().value;
+        e.source = api::config_source::dynamic_default_broker;
+        e.synonyms = std::move(defaults);
         out.push_back(std::move(e));
     }
     return out;

@@ -263,14 +263,17 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return prev[b.size()];
 }
 
-void config::reject_unknown() const {
+std::vector<ignored_variable> config::reject_unknown() const {
+    std::vector<ignored_variable> ignored;
     for (const auto& [key, value] : properties) {
         if (known_.find(key) != known_.end() ||
             std::find(std::begin(single_node_settings), std::end(single_node_settings), key) !=
                 std::end(single_node_settings)) {
             continue;
         }
-        if (key == "log.dirs" || key == "log.dir") {
+        const std::string from = origin(key);
+        const bool from_variable = from.starts_with("SLUICE_");
+        if (!from_variable && (key == "log.dirs" || key == "log.dir")) {
             throw config_error(key + ": the data directory is set with --data-dir");
         }
         std::string nearest;
@@ -282,15 +285,40 @@ void config::reject_unknown() const {
                 nearest = k;
             }
         }
+        if (from_variable) {
+            ignored.push_back(
+                {from, key, nearest.empty() ? std::string() : setting_to_variable(nearest)});
+            continue;
+        }
         throw config_error(key + ": unknown setting" +
                            (nearest.empty() ? std::string() : " (did you mean " + nearest + "?)"));
     }
+    return ignored;
+}
+
+std::string ignored_variables_warning(const std::vector<ignored_variable>& ignored) {
+    std::string out = "ignoring environment variables that name no setting:";
+    for (std::size_t i = 0; i < ignored.size(); ++i) {
+        out += (i == 0 ? " " : ", ") + ignored[i].name;
+        if (!ignored[i].nearest.empty()) {
+            out += " (did you mean " + ignored[i].nearest + "?)";
+        }
+    }
+    out += " (settings: docs/configuration.md)";
+    return out;
 }
 
 std::string usage_text() {
     return R"(sluice: a Kafka-compatible gateway with HTTP, WebSocket and SQS fronts over one log.
 
 Usage: sluice [options]
+       sluice users set|delete|list ...    SASL users and AWS keys (sluice users --help)
+       sluice acls add|remove|list ...     ACLs, while sluice is stopped (sluice acls --help)
+       sluice quotas set|delete|list ...   client quotas (sluice quotas --help)
+
+sluice --data-dir DIR --kafka [PROTOCOL://]HOST:PORT --http [https://]HOST:PORT
+       --sqs [https://]HOST:PORT [--advertise-kafka HOST:PORT] [--config FILE]
+       [--set KEY=VALUE] [--log-level LEVEL]
 
   --data-dir DIR            where the log and state live (default ./data)
   --kafka [PROTOCOL://]HOST:PORT|off
@@ -299,10 +327,12 @@ Usage: sluice [options]
                             (SASL: clients log in with sasl.enabled.mechanisms, users: sluice
                             users --help; SSL: ssl.certificate.location, ssl.key.location,
                             docs/security.md)
-  --http [http://]HOST:PORT|off
-                            HTTP listener: REST, WebSocket, /healthz, /metrics (default 0.0.0.0:8082)
-  --sqs [http://]HOST:PORT|off
-                            SQS API listener (default 0.0.0.0:9324)
+  --http [http://|https://]HOST:PORT|off
+                            HTTP listener: REST, WebSocket, SSE, the console, /healthz,
+                            /metrics (default 0.0.0.0:8082); https:// serves HTTPS with the
+                            ssl.* settings (listener.name.https.ssl.* for this one only)
+  --sqs [http://|https://]HOST:PORT|off
+                            SQS API listener (default 0.0.0.0:9324); https:// as for --http
   --advertise-kafka HOST:PORT
                             the address Kafka clients are told to connect to (default: the
                             Kafka listener's address, or 127.0.0.1 when it listens on 0.0.0.0)
@@ -318,9 +348,15 @@ Usage: sluice [options]
   --help                    this text
   --version                 the version
 
-  sluice users set NAME --data-dir DIR      add or change a SASL user (password on stdin)
-  sluice users delete NAME --data-dir DIR   remove a SASL user
-  sluice users list --data-dir DIR          list the SASL users
+  sluice users set NAME --data-dir DIR [--aws-access-key-id ID]
+                                            add or change a user (password, or AWS secret
+                                            key with --aws-access-key-id, on stdin)
+  sluice users delete NAME --data-dir DIR   remove a user
+  sluice users list --data-dir DIR          list the users
+  sluice acls add|remove|list --data-dir DIR [kafka-acls flags]
+                                            change or list the ACLs (authorizer.enabled=true)
+  sluice quotas set|delete|list --data-dir DIR [kafka-configs entity flags]
+                                            change or list the client quotas
 
 Every flag above except --config and --set is also a setting (data.dir, listeners,
 http.listener, sqs.listener, advertised.listeners, log.level, log.format, io.threads), and

@@ -45,6 +45,17 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// A SLUICE_* variable that names no setting sluice reads (Kubernetes' SLUICE_PORT=tcp://...
+/// for a Service named sluice, or a misspelling): ignored, and listed in one warning at start.
+struct ignored_variable {
+    std::string name;     // SLUICE_PORT
+    std::string key;      // the setting it would have been: port
+    std::string nearest;  // the variable of the nearest known setting, or "" when none is close
+};
+
+/// The warning line for `ignored` (not empty): each variable, and "did you mean" for a near miss.
+std::string ignored_variables_warning(const std::vector<ignored_variable>& ignored);
+
 struct config {
     std::filesystem::path data_dir = "./data";
     /// --kafka (repeatable) or listeners= (Kafka's comma list); empty for --kafka off.
@@ -63,7 +74,8 @@ struct config {
     /// Threads running io_contexts; 0 means one per core.
     unsigned io_threads = 0;
     /// Settings in Kafka's names: the --config file (or SLUICE_CONFIG), then the SLUICE_*
-    /// variables, then each --set key=value (each wins over the one before).
+    /// variables, then each --set key=value (each wins over the one before). A variable that
+    /// names no setting is here too until reject_unknown() tells it apart.
     std::map<std::string, std::string> properties;
     /// Where each setting came from: the file's name, the variable's name, "--set", or the flag.
     std::map<std::string, std::string> sources;
@@ -83,11 +95,15 @@ struct config {
     /// Marks a key as one sluice understands although it is read another way (the log's
     /// topic defaults read the map directly).
     void mark_known(std::string_view key) const;
+    /// Whether a reader asked for `key` or marked it known (complete once reject_unknown ran).
+    bool known(std::string_view key) const { return known_.find(key) != known_.end(); }
     /// Once every reader has asked for its keys: throws config_error naming the first setting
-    /// that no reader knows, with the nearest known key when one is close (a misspelling).
-    /// Kafka settings that mean nothing on a single node (replication factors, thread counts)
-    /// are accepted.
-    void reject_unknown() const;
+    /// from the file or --set that no reader knows, with the nearest known key when one is
+    /// close (a misspelling). A SLUICE_* variable that no reader knows is not an error: the
+    /// environment holds variables sluice was never meant to read (Kubernetes' service links),
+    /// so those are returned, for one warning, instead. Kafka settings that mean nothing on a
+    /// single node (replication factors, thread counts) are accepted.
+    std::vector<ignored_variable> reject_unknown() const;
 
 private:
     mutable std::set<std::string, std::less<>> known_;

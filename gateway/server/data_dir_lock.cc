@@ -18,7 +18,7 @@ data_dir_lock::data_dir_lock(const std::filesystem::path& dir, const std::string
         throw config_error("--data-dir: cannot create " + dir.string() + ": " + ec.message());
     }
     const auto path = dir / ".lock";
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd_ < 0) {
         throw config_error("--data-dir: cannot write in " + dir.string() + ": " +
                            std::generic_category().message(errno));

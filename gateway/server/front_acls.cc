@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "protocol/core/json.h"
+
 namespace sluice::gateway {
 using auth::acl_operation;
 using auth::resource_type;
@@ -131,14 +133,35 @@ acl_checks sqs_move_destination_checks(std::string_view destination_arn) {
 }
 
 acl_checks sqs_move_task_checks(std::string_view source,
-                                const std::optional<std::string>& destination_arn) {
+                                const std::optional<std::string>& destination_arn,
+                                const std::vector<std::string>& return_queues) {
     auto checks = sqs_action_checks("StartMessageMoveTask", source);
     if (destination_arn && !destination_arn->empty()) {
         for (auto& c : sqs_move_destination_checks(*destination_arn)) {
             checks.push_back(std::move(c));
         }
+        return checks;
+    }
+    for (const auto& q : return_queues) {
+        checks.push_back(topic(acl_operation::write, q));
     }
     return checks;
+}
+
+acl_checks sqs_redrive_policy_checks(std::string_view redrive_policy) {
+    rapidjson::Document doc;
+    if (redrive_policy.empty() || !protocol::parse_json(doc, redrive_policy) || !doc.IsObject()) {
+        return {};
+    }
+    acl_checks out;
+    for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+        const std::string_view key(it->name.GetString(), it->name.GetStringLength());
+        if (key == "deadLetterTargetArn" && it->value.IsString()) {
+            const std::string_view arn(it->value.GetString(), it->value.GetStringLength());
+            out.push_back(topic(acl_operation::write, sqs_queue_of("SourceArn", arn)));
+        }
+    }
+    return out;
 }
 
 acl_checks sqs_action_checks(std::string_view action, std::string_view queue) {

@@ -76,14 +76,23 @@ std::string_view sqs_queue_parameter(std::string_view action);
 /// field, a QueueName as it is).
 std::string sqs_queue_of(std::string_view parameter, std::string_view value);
 /// StartMessageMoveTask's DestinationArn, when given: WRITE on the destination queue's topic
-/// (the task produces there). Without one, messages go back to the queues they came from, which
-/// the source's ALTER check covers as SQS does (the source's owner redrives).
+/// (the task produces there).
 acl_checks sqs_move_destination_checks(std::string_view destination_arn);
-/// What a message move task from the queue `source` to `destination_arn` needs: ALTER on the
-/// source (sqs_action_checks) and the destination's checks when it has one. StartMessageMoveTask
-/// needs it for the task it starts, CancelMessageMoveTask for the task its handle names.
+/// What a message move task from the dead-letter queue `source` needs: ALTER on the source
+/// (sqs_action_checks) and WRITE where it writes: the `destination_arn` when it has one, else
+/// every queue in `return_queues` (the queues whose RedrivePolicy names the source: the backend
+/// moves a message back only to one of those). StartMessageMoveTask needs it for the task it
+/// starts, CancelMessageMoveTask for the task its handle names; the console's redrive too.
 acl_checks sqs_move_task_checks(std::string_view source,
-                                const std::optional<std::string>& destination_arn);
+                                const std::optional<std::string>& destination_arn,
+                                const std::vector<std::string>& return_queues);
+/// A RedrivePolicy given to CreateQueue or SetQueueAttributes: WRITE on the topic of its
+/// deadLetterTargetArn (of each one, should the JSON repeat the key). Receives then move messages
+/// there on behalf of whoever set the policy, so it is checked when the policy is set (not at
+/// each receive). None for an absent, empty or unreadable policy (the backend refuses a bad one).
+/// A RedriveAllowPolicy writes nowhere (it lets other queues write into this one) and needs
+/// nothing beyond the queue's own ALTER_CONFIGS.
+acl_checks sqs_redrive_policy_checks(std::string_view redrive_policy);
 
 /// A WebSocket or SSE subscription: READ topic, and READ group when a group is given.
 acl_checks subscribe_checks(std::string_view topic, std::string_view group);

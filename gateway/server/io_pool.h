@@ -9,10 +9,13 @@
 #include <atomic>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+
+#include "gateway/server/listening_sockets.h"
 
 namespace sluice::gateway {
 
@@ -35,12 +38,21 @@ public:
     /// The next context in round-robin order (thread-safe).
     boost::asio::io_context& next();
 
+    /// The listening sockets run_server bound before start-up touched the disk; each
+    /// tcp_listener built on this pool takes its own (start-up only, not thread-safe).
+    void adopt_listening_sockets(listening_sockets sockets) { bound_ = std::move(sockets); }
+    /// A socket bound for `configured`, or -1 (see listening_sockets::take).
+    int take_listening_socket(const boost::asio::ip::tcp::endpoint& configured) {
+        return bound_.take(configured);
+    }
+
 private:
     using guard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
     std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
     std::vector<guard> guards_;
     std::vector<std::thread> threads_;
     std::atomic<std::size_t> next_{0};
+    listening_sockets bound_;
 };
 
 }  // namespace sluice::gateway

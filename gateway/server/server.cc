@@ -1,10 +1,12 @@
 #include "gateway/server/server.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -13,11 +15,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
@@ -32,11 +37,14 @@
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
 #include "auth/sasl/sasl_server.h"
+#include "backend/group/group_records.h"
 #include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
 #include "gateway/http/http_settings.h"
+#include "gateway/kafka/config_view.h"
+#include "gateway/kafka/dynamic_configs.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/auth_settings.h"
@@ -48,6 +56,7 @@
 #include "gateway/server/quota_meter.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
+#include "gateway/server/listening_sockets.h"
 #include "gateway/server/metrics.h"
 #include "gateway/server/request_budget.h"
 #include "gateway/server/services.h"
@@ -104,6 +113,78 @@ std::string load_or_create_cluster_id(const std::filesystem::path& dir) {
     }
     std::filesystem::rename(tmp, path);
     return id;
+}
+
+/// What a start creates on disk, removed again when the start fails, so that a failed start
+/// leaves nothing behind: the data dir when it did not exist (with the folders above it that
+/// did not exist either), and the audit log when it did not exist. Records what exists when
+/// built (before anything is created); disarm() once sluice serves.
+class start_cleanup {
+public:
+    start_cleanup(const std::filesystem::path& data_dir, const std::string& audit_path) {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        fs::path dir = fs::absolute(data_dir, ec).lexically_normal();
+        if (!ec && dir.filename().empty()) {
+            dir = dir.parent_path();  // "data/"
+        }
+        while (!ec && !dir.empty() && missing(dir)) {
+            created_dir_ = dir;
+            if (dir.parent_path() == dir) {
+                break;
+            }
+            dir = dir.parent_path();
+        }
+        if (!audit_path.empty() && missing(audit_path)) {
+            created_audit_ = audit_path;
+        }
+    }
+    start_cleanup(const start_cleanup&) = delete;
+    start_cleanup& operator=(const start_cleanup&) = delete;
+
+    ~start_cleanup() {
+        if (!armed_) {
+            return;
+        }
+        std::error_code ec;
+        if (!created_audit_.empty()) {
+            std::filesystem::remove(created_audit_, ec);
+        }
+        if (!created_dir_.empty() && locked_) {
+            std::filesystem::remove_all(created_dir_, ec);
+        }
+    }
+
+    /// The data dir is locked by this process: when it is new, it is this start's to remove.
+    /// (Until then another sluice starting on the same new path may have made it.)
+    void locked() { locked_ = true; }
+    void disarm() { armed_ = false; }
+
+private:
+    /// True only when `path` surely does not exist (not for an error such as EACCES).
+    static bool missing(const std::filesystem::path& path) {
+        struct stat st {};
+        return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
+    }
+
+    std::filesystem::path created_dir_;
+    std::filesystem::path created_audit_;
+    bool armed_ = true;
+    bool locked_ = false;
+};
+
+/// One warning when an existing data dir is open to other users: sluice creates it 0700 and its
+/// files 0600 (docs/operations.md#the-data-directory), but leaves the modes of one it did not
+/// create as they are.
+void warn_if_data_dir_is_open(const std::filesystem::path& dir) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & 077) == 0) {
+        return;
+    }
+    server_log().warn("data dir {} is open to other users (mode {:04o}); sluice makes its own "
+                      "data dirs 0700 and files 0600: chmod 700 it to keep topic data, users and "
+                      "the audit log private",
+                      dir.string(), st.st_mode & 07777);
 }
 
 /// Raises RLIMIT_NOFILE to the hard limit: every connection and open segment is a descriptor.
@@ -210,8 +291,10 @@ backend::group::coordinator_config read_group_settings(const config& cfg) {
     g.offsets_retention_check_interval_ms =
         int_setting("offsets.retention.check.interval.ms",
                     g.offsets_retention_check_interval_ms, 1, int_max);
+    // At most what a record of __consumer_offsets holds (an int16-length string).
     g.offset_metadata_max_bytes = static_cast<std::int32_t>(int_setting(
-        "offset.metadata.max.bytes", g.offset_metadata_max_bytes, 0, int_max));
+        "offset.metadata.max.bytes", g.offset_metadata_max_bytes, 0,
+        static_cast<std::int64_t>(backend::group::max_record_metadata_bytes)));
     g.offsets_topic_partitions = static_cast<std::int32_t>(int_setting(
         "offsets.topic.num.partitions", g.offsets_topic_partitions, 1, 1000));
     g.offsets_topic_segment_bytes = static_cast<std::int32_t>(int_setting(
@@ -222,6 +305,20 @@ backend::group::coordinator_config read_group_settings(const config& cfg) {
         "group.consumer.session.timeout.ms", g.consumer_session_timeout_ms, 1, int_max));
     g.consumer_max_size = static_cast<std::int32_t>(
         int_setting("group.consumer.max.size", g.consumer_max_size, 1, int_max));
+    // The bounds of the groups' own configs (consumer.session.timeout.ms and
+    // consumer.heartbeat.interval.ms on a GROUP resource).
+    g.consumer_min_session_timeout_ms = static_cast<std::int32_t>(int_setting(
+        "group.consumer.min.session.timeout.ms", g.consumer_min_session_timeout_ms, 1, int_max));
+    g.consumer_max_session_timeout_ms = static_cast<std::int32_t>(
+        int_setting("group.consumer.max.session.timeout.ms", g.consumer_max_session_timeout_ms,
+                    g.consumer_min_session_timeout_ms, int_max));
+    g.consumer_min_heartbeat_interval_ms = static_cast<std::int32_t>(
+        int_setting("group.consumer.min.heartbeat.interval.ms",
+                    g.consumer_min_heartbeat_interval_ms, 1, int_max));
+    g.consumer_max_heartbeat_interval_ms = static_cast<std::int32_t>(
+        int_setting("group.consumer.max.heartbeat.interval.ms",
+                    g.consumer_max_heartbeat_interval_ms, g.consumer_min_heartbeat_interval_ms,
+                    int_max));
     const std::string assignors = cfg.get_string("group.consumer.assignors", "uniform,range");
     g.consumer_assignors.clear();
     std::size_t start = 0;
@@ -338,6 +435,10 @@ sqs_config read_sqs_settings(const config& cfg) {
         !s.front.advertised_url.starts_with("https://")) {
         throw config_error("sqs.advertised.url: must start with http:// or https://");
     }
+    s.front.origins.allow_origins = read_allowed_origins(cfg);
+    if (auto own = origin_of_url(s.front.advertised_url)) {
+        s.front.origins.own_origins.push_back(std::move(*own));
+    }
     auto& q = s.queues;
     q.arns.region = s.front.region;
     q.arns.account = s.front.account;
@@ -435,22 +536,49 @@ int run_server(const config& cfg) {
     const auth::quota_settings quota_cfg = read_quota_settings(cfg);
     native_opts.queues = sqs_cfg.queues;
     native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
-    cfg.reject_unknown();
-
-    data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
-    raise_open_files_limit();
-    const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
-    kafka_cfg.cluster_id = cluster_id;
-    log.info("sluice starting: data dir {}, cluster id {}, memory allocator {}",
-             std::filesystem::absolute(cfg.data_dir).string(), cluster_id, memory_allocator());
-
-    // The audit log, installed for every front until run_server returns (or throws).
-    audit_log audit(audit_cfg, true);
-    const scoped_audit_log audit_installed(audit);
-    if (audit.enabled()) {
-        log.info("audit log: {}", audit_cfg.path);
+    const auto ignored = cfg.reject_unknown();
+    if (!ignored.empty()) {
+        log.warn("{}", ignored_variables_warning(ignored));
+        for (const auto& v : ignored) {
+            native_opts.properties.erase(v.key);
+        }
     }
 
+    const bool any_sasl = std::any_of(cfg.kafka.begin(), cfg.kafka.end(), [](const auto& l) {
+        return l.protocol == security_protocol::sasl_plaintext ||
+               l.protocol == security_protocol::sasl_ssl;
+    });
+    const auto& mechs = kafka_cfg.sasl_mechanisms;
+    if (any_sasl && !tokens &&
+        std::find(mechs.begin(), mechs.end(), "OAUTHBEARER") != mechs.end()) {
+        throw config_error("sasl.enabled.mechanisms: OAUTHBEARER needs "
+                           "sasl.oauthbearer.jwks.location or "
+                           "sasl.oauthbearer.public.key.locations");
+    }
+    if (http_cfg.authentication.bearer && !tokens) {
+        throw config_error("http.authentication: bearer needs sasl.oauthbearer.jwks.location or "
+                           "sasl.oauthbearer.public.key.locations");
+    }
+
+    // Every listener's port is bound before anything is created on disk, so that a port in use
+    // stops the start with nothing made; the fronts take these sockets below.
+    listening_sockets bound;
+    for (const auto& l : cfg.kafka) {
+        bound.bind(l.where, "--kafka");
+    }
+    if (cfg.http.enabled) {
+        bound.bind(cfg.http, "--http");
+    }
+    if (cfg.sqs.enabled) {
+        bound.bind(cfg.sqs, "--sqs");
+    }
+
+    // From here on a failed start removes the data dir and the audit log it created.
+    start_cleanup cleanup(cfg.data_dir, audit_cfg.path);
+    warn_if_data_dir_is_open(cfg.data_dir);
+    data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
+    cleanup.locked();
+    raise_open_files_limit();
     // The SASL users; `sluice users` changes them while sluice is stopped.
     auto users = load_state("SASL users", [&] {
         return auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
@@ -476,25 +604,24 @@ int run_server(const config& cfg) {
                  "fail (add one with: sluice users set NAME --data-dir {} --aws-access-key-id ID)",
                  cfg.data_dir.string());
     }
-    const bool any_sasl = std::any_of(cfg.kafka.begin(), cfg.kafka.end(), [](const auto& l) {
-        return l.protocol == security_protocol::sasl_plaintext ||
-               l.protocol == security_protocol::sasl_ssl;
-    });
-    const auto& mechs = kafka_cfg.sasl_mechanisms;
-    if (any_sasl && !tokens &&
-        std::find(mechs.begin(), mechs.end(), "OAUTHBEARER") != mechs.end()) {
-        throw config_error("sasl.enabled.mechanisms: OAUTHBEARER needs "
-                           "sasl.oauthbearer.jwks.location or "
-                           "sasl.oauthbearer.public.key.locations");
-    }
-    if (http_cfg.authentication.bearer && !tokens) {
-        throw config_error("http.authentication: bearer needs sasl.oauthbearer.jwks.location or "
-                           "sasl.oauthbearer.public.key.locations");
-    }
     if (any_sasl && users.empty()) {
         log.warn("a SASL listener is configured but there are no users: every login will fail "
                  "(add one with: sluice users set NAME --data-dir {})",
                  cfg.data_dir.string());
+    }
+
+    // The state files were only read; the files a start writes come last, after everything
+    // that can refuse the start short of a disk failure.
+    const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
+    kafka_cfg.cluster_id = cluster_id;
+    log.info("sluice starting: data dir {}, cluster id {}, memory allocator {}",
+             std::filesystem::absolute(cfg.data_dir).string(), cluster_id, memory_allocator());
+
+    // The audit log, installed for every front until run_server returns (or throws).
+    audit_log audit(audit_cfg, true);
+    const scoped_audit_log audit_installed(audit);
+    if (audit.enabled()) {
+        log.info("audit log: {}", audit_cfg.path);
     }
 
     // The one place that names a backend implementation: the fronts get its interfaces.
@@ -533,7 +660,30 @@ int run_server(const config& cfg) {
                  tokens.get()};
     quota_meter quota_use(*quotas, metrics);
     svc.quotas = &quota_use;
+    // The dynamic broker and group configs (AlterConfigs, IncrementalAlterConfigs), in force
+    // before any listener starts. A name sluice reads at start (or shows as a broker config)
+    // is static: refused as Kafka refuses read-only configs, not as an unknown name.
+    std::set<std::string> shown_broker_configs;
+    for (const auto& e : describe_broker_configs(svc)) {
+        shown_broker_configs.insert(e.name);
+    }
+    dynamic_configs dynamic(dynamic_configs::path_in(cfg.data_dir), kafka_cfg.node_id,
+                            be.topics(), be.groups(),
+                            [&cfg, shown = std::move(shown_broker_configs)](const std::string& n) {
+                                return cfg.known(n) || shown.count(n) != 0;
+                            });
+    load_state("dynamic configs", [&] {
+        dynamic.load();
+        return 0;
+    });
+    {
+        asio::io_context applying;
+        asio::co_spawn(applying, be.topics().apply_dynamic_configs(), asio::detached);
+        applying.run();
+    }
+    svc.dynamic = &dynamic;
     io_pool pool(cfg.io_threads);
+    pool.adopt_listening_sockets(std::move(bound));
     // Group and transaction timeouts run on the first io thread.
     be.start(pool.context(0).get_executor());
     // When start-up fails from here on (a listener's port is taken, say), the backend closes
@@ -577,8 +727,12 @@ int run_server(const config& cfg) {
                      ":" + std::to_string(ep.port());
     }
     if (cfg.sqs.enabled) {
+        sqs::sqs_settings sqs_front_cfg = sqs_cfg.front;
+        if (http) {  // the console's pages are sluice's own
+            sqs_front_cfg.origins.sibling_ports.push_back(http->local_endpoint().port());
+        }
         sqs_front = std::make_unique<sqs::sqs_server>(
-            pool, tracker, metrics, queues, sqs_cfg.front, cfg.sqs, http_limits{},
+            pool, tracker, metrics, queues, std::move(sqs_front_cfg), cfg.sqs, http_limits{},
             sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures,
                                  &svc.authz, svc.quotas},
             sqs_tls);
@@ -643,6 +797,7 @@ int run_server(const config& cfg) {
     signals.async_wait(on_signal);
     // Tests and scripts wait for this line to learn the bound ports (port 0 picks a free one).
     log.info("listening:{}", listening);
+    cleanup.disarm();
 
     signal_io.run();
     log.info("signal {} received: shutting down", received);

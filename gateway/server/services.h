@@ -24,6 +24,7 @@ namespace sluice::gateway {
 
 class request_budget;
 class quota_meter;
+class dynamic_configs;
 
 /// Settings of the Kafka front, read once from the configuration (Kafka's names).
 struct kafka_settings {
@@ -75,6 +76,10 @@ struct services {
     /// The client quotas (DATA_DIR/quotas, quota.*) and their metrics; null in tests that
     /// build services without them (then nothing is throttled).
     quota_meter* quotas = nullptr;
+    /// The dynamic broker and group configs (DATA_DIR/dynamic-configs) that AlterConfigs and
+    /// IncrementalAlterConfigs change; null in tests that build services without them (then
+    /// BROKER and GROUP resources cannot be altered).
+    dynamic_configs* dynamic = nullptr;
 };
 
 }  // namespace sluice::gateway

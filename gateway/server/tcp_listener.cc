@@ -54,19 +54,6 @@ private:
     connection_tracker::stop_function fn_;
 };
 
-tcp::endpoint listen_endpoint(const endpoint& where, const std::string& flag) {
-    boost::system::error_code ec;
-    auto addr = asio::ip::make_address(where.host, ec);
-    if (ec) {
-        if (where.host != "localhost") {
-            throw std::runtime_error(flag + ": cannot listen on " + where.to_string() +
-                                     ": not an IP address (use an IP address or localhost)");
-        }
-        addr = asio::ip::address_v4::loopback();
-    }
-    return tcp::endpoint(addr, where.port);
-}
-
 tcp_listener::tcp_listener(io_pool& pool, connection_tracker& tracker, metrics_registry& metrics,
                            listener_options options, const endpoint& where,
                            connection_handler handler)
@@ -95,24 +82,21 @@ tcp_listener::tcp_listener(io_pool& pool, connection_tracker& tracker, metrics_r
             "Connections accepted (same as sluice_connections_accepted_total{listener=\"" +
                 options_.name + "\"})");
     }
+    // The socket run_server bound before start-up touched the disk, or one bound now (a front
+    // built without run_server: tests).
     const auto ep = listen_endpoint(where, options_.flag);
-    boost::system::error_code ec;
-    acceptor_.open(ep.protocol(), ec);
-    if (!ec) {
-        acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-    }
-    if (!ec) {
-        acceptor_.bind(ep, ec);
-    }
-    if (!ec) {
-        acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    }
-    if (!ec) {
-        local_ = acceptor_.local_endpoint(ec);
-    }
-    if (ec) {
-        throw std::runtime_error(options_.flag + ": cannot listen on " + where.to_string() + ": " +
-                                 ec.message());
+    if (const int fd = pool.take_listening_socket(ep); fd >= 0) {
+        boost::system::error_code ec;
+        acceptor_.assign(ep.protocol(), fd, ec);
+        if (!ec) {
+            local_ = acceptor_.local_endpoint(ec);
+        }
+        if (ec) {
+            throw std::runtime_error(options_.flag + ": cannot listen on " + where.to_string() +
+                                     ": " + ec.message());
+        }
+    } else {
+        local_ = bind_acceptor(acceptor_, where, options_.flag);
     }
 }
 

@@ -22,6 +22,7 @@
 #include "gateway/server/config.h"
 #include "gateway/server/connection_tracker.h"
 #include "gateway/server/io_pool.h"
+#include "gateway/server/listening_sockets.h"
 #include "gateway/server/metrics.h"
 
 namespace sluice::gateway {
@@ -62,8 +63,9 @@ struct listener_options {
 ///   sluice_connections_accepted_total, sluice_connection_failures_total (exceptions escaping
 ///   a connection), sluice_accept_errors_total, sluice_listener_open_connections.
 ///
-/// Lifecycle: the constructor binds and listens (throws std::runtime_error naming the flag
-/// and the address); start() launches the accept loop; stop() closes the acceptor (existing
+/// Lifecycle: the constructor takes the socket run_server bound for its address from the
+/// io_pool, or binds and listens itself (throws std::runtime_error naming the flag and the
+/// address); start() launches the accept loop; stop() closes the acceptor (existing
 /// connections are stopped through the tracker). Destroy it only after the pool has stopped
 /// or the accept loop has ended.
 /// Concurrency: start() and stop() from any thread; the loop runs on the pool's context 0.
@@ -107,9 +109,5 @@ private:
     counter& accept_errors_;
     gauge& open_;
 };
-
-/// The address to bind for `where`: an IP address, or "localhost" (127.0.0.1). Throws
-/// std::runtime_error naming `flag` for anything else.
-boost::asio::ip::tcp::endpoint listen_endpoint(const endpoint& where, const std::string& flag);
 
 }  // namespace sluice::gateway

@@ -18,6 +18,7 @@
 #include "gateway/server/front_acls.h"
 
 #include "backend/api/queues.h"
+#include "gateway/http/cors.h"
 #include "gateway/sqs/errors.h"
 #include "protocol/sqs/request.h"
 #include "protocol/sqs/response.h"
@@ -31,6 +32,9 @@ struct sqs_settings {
     /// The scheme and authority queue URLs start with; empty: http:// (https:// on an
     /// HTTPS listener) and the request's Host.
     std::string advertised_url;
+    /// The browser origins served (http.allowed.origins; cors.h): a request carrying another
+    /// Origin is refused before anything else.
+    cors_policy origins;
 };
 
 struct action_context {

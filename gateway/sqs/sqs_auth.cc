@@ -47,7 +47,11 @@ asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
                                  std::string(field.value()));
     }
     req.body = ctx.req.body();
-    const auto outcome = auth::verify_sigv4(req, *config_.keys, "sqs");
+    // SQS's rules: the body is always signed (no UNSIGNED-PAYLOAD), and a presigned URL's
+    // action and parameters are its signed query's only.
+    const auto outcome = auth::verify_sigv4(
+        req, *config_.keys, "sqs", std::chrono::system_clock::now(),
+        auth::sigv4_rules{.unsigned_payload = false, .presigned_query_only = true});
     const std::string address = ctx.peer.address().to_string();
     if (outcome.error == auth::sigv4_error::none) {
         count_authentication(metrics_, "sqs", "sigv4", true);
@@ -59,14 +63,19 @@ asio::awaitable<std::optional<sqs_error>> sqs_authenticator::check(
     }
     const std::string code(auth::sigv4_error_code(outcome.error));
     if (outcome.error != auth::sigv4_error::missing_authentication_token) {
+        // The reason for the log and the audit: AWS's message, and what exactly failed when
+        // that message is AWS's general one.
+        const std::string reason =
+            code + ": " + outcome.message +
+            (outcome.detail.empty() ? std::string() : " (" + outcome.detail + ")");
         count_authentication(metrics_, "sqs", "sigv4", false);
         auth_log().warn("sqs: authentication failed: access key '{}' (user '{}') from {} with "
-                        "SigV4 ({}): {}: {}",
+                        "SigV4 ({}): {}",
                         loggable(outcome.access_key_id), outcome.user, address, outcome.form,
-                        code, outcome.message);
+                        reason);
         audit_authentication_failed(
             audit_source{"User:ANONYMOUS", audit_client_of(ctx.peer), "sqs"}, "SigV4",
-            outcome.access_key_id, code + ": " + outcome.message);
+            outcome.access_key_id, reason);
         if (config_.failures != nullptr) {
             const auto delay =
                 config_.failures->record_failure(address, std::chrono::steady_clock::now());

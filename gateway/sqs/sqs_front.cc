@@ -109,8 +109,12 @@ std::optional<sqs_error> sqs_front::authorize(const std::string& action,
     }
     const std::string host = ctx.peer.address().to_string();
     auto checks = sqs_action_checks(action, queue);
+    // Where the action makes sluice write later on the principal's behalf: checked now, apart
+    // from the action's own checks (which CREATE on the cluster may stand in for).
+    acl_checks writes;
     if (action == "StartMessageMoveTask") {
-        checks = sqs_move_task_checks(queue, view.string("DestinationArn"));
+        checks = sqs_move_task_checks(queue, view.string("DestinationArn"),
+                                      dead_letter_sources(queue));
     }
     if (action == "CancelMessageMoveTask") {
         // What starting the task the handle names needed; an unknown handle keeps the
@@ -120,17 +124,32 @@ std::optional<sqs_error> sqs_front::authorize(const std::string& action,
             return std::nullopt;  // the handler answers MissingParameter
         }
         if (auto task = queues_.find_message_move_task(*handle)) {
-            checks = sqs_move_task_checks(sqs_queue_of("SourceArn", task->source_arn),
-                                          task->destination_arn);
+            const auto source = sqs_queue_of("SourceArn", task->source_arn);
+            checks = sqs_move_task_checks(source, task->destination_arn,
+                                          dead_letter_sources(source));
+        }
+    }
+    if (action == "CreateQueue" || action == "SetQueueAttributes") {
+        // A RedrivePolicy: the receives that exceed maxReceiveCount write to its target.
+        const auto attributes = view.string_map("Attributes", "Attribute", "Name", "Value");
+        for (const auto& [name, value] : attributes) {
+            if (name == "RedrivePolicy") {
+                for (auto& c : sqs_redrive_policy_checks(value)) {
+                    writes.push_back(std::move(c));
+                }
+            }
         }
     }
     auto denied = acl_.denied(ctx.principal, host, checks);
-    if (!denied) {
-        return std::nullopt;
-    }
-    if (action == "CreateQueue" &&
+    if (denied && action == "CreateQueue" &&
         acl_.allowed(ctx.principal, host, auth::acl_operation::create,
                      auth::resource_type::cluster, auth::cluster_resource_name)) {
+        denied.reset();
+    }
+    if (!denied) {
+        denied = acl_.denied(ctx.principal, host, writes);
+    }
+    if (!denied) {
         return std::nullopt;
     }
     sqs_log().info("{} by {} from {} denied: {}", action, ctx.principal, host,
@@ -140,6 +159,16 @@ std::optional<sqs_error> sqs_front::authorize(const std::string& action,
     return access_denied("User: " + ctx.principal.substr(ctx.principal.find(':') + 1) +
                          " is not authorized to perform: " + action + ". " +
                          denial_message(*denied));
+}
+
+std::vector<std::string> sqs_front::dead_letter_sources(std::string_view queue) const {
+    std::vector<std::string> out;
+    for (auto& v : queues_.view_queues()) {
+        if (v.dead_letter_queue && v.dead_letter_queue->value == queue) {
+            out.push_back(std::move(v.name.value));
+        }
+    }
+    return out;
 }
 
 counter& sqs_front::requests_for(const std::string& action) {
@@ -173,6 +202,17 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
     const std::string request_id = uuid::random().to_string();
     const std::string target = header(ctx.req, "X-Amz-Target");
     const wire w = target.empty() ? wire::query : wire::json;
+    if (!settings_.origins.admits(ctx.req, ctx.tls)) {
+        // A page on another origin (a form post needs no CORS preflight).
+        const std::string origin = header(ctx.req, "Origin");
+        sqs_log().info("request from {} refused: origin {} is not allowed",
+                       ctx.peer.address().to_string(), origin);
+        sqs_error e = access_denied("Origin " + origin +
+                                    " is not allowed: pages may call this endpoint only from "
+                                    "an origin listed in http.allowed.origins");
+        e.status = 403;
+        co_return render_error(w, "", e, request_id);
+    }
     {
         std::string principal;
         auto refusal = co_await auth_.check(ctx, &principal);

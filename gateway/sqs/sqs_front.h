@@ -17,6 +17,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -54,6 +56,9 @@ private:
     std::optional<sqs_error> authorize(const std::string& action,
                                        const protocol::sqs::request_view& view,
                                        const http_request_context& ctx) const;
+    /// The queues whose RedrivePolicy names `queue` (where a move task without a destination
+    /// writes), from the backend's views (no wait).
+    std::vector<std::string> dead_letter_sources(std::string_view queue) const;
 
     backend::api::queues& queues_;
     sqs_settings settings_;

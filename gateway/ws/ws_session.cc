@@ -128,7 +128,9 @@ bool ws_session::permitted(const std::string& id, const acl_checks& checks) {
     audit_authorization_denied(
         audit_source{http_.principal, audit_client_of(http_.peer), "websocket"}, denied->op,
         denied->type, denied->name,
-        denied->op == auth::acl_operation::write ? "produce" : "subscribe");
+        denied->op == auth::acl_operation::write || denied->op == auth::acl_operation::create
+            ? "produce"
+            : "subscribe");
     send_error(id, code_of(code::forbidden), denial_message(*denied));
     return false;
 }
@@ -662,9 +664,19 @@ asio::awaitable<void> ws_session::on_produce(const json::value& msg, std::string
     std::vector<outgoing_record> records;
     records.push_back(std::move(rec));
     const std::string name(*topic);
-    auto res = co_await ctx_.rc.producer.produce(topic_name(name), std::move(records));
+    const producer_identity who{ctx_.rc.acl, http_.principal, rest::acl_host(http_), "websocket"};
+    auto res = co_await ctx_.rc.producer.produce(topic_name(name), std::move(records), &who);
     if (res.refusal == produce_refusal::unknown_topic) {
         send_error(id, code_of(code::topic_not_found), rest::topic_not_found_message);
+        co_return;
+    }
+    if (res.refusal == produce_refusal::create_denied) {
+        (void)permitted(id, {*res.denied});  // reports the denial and answers 40301
+        co_return;
+    }
+    if (res.refusal == produce_refusal::create_failed) {
+        const auto e = rest::from_backend(res.create_error, rest::subject::topic);
+        send_error(id, code_of(e.code), e.message);
         co_return;
     }
     if (res.refusal == produce_refusal::unknown_partition) {

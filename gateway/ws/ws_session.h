@@ -20,6 +20,10 @@
 // pong included, is dropped; pings go out at half that); a frame the client does not drain in
 // websocket.write.timeout.ms drops it too.
 //
+// The router's guard has run before the upgrade: a page on an origin http.allowed.origins
+// does not admit is refused with 403 (gateway/http/cors.h), and so is a caller without valid
+// credentials.
+//
 // Lifecycle: created by the /ws route handler, which awaits run(); run() returns once every
 // coroutine of the session has ended. Concurrency: everything runs on the connection's
 // executor (one io thread); group members run on their own strands.

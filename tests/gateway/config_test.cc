@@ -288,14 +288,61 @@ TEST(Config, ErrorsNameTheVariableOrFileTheValueCameFrom) {
         EXPECT_EQ(c->explain(e.what()),
                   "num.partitions (from SLUICE_NUM_PARTITIONS): expected an integer, got 'three'");
     }
+}
+
+TEST(Config, AVariableThatNamesNoSettingIsIgnoredWithTheNearestOne) {
+    auto c = parse({}, {"SLUICE_NUM_PARTITIONS=2", "SLUICE_LOG_RETENTION_HOURZ=1"});
+    ASSERT_TRUE(c);
+    (void)c->get_int("num.partitions", 1);
     c->mark_known("log.retention.hours");
+    std::vector<ignored_variable> ignored;
+    ASSERT_NO_THROW(ignored = c->reject_unknown());
+    ASSERT_EQ(ignored.size(), 1u);
+    EXPECT_EQ(ignored[0].name, "SLUICE_LOG_RETENTION_HOURZ");
+    EXPECT_EQ(ignored[0].key, "log.retention.hourz");
+    EXPECT_EQ(ignored[0].nearest, "SLUICE_LOG_RETENTION_HOURS");
+    EXPECT_EQ(ignored_variables_warning(ignored),
+              "ignoring environment variables that name no setting: SLUICE_LOG_RETENTION_HOURZ "
+              "(did you mean SLUICE_LOG_RETENTION_HOURS?) (settings: docs/configuration.md)");
+}
+
+TEST(Config, KubernetesServiceLinkVariablesAreIgnoredNotFatal) {
+    // What a Service named sluice puts into every pod of its namespace.
+    auto c = parse({}, {"SLUICE_PORT=tcp://10.96.0.12:9092", "SLUICE_SERVICE_HOST=10.96.0.12",
+                        "SLUICE_SERVICE_PORT=9092", "SLUICE_PORT_9092_TCP_ADDR=10.96.0.12",
+                        "SLUICE_PORT_9092_TCP_PROTO=tcp", "SLUICE_IO_THREADS=2"});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->io_threads, 2u);
+    c->mark_known("num.partitions");
+    c->mark_known("log.retention.hours");
+    std::vector<ignored_variable> ignored;
+    ASSERT_NO_THROW(ignored = c->reject_unknown());
+    std::vector<std::string> names;
+    for (const auto& v : ignored) {
+        names.push_back(v.name);
+        EXPECT_EQ(v.nearest, "") << v.name;
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"SLUICE_PORT", "SLUICE_PORT_9092_TCP_ADDR",
+                                               "SLUICE_PORT_9092_TCP_PROTO",
+                                               "SLUICE_SERVICE_HOST", "SLUICE_SERVICE_PORT"}));
+    EXPECT_EQ(ignored_variables_warning(ignored).find("did you mean"), std::string::npos);
+}
+
+TEST(Config, AnUnknownKeyFromSetOrTheFileStaysFatalEvenWhenAVariableNamesItToo) {
+    auto c = parse({"--set", "not.a.setting=1"}, {"SLUICE_NOT_A_SETTING=2"});
+    ASSERT_TRUE(c);
+    EXPECT_THROW(c->reject_unknown(), config_error);
+    temp_properties file("log.retention.hourz=1\n");
+    auto f = parse({"--config", file.path.string()});
+    ASSERT_TRUE(f);
+    f->mark_known("log.retention.hours");
     try {
-        c->reject_unknown();
-        FAIL() << "a misspelt variable was accepted";
+        f->reject_unknown();
+        FAIL() << "a misspelt file key was accepted";
     } catch (const config_error& e) {
-        EXPECT_EQ(c->explain(e.what()),
-                  "log.retention.hourz (from SLUICE_LOG_RETENTION_HOURZ): unknown setting (did "
-                  "you mean log.retention.hours?)");
+        EXPECT_EQ(f->explain(e.what()), "log.retention.hourz (from " + file.path.string() +
+                                            "): unknown setting (did you mean "
+                                            "log.retention.hours?)");
     }
 }
 

@@ -162,13 +162,33 @@ TEST(FrontAcls, SqsMoveTaskDestinationNeedsWrite) {
 }
 
 TEST(FrontAcls, SqsMoveTaskNeedsAlterOnItsSourceAndWriteOnItsDestination) {
-    EXPECT_EQ(sqs_move_task_checks("dlq", std::nullopt),
+    EXPECT_EQ(sqs_move_task_checks("dlq", std::nullopt, {}),
               acl_checks{topic(acl_operation::alter, "dlq")});
-    EXPECT_EQ(sqs_move_task_checks("dlq", std::string()),
+    EXPECT_EQ(sqs_move_task_checks("dlq", std::string(), {}),
               acl_checks{topic(acl_operation::alter, "dlq")});
-    EXPECT_EQ(sqs_move_task_checks("dlq", "arn:aws:sqs:us-east-1:000000000000:dest"),
+    EXPECT_EQ(sqs_move_task_checks("dlq", "arn:aws:sqs:us-east-1:000000000000:dest", {"src"}),
               (acl_checks{topic(acl_operation::alter, "dlq"),
                           topic(acl_operation::write, "dest")}));
+}
+
+TEST(FrontAcls, SqsMoveTaskBackToItsSourcesNeedsWriteOnEachOfThem) {
+    EXPECT_EQ(sqs_move_task_checks("dlq", std::nullopt, {"s1", "s2"}),
+              (acl_checks{topic(acl_operation::alter, "dlq"), topic(acl_operation::write, "s1"),
+                          topic(acl_operation::write, "s2")}));
+}
+
+TEST(FrontAcls, SqsRedrivePolicyNeedsWriteOnItsDeadLetterQueue) {
+    EXPECT_EQ(sqs_redrive_policy_checks(
+                  R"({"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq",)"
+                  R"("maxReceiveCount":"2"})"),
+              acl_checks{topic(acl_operation::write, "dlq")});
+    // A repeated key: every target named is checked, whichever one the parser keeps.
+    EXPECT_EQ(sqs_redrive_policy_checks(R"({"deadLetterTargetArn":"arn:aws:sqs:r:1:a",)"
+                                        R"("deadLetterTargetArn":"arn:aws:sqs:r:1:b"})"),
+              (acl_checks{topic(acl_operation::write, "a"), topic(acl_operation::write, "b")}));
+    EXPECT_TRUE(sqs_redrive_policy_checks("").empty());
+    EXPECT_TRUE(sqs_redrive_policy_checks("{not json").empty());
+    EXPECT_TRUE(sqs_redrive_policy_checks(R"({"deadLetterTargetArn":5})").empty());
 }
 
 TEST(FrontAcls, SqsQueueNamesFromParameters) {

@@ -220,6 +220,49 @@ TEST_F(TcpListenerTest, BindFailureNamesTheFlagAndTheAddress) {
     }
 }
 
+TEST_F(TcpListenerTest, AListenerTakesTheSocketBoundBeforeStartUp) {
+    // run_server binds every port before it touches the disk; the listeners built later
+    // serve those sockets. Two listeners on port 0: each takes one of the two sockets.
+    listening_sockets early;
+    early.bind(endpoint{"127.0.0.1", 0}, "--test");
+    early.bind(endpoint{"127.0.0.1", 0}, "--test");
+    EXPECT_THROW(early.bind(endpoint{"no.such.host", 0}, "--test"), std::runtime_error);
+    pool_.adopt_listening_sockets(std::move(early));
+    std::atomic<int> served = 0;
+    listen([&](tcp::socket socket, std::uint64_t) {
+        return connection_session{greet(std::move(socket), &served), [](stop_mode) {}};
+    });
+    tcp_listener second(pool_, tracker_, metrics_, listener_options{"second", "--second", ""},
+                        endpoint{"127.0.0.1", 0}, nullptr);
+    EXPECT_NE(where().port(), second.local_endpoint().port());
+    EXPECT_EQ(pool_.take_listening_socket(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
+              -1);  // both taken
+    tcp::socket client(client_io_);
+    client.connect(where());
+    ASSERT_TRUE(drive(io(), [&] { return served == 1; }));
+    EXPECT_EQ(read_all(client), "ok\n");
+}
+
+TEST(ListeningSockets, APortInUseNamesTheFlagAndTheAddress) {
+    listening_sockets early;
+    early.bind(endpoint{"127.0.0.1", 0}, "--kafka");
+    const tcp::endpoint any(asio::ip::make_address("127.0.0.1"), 0);
+    const int fd = early.take(any);
+    ASSERT_GE(fd, 0);
+    asio::io_context io;
+    tcp::acceptor held(io);
+    held.assign(tcp::v4(), fd);
+    const auto port = held.local_endpoint().port();
+    try {
+        early.bind(endpoint{"127.0.0.1", port}, "--http");
+        FAIL() << "bound a port in use";
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "--http: cannot listen on 127.0.0.1:" +
+                                             std::to_string(port) + ": Address already in use");
+    }
+    EXPECT_EQ(early.take(any), -1);
+}
+
 TEST_F(TcpListenerTest, LocalhostListensOnLoopback) {
     tcp_listener local(pool_, tracker_, metrics_, listener_options{"local", "--local", ""},
                        endpoint{"localhost", 0}, nullptr);

@@ -361,9 +361,11 @@ def test_message_move_tasks(broker):
 
 
 def test_cancel_message_move_task_needs_what_starting_it_needed(broker):
-    # alice gets ALTER on the dead-letter queue md, none on md2 (nor WRITE on c).
+    # alice gets ALTER on the dead-letter queue md and WRITE on its source ms (where a task
+    # without a destination writes), none on md2 (nor WRITE on c).
     broker.stop()
     add_acl(broker.data_dir, "allow", "User:alice", "Alter", "topic", "md")
+    add_acl(broker.data_dir, "allow", "User:alice", "Write", "topic", "ms")
     broker.start()
     admin = sqs(broker, "admin")
     for dlq, source in (("md", "ms"), ("md2", "ms2")):
@@ -389,7 +391,8 @@ def test_cancel_message_move_task_needs_what_starting_it_needed(broker):
     to_source = start("md")
     to_c = start("md", "c")
     of_md2 = start("md2")
-    # ALTER on the source passes (the task has ended: the handler's ResourceNotFound)...
+    # ALTER on the source and WRITE on its source queue pass (the task has ended: the
+    # handler's ResourceNotFound)...
     assert cancel("alice", to_source) == "ResourceNotFoundException"
     # ...WRITE on the destination is needed as it was to start it, and ALTER on the source.
     assert cancel("alice", to_c) == "AccessDeniedException"

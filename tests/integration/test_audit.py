@@ -208,7 +208,7 @@ def test_bad_sigv4_signature(broker):
         "user": KEYS["alice"][0],
         "reason": "SignatureDoesNotMatch: The request signature we calculated does not match "
                   "the signature you provided. Check your AWS Secret Access Key and signing "
-                  "method."})
+                  "method. Consult the service documentation for details."})
 
 
 def test_kafka_produce_denied(broker):

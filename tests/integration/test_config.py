@@ -76,10 +76,10 @@ def test_bad_configuration_is_one_line_naming_the_source_and_exit_2():
         data = os.path.join(d, "never-created")
         base = ["--data-dir", data, "--kafka", "127.0.0.1:0", "--http", "off", "--sqs", "off"]
 
-        r = run(base, {"SLUICE_LOG_RETENTION_HOURZ": "1"})
+        r = run(base + ["--set", "log.retention.hourz=1"])
         assert r.returncode == 2
-        assert error_line(r) == ("sluice: log.retention.hourz (from SLUICE_LOG_RETENTION_HOURZ):"
-                                 " unknown setting (did you mean log.retention.hours?)")
+        assert error_line(r) == ("sluice: log.retention.hourz: unknown setting (did you mean "
+                                 "log.retention.hours?)")
 
         r = run(base, {"SLUICE_NUM_PARTITIONS": "three"})
         assert r.returncode == 2
@@ -118,3 +118,27 @@ def test_bad_configuration_is_one_line_naming_the_source_and_exit_2():
 def test_script_variables_are_not_settings():
     with Sluice(env={"SLUICE_TEST_SEED": "7", "SLUICE_BENCH_DIR": "/tmp"}) as s:
         assert s.alive()
+
+
+def test_a_variable_that_names_no_setting_is_one_warning_and_sluice_serves():
+    """The environment holds SLUICE_* variables sluice never meant to read: Kubernetes puts
+    SLUICE_PORT=tcp://... and friends into every pod of a namespace with a Service named sluice.
+    They are listed once at start, a near miss with the setting it resembles; a variable that
+    names a setting is still read, and still refused when its value is bad."""
+    env = {"SLUICE_PORT": "tcp://10.96.0.12:9092", "SLUICE_SERVICE_HOST": "10.96.0.12",
+           "SLUICE_PORT_9092_TCP_ADDR": "10.96.0.12", "SLUICE_LOG_RETENTION_HOURZ": "1",
+           "SLUICE_NUM_PARTITIONS": "3"}
+    with Sluice(env=env) as s:
+        assert partitions_of_new_topic(s, "from-env") == 3
+        warnings = [l for l in s.log_lines if "name no setting" in l]
+        assert len(warnings) == 1, s.log_text()
+        line = warnings[0]
+        assert " warning [server] " in line
+        assert ("SLUICE_LOG_RETENTION_HOURZ (did you mean SLUICE_LOG_RETENTION_HOURS?)" in line)
+        for name in ("SLUICE_PORT,", "SLUICE_SERVICE_HOST", "SLUICE_PORT_9092_TCP_ADDR"):
+            assert name in line
+        assert line.count("did you mean") == 1
+        assert "SLUICE_NUM_PARTITIONS" not in line
+    # Without such variables there is no warning.
+    with Sluice(env={"SLUICE_NUM_PARTITIONS": "2"}) as s:
+        assert not [l for l in s.log_lines if "name no setting" in l]

@@ -103,6 +103,7 @@ def test_queue_endpoints_and_their_errors(server):
     assert listed["errs-dlq"]["available"] == 0
 
     def error(method, path, status, needle, **kw):
+        kw.setdefault("headers", {"Content-Type": "application/json"})  # 415 without it
         r = requests.request(method, url + path, timeout=10, **kw)
         assert r.status_code == status, (path, r.status_code, r.text)
         body = r.json()

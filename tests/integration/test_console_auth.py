@@ -23,6 +23,7 @@ from test_console import BROWSER_ACCEPT, screenshot
 from test_http_auth import basic, bearer, keys  # noqa: F401 (keys: a fixture)
 
 CONSOLE = {"X-Sluice-Console": "1"}
+JSON = {"Content-Type": "application/json"}  # what every state-changing /v1 route needs
 
 
 def acl_add(data_dir, principal, operation, kind, name=None):
@@ -56,7 +57,7 @@ def server(keys):
 
 def sign_in(server, user="alice", password=None):
     r = requests.post(server.http_url + "/v1/console/session", timeout=30,
-                      headers=dict(CONSOLE, **basic(user, password or PASSWORDS[user])))
+                      headers=dict(CONSOLE, **JSON, **basic(user, password or PASSWORDS[user])))
     assert r.status_code == 200, r.text
     assert r.headers["Cache-Control"] == "no-store"
     return r.json()
@@ -97,12 +98,12 @@ def test_a_password_sign_in_gives_a_session_token_that_works_as_bearer(server):
 
 def test_a_wrong_password_from_the_console_gets_no_basic_challenge(server):
     r = requests.post(server.http_url + "/v1/console/session", timeout=30,
-                      headers=dict(CONSOLE, **basic("alice", "wrong")))
+                      headers=dict(CONSOLE, **JSON, **basic("alice", "wrong")))
     assert r.status_code == 401 and r.json()["error_code"] == 40101
     assert r.raw.headers.getlist("WWW-Authenticate") == ['Bearer realm="sluice"']
     # Other clients still get both challenges.
     r = requests.post(server.http_url + "/v1/console/session", timeout=30,
-                      headers=basic("alice", "wrong"))
+                      headers=dict(JSON, **basic("alice", "wrong")))
     challenges = r.raw.headers.getlist("WWW-Authenticate")
     assert 'Basic realm="sluice"' in challenges and 'Bearer realm="sluice"' in challenges
     assert "wrong" not in server.log_text().replace("wrong password", "")
@@ -127,7 +128,8 @@ def test_a_jwt_is_its_own_session(server, keys):
     jwt = keys.token(sub="bob")
     me = requests.get(server.http_url + "/v1/console/session", headers=bearer(jwt), timeout=30)
     assert me.status_code == 200 and me.json() == {"principal": "User:bob"}
-    r = requests.post(server.http_url + "/v1/console/session", headers=bearer(jwt), timeout=30)
+    r = requests.post(server.http_url + "/v1/console/session", headers=dict(JSON, **bearer(jwt)),
+                      timeout=30)
     assert r.status_code == 400 and "Basic" in r.json()["message"]
 
 

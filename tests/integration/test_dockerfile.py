@@ -102,6 +102,11 @@ def test_final_stage_runs_unprivileged_with_data_volume_and_ports(dockerfile):
     entry = [json.loads(r) for w, r in final if w == "ENTRYPOINT"]
     assert entry == [["/usr/local/bin/sluice"]]
     assert [json.loads(r) for w, r in final if w == "CMD"] == [["--data-dir=/data"]]
+    # The listeners bind every interface of the container explicitly (sluice's own defaults,
+    # or `make run`'s loopback, would not matter): each exposed port has one.
+    env = dict(kv.split("=", 1) for w, r in final if w == "ENV" for kv in r.split())
+    assert {env.get("SLUICE_LISTENERS"), env.get("SLUICE_HTTP_LISTENER"),
+            env.get("SLUICE_SQS_LISTENER")} == {f"0.0.0.0:{p}" for p in ports}
 
 
 def test_no_secrets_in_the_layers_or_the_build_context(dockerfile):

@@ -87,6 +87,8 @@ def lint(objects):
         selector = w["spec"]["selector"]["matchLabels"]
         assert selector.items() <= pod["metadata"]["labels"].items()
         spec = pod["spec"]
+        # A Service named sluice would put SLUICE_PORT=tcp://... into the pod.
+        assert spec["enableServiceLinks"] is False
         assert spec["securityContext"]["runAsNonRoot"] is True
         assert spec["securityContext"]["runAsUser"] != 0
         for c in spec["containers"] + spec.get("initContainers", []):
@@ -282,5 +284,32 @@ def test_the_charts_command_line_and_config_start_sluice(renderer, tmp_path):
         assert struct.unpack(">i", answer[:4])[0] == 7
         md = admin.list_topics(topic="t", timeout=10)
         assert len(md.topics["t"].partitions) == 3  # num.partitions from the ConfigMap
+    finally:
+        s.close()
+
+
+def test_pods_get_no_service_link_variables_and_sluice_survives_them(renderer):
+    """Kubernetes puts FOO_SERVICE_HOST, FOO_PORT, FOO_PORT_9092_TCP_ADDR... into a pod for every
+    Service of its namespace; `helm install sluice` makes a Service named sluice. The chart turns
+    service links off, and sluice started with such variables anyway (a pod spec of its own, an
+    older chart) logs one warning and serves."""
+    for mode in ([], ["mode=upstream", "upstream.bootstrapServers=kafka:9092"]):
+        objects = render(renderer, *mode, name="sluice")
+        for w in by_kind(objects, "StatefulSet") + by_kind(objects, "Deployment"):
+            assert w["spec"]["template"]["spec"]["enableServiceLinks"] is False
+    links = {"SLUICE_PORT": "tcp://10.96.0.12:9092", "SLUICE_SERVICE_HOST": "10.96.0.12",
+             "SLUICE_SERVICE_PORT": "9092", "SLUICE_SERVICE_PORT_KAFKA": "9092",
+             "SLUICE_PORT_9092_TCP": "tcp://10.96.0.12:9092",
+             "SLUICE_PORT_9092_TCP_ADDR": "10.96.0.12", "SLUICE_PORT_9092_TCP_PORT": "9092",
+             "SLUICE_PORT_9092_TCP_PROTO": "tcp"}
+    s = Sluice(env=links).start()
+    try:
+        warnings = [l for l in s.log_lines if "SLUICE_PORT_9092_TCP_ADDR" in l]
+        assert len(warnings) == 1, s.log_text()
+        assert " warning [server] " in warnings[0]
+        for name in links:
+            assert name in warnings[0]
+        admin = AdminClient({"bootstrap.servers": s.bootstrap})
+        assert admin.list_topics(timeout=10).brokers
     finally:
         s.close()

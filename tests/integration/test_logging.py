@@ -2,6 +2,8 @@
 JSON object, the area named at debug logs its debug lines, the others stay at the default
 level; a bad level or area stops sluice at start with one line naming it."""
 import json
+import os
+import re
 import subprocess
 import urllib.request
 
@@ -39,3 +41,47 @@ def test_bad_log_flags_stop_sluice_with_one_line():
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 2, r.stderr
         assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
+
+
+AREAS = {"server", "storage", "group", "producer", "txn", "kafka", "http", "sqs", "queue", "auth"}
+
+
+def test_every_line_names_its_area_the_console_redrive_too():
+    """A line logged through spdlog's default logger has an empty area ("info [] ...")."""
+    import boto3
+    import requests
+    s = Sluice(sqs=True).start()
+    try:
+        sqs = boto3.client("sqs", endpoint_url=s.sqs_url, region_name="us-east-1",
+                           aws_access_key_id="x", aws_secret_access_key="y")
+        dlq = sqs.create_queue(QueueName="area-dlq")["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])[
+            "Attributes"]["QueueArn"]
+        sqs.create_queue(QueueName="area", Attributes={"RedrivePolicy": json.dumps(
+            {"deadLetterTargetArn": arn, "maxReceiveCount": 1})})
+        r = requests.post(f"{s.http_url}/v1/queues/area-dlq/redrive", json={}, timeout=10)
+        assert r.status_code == 202, r.text
+        line = s.wait_log("redrive of queue area-dlq started")
+    finally:
+        s.close()
+    assert re.search(r" info \[http\] redrive of queue area-dlq started", line), line
+    for l in s.log_lines:
+        m = re.match(r"\S+ \S+ \[([^\]]*)\] ", l)
+        assert m and m.group(1) in AREAS, l
+
+
+def test_no_source_logs_through_the_unnamed_default_logger():
+    """Each area has its named logger (backend/logger.h, gateway/kafka/logger.h,
+    gateway/sqs/logger.h); spdlog::info(...) and friends would log with an empty area."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    call = re.compile(r"spdlog::(trace|debug|info|warn|error|critical|log)\(")
+    found = []
+    for top in ("auth", "backend", "gateway", "protocol"):
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in files:
+                if name.endswith((".cc", ".h")):
+                    with open(os.path.join(dirpath, name), errors="replace") as f:
+                        for n, text in enumerate(f, 1):
+                            if call.search(text):
+                                found.append(f"{os.path.relpath(dirpath, root)}/{name}:{n}")
+    assert found == []

@@ -3,6 +3,7 @@ import os
 import struct
 import subprocess
 import tempfile
+import time
 import urllib.request
 
 import pytest
@@ -201,3 +202,203 @@ def test_recovery_after_a_crash_logs_its_progress():
             assert re.search(rf"opened {total} partitions \([\d.]+ MiB\) in [\d.]+ s", summary)
         finally:
             s.close()
+
+
+# --- issue 24: what a start creates, how it fails, how it logs ----------------------------------
+
+def start_error_line(r):
+    """The one line a failed start ends with: "sluice: ..." and nothing else of that kind."""
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    ours = [l for l in r.stderr.splitlines() if l.startswith("sluice: ")]
+    assert len(ours) == 1 and r.stderr.strip().splitlines()[-1] == ours[0], r.stderr
+    return ours[0]
+
+
+@pytest.mark.parametrize("flag", ["--kafka", "--http", "--sqs"])
+def test_a_port_in_use_exits_2_before_creating_the_data_dir(flag):
+    import socket
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    listeners = {"--kafka": "127.0.0.1:0", "--http": "127.0.0.1:0", "--sqs": "127.0.0.1:0"}
+    listeners[flag] = f"127.0.0.1:{port}"
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            data = os.path.join(d, "new", "data")
+            args = ["--data-dir", data]
+            for f, v in listeners.items():
+                args += [f, v]
+            line = start_error_line(run(args))
+            assert line == (f"sluice: {flag}: cannot listen on 127.0.0.1:{port}: "
+                            "Address already in use")
+            assert os.listdir(d) == []  # neither the data dir nor its parent, nor an audit log
+    finally:
+        taken.close()
+
+
+def test_every_kind_of_failed_start_exits_2_with_one_line():
+    with tempfile.TemporaryDirectory() as d:
+        base = ["--kafka", "127.0.0.1:0", "--http", "off", "--sqs", "off"]
+        # A bad setting.
+        assert "num.partitions" in start_error_line(
+            run(["--data-dir", os.path.join(d, "a")] + base + ["--set", "num.partitions=0"]))
+        # A data dir that is a file.
+        path = os.path.join(d, "file")
+        open(path, "w").close()
+        assert "--data-dir" in start_error_line(run(["--data-dir", path] + base))
+        # A data dir the log cannot open (a damaged topic file).
+        data = os.path.join(d, "damaged")
+        s = Sluice(data_dir=data).start()
+        from confluent_kafka.admin import AdminClient, NewTopic
+        admin = AdminClient({"bootstrap.servers": s.bootstrap})
+        admin.create_topics([NewTopic("t", 1, 1)])["t"].result(timeout=30)
+        assert s.stop() == 0
+        with open(os.path.join(data, "topics", "t.topic"), "r+") as f:
+            f.seek(12)
+            f.write("Z")
+        assert "cannot open the log" in start_error_line(run(["--data-dir", data] + base))
+        assert sorted(os.listdir(d)) == ["damaged", "file"]
+
+
+def test_a_failed_start_removes_the_data_dir_and_audit_log_it_created():
+    with tempfile.TemporaryDirectory() as d:
+        # The audit log cannot be opened: the start fails after the data dir was made.
+        data = os.path.join(d, "fresh", "data")
+        line = start_error_line(run(["--data-dir", data, "--kafka", "127.0.0.1:0", "--http",
+                                     "off", "--sqs", "off",
+                                     "--set", "audit.log=/proc/no-such-dir/audit.log"]))
+        assert "audit.log" in line
+        assert os.listdir(d) == []
+        # A data dir that exists, with an audit log elsewhere: the log fails to open (a
+        # damaged topic file) after the audit log was created; the audit log goes, the data
+        # dir stays.
+        data = os.path.join(d, "kept")
+        s = Sluice(data_dir=data).start()
+        from confluent_kafka.admin import AdminClient, NewTopic
+        admin = AdminClient({"bootstrap.servers": s.bootstrap})
+        admin.create_topics([NewTopic("t", 1, 1)])["t"].result(timeout=30)
+        assert s.stop() == 0
+        with open(os.path.join(data, "topics", "t.topic"), "r+") as f:
+            f.seek(12)
+            f.write("Z")
+        audit = os.path.join(d, "audit.log")
+        start_error_line(run(["--data-dir", data, "--kafka", "127.0.0.1:0", "--http", "off",
+                              "--sqs", "off", "--set", f"audit.log={audit}"]))
+        assert not os.path.exists(audit)
+        assert os.path.exists(os.path.join(data, "topics", "t.topic"))
+
+
+def test_a_new_data_dir_is_logged_as_new_a_restart_as_clean_and_a_crash_as_unclean():
+    with tempfile.TemporaryDirectory() as d:
+        data = os.path.join(d, "data")
+        s = Sluice(data_dir=data).start()
+        opened = s.wait_log("log: opened ")
+        assert "(new data dir," in opened, opened
+        assert "unclean" not in s.log_text()
+        s.restart()
+        assert "0 topics, clean shutdown" in s.wait_log("log: opened ")
+        s.kill()
+        s.start()
+        try:
+            assert "unclean shutdown" in s.wait_log("log: opened ")
+        finally:
+            s.close()
+
+
+def modes_under(root):
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            out[os.path.relpath(path, root)] = (os.lstat(path).st_mode & 0o7777,
+                                                os.path.isdir(path))
+    return out
+
+
+def test_the_data_dir_is_0700_and_every_file_in_it_0600_whatever_the_umask():
+    """Under umask 022, the usual one, files would be readable by every local user."""
+    import boto3
+    import requests
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    old = os.umask(0o022)
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            data = os.path.join(d, "data")
+            # `sluice users` creates the data dir and the credentials file.
+            users = subprocess.run([sluice_binary(), "users", "set", "alice", "--data-dir", data],
+                                   input="secret-password\n", capture_output=True, text=True,
+                                   timeout=30)
+            assert users.returncode == 0, users.stderr
+            s = Sluice(data_dir=data, sqs=True).start()
+            try:
+                admin = AdminClient({"bootstrap.servers": s.bootstrap})
+                for f in admin.create_topics([NewTopic("plain", 2, 1), NewTopic(
+                        "compacted", 1, 1, config={"cleanup.policy": "compact",
+                                                   "segment.bytes": "1024"})]).values():
+                    f.result(timeout=30)
+                p = Producer({"bootstrap.servers": s.bootstrap, "linger.ms": 0,
+                              "enable.idempotence": True})
+                for i in range(30):
+                    p.produce("plain", value=b"v" * 100, key=str(i).encode())
+                    p.produce("compacted", value=b"c" * 100, key=str(i % 3).encode())
+                assert p.flush(30) == 0
+                c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "modes",
+                              "auto.offset.reset": "earliest"})
+                c.subscribe(["plain"])
+                got = 0
+                end = time.monotonic() + 30
+                while got < 30 and time.monotonic() < end:
+                    m = c.poll(1)
+                    if m is not None and not m.error():
+                        got += 1
+                c.commit(asynchronous=False)
+                c.close()
+                assert got == 30
+                sqs = boto3.client("sqs", endpoint_url=s.sqs_url, region_name="us-east-1",
+                                   aws_access_key_id="x", aws_secret_access_key="y")
+                q = sqs.create_queue(QueueName="modes")["QueueUrl"]
+                sqs.send_message(QueueUrl=q, MessageBody="hello")
+                r = requests.post(f"{s.http_url}/consumers/g-modes",
+                                  json={"name": "i", "format": "binary"},
+                                  headers={"Content-Type": "application/vnd.kafka.v2+json"},
+                                  timeout=10)
+                assert r.status_code == 200, r.text
+            finally:
+                assert s.stop() == 0
+            modes = modes_under(data)
+            assert os.stat(data).st_mode & 0o7777 == 0o700
+            for name in ("audit.log", "meta.properties", "credentials", ".lock",
+                         ".clean_shutdown", "topics/plain.topic", "plain-0/partition.metadata",
+                         "plain-0/00000000000000000000.log",
+                         "plain-0/00000000000000000000.index"):
+                assert name in modes, sorted(modes)
+            assert any(n.startswith("__consumer_offsets-") for n in modes)
+            assert any(n.startswith("__queue_state-") for n in modes)
+            wrong = {n: oct(m) for n, (m, is_dir) in modes.items()
+                     if m != (0o700 if is_dir else 0o600)}
+            assert wrong == {}, wrong
+    finally:
+        os.umask(old)
+
+
+def test_an_existing_data_dir_open_to_others_gets_one_warning_and_keeps_its_mode():
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        s = Sluice(data_dir=d).start()
+        try:
+            warnings = [l for l in s.log_lines if "open to other users" in l]
+            assert len(warnings) == 1, s.log_text()
+            assert " warning [server] " in warnings[0] and "mode 0755" in warnings[0]
+            assert d in warnings[0]
+        finally:
+            s.stop()
+        assert os.stat(d).st_mode & 0o7777 == 0o755
+        # A private one gets none.
+        os.chmod(d, 0o700)
+        s.start()
+        try:
+            assert not [l for l in s.log_lines if "open to other users" in l]
+        finally:
+            s.stop()

@@ -109,7 +109,21 @@ std::optional<error> consumer_instance::subscribe(std::vector<topic_name> topics
     return std::nullopt;
 }
 
-std::optional<error> consumer_instance::subscribe_pattern(const std::string& pattern) {
+group_member::topic_filter consumer_instance::describe_filter(std::string principal,
+                                                             std::string host) const {
+    if (!rc_.acl.on()) {
+        return nullptr;
+    }
+    return [acl = rc_.acl, principal = std::move(principal),
+            host = std::move(host)](const topic_name& t) {
+        return acl.allowed(principal, host, auth::acl_operation::describe,
+                           auth::resource_type::topic, t.value);
+    };
+}
+
+std::optional<error> consumer_instance::subscribe_pattern(const std::string& pattern,
+                                                          std::string principal,
+                                                          std::string host) {
     std::lock_guard lock(mu_);
     if (!manual_.empty()) {
         return error{code::illegal_state,
@@ -120,11 +134,13 @@ std::optional<error> consumer_instance::subscribe_pattern(const std::string& pat
         return error{code::consumer_already_subscribed, std::string(already_subscribed_message)};
     }
     ensure_member();
-    if (!member_->subscribe_pattern(pattern)) {
+    if (!member_->subscribe_pattern(pattern, describe_filter(principal, host))) {
         return error{code::invalid_consumer_config,
                      "Invalid consumer configuration: topic_pattern is not a valid RE2 "
                      "expression"};
     }
+    pattern_principal_ = std::move(principal);
+    pattern_host_ = std::move(host);
     return std::nullopt;
 }
 
@@ -725,6 +741,10 @@ stored_instance consumer_instance::to_stored() const {
     if (member_) {
         s.topics = member_->subscribed_topics();
         s.pattern = member_->subscribed_pattern();
+        if (s.pattern) {
+            s.pattern_principal = pattern_principal_;
+            s.pattern_host = pattern_host_;
+        }
     }
     s.assigned = manual_;
     s.positions = restored_;
@@ -744,7 +764,9 @@ void consumer_instance::restore(const stored_instance& s) {
     restored_ = s.positions;
     if (s.pattern) {
         ensure_member();
-        member_->subscribe_pattern(*s.pattern);
+        pattern_principal_ = s.pattern_principal.empty() ? "User:ANONYMOUS" : s.pattern_principal;
+        pattern_host_ = s.pattern_host;
+        member_->subscribe_pattern(*s.pattern, describe_filter(pattern_principal_, pattern_host_));
     } else if (!s.topics.empty()) {
         ensure_member();
         member_->subscribe(s.topics);

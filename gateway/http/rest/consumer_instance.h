@@ -62,6 +62,10 @@ struct stored_instance {
     instance_config config;
     std::vector<topic_name> topics;     // subscribed topics
     std::optional<std::string> pattern;  // or a subscribed pattern
+    /// Who subscribed to the pattern, and from where: it matches only the topics this
+    /// principal may DESCRIBE. Empty in records of older versions (then User:ANONYMOUS).
+    std::string pattern_principal;
+    std::string pattern_host;
     std::vector<topic_partition> assigned;  // or partitions assigned by hand
     std::map<topic_partition, std::int64_t> positions;
 };
@@ -78,7 +82,10 @@ public:
 
     // --- subscription and assignment (errors are REST errors, empty on success) -----------
     std::optional<error> subscribe(std::vector<topic_name> topics);
-    std::optional<error> subscribe_pattern(const std::string& pattern);
+    /// A pattern matches only the topics `principal` (from `host`) may DESCRIBE, now and at
+    /// every later look at the topics, as a Kafka consumer's Metadata shows it only those.
+    std::optional<error> subscribe_pattern(const std::string& pattern, std::string principal,
+                                           std::string host);
     void unsubscribe();
     /// The subscribed topics (for a pattern: the topics it matches now).
     std::vector<std::string> subscription() const;
@@ -142,6 +149,8 @@ private:
 
     held_partitions held() const;
     void ensure_member();
+    /// The DESCRIBE check of a pattern subscription's topics (null with the authorizer off).
+    group_member::topic_filter describe_filter(std::string principal, std::string host) const;
     boost::asio::awaitable<std::optional<error>> fill_positions(const held_partitions& h);
     boost::asio::awaitable<void> commit_held(const group_member::state& held);
     boost::asio::awaitable<std::optional<error>> commit_offsets(
@@ -162,6 +171,8 @@ private:
     std::map<topic_partition, std::int64_t> positions_;
     /// Positions stored before a restart, for the first assignment after it.
     std::map<topic_partition, std::int64_t> restored_;
+    std::string pattern_principal_;  // who subscribed to the pattern, from where
+    std::string pattern_host_;
     std::chrono::steady_clock::time_point last_used_;
     bool reading_ = false;
     bool stopped_ = false;

@@ -327,7 +327,8 @@ boost::asio::awaitable<handler_result> subscribe(const consumer_routes_ctx* c, h
     }
     SLUICE_INSTANCE_OR_RETURN(inst);
     auto err = has_topics ? inst->subscribe(std::move(names))
-                          : inst->subscribe_pattern(std::string(json::as_view(*pattern)));
+                          : inst->subscribe_pattern(std::string(json::as_view(*pattern)),
+                                                    ctx.principal, acl_host(ctx));
     if (err) {
         co_return v2_error(err->code, err->message);
     }

@@ -67,6 +67,8 @@ std::string consumer_store::encode(const stored_instance& s) {
     w.key("pattern");
     if (s.pattern) {
         w.string(*s.pattern);
+        w.field("pattern_principal", s.pattern_principal);
+        w.field("pattern_host", s.pattern_host);
     } else {
         w.null();
     }
@@ -129,6 +131,8 @@ std::optional<stored_instance> consumer_store::decode(std::string_view text) {
     }
     if (auto p = json::get_string(doc, "pattern")) {
         s.pattern = std::string(*p);
+        s.pattern_principal = std::string(json::get_string(doc, "pattern_principal").value_or(""));
+        s.pattern_host = std::string(json::get_string(doc, "pattern_host").value_or(""));
     }
     auto read_tp = [](const json::value& v) -> std::optional<topic_partition> {
         auto topic = json::get_string(v, "topic");

@@ -6,7 +6,9 @@
 // write. One record per instance:
 //   key    "<group>\0<instance name>"
 //   value  JSON {"group","name","format","auto_offset_reset","auto_commit","fetch_min_bytes",
-//          "request_timeout_ms","topics":[..],"pattern","assigned":[{"topic","partition"}],
+//          "request_timeout_ms","topics":[..],"pattern","pattern_principal","pattern_host"
+//          (who subscribed to the pattern: it matches what they may DESCRIBE),
+//          "assigned":[{"topic","partition"}],
 //          "positions":[{"topic","partition","offset"}]}; null (a tombstone) once deleted
 // Written after every change of subscription, assignment or position (acks=1: a crash of the
 // process loses nothing written, a crash of the machine what was not yet flushed); read once

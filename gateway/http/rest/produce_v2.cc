@@ -5,7 +5,8 @@
 // values (json), by the Content-Type. Beyond the REST Proxy, a record may carry headers
 // ([{"name":"h","value":"<base64>"|null}], as API v3 has them) and a timestamp (milliseconds
 // since the epoch, or an RFC 3339 string). The answer lists one {"partition","offset",
-// "error_code","error"} per record, in order.
+// "error_code","error"} per record, in order. A missing topic is created when
+// auto.create.topics.enable is on (CREATE on the cluster or the topic needed), else 40401.
 #include <algorithm>
 #include <charconv>
 #include <string_view>
@@ -80,9 +81,17 @@ boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_part
     }
 
     const topic_name topic(std::string(*ctx.params.get("topic")));
-    produce_outcome res = co_await rc->producer.produce(topic, std::move(out));
+    const producer_identity who = producer_of(*rc, ctx);
+    produce_outcome res = co_await rc->producer.produce(topic, std::move(out), &who);
     if (res.refusal == produce_refusal::unknown_topic) {
         co_return v2_error(code::topic_not_found, std::string(topic_not_found_message));
+    }
+    if (res.refusal == produce_refusal::create_denied) {
+        co_return report_denied(ctx, *res.denied, true);
+    }
+    if (res.refusal == produce_refusal::create_failed) {
+        const error e = from_backend(res.create_error, subject::topic);
+        co_return v2_error(e.code, e.message);
     }
     if (res.refusal == produce_refusal::unknown_partition) {
         co_return v2_error(code::partition_not_found, std::string(partition_not_found_message));

@@ -5,6 +5,9 @@
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
 
+#include "gateway/kafka/logger.h"
+#include "gateway/server/audit.h"
+
 namespace sluice::gateway::rest {
 namespace http = boost::beast::http;
 
@@ -68,6 +71,19 @@ http_response acl_denied(const acl_check& denied, bool v2) {
 }
 
 std::string acl_host(const http_request_context& ctx) { return ctx.peer.address().to_string(); }
+
+http_response report_denied(const http_request_context& ctx, const acl_check& denied, bool v2) {
+    const std::string action = std::string(ctx.req.method_string()) + " " + ctx.path;
+    http_log().info("{} by {} from {} denied: {}", action, ctx.principal, acl_host(ctx),
+                    denial_message(denied));
+    audit_authorization_denied(audit_source{ctx.principal, audit_client_of(ctx.peer), "http"},
+                               denied.op, denied.type, denied.name, action);
+    return acl_denied(denied, v2);
+}
+
+producer_identity producer_of(const rest_context& rc, const http_request_context& ctx) {
+    return producer_identity{rc.acl, ctx.principal, acl_host(ctx), "http"};
+}
 
 http_response v3_error(code c, std::string message) {
     return error_response(error{c, std::move(message)}, "application/json");

@@ -59,6 +59,11 @@ http_response v2_error(code c, std::string message);
 http_response v3_error(code c, std::string message);
 /// The 403 (40301) of an ACL denial, in the v2 API's content type or the v3 API's.
 http_response acl_denied(const acl_check& denied, bool v2);
+/// A check a handler made that failed: a log line and an audit record (front "http", the
+/// action "METHOD path"), then acl_denied's answer.
+http_response report_denied(const http_request_context& ctx, const acl_check& denied, bool v2);
+/// The producer identity of a request (for auto-creating a topic it produces to).
+producer_identity producer_of(const rest_context& rc, const http_request_context& ctx);
 /// The client's address as ACLs see it (their host).
 std::string acl_host(const http_request_context& ctx);
 

@@ -6,7 +6,9 @@
 //    "timestamp": "2021-02-05T19:14:42Z"?}
 // Each record gets one delivery report, in order: {"error_code": 200, "cluster_id",
 // "topic_name", "partition_id", "offset", "timestamp", "key": {"type", "size"}, "value": ...}
-// or {"error_code": 400, "message": "..."}.
+// or {"error_code": 400, "message": "..."}. A missing topic is created first when
+// auto.create.topics.enable is on (CREATE on the cluster or the topic needed: 403 40301
+// otherwise), else 404 40403 (the v3 API's code for an unknown topic-partition).
 //
 // Streamed form (Transfer-Encoding: chunked): records are read as they arrive and the reports
 // go back as chunks of a 200 answer while the client still sends (compat: the REST Proxy's
@@ -67,8 +69,9 @@ using slot = std::variant<v3_record, report_error>;
 
 /// Produces the parsed records of `slots` in one call and appends one report per slot.
 /// Returns the HTTP status of the last report (for the one-record answer).
-asio::awaitable<unsigned> produce_slots(rest_context* rc, const std::string& topic,
-                                        std::vector<slot> slots, json::writer& w) {
+asio::awaitable<unsigned> produce_slots(rest_context* rc, const producer_identity* who,
+                                        const std::string& topic, std::vector<slot> slots,
+                                        json::writer& w) {
     std::vector<outgoing_record> records;
     std::vector<std::size_t> index;  // slot -> record
     for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -81,7 +84,7 @@ asio::awaitable<unsigned> produce_slots(rest_context* rc, const std::string& top
     }
     produce_outcome res;
     if (!records.empty()) {
-        res = co_await rc->producer.produce(topic_name(topic), std::move(records));
+        res = co_await rc->producer.produce(topic_name(topic), std::move(records), who);
     }
     unsigned status = 200;
     for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -94,6 +97,14 @@ asio::awaitable<unsigned> produce_slots(rest_context* rc, const std::string& top
             res.refusal == produce_refusal::unknown_partition) {
             write_error_report(w, {40403, "This server does not host this topic-partition."});
             status = 404;
+            continue;
+        }
+        if (res.refusal == produce_refusal::create_denied ||
+            res.refusal == produce_refusal::create_failed) {
+            const error e = res.denied ? error{code::forbidden, denial_message(*res.denied)}
+                                       : from_backend(res.create_error, subject::topic);
+            write_error_report(w, {static_cast<std::int32_t>(e.code), e.message});
+            status = http_status(e.code);
             continue;
         }
         const auto& out = res.records[index[i]];
@@ -252,15 +263,21 @@ asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_contex
     const auto cluster = *ctx.params.get("cluster_id");
     const auto ct = header(ctx.req, "Content-Type");
     const std::string topic(*ctx.params.get("topic_name"));
+    const producer_identity who = producer_of(*rc, ctx);
     if (cluster != rc->cluster_id) {
         early = v3_error(code::not_found, "Cluster " + std::string(cluster) + " cannot be found.");
     } else if (!ct.empty() && content_media(ct) != media::v2) {
         early = v3_error(code::unsupported_media_type, std::string(unsupported_media_type_message));
     } else {
-        auto described = co_await rc->topics.describe(topic_name(topic));
-        if (!described) {
+        // The topic (created now when it is missing and may be, before the body is read).
+        auto found = co_await rc->producer.ensure_topic(topic_name(topic), &who);
+        if (found.refusal == produce_refusal::unknown_topic) {
             early = v3_error(code::unknown_topic_or_partition,
                              "This server does not host this topic-partition.");
+        } else if (found.refusal == produce_refusal::create_denied) {
+            early = report_denied(ctx, *found.denied, false);
+        } else if (found.refusal == produce_refusal::create_failed) {
+            early = error_response(from_backend(found.create_error, subject::topic), v3_type);
         } else if (const auto length = ctx.req.payload_size();
                    !ctx.req.chunked() && length && *length > max_bytes) {
             early = v3_error(code::payload_too_large,
@@ -291,7 +308,7 @@ asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_contex
         }
         json::writer w;
         const std::size_t reports = slots.size() + (fatal ? 1 : 0);
-        unsigned status = co_await produce_slots(rc, topic, std::move(slots), w);
+        unsigned status = co_await produce_slots(rc, &who, topic, std::move(slots), w);
         if (fatal) {
             write_error_report(w, *fatal);
             status = 400;
@@ -346,7 +363,7 @@ asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_contex
             st.parsed_bytes = 0;
             st.room.notify();
             w.clear();
-            co_await produce_slots(rc, topic, std::move(group), w);
+            co_await produce_slots(rc, &who, topic, std::move(group), w);
             stream.expires_after(write_timeout);
             co_await asio::async_write(stream, http::make_chunk(asio::buffer(w.view())),
                                        asio::redirect_error(asio::use_awaitable, ec));

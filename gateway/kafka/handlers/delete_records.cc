@@ -1,7 +1,9 @@
 // DeleteRecords: move a partition's log start offset forward (offset -1 = the high watermark).
 // Needs DELETE on each topic (Kafka's check); a refused topic's partitions answer
-// TOPIC_AUTHORIZATION_FAILED and never reach the backend.
+// TOPIC_AUTHORIZATION_FAILED and never reach the backend; so do the partitions of topics of
+// sluice's own state, with INVALID_TOPIC_EXCEPTION.
 #include "backend/api/records.h"
+#include "backend/api/sluice_topics.h"
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
@@ -20,12 +22,16 @@ boost::asio::awaitable<delete_records_handler::response> delete_records_handler:
         tout.name = t.name;
         allowed.push_back(
             authorize(ctx, auth::acl_operation::remove, auth::resource_type::topic, t.name));
+        // compat: kafka.server.ReplicaManager refuses to delete records of an internal topic
+        // with INVALID_TOPIC_EXCEPTION; so are those of every topic of sluice's own state.
+        const bool owned = allowed.back() && api::is_sluice_owned_topic(t.name);
         for (const auto& p : t.partitions) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p.partition_index;
             pout.low_watermark = offset(-1);
-            pout.error_code = kafka::error_code::topic_authorization_failed;
-            if (allowed.back()) {
+            pout.error_code = owned ? kafka::error_code::invalid_topic_exception
+                                    : kafka::error_code::topic_authorization_failed;
+            if (allowed.back() && !owned) {
                 calls.push_back({topic_name(t.name), p.partition_index, p.offset});
             }
         }
@@ -33,7 +39,7 @@ boost::asio::awaitable<delete_records_handler::response> delete_records_handler:
     const auto moved = co_await ctx.svc().records.delete_records(std::move(calls));
     std::size_t i = 0;
     for (std::size_t t = 0; t < resp.topics.size(); ++t) {
-        if (!allowed[t]) {
+        if (!allowed[t] || api::is_sluice_owned_topic(resp.topics[t].name)) {
             continue;
         }
         for (auto& pout : resp.topics[t].partitions) {

@@ -1,4 +1,6 @@
-// DeleteTopics: by name (v0-5) or by name or id (v6+).
+// DeleteTopics: by name (v0-5) or by name or id (v6+). Topics of sluice's own state (internal
+// and "_sluice*") are refused with POLICY_VIOLATION.
+#include "backend/api/sluice_topics.h"
 #include "backend/api/topics.h"
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
@@ -53,6 +55,15 @@ boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::h
         if (!svc.kafka.delete_topic_enable) {
             out.error_code = kafka::error_code::topic_deletion_disabled;
             out.error_message = "delete.topic.enable is false";
+            continue;
+        }
+        if (info->internal || backend::api::is_sluice_owned_topic(info->name.value)) {
+            // compat: Kafka's broker deletes its internal topics when asked (only its tools
+            // refuse); sluice refuses every topic of its own state, whose loss breaks a module
+            // for good (backend/api/sluice_topics.h).
+            out.error_code = kafka::error_code::policy_violation;
+            out.error_message = "Topic " + info->name.value +
+                                " holds sluice's own state and cannot be deleted.";
             continue;
         }
         auto deleted = co_await svc.topics.remove(info->name);

@@ -1,6 +1,8 @@
-// DescribeConfigs: topic configs (overrides, broker defaults, built-in defaults) and the
-// broker's own settings, with sources, synonyms, types and documentation by version. Needs
-// DESCRIBE_CONFIGS on the topic, or on the cluster for the broker and its loggers (as Kafka).
+// DescribeConfigs: topic configs (overrides, broker defaults, built-in defaults), the broker's
+// own settings (BROKER "<node id>"; the dynamic ones with their layers as synonyms), the
+// cluster-wide dynamic defaults (BROKER "", only those set, as Kafka) and a group's configs
+// (GROUP), with sources, synonyms, types and documentation by version. Needs DESCRIBE_CONFIGS
+// on the topic or the group, or on the cluster for the broker and its loggers (as Kafka).
 #include <algorithm>
 
 #include "backend/api/topics.h"
@@ -38,13 +40,20 @@ boost::asio::awaitable<describe_configs_handler::response> describe_configs_hand
             }
             entries = std::move(*described);
         } else if (type == resource_type::broker) {
-            if (!res.resource_name.empty() &&
-                res.resource_name != std::to_string(svc.kafka.node_id)) {
+            if (res.resource_name.empty()) {
+                entries = describe_cluster_default_configs(svc);
+            } else if (res.resource_name == std::to_string(svc.kafka.node_id)) {
+                entries = describe_broker_configs(svc);
+            } else {
+                // compat: ConfigHelper.describeConfigs.
                 out.error_code = kafka::error_code::invalid_request;
-                out.error_message = "unknown broker '" + res.resource_name + "'";
+                out.error_message = "Unexpected broker id, expected " +
+                                    std::to_string(svc.kafka.node_id) +
+                                    " or empty string, but received " + res.resource_name;
                 continue;
             }
-            entries = describe_broker_configs(svc);
+        } else if (type == resource_type::group) {
+            entries = svc.groups.describe_group_configs(sluice::group_id(res.resource_name));
         } else if (type == resource_type::broker_logger) {
             // Logger levels are not exposed as configs; an empty list, as for a broker with none.
         } else {

@@ -1,8 +1,11 @@
-// IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides. Needs
-// ALTER_CONFIGS on the topic, or on the cluster for a broker resource (checked first, as Kafka).
+// IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides, a broker's
+// dynamic configs ("" for the cluster default) or a group's configs (dynamic_configs.h). Needs
+// ALTER_CONFIGS on the topic, the group, or the cluster for a broker resource (checked first,
+// as Kafka).
 #include "backend/api/topics.h"
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/config_view.h"
+#include "gateway/kafka/dynamic_configs.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
@@ -19,8 +22,14 @@ incremental_alter_configs_handler::handle(request_context& ctx, request req) {
         auto& out = resp.responses.emplace_back();
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
+        out.error_message = std::nullopt;  // compat: null when the resource is taken
         const auto type = static_cast<resource_type>(res.resource_type);
         if (!may_alter_configs(ctx, type, res.resource_name, out)) {
+            continue;
+        }
+        if (type == resource_type::broker || type == resource_type::group) {
+            co_await alter_dynamic_configs(ctx, type, res.resource_name, res.configs, false,
+                                           req.validate_only, out);
             continue;
         }
         std::vector<api::config_change> changes;

@@ -7,6 +7,7 @@
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
+#include "gateway/server/topic_auto_create.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -115,21 +116,15 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
                 continue;
             }
             if (!info && may_create) {
-                // A named value: g++ 12 destroys an aggregate temporary argument of a
-                // co_await call twice.
-                backend::api::new_topic spec{name, svc.kafka.num_partitions, {}, false};
-                auto created = co_await svc.topics.create(std::move(spec));
-                if (created) {
-                    kafka_log().info("auto-created topic '{}' with {} partitions for client '{}'",
-                                     name, svc.kafka.num_partitions, ctx.client_id());
-                    info = std::move(created->topic);
-                } else {
-                    info = co_await svc.topics.describe(name);  // created concurrently
-                    if (!info) {
-                        t.error_code = to_kafka(created.error().code);
-                        continue;
-                    }
+                // The HTTP front's produce calls create topics through the same function.
+                auto created = co_await auto_create_topic(
+                    svc.topics, name, svc.kafka.num_partitions,
+                    fmt::format("kafka client '{}'", ctx.client_id()));
+                if (!created) {
+                    t.error_code = to_kafka(created.error().code);
+                    continue;
                 }
+                info = std::move(*created);
             }
             if (!info) {
                 t.error_code = kafka::error_code::unknown_topic_or_partition;

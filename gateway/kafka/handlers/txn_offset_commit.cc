@@ -20,11 +20,19 @@ boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_ha
     // The partitions that exist; the others are answered UNKNOWN_TOPIC_OR_PARTITION.
     std::vector<std::optional<api::topic_description>> infos;
     api::txn_offset_commit_request call;
+    // compat: OffsetMetadataManager.commitTransactionalOffset refuses metadata over
+    // offset.metadata.max.bytes per partition, as OffsetCommit does; the others go on.
+    // The server checked the setting's range at start (0 to 32767, what a record holds).
+    const auto metadata_limit = static_cast<std::size_t>(
+        std::max<std::int64_t>(ctx.svc().cfg.get_int("offset.metadata.max.bytes", 4096), 0));
+    auto too_large = [&](const auto& p) {
+        return p.committed_metadata && p.committed_metadata->size() > metadata_limit;
+    };
     for (const auto& t : req.topics) {
         auto& info = infos.emplace_back(co_await ctx.svc().topics.describe(topic_name(t.name)));
         for (const auto& p : t.partitions) {
             if (!info || p.partition_index.value < 0 ||
-                p.partition_index.value >= info->partitions) {
+                p.partition_index.value >= info->partitions || too_large(p)) {
                 continue;
             }
             call.offsets.push_back({topic_name(t.name), p.partition_index, p.committed_offset,
@@ -84,6 +92,8 @@ boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_ha
             } else if (!info || p.partition_index.value < 0 ||
                        p.partition_index.value >= info->partitions) {
                 pout.error_code = kafka::error_code::unknown_topic_or_partition;
+            } else if (too_large(p) && common == kafka::error_code::none) {
+                pout.error_code = kafka::error_code::offset_metadata_too_large;
             }
         }
     }

@@ -209,6 +209,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/* The pod-level parts both workloads share (after the containers). */}}
 {{- define "sluice.podCommon" -}}
 serviceAccountName: {{ include "sluice.serviceAccountName" . }}
+{{- /* Kubernetes would put FOO_SERVICE_HOST, FOO_PORT... into the pod for every Service of the
+namespace; the Service named sluice gives SLUICE_PORT=tcp://..., which is no setting. sluice
+ignores such variables with a warning; the chart keeps them out of its pods altogether. */}}
+enableServiceLinks: false
 terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
 securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}

@@ -2,6 +2,7 @@
 // (revoke before reassign), epochs, static members, and the assignors.
 #include "backend/group/assignor.h"
 #include "tests/backend/group/group_test_support.h"
+#include "tests/backend/support.h"
 
 namespace sluice::backend::group::test {
 namespace {
@@ -122,6 +123,60 @@ TEST_F(ConsumerGroupTest, LeavingFreesPartitionsAndSessionExpiryFences) {
     EXPECT_EQ(coord->list_groups_now({"Empty"}, {}).size(), 1u);
 }
 
+TEST_F(ConsumerGroupTest, GroupConfigsSetTheHeartbeatIntervalAndSessionTimeout) {
+    ASSERT_TRUE(coord->set_group_configs(group_id("cg"),
+                                         {{"consumer.heartbeat.interval.ms", "7000"},
+                                          {"consumer.session.timeout.ms", "50000"}},
+                                         false));
+    auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    EXPECT_EQ(a.heartbeat_interval_ms, 7000);
+    // Fenced after the group's session timeout, not the broker's (45 s).
+    advance(cfg.consumer_session_timeout_ms + 1);
+    EXPECT_FALSE(coord->consumer_heartbeat_now(hb("a", a.member_epoch, owned(parts_of(a)))).error);
+    auto members = [&] {
+        auto v = coord->view_group(group_id("cg"));
+        return v ? v->members.size() : 0u;
+    };
+    advance(49999);
+    EXPECT_EQ(members(), 1u);
+    advance(2);
+    EXPECT_EQ(members(), 0u);
+
+    // Removing them brings back the broker's settings.
+    ASSERT_TRUE(coord->set_group_configs(group_id("cg"), {}, false));
+    auto b = coord->consumer_heartbeat_now(hb("b", 0, std::vector<owned_partitions>{}));
+    EXPECT_EQ(b.heartbeat_interval_ms, cfg.consumer_heartbeat_interval_ms);
+}
+
+TEST_F(ConsumerGroupTest, GroupConfigsAreCheckedAsKafkaChecksThem) {
+    auto refused = [&](std::map<std::string, std::string> c) {
+        auto r = coord->set_group_configs(group_id("cg"), std::move(c), false);
+        EXPECT_FALSE(r);
+        EXPECT_EQ(r ? std::error_code{} : r.error().code, api::errc::invalid_config);
+        return r ? std::string() : r.error().message;
+    };
+    EXPECT_EQ(refused({{"consumer.session.timeout.ms", "44999"}}),
+              "consumer.session.timeout.ms must be greater than or equal to "
+              "group.consumer.min.session.timeout.ms");
+    EXPECT_EQ(refused({{"consumer.session.timeout.ms", "60001"}}),
+              "consumer.session.timeout.ms must be less than or equal to "
+              "group.consumer.max.session.timeout.ms");
+    EXPECT_EQ(refused({{"consumer.heartbeat.interval.ms", "4999"}}),
+              "consumer.heartbeat.interval.ms must be greater than or equal to "
+              "group.consumer.min.heartbeat.interval.ms");
+    EXPECT_EQ(refused({{"share.session.timeout.ms", "1"}}),
+              "Unknown group config name: share.session.timeout.ms");
+    refused({{"consumer.heartbeat.interval.ms", "soon"}});
+    // validate_only changes nothing.
+    ASSERT_TRUE(coord->set_group_configs(group_id("cg"),
+                                         {{"consumer.heartbeat.interval.ms", "6000"}}, true));
+    auto entries = coord->describe_group_configs(group_id("cg"));
+    ASSERT_EQ(entries.size(), 2u);
+    EXPECT_EQ(entries[1].name, "consumer.heartbeat.interval.ms");
+    EXPECT_EQ(entries[1].value, "5000");
+    EXPECT_EQ(entries[1].source, api::config_source::default_config);
+}
+
 TEST_F(ConsumerGroupTest, CommitsNeedTheCurrentMemberEpoch) {
     auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
     EXPECT_FALSE(commit("cg", a.member_epoch, "a", {{0, 5}}, "t", 9).topics[0].partitions[0].error);
@@ -171,6 +226,77 @@ TEST_F(ConsumerGroupTest, StaticMemberComesBackUnderANewIdWithItsPartitions) {
     auto thief = hb("a3", 0, std::vector<owned_partitions>{});
     thief.instance_id = "inst";
     EXPECT_EQ(coord->consumer_heartbeat_now(thief).error, errc::unreleased_instance_id);
+}
+
+TEST_F(ConsumerGroupTest, MembersAndAssignmentsSurviveARestart) {
+    auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    auto b = coord->consumer_heartbeat_now(hb("b", 0, std::vector<owned_partitions>{}));
+    auto a2 = coord->consumer_heartbeat_now(hb("a", 1, owned({0, 1, 2, 3, 4, 5})));
+    auto kept = parts_of(a2);
+    auto a3 = coord->consumer_heartbeat_now(hb("a", 1, owned(kept)));
+    auto b2 = coord->consumer_heartbeat_now(hb("b", 2, owned({})));
+    ASSERT_EQ(parts_of(b2).size(), 3u);
+    ASSERT_FALSE(commit("cg", a3.member_epoch, "a", {{0, 5}}, "t", 9).topics[0].partitions[0].error);
+    const auto before = coord->describe_consumer_groups_now({group_id("cg")});
+
+    restart();
+
+    // The group, its members, their epochs and assignments came back as they were.
+    auto after = coord->describe_consumer_groups_now({group_id("cg")});
+    ASSERT_EQ(after.size(), 1u);
+    EXPECT_EQ(after[0].state, "Stable");
+    EXPECT_EQ(after[0].group_epoch, before[0].group_epoch);
+    EXPECT_EQ(after[0].assignment_epoch, before[0].assignment_epoch);
+    ASSERT_EQ(after[0].members.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(after[0].members[i].member_id, before[0].members[i].member_id);
+        EXPECT_EQ(after[0].members[i].member_epoch, before[0].members[i].member_epoch);
+        EXPECT_EQ(after[0].members[i].client_id, "c");
+        EXPECT_EQ(after[0].members[i].assignment, before[0].members[i].assignment);
+        EXPECT_EQ(after[0].members[i].target_assignment, before[0].members[i].target_assignment);
+    }
+    // The members go on with their epochs: no rejoin, no rebalance.
+    auto a4 = coord->consumer_heartbeat_now(hb("a", a3.member_epoch, owned(kept)));
+    ASSERT_FALSE(a4.error) << a4.error.message();
+    EXPECT_EQ(a4.member_epoch, a3.member_epoch);
+    EXPECT_FALSE(commit("cg", a4.member_epoch, "a", {{1, 6}}, "t", 9).topics[0].partitions[0].error);
+    EXPECT_EQ(committed("cg", 0), 5);
+    // A member that does not come back is fenced after its session timeout.
+    advance(cfg.consumer_session_timeout_ms / 2);
+    coord->consumer_heartbeat_now(hb("a", a4.member_epoch, owned(kept)));
+    advance(cfg.consumer_session_timeout_ms / 2 + 1);
+    EXPECT_EQ(coord->consumer_heartbeat_now(hb("b", b2.member_epoch, owned({}))).error,
+              errc::unknown_member_id);
+}
+
+TEST_F(ConsumerGroupTest, FlushedMembersSurviveACrash) {
+    auto a = coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    ASSERT_FALSE(commit("cg", a.member_epoch, "a", {{3, 33}}, "t", 9).topics[0].partitions[0].error);
+    ASSERT_FALSE(sluice::backend::test::run_until_done(coord->flush_group(group_id("cg"))));
+    coord->stop();
+    coord.reset();
+    auto crashed = fs->crash_copy();
+    log.reset();
+    fs = crashed;
+    open_log();
+    start();
+    EXPECT_EQ(committed("cg", 3), 33);
+    auto again = coord->consumer_heartbeat_now(hb("a", a.member_epoch, owned({0, 1, 2, 3, 4, 5})));
+    ASSERT_FALSE(again.error) << again.error.message();
+    EXPECT_EQ(again.member_epoch, a.member_epoch);
+}
+
+TEST_F(ConsumerGroupTest, LeavingAndDeletionWriteTombstonesThatReplay) {
+    coord->consumer_heartbeat_now(hb("a", 0, std::vector<owned_partitions>{}));
+    coord->consumer_heartbeat_now(hb("a", leave_group_member_epoch, std::nullopt));
+    restart();
+    auto d = coord->describe_consumer_groups_now({group_id("cg")});
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_TRUE(d[0].members.empty());
+    EXPECT_EQ(d[0].state, "Empty");
+    ASSERT_FALSE(coord->delete_groups_now({group_id("cg")})[0].error);
+    restart();
+    EXPECT_TRUE(coord->list_groups_now({}, {}).empty());
 }
 
 /// A member joining `group` that subscribes with a pattern only.

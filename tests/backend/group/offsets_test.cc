@@ -8,37 +8,6 @@
 namespace sluice::backend::group::test {
 namespace {
 
-TEST(GroupRecords, KeysAndValuesRoundTrip) {
-    committed_offset c{offset(42), 3, std::string("meta"), 1000, -1};
-    auto rec = offset_record("g", "t", 5, c);
-    auto key = decode_key(protocol::bytes_view(rec.key.data(), rec.key.size()));
-    ASSERT_TRUE(key);
-    EXPECT_EQ(std::get<offset_key>(*key), (offset_key{"g", "t", 5}));
-    auto value = decode_offset_value(protocol::bytes_view(rec.value->data(), rec.value->size()));
-    ASSERT_TRUE(value);
-    EXPECT_EQ(*value, c);
-
-    stored_group g;
-    g.protocol_type = "consumer";
-    g.generation_id = 7;
-    g.protocol_name = "range";
-    g.leader = "m1";
-    g.members.push_back({"m1", "i1", "client", "/127.0.0.1", 30000, 10000, "consumer",
-                         {std::byte{1}}, {std::byte{2}}});
-    auto grec = group_record("g", g);
-    auto gv = decode_group_value(protocol::bytes_view(grec.value->data(), grec.value->size()));
-    ASSERT_TRUE(gv);
-    EXPECT_EQ(*gv, g);
-    EXPECT_FALSE(group_tombstone("g").value);
-}
-
-TEST(GroupRecords, GarbageIsRejectedNotTrusted) {
-    std::vector<std::byte> junk(7, std::byte{0x7f});
-    EXPECT_FALSE(decode_key(protocol::bytes_view(junk.data(), junk.size())));
-    EXPECT_FALSE(decode_offset_value(protocol::bytes_view(junk.data(), junk.size())));
-    EXPECT_FALSE(decode_group_value(protocol::bytes_view(junk.data(), junk.size())));
-}
-
 TEST_F(GroupTest, SimpleConsumerCommitsWithoutAGroup) {
     auto r = commit("simple", -1, "", {{0, 10}, {1, 20}});
     EXPECT_FALSE(r.topics[0].partitions[0].error);

@@ -43,6 +43,25 @@ TEST(MemoryFileSystem, CrashKeepsOnlySyncedBytesOfDurableNames) {
     EXPECT_EQ(content(fs, "d/a"), "hello world");  // the original is untouched
 }
 
+TEST(MemoryFileSystem, ANameLongerThan255BytesIsRefusedAsOnLinux) {
+    memory_file_system fs;
+    ASSERT_TRUE(fs.create_directory("d"));
+    EXPECT_TRUE(fs.open("d/" + std::string(255, 'a'), open_mode::create));
+    auto f = fs.open("d/" + std::string(256, 'a'), open_mode::create);
+    ASSERT_FALSE(f);
+    EXPECT_EQ(f.error(), std::errc::filename_too_long);
+    auto dir = fs.create_directory(std::string(256, 'b'));
+    ASSERT_FALSE(dir);
+    EXPECT_EQ(dir.error(), std::errc::filename_too_long);
+    auto moved = fs.rename("d/" + std::string(255, 'a'), "d/" + std::string(256, 'c'));
+    ASSERT_FALSE(moved);
+    EXPECT_EQ(moved.error(), std::errc::filename_too_long);
+    auto written = write_file_atomic(fs, "d/" + std::string(252, 'e'), bytes_of("x"));
+    ASSERT_FALSE(written);  // "<name>.tmp" is 256 bytes
+    EXPECT_TRUE(write_file_atomic(fs, "d/" + std::string(252, 'e'), bytes_of("x"), "d/e.tmp"));
+    EXPECT_EQ(content(fs, "d/" + std::string(252, 'e')), "x");
+}
+
 TEST(MemoryFileSystem, RenameIsDurableOnlyAfterDirectorySync) {
     memory_file_system fs;
     auto f = fs.open("x.tmp", open_mode::create);

@@ -24,6 +24,30 @@ TEST_F(LogManager, TopicNamesFollowKafkaRules) {
     EXPECT_TRUE(m->create_topic("Az09._-", 1, {}));
 }
 
+TEST_F(LogManager, TheLongestTopicNameIsStoredAlteredAndRecovered) {
+    // 249 characters: "<name>.topic" is 255 bytes, the most one file name may have (the
+    // in-memory file system refuses longer ones, as Linux does).
+    const std::string name(249, 'n');
+    {
+        auto m = open_log();
+        ASSERT_TRUE(m->create_topic(name, 2, {}));
+        ASSERT_TRUE(m->alter_config(name, {{"retention.ms", "2000"}}));
+        ASSERT_TRUE(m->create_partitions(name, 12));
+        append(*m->partition(name, partition_id(11)), make_batch(2, 10, 0));
+    }
+    auto m = open_log();
+    auto t = m->find_topic(name);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->partitions, 12);
+    EXPECT_EQ(t->config.retention_ms, 2000);
+    EXPECT_EQ(m->partition(name, partition_id(11))->log_end_offset(), offset(2));
+    auto topics = fs->list("/data/topics");
+    ASSERT_TRUE(topics);
+    EXPECT_EQ(*topics, std::vector<std::string>{name + ".topic"});
+    ASSERT_TRUE(m->delete_topic(name));
+    EXPECT_FALSE(m->find_topic(name));
+}
+
 TEST_F(LogManager, CreateTopicChecksPartitionsConfigAndDuplicates) {
     auto m = open_log();
     EXPECT_EQ(m->create_topic("t", 0, {}).error(), errc::invalid_partitions);
@@ -45,6 +69,23 @@ TEST_F(LogManager, ValidateOnlyCreatesNothing) {
     EXPECT_TRUE(r->config.cleanup_compact);
     EXPECT_FALSE(m->find_topic("t"));
     EXPECT_FALSE(*fs->exists("/data/t-0"));
+}
+
+TEST_F(LogManager, NewDefaultsReachTopicsThatDoNotOverrideThem) {
+    auto m = open_log();
+    ASSERT_TRUE(m->create_topic("follows", 2, {}));
+    ASSERT_TRUE(m->create_topic("own", 1, {{"max.message.bytes", "5000"}}));
+    auto defaults = m->defaults();
+    defaults.max_message_bytes = 100;
+    defaults.retention_ms = 1000;
+    m->set_defaults(defaults);
+    EXPECT_EQ(m->find_topic("follows")->config.max_message_bytes, 100);
+    EXPECT_EQ(m->partition("follows", partition_id(1))->config()->max_message_bytes, 100);
+    EXPECT_EQ(m->find_topic("own")->config.max_message_bytes, 5000);
+    EXPECT_EQ(m->find_topic("own")->config.retention_ms, 1000);
+    // A topic created afterwards starts from them too.
+    ASSERT_TRUE(m->create_topic("later", 1, {}));
+    EXPECT_EQ(m->find_topic("later")->config.max_message_bytes, 100);
 }
 
 TEST_F(LogManager, TopicsIdsAndConfigsSurviveReopen) {

@@ -32,6 +32,31 @@ TEST(TopicConfig, TableDefaultsAgreeWithStructDefaults) {
     }
 }
 
+TEST(TopicConfig, DynamicBrokerPropertiesReplaceTheirSynonyms) {
+    std::map<std::string, std::string> props{{"log.retention.ms", "1000"},
+                                             {"log.segment.bytes", "2048"}};
+    override_broker_properties(props, {{"log.retention.hours", "2"}});
+    EXPECT_EQ(props.count("log.retention.ms"), 0u);
+    auto c = broker_defaults(props);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->retention_ms, 7200000);
+    EXPECT_EQ(c->segment_bytes, 2048);
+    EXPECT_EQ(broker_config_synonyms("log.roll.hours"),
+              (std::vector<std::string_view>{"log.roll.ms", "log.roll.hours"}));
+    EXPECT_EQ(broker_config_synonyms("message.max.bytes"),
+              (std::vector<std::string_view>{"message.max.bytes"}));
+}
+
+TEST(TopicConfig, MessageFormatVersionIsAcceptedAndIgnored) {
+    auto c = topic_config::from_overrides({{"message.format.version", "2.8-IV1"}}, {});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->get("message.format.version"), "2.8-IV1");
+    topic_config plain;
+    plain.message_format_version = c->message_format_version;
+    EXPECT_EQ(*c, plain);  // nothing else changes
+    EXPECT_FALSE(topic_config::from_overrides({{"message.format.version", "new"}}, {}));
+}
+
 TEST(TopicConfig, OverridesApplyOverDefaults) {
     topic_config defaults;
     defaults.retention_ms = 1000;

@@ -361,5 +361,65 @@ TEST_F(QueueServiceTest, AnExistingTopicIsAdoptedAsAQueue) {
     EXPECT_EQ(attrs->at("QueueArn"), "arn:aws:sqs:us-east-1:000000000000:events");
 }
 
+TEST_F(QueueServiceTest, TopicsOfSluicesOwnStateAreNoQueues) {
+    api::new_topic t;
+    t.name = topic_name("_sluice_rest_consumers");
+    ASSERT_TRUE(run(be->topics().create(std::move(t))));
+    create("work");  // makes __queue_state too
+
+    auto listed = run(queues().list_queues(""));
+    ASSERT_EQ(listed.size(), 1U);
+    EXPECT_EQ(listed[0].value, "work");
+    for (const char* name : {"_sluice_rest_consumers", "__queue_state"}) {
+        auto q = run(queues().get_queue(queue_name(name)));
+        ASSERT_FALSE(q) << name;
+        EXPECT_EQ(api::reason(q.error().code), api::errc::queue_does_not_exist);
+        auto del = run(queues().delete_queue(queue_name(name)));
+        ASSERT_FALSE(del) << name;
+        EXPECT_EQ(api::reason(del.error().code), api::errc::queue_does_not_exist);
+    }
+    for (const char* name : {"_sluice_rest_consumers", "_sluice_new", "__consumer_offsets"}) {
+        auto made = run(queues().create_queue(queue_name(name), {}, {}));
+        ASSERT_FALSE(made) << name;
+        EXPECT_EQ(api::reason(made.error().code), api::errc::invalid_parameter_value);
+    }
+    EXPECT_TRUE(run(be->topics().describe(topic_name("_sluice_rest_consumers"))));
+}
+
+TEST_F(QueueServiceTest, AMoveTaskSendsMessagesBackOnlyToQueuesThatRedriveHere) {
+    create("dlq");
+    create("victim");
+    create("src", {{"RedrivePolicy",
+                    R"({"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq",)"
+                    R"("maxReceiveCount":1})"}});
+    // A record in the dead-letter queue's topic whose source header names "victim", which
+    // does not redrive into "dlq" (any producer to the topic can write that header).
+    protocol::kafka::record_batch_builder b;
+    const std::string arn = "arn:aws:sqs:us-east-1:000000000000:victim";
+    std::vector<protocol::kafka::header_view> headers{
+        {"sqs:dlq-source", protocol::as_bytes(arn)}};
+    const std::string body = "forged";
+    b.add(std::nullopt, protocol::as_bytes(body), clock.now(), headers);
+    auto batch = b.finish();
+    ASSERT_TRUE(batch);
+    api::produce_request req;
+    req.topics.push_back({topic_name("dlq"), {{partition_id(0), batch->mutable_view()}}});
+    auto produced = run(be->records().produce(std::move(req)));
+    ASSERT_FALSE(produced.topics[0].partitions[0].error);
+
+    auto task = run(queues().start_message_move_task("arn:aws:sqs:us-east-1:000000000000:dlq",
+                                                     std::nullopt, std::nullopt));
+    ASSERT_TRUE(task) << task.error().message;
+    std::optional<api::move_task> seen;
+    ASSERT_TRUE(run_until([&] {
+        seen = queues().find_message_move_task(*task);
+        return seen && seen->status != "RUNNING";
+    }));
+    EXPECT_EQ(seen->status, "FAILED");
+    ASSERT_TRUE(seen->failure_reason);
+    EXPECT_NE(seen->failure_reason->find("does not name"), std::string::npos);
+    EXPECT_TRUE(receive("victim", 10, 30, 0).empty());
+}
+
 }  // namespace
 }  // namespace sluice::backend::queue

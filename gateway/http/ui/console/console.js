@@ -142,7 +142,11 @@
                 const jwt = $("sign-in-jwt").value.trim();
                 try {
                     if (user !== "" && session.schemes.includes("basic")) {
-                        const answer = await getJson("/v1/console/session", { method: "POST" }, {
+                        // JSON, as every state-changing /v1 request must be (never a
+                        // request a page on another origin could send without asking).
+                        const answer = await getJson("/v1/console/session", {
+                            method: "POST", headers: { "Content-Type": "application/json" },
+                        }, {
                             open: true,
                             authorization: basicCredentials(user, $("sign-in-secret").value),
                         });
