@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backend/api/common.h"
@@ -62,9 +63,20 @@ struct produce_request {
     bool implicit_txn_partitions = false;
 };
 
+/// One record a produced batch was refused for (compat: Kafka's ProduceResponse.RecordError,
+/// KIP-467): the record's position among the partition's records in the request (0-based)
+/// and why it was refused.
+struct record_error {
+    std::int32_t batch_index = 0;
+    std::string message;
+};
+
 struct produced_partition {
     partition_id partition;
     std::error_code error;
+    /// With error invalid_record: the records that caused it, ascending (empty when the batch
+    /// as a whole is at fault). The other records failed only because they share the batch.
+    std::vector<record_error> record_errors;
     offset base_offset{-1};                // of the first record stored
     std::int64_t log_append_time_ms = -1;  // the time stamped under LogAppendTime, else -1
     offset log_start_offset{-1};

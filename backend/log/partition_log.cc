@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "backend/io/file.h"
 #include "backend/log/flusher.h"
 #include "backend/logger.h"
@@ -152,6 +154,7 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
     // Validation outside the lock: sizes, magic, CRC.
     kafka::batch_cursor cursor(batches);
     std::int64_t records = 0;
+    std::vector<api::record_error> keyless;  // records refused for want of a key
     while (true) {
         auto b = cursor.next();
         if (b.empty()) {
@@ -182,8 +185,18 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
             if (!summary || summary->count != h->records_count) {
                 return fail(errc::corrupt_message);
             }
-            if (summary->has_null_key || !summary->offsets_consecutive) {
+            if (!summary->offsets_consecutive) {
                 return fail(errc::invalid_record);
+            }
+            // compat: LogValidator.validateKey reports each keyless record (KIP-467) and
+            // refuses the batch after checking all of them; so does this, for every batch
+            // of the request, counting positions across them (Kafka takes one batch).
+            for (const std::int32_t i : summary->null_key_indexes) {
+                keyless.push_back(
+                    {static_cast<std::int32_t>(records) + i,
+                     fmt::format("Compacted topic cannot accept message without key in "
+                                 "topic partition {}-{}",
+                                 topic_, id_.value)});
             }
         }
         pending.push_back({static_cast<std::size_t>(b.data() - batches.data()), *h});
@@ -191,6 +204,12 @@ result<append_result> partition_log::append(std::span<std::byte> batches,
     }
     if (pending.empty() || cursor.truncated_tail() || cursor.malformed()) {
         return fail(errc::corrupt_message);
+    }
+    if (!keyless.empty()) {
+        if (opts.record_errors != nullptr) {
+            *opts.record_errors = std::move(keyless);
+        }
+        return fail(errc::invalid_record);
     }
     append_result out;
     if (cfg->message_timestamp_type == timestamp_type::log_append_time) {

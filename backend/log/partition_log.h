@@ -20,6 +20,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "backend/api/records.h"
 #include "backend/log/data_waiter.h"
 #include "backend/log/errc.h"
 #include "backend/log/log_env.h"
@@ -72,6 +73,10 @@ struct append_options {
     /// Accept control batches (transaction markers written by the coordinator). Clients
     /// may not write them.
     bool allow_control_batches = false;
+    /// Optional, not owned: when the append fails with invalid_record because of particular
+    /// records (a record without a key in a compacted topic), those records, as Kafka's
+    /// LogValidator reports them; untouched otherwise.
+    std::vector<api::record_error>* record_errors = nullptr;
 };
 
 struct read_options {

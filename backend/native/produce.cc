@@ -90,6 +90,7 @@ api::awaitable<api::produce_result> native_records::produce(api::produce_request
             }
             blog::append_options opts;
             opts.now_ms = now_ms;
+            opts.record_errors = &pout.record_errors;
             // Idempotent and transactional batches are checked against the partition's
             // producer state inside the append (sequence numbers, epochs, duplicates).
             const producer_fields pf = scan_producers(part.batches);

@@ -345,6 +345,10 @@ def cxx_literal(f, text):
 def default_expr(f):
     if f.default is not None:
         return cxx_literal(f, f.default)
+    if f.elem == "records" and not f.is_array:
+        # compat: Kafka's brokers always set a records field (MemoryRecords.EMPTY on every error
+        # path of FetchResponse); librdkafka cannot parse a null one ("invalid MessageSetSize -1").
+        return "::sluice::protocol::kafka::records::empty()"
     if field_cxx(f).startswith("std::optional<"):
         return "std::in_place"  # like Kafka: empty, not null, unless default=null
     return "{}"
@@ -473,7 +477,8 @@ class Emitter:
                 out.append(f"{p}codec::write_bytes(w, flex, {v});")
             return
         if f.elem == "records":
-            out.append(f"{p}codec::write_records(w, flex, {v});")
+            # Null only where the version allows it; elsewhere a null records is written empty.
+            out.append(f"{p}codec::write_records(w, flex, {v}, {nullable_now});")
             return
         out.append(f"{p}{write_scalar(f, v)};")
 
@@ -929,9 +934,121 @@ class SampleEmitter:
             out.append("    }")
 
 
+class NullAuditEmitter:
+    """Writes, per response struct, a skeleton builder (every array gets one element, as a
+    handler that only fills in scalars leaves it) and a walker that lists the fields a decoded
+    message holds as null although their default is not null. Kafka's own message classes
+    default every field to empty except those its JSON definitions give "default": "null",
+    which the schema mirrors with default=null; a null anywhere else is a value Kafka's
+    brokers do not send (a null Fetch records field breaks librdkafka)."""
+
+    def __init__(self, api):
+        self.api = api
+
+    def present(self, f):
+        return f.versions.cond("version", self.api.lo, self.api.hi)
+
+    def skeleton(self, fields, out):
+        for f in fields:
+            cond = self.present(f)
+            if cond == "false" or not (f.is_array or f.is_struct):
+                continue
+            target = f"m.{member_name(f)}"
+            if f.is_array:
+                out.append(f"    if ({cond}) {{")
+                if f.nullable is not None:
+                    out.append(f"        if (!{target}) {{ {target}.emplace(); }}")
+                    vec = f"(*{target})"
+                else:
+                    vec = target
+                out.append(f"        auto& e = {vec}.emplace_back();")
+                if f.is_struct:
+                    out.append(f"        skeleton_{self.api.name}_{f.struct.name}(e, version);")
+                else:
+                    out.append("        (void)e;")
+                out.append("    }")
+            elif f.nullable is None:
+                out.append(f"    if ({cond}) {{ skeleton_{self.api.name}_{f.struct.name}({target}, version); }}")
+
+    def walk(self, fields, out):
+        for f in fields:
+            cond = self.present(f)
+            if cond == "false":
+                continue
+            target = f"m.{member_name(f)}"
+            name = f.name
+            unexpected_null = f.default != "null"
+            body = []
+            if f.elem == "records" and not f.is_array:
+                if unexpected_null:
+                    body.append(f'if ({target}.is_null()) {{ out.push_back(path + "{name}"); }}')
+            elif f.nullable is not None and (f.is_array or f.elem in ("string", "bytes") or f.is_struct):
+                if unexpected_null:
+                    body.append(f'if (!{target}) {{ out.push_back(path + "{name}"); }}')
+                if f.is_struct:
+                    walk = f"nulls_{self.api.name}_{f.struct.name}"
+                    if f.is_array:
+                        body.append(f"if ({target}) {{ for (const auto& e : *{target}) "
+                                    f'{{ {walk}(e, version, path + "{name}[].", out); }} }}')
+                    else:
+                        body.append(f'if ({target}) {{ {walk}(*{target}, version, path + "{name}.", out); }}')
+            elif f.is_struct:
+                walk = f"nulls_{self.api.name}_{f.struct.name}"
+                if f.is_array:
+                    body.append(f'for (const auto& e : {target}) {{ {walk}(e, version, path + "{name}[].", out); }}')
+                else:
+                    body.append(f'{walk}({target}, version, path + "{name}.", out);')
+            if not body:
+                continue
+            out.append(f"    if ({cond}) {{")
+            out.extend("        " + b for b in body)
+            out.append("    }")
+
+    def emit(self, out):
+        api = self.api
+        mname = f"{api.name}_response"
+        order = []
+        struct_order(api.messages["response"].fields, set(), order)
+        items = [(st.name, st.fields,
+                  f"{mname}::{st.name}" if st.name not in api.shared else st.name) for st in order]
+        items.append((mname, api.messages["response"].fields, mname))
+        for sname, _, qual in items:
+            out.append(f"[[maybe_unused]] void skeleton_{api.name}_{sname}({qual}& m, std::int16_t version);")
+            out.append(f"void nulls_{api.name}_{sname}(const {qual}& m, std::int16_t version, "
+                       "const std::string& path, std::vector<std::string>& out);")
+        for sname, fields, qual in items:
+            out.append(f"void skeleton_{api.name}_{sname}({qual}& m, std::int16_t version) {{")
+            out.append("    (void)m; (void)version;")
+            self.skeleton(fields, out)
+            out.append("}")
+            out.append(f"void nulls_{api.name}_{sname}(const {qual}& m, std::int16_t version, "
+                       "const std::string& path, std::vector<std::string>& out) {")
+            out.append("    (void)m; (void)version; (void)path; (void)out;")
+            self.walk(fields, out)
+            out.append("}")
+        tname = kafka_name(api.name)
+        out += ["", f"TEST(GeneratedResponseNulls, {tname}) {{",
+                f"    for (std::int16_t v = {api.lo}; v <= {api.hi}; ++v) {{",
+                "        SCOPED_TRACE(::testing::Message() << \"version \" << v);",
+                f"        {mname} m;",
+                f"        skeleton_{api.name}_{mname}(m, v);",
+                "        writer w;",
+                "        m.encode(w, v);",
+                "        const byte_buffer bytes = w.flatten();",
+                "        reader r(bytes.view());",
+                f"        {mname} back;",
+                "        back.decode(r, v);",
+                "        ASSERT_TRUE(r.ok()) << r.error().message();",
+                "        std::vector<std::string> nulls;",
+                f"        nulls_{api.name}_{mname}(back, v, \"\", nulls);",
+                "        EXPECT_TRUE(nulls.empty()) << ::testing::PrintToString(nulls);",
+                "    }", "}", ""]
+
+
 def emit_tests(apis, path):
     out = ["// Generated by protocol/codegen/generate.py: round trips for every API and version.",
-           '#include <gtest/gtest.h>', "", "#include <sstream>", "",
+           '#include <gtest/gtest.h>', "", "#include <sstream>", "#include <string>",
+           "#include <vector>", "",
            '#include "protocol/kafka/all_messages.h"', "",
            "namespace sluice::protocol::kafka {", "namespace {", "",
            "template <typename M>",
@@ -1009,6 +1126,7 @@ def emit_tests(apis, path):
                 f"        fill_{api.name}_response(resp, v, 2);",
                 "        expect_round_trip(resp, v);",
                 "    }", "}", ""]
+        NullAuditEmitter(api).emit(out)
     out += ["}  // namespace", "}  // namespace sluice::protocol::kafka", ""]
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_if_changed(path, "\n".join(out))

@@ -95,9 +95,9 @@ void read_records(reader& r, bool flex, records& out) {
     }
 }
 
-void write_records(writer& w, bool flex, const records& recs) {
+void write_records(writer& w, bool flex, const records& recs, bool null_allowed) {
     if (recs.is_null()) {
-        w.bytes_length(-1, flex);
+        w.bytes_length(null_allowed ? -1 : 0, flex);
         return;
     }
     w.bytes_length(static_cast<std::int64_t>(recs.size()), flex);

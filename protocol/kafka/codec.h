@@ -121,7 +121,9 @@ inline void write_nullable_bytes(writer& w, bool flex, const std::optional<bytes
     }
 }
 
-void write_records(writer& w, bool flex, const records& recs);
+/// Writes `recs`; a null one is written as null only when `null_allowed` (the field is nullable
+/// in this version), else as empty.
+void write_records(writer& w, bool flex, const records& recs, bool null_allowed);
 
 /// One entry of a tagged-field section being written: known fields encode into `data`.
 struct pending_tag {

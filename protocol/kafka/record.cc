@@ -225,6 +225,7 @@ result<record_summary> summarize_records(bytes_view batch, std::size_t max_decom
         }
         if (!rec.key) {
             s.has_null_key = true;
+            s.null_key_indexes.push_back(s.count);
         }
         std::int64_t ts = wrapping_add(h.base_timestamp, rec.timestamp_delta);
         if (ts > s.max_timestamp) {

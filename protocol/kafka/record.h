@@ -193,6 +193,9 @@ struct record_summary {
     bool offsets_consecutive = true;
     /// A record has a null key (compacted topics reject such batches).
     bool has_null_key = false;
+    /// The positions (0-based, in batch order) of the records with a null key: what a broker
+    /// reports per record (KIP-467) when a compacted topic refuses the batch.
+    std::vector<std::int32_t> null_key_indexes;
     /// The largest record timestamp (create time), -1 without records.
     std::int64_t max_timestamp = -1;
     /// Size of the records section after decompression.

@@ -41,8 +41,10 @@ def record(offset_delta, key, value, ts_delta=0):
     return varint(len(body)) + body
 
 
-def batch(values, base_timestamp=1_700_000_000_000, corrupt_crc=False):
-    recs = b"".join(record(i, None, v) for i, v in enumerate(values))
+def batch(values, base_timestamp=1_700_000_000_000, corrupt_crc=False, keys=None):
+    """A v2 record batch of `values`; `keys` (same length, None for no key) or none keyed."""
+    keys = keys if keys is not None else [None] * len(values)
+    recs = b"".join(record(i, k, v) for i, (k, v) in enumerate(zip(keys, values)))
     after_crc = struct.pack(">hiqqqhii", 0, len(values) - 1, base_timestamp, base_timestamp,
                             -1, -1, -1, len(values)) + recs
     crc = crc32c(after_crc)
@@ -79,6 +81,46 @@ def parse_produce_v3_response(body):
             idx, err, base, _append_time = struct.unpack_from(">ihqq", body, pos)
             pos += 22
             out.append((name, idx, err, base))
+    return out
+
+
+def _nullable_string(body, pos):
+    (ln,) = struct.unpack_from(">h", body, pos)
+    pos += 2
+    if ln < 0:
+        return None, pos
+    return body[pos:pos + ln].decode(), pos + ln
+
+
+def parse_produce_v8_response(body):
+    """[{topic, partition, error_code, base_offset, record_errors: [(batch_index, message)],
+    error_message}] from a Produce v8 response body (KIP-467's per-record errors)."""
+    out = []
+    pos = 0
+    (n_topics,) = struct.unpack_from(">i", body, pos)
+    pos += 4
+    for _ in range(n_topics):
+        (ln,) = struct.unpack_from(">h", body, pos)
+        pos += 2
+        name = body[pos:pos + ln].decode()
+        pos += ln
+        (n_parts,) = struct.unpack_from(">i", body, pos)
+        pos += 4
+        for _ in range(n_parts):
+            idx, err, base, _append_time, _log_start = struct.unpack_from(">ihqqq", body, pos)
+            pos += 30
+            (n_errors,) = struct.unpack_from(">i", body, pos)
+            pos += 4
+            errors = []
+            for _ in range(max(n_errors, 0)):
+                (batch_index,) = struct.unpack_from(">i", body, pos)
+                message, pos = _nullable_string(body, pos + 4)
+                errors.append((batch_index, message))
+            message, pos = _nullable_string(body, pos)
+            out.append({"topic": name, "partition": idx, "error_code": err, "base_offset": base,
+                        "record_errors": errors, "error_message": message})
+    (_throttle,) = struct.unpack_from(">i", body, pos)
+    assert pos + 4 == len(body), "trailing bytes in the Produce v8 response"
     return out
 
 

@@ -10,6 +10,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
 
+import newer_librdkafka
 from harness import connect, kafka_request, read_frame, sluice_binary
 from sasl_support import PASSWORDS, SaslSluice, sasl_authenticate, sasl_handshake, set_user
 
@@ -126,6 +127,43 @@ def test_alice_produces_and_consumes_as_her_acls_say(broker):
     assert produce_code(cfg_for(broker, "admin"), "b") is None
     assert consume_error_or_value(alice, "b", "g-alice") == b"v"
     assert consume_error_or_value(alice, "b", "g-other") == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+
+# Consumes partition 0 of a topic by assignment (no group join) until the first error that
+# is not about the group; prints that error's name and how long it took.
+FETCH_DENIED_SCRIPT = """
+import json, sys, time
+import confluent_kafka
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+bootstrap, user, password, topic = sys.argv[1:5]
+c = Consumer({"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+              "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": user,
+              "sasl.password": password, "group.id": "g-alice", "enable.auto.commit": False})
+c.assign([TopicPartition(topic, 0, 0)])
+start = time.monotonic()
+error = None
+while error is None and time.monotonic() - start < 20:
+    m = c.poll(0.2)
+    if m is not None and m.error() is not None:
+        error = m.error().name()
+elapsed = time.monotonic() - start
+c.close()
+print(json.dumps({"libversion": confluent_kafka.libversion()[0], "error": error,
+                  "seconds": elapsed}))
+"""
+
+
+@pytest.mark.parametrize("newer", [False, True], ids=["librdkafka-2.0", "librdkafka-2.12"])
+def test_fetch_without_read_reports_topic_authorization_failed(broker, newer):
+    # alice may write "a" (so she sees it in Metadata) but not read it. Her Fetch gets
+    # TOPIC_AUTHORIZATION_FAILED for the partition with empty records: a null records field
+    # made librdkafka drop the whole response and retry forever without telling the consumer.
+    if newer and not newer_librdkafka.available():
+        pytest.skip("node-rdkafka's librdkafka 2.12 not built (scripts/install-deps)")
+    out = newer_librdkafka.run(FETCH_DENIED_SCRIPT, broker.sasl_bootstrap, "alice",
+                               PASSWORDS["alice"], "a", newer=newer)
+    assert out["error"] == "TOPIC_AUTHORIZATION_FAILED", out
+    assert out["seconds"] < 10, out
 
 
 def test_transactional_id_not_allowed(broker):

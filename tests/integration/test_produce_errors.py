@@ -1,6 +1,11 @@
 """Produce and fetch errors a client can cause, with the codes a Kafka broker returns."""
+import json
 import struct
 
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+
+import newer_librdkafka
 from harness import Sluice, connect, kafka_request, read_frame
 import kafka_wire as kw
 
@@ -151,3 +156,91 @@ def test_produce_never_creates_a_topic_so_pipelined_appends_keep_their_order(bro
     assert results[1] == [("ordered", 0, 0, 1)]
     assert results[2] == [("ordered", 0, 0, 2)]
     assert b"born-here" not in listing
+
+
+# --- per-record errors (KIP-467) -------------------------------------------------------------
+
+INVALID_RECORD = 87
+KEYLESS = [3, 10, 17, 24, 40, 55, 61, 78, 90, 99]  # 10 of 100 records have no key
+
+
+def compacted_topic(broker, topic):
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1, config={"cleanup.policy": "compact"})])[
+        topic].result(timeout=20)
+
+
+def keyed_batch_with_keyless(count, keyless):
+    keys = [None if i in keyless else b"k%d" % i for i in range(count)]
+    return kw.batch([b"v%d" % i for i in range(count)], keys=keys)
+
+
+def produce_raw(port, version, topic, records):
+    with connect(port) as s:
+        s.sendall(kafka_request(0, version, 42, kw.produce_v3(topic, 0, records)))
+        frame = read_frame(s)
+    assert struct.unpack(">i", frame[:4])[0] == 42
+    return frame[4:]
+
+
+def test_keyless_records_in_a_compacted_topic_are_named_in_record_errors(broker):
+    # compat: LogValidator refuses the whole batch with INVALID_RECORD and lists each keyless
+    # record (batch_index, message); the partition's error_message is the exception's.
+    compacted_topic(broker, "compacted-kip467")
+    body = produce_raw(broker.kafka_port, 8, "compacted-kip467",
+                       keyed_batch_with_keyless(100, KEYLESS))
+    [p] = kw.parse_produce_v8_response(body)
+    assert p["error_code"] == INVALID_RECORD
+    assert p["base_offset"] == -1
+    per_record = ("Compacted topic cannot accept message without key in topic partition "
+                  "compacted-kip467-0")
+    assert p["record_errors"] == [(i, per_record) for i in KEYLESS]
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{per_record}')" for i in KEYLESS[:3])
+    assert p["error_message"] == (
+        "One or more records have been rejected due to 10 record errors in total, and only "
+        f"showing the first three errors at most: [{shown}]")
+    # Nothing of the batch was stored: a keyed batch starts at offset 0.
+    [ok] = kw.parse_produce_v8_response(
+        produce_raw(broker.kafka_port, 8, "compacted-kip467", keyed_batch_with_keyless(5, [])))
+    assert (ok["error_code"], ok["base_offset"], ok["record_errors"], ok["error_message"]) == \
+        (0, 0, [], None)
+
+
+def test_keyless_records_before_produce_v8_fail_the_batch_alone(broker):
+    compacted_topic(broker, "compacted-v7")
+    body = produce_raw(broker.kafka_port, 7, "compacted-v7", keyed_batch_with_keyless(10, [2]))
+    assert kw.parse_produce_v3_response(body)[0][2] == INVALID_RECORD
+
+
+# Produces 100 records (KEYLESS without a key) to a compacted topic in one batch; prints each
+# record's delivery error code (0 when delivered).
+DELIVERY_SCRIPT = """
+import json, sys
+import confluent_kafka
+from confluent_kafka import Producer
+bootstrap, topic, keyless = sys.argv[1], sys.argv[2], set(json.loads(sys.argv[3]))
+p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 500, "batch.num.messages": 1000,
+              "message.timeout.ms": 20000})
+codes = [None] * 100
+def report(i):
+    def cb(err, msg):
+        codes[i] = 0 if err is None else err.code()
+    return cb
+for i in range(100):
+    p.produce(topic, value=b"v%d" % i, key=None if i in keyless else b"k%d" % i,
+              partition=0, on_delivery=report(i))
+assert p.flush(30) == 0
+print(json.dumps({"libversion": confluent_kafka.libversion()[0], "codes": codes}))
+"""
+
+
+def test_confluent_kafka_delivery_reports_name_the_keyless_records(broker):
+    # librdkafka 2.4+ reads record_errors: the records named fail with INVALID_RECORD, the
+    # others with _INVALID_DIFFERENT_RECORD (-138, "part of a batch which had invalid records").
+    if not newer_librdkafka.available():
+        pytest.skip("node-rdkafka's librdkafka 2.12 not built (scripts/install-deps)")
+    compacted_topic(broker, "compacted-dr")
+    out = newer_librdkafka.run(DELIVERY_SCRIPT, broker.bootstrap, "compacted-dr",
+                               json.dumps(KEYLESS))
+    expected = [INVALID_RECORD if i in KEYLESS else -138 for i in range(100)]
+    assert out["codes"] == expected

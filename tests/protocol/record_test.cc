@@ -398,6 +398,7 @@ TEST(RecordSummary, ReportsCountNullKeysAndMaxTimestamp) {
     EXPECT_EQ(s->count, 3);
     EXPECT_TRUE(s->offsets_consecutive);
     EXPECT_TRUE(s->has_null_key);
+    EXPECT_EQ(s->null_key_indexes, std::vector<std::int32_t>{1});  // an empty key is a key
     EXPECT_EQ(s->max_timestamp, 1'700'000'000'500);
     EXPECT_GT(s->uncompressed_bytes, 0u);
 }

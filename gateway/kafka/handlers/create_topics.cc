@@ -29,7 +29,6 @@ boost::asio::awaitable<create_topics_handler::response> create_topics_handler::h
         auto& out = resp.topics.emplace_back();
         out.name = t.name;
         out.error_code = kafka::error_code::none;
-        out.configs = std::nullopt;
         auto refuse = [&](kafka::error_code code, std::string message) {
             out.error_code = code;
             out.error_message = std::move(message);

@@ -145,6 +145,11 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
             denied[ti] = true;
             ++next_got;
         }
+        // compat: records stay empty (not null) in every partition, as FetchResponse.partitionResponse
+        // sets them; librdkafka drops a response with a null one whole.
+        // compat: records stay empty, not null, in these partitions too (the generated
+        // default), as FetchResponse.partitionResponse sets them: librdkafka drops a response
+        // with a null one whole and never reports the error.
         if (denied[ti] || next_got >= got.topics.size()) {
             for (const auto& part : req.topics[ti].partitions) {
                 auto& pout = tout.partitions.emplace_back();

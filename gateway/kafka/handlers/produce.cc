@@ -5,6 +5,11 @@
 // order per partition (backend/api/records.h) and answers once the acks are satisfied. Like
 // Kafka, a topic is never created here: an unknown one is UNKNOWN_TOPIC_OR_PARTITION (clients
 // create topics through Metadata, with auto-creation on).
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "backend/api/records.h"
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
@@ -34,6 +39,20 @@ kafka::error_code produce_error(std::error_code ec, std::int16_t version) {
         default:
             return txn_error(ec, version, 0, 11);
     }
+}
+
+/// compat: LogValidator.processRecordErrors: the message of the InvalidRecordException a batch
+/// with refused records fails with, which Produce v8+ returns as the partition's error_message
+/// (RecordError.toString and List.toString spell the list).
+std::string record_errors_message(const std::vector<api::record_error>& errors) {
+    std::string shown;
+    for (std::size_t i = 0; i < errors.size() && i < 3; ++i) {
+        shown += fmt::format("{}RecordError(batchIndex={}, message='{}')", i > 0 ? ", " : "",
+                             errors[i].batch_index, errors[i].message);
+    }
+    return fmt::format("One or more records have been rejected due to {} record errors in total, "
+                       "and only showing the first three errors at most: [{}]",
+                       errors.size(), shown);
 }
 
 }  // namespace
@@ -117,6 +136,15 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
             if (p.error) {
                 pout.error_code = produce_error(p.error, ctx.version());
                 any_error = true;
+                // KIP-467 (v8+): which records the batch failed for, so that a client fails
+                // those with INVALID_RECORD and the others as collateral.
+                if (!p.record_errors.empty()) {
+                    pout.record_errors.reserve(p.record_errors.size());
+                    for (const auto& e : p.record_errors) {
+                        pout.record_errors.push_back({e.batch_index, e.message, {}});
+                    }
+                    pout.error_message = record_errors_message(p.record_errors);
+                }
                 kafka_log().debug("conn {} client '{}': produce to {}-{} failed: {}",
                                   ctx.connection().id, ctx.client_id(), tout.name,
                                   p.partition.value, p.error.message());

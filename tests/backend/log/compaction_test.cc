@@ -231,6 +231,30 @@ TEST_F(Compaction, KeylessRecordsAreRefused) {
     EXPECT_TRUE(p->append(keyed, o));
 }
 
+TEST_F(Compaction, KeylessRecordsAreNamedByTheirPositionInTheRequest) {
+    auto m = open_log();
+    auto p = compacted_topic(*m);
+    std::vector<api::record_error> errors;
+    log::append_options o;
+    o.record_errors = &errors;
+    // Two batches: positions count across them (records 1 and 3 of 4 have no key).
+    auto first = make_batch({{"a", "v", 0}, {std::nullopt, "v", 0}});
+    auto second = make_batch({{"b", "v", 0}, {std::nullopt, "v", 0}});
+    std::vector<std::byte> both(first.begin(), first.end());
+    both.insert(both.end(), second.begin(), second.end());
+
+    auto r = p->append(both, o);
+
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), log::errc::invalid_record);
+    ASSERT_EQ(errors.size(), 2u);
+    EXPECT_EQ(errors[0].batch_index, 1);
+    EXPECT_EQ(errors[1].batch_index, 3);
+    EXPECT_EQ(errors[0].message,
+              "Compacted topic cannot accept message without key in topic partition c-0");
+    EXPECT_EQ(p->log_end_offset(), offset(0));
+}
+
 TEST_F(Compaction, ManagerRunsOnlyWhereTheDirtyRatioSaysSo) {
     auto m = open_log();
     auto p = compacted_topic(*m, {{"min.cleanable.dirty.ratio", "0.5"}});
