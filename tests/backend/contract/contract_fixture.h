@@ -97,6 +97,9 @@ std::vector<std::string> committed_values(const api::fetched_partition& part);
 /// The values of data (non-control) records.
 std::vector<std::string> values_of(const std::vector<fetched_record>& records);
 
+/// The wall clock in milliseconds since the epoch (record timestamps of "now").
+std::int64_t now_ms();
+
 /// What `ec` means in api terms; errc{} (0) for success, so that EXPECT_EQ prints both.
 api::errc reason_of(const std::error_code& ec);
 

@@ -1,6 +1,7 @@
 // Helpers of the backend conformance suite (contract_fixture.h): batches built and fetched
 // answers decoded with the protocol module's record format code only.
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <stdexcept>
 
@@ -142,6 +143,12 @@ std::vector<std::string> values_of(const std::vector<fetched_record>& records) {
         }
     }
     return out;
+}
+
+std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 api::errc reason_of(const std::error_code& ec) {

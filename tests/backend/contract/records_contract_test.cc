@@ -187,9 +187,7 @@ TYPED_TEST(RecordsContract, CreateTimestampsAreKept) {
 
 TYPED_TEST(RecordsContract, LogAppendTimeTopicsStampTheAppendTime) {
     this->create_topic("t", 1, {{"message.timestamp.type", "LogAppendTime"}});
-    const std::int64_t before = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count();
+    const std::int64_t before = now_ms();
     auto b = make_batch({"a", "b"}, 1'000);
     auto r = this->produce("t", 0, b);
     ASSERT_FALSE(r.error);
