@@ -358,6 +358,16 @@ config_outcome dynamic_configs::alter_broker(const std::string& name,
     if (validate_only) {
         return {};
     }
+    if (auto refused = store_locked(key, next, [this] {
+            (void)topics_.set_dynamic_configs(broker_layers_locked(), false);
+        })) {
+        return *refused;
+    }
+    return config_outcome{kafka::error_code::none, {}, true};
+}
+
+std::optional<config_outcome> dynamic_configs::store_locked(
+    const resource_key& key, const config_map& next, const std::function<void()>& reapply_previous) {
     auto previous = configs_;
     if (next.empty()) {
         configs_.erase(key);
@@ -366,14 +376,15 @@ config_outcome dynamic_configs::alter_broker(const std::string& name,
     }
     try {
         save_locked();
+        return std::nullopt;
     } catch (const std::exception& e) {
+        // What is in effect goes back to what is on disk.
         configs_ = std::move(previous);
-        (void)topics_.set_dynamic_configs(broker_layers_locked(), false);
-        kafka_log().error("dynamic broker configs not saved: {}", e.what());
+        reapply_previous();
+        kafka_log().error("dynamic configs of {} '{}' not saved: {}", key.type, key.name, e.what());
         return refuse(kafka::error_code::kafka_storage_error,
                       std::string("the dynamic configs could not be saved: ") + e.what());
     }
-    return config_outcome{kafka::error_code::none, {}, true};
 }
 
 config_outcome dynamic_configs::alter_group(const std::string& group,
@@ -394,24 +405,14 @@ config_outcome dynamic_configs::alter_group(const std::string& group,
     if (validate_only) {
         return {};
     }
-    auto previous = configs_;
-    if (next.empty()) {
-        configs_.erase(key);
-    } else {
-        configs_[key] = next;
-    }
-    try {
-        save_locked();
-    } catch (const std::exception& e) {
-        configs_ = std::move(previous);
-        config_map restored;
-        if (auto it = configs_.find(key); it != configs_.end()) {
-            restored = it->second;
-        }
-        (void)groups_.set_group_configs(sluice::group_id(group), restored, false);
-        kafka_log().error("configs of group '{}' not saved: {}", group, e.what());
-        return refuse(kafka::error_code::kafka_storage_error,
-                      std::string("the dynamic configs could not be saved: ") + e.what());
+    if (auto refused = store_locked(key, next, [this, &key, &group] {
+            config_map restored;
+            if (auto it = configs_.find(key); it != configs_.end()) {
+                restored = it->second;
+            }
+            (void)groups_.set_group_configs(sluice::group_id(group), restored, false);
+        })) {
+        return *refused;
     }
     return {};
 }

@@ -98,6 +98,11 @@ private:
                                                    const std::function<bool(const std::string&)>& is_list);
     backend::api::dynamic_broker_configs broker_layers_locked() const;
     void save_locked() const;
+    /// Puts `next` in effect for `key` (empty: removes it) and saves the file; when saving
+    /// fails, restores the previous map, calls `reapply_previous` to put the previous values
+    /// back where they act, and returns KAFKA_STORAGE_ERROR.
+    std::optional<config_outcome> store_locked(const resource_key& key, const config_map& next,
+                                               const std::function<void()>& reapply_previous);
 
     const std::filesystem::path file_;
     const std::int32_t node_id_;
