@@ -15,6 +15,7 @@
 #include "gateway/http/body_budget.h"
 #include "gateway/server/metrics.h"
 #include "gateway/server/request_budget.h"
+#include "tests/gateway/coroutine_support.h"
 
 namespace sluice::gateway {
 namespace {
@@ -22,26 +23,8 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using reservation = request_budget::reservation;
 
-/// Runs `a` on a fresh io_context until it completes (rethrowing what it threw).
-void run_until_done(asio::awaitable<void> a) {
-    asio::io_context io;
-    std::exception_ptr error;
-    bool done = false;
-    asio::co_spawn(io, std::move(a), [&](std::exception_ptr e) {
-        error = e;
-        done = true;
-    });
-    io.run();
-    if (error) {
-        std::rethrow_exception(error);
-    }
-    ASSERT_TRUE(done) << "the coroutine never completed (parked with nobody to release it)";
-}
-
-/// Lets every handler already queued on this coroutine's executor run once.
-asio::awaitable<void> yield() {
-    co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
-}
+using testing::run_until_done;
+using testing::yield;
 
 /// A parked grow or reserve, recorded where the test can see whether and how it ended.
 struct parked_call {
