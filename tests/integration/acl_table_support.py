@@ -138,6 +138,17 @@ class Fronts:
         self._admins = {}
         self._cluster_id = None
 
+    def close(self):
+        """Drops the kept Kafka clients (each a librdkafka instance that would otherwise keep
+        reconnecting to the stopped server) and the HTTP sessions."""
+        for p in self._producers.values():
+            p.flush(5)
+        self._producers.clear()
+        self._admins.clear()
+        for s in self._sessions.values():
+            s.close()
+        self._sessions.clear()
+
     def kafka_config(self, user, **extra):
         cfg = {"bootstrap.servers": f"127.0.0.1:{self.server.sasl_port}",
                "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",

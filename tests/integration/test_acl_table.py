@@ -28,7 +28,7 @@ include that second right, so that the row's own resource decides. The server ha
 every row's grants, added with `sluice acls add` before it starts; root is its super user.
 
 Run: cd tests/integration && SLUICE_BIN=.../sluice python3 -m pytest -q test_acl_table.py
-(about 20 s; `-rs` lists the pairs that have no action, with the reason).
+(about 25 s; `-rs` lists the pairs that have no action, with the reason).
 """
 import json
 import time
@@ -206,6 +206,7 @@ def fronts():
                 c.close()
         yield ctx
     finally:
+        ctx.close()
         server.close()
         data_dir.cleanup()
 
