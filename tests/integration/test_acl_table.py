@@ -117,7 +117,8 @@ TABLE = [
         "ALTER_CONFIGS", "cluster", CLUSTER, DENY, "a topic's ALL is not the cluster's"),
     Row("carol", ["allow All topic:ledger"],
         "ALTER", "topic", "ledger", ALLOW, "ALL covers ALTER"),
-    Row("dave", ["User:* allow Read topic:public", "User:* allow Read group:public"],
+    Row("dave", ["User:* allow Read topic:public", "User:* allow Read group:public",
+                 "User:* allow Describe topic:dlq-all"],
         "READ", "topic", "public", ALLOW, "the User:* principal"),
     Row("dave", ["User:* allow Read topic:public", "User:* allow Read group:public"],
         "READ", "group", "public", ALLOW, "the User:* principal on a group"),
@@ -146,6 +147,10 @@ TABLE = [
 TOPICS = ("orders", "logs-app", "ledger", "public", "hosted", "vault", "scratch-kafka",
           "scratch-sqs", "scratch-sqs_json")
 GROUPS = ("public", "ledger")
+# A dead-letter queue everyone may describe, named by the RedrivePolicy of these queues: which
+# of them it shows as its sources is a DESCRIBE of each.
+DEAD_LETTER = "dlq-all"
+SOURCES = ("orders", "ledger")
 
 
 def resource_name(row, front):
@@ -197,6 +202,12 @@ def fronts():
             r = ctx.rest(SUPER_USER).post("/topics/" + t, json.dumps({"records": [{"value": t}]}),
                                           headers={"Content-Type": V2_JSON})
             assert r.status_code == 200, r.text
+        ctx.sqs(SUPER_USER).create_queue(QueueName=DEAD_LETTER)
+        for t in SOURCES:
+            ctx.sqs(SUPER_USER).set_queue_attributes(
+                QueueUrl=ctx.queue_url(t), Attributes={"RedrivePolicy": json.dumps(
+                    {"deadLetterTargetArn": f"arn:aws:sqs:us-east-1:000000000000:{DEAD_LETTER}",
+                     "maxReceiveCount": "1000"})})
         for g in GROUPS:
             c = Consumer(ctx.kafka_config(SUPER_USER, **{"group.id": g,
                                                           "enable.auto.commit": False}))
@@ -519,8 +530,46 @@ sqs_delete_message = sqs_action("DeleteMessage", "QueueUrl", ok_codes=("ReceiptH
 
 
 # --- the console ----------------------------------------------------------------------------------
+def listed_as_source(names, queue):
+    """A listing of a dead-letter queue's sources: the queue absent is that listing's denial."""
+    if queue not in names:
+        raise Denied([f"{queue} not among the sources (Not authorized to DESCRIBE topic {queue}.)"])
+
+
+def sqs_describe(ctx, row, front):
+    """GetQueueAttributes of q; for a queue that sends to DEAD_LETTER, also whether
+    ListDeadLetterSourceQueues of DEAD_LETTER names it (as ListQueues, only to who may
+    DESCRIBE it)."""
+    queue = resource_name(row, front)
+    calls = [lambda: sqs_attributes(ctx, row, front)]
+    if queue in SOURCES:
+        def sources():
+            if front == "sqs":
+                urls = ctx.sqs(row.principal).list_dead_letter_source_queues(
+                    QueueUrl=ctx.queue_url(DEAD_LETTER))["queueUrls"]
+            else:
+                r = ctx.sqs_json(row.principal, "ListDeadLetterSourceQueues",
+                                 {"QueueUrl": ctx.queue_url(DEAD_LETTER)})
+                assert r.status_code == 200, r.text
+                urls = r.json()["queueUrls"]
+            listed_as_source([u.rsplit("/", 1)[1] for u in urls], queue)
+        calls.append(sources)
+    same_answer(*calls)
+
+
 def console_queue(ctx, row, front):
-    http_outcome(ctx.rest(row.principal).get("/v1/queues/" + resource_name(row, front)))
+    """GET /v1/queues/{q}; for a queue that sends to DEAD_LETTER, also whether DEAD_LETTER's
+    view names it among its dead_letter_sources."""
+    r = ctx.rest(row.principal)
+    queue = resource_name(row, front)
+    calls = [lambda: http_outcome(r.get("/v1/queues/" + queue))]
+    if queue in SOURCES:
+        def sources():
+            view = r.get("/v1/queues/" + DEAD_LETTER)
+            assert view.status_code == 200, view.text
+            listed_as_source(view.json()["dead_letter_sources"], queue)
+        calls.append(sources)
+    same_answer(*calls)
 
 
 def console_group(ctx, row, front):
@@ -567,7 +616,7 @@ ACTIONS = {
         "console": no("the console shows queues and groups, never records")},
     ("DESCRIBE", "topic"): {
         "kafka": kafka_metadata, "rest_v2": rest_v2_topic, "rest_v3": rest_v3_topic,
-        "ws": WS_ONLY_STREAMS, "sse": SSE_ONLY_READS, **sqs_both(sqs_attributes),
+        "ws": WS_ONLY_STREAMS, "sse": SSE_ONLY_READS, **sqs_both(sqs_describe),
         "console": console_queue},
     ("ALTER", "topic"): {
         "kafka": kafka_create_partitions, "rest_v2": REST_NONE, "rest_v3": REST_NONE,
@@ -618,14 +667,33 @@ ACTIONS = {
 ACTIONS[("CREATE", "cluster")] = dict(ACTIONS[("CREATE", "topic")])
 
 
+# Pairs where a front disagrees with the others today, each with the bug: they must fail (strict),
+# so that the fix removes them from here.
+COMMIT_SKIPS_READ = ("REST v2: POST .../offsets commits offsets of a topic without READ on it "
+                     "(Kafka's OffsetCommit needs READ topic)")
+DLQ_SOURCES_LEAK = ("ListDeadLetterSourceQueues and the console's dead_letter_sources name "
+                    "source queues the caller may not DESCRIBE (ListQueues hides them)")
+KNOWN_DISAGREEMENTS = {
+    "alice-READ-topic:orders-rest_v2": COMMIT_SKIPS_READ,
+    "alice-READ-topic:vault-rest_v2": COMMIT_SKIPS_READ,
+    "erin-DESCRIBE-topic:orders-rest_v2": ("REST v2: GET .../offsets answers the committed "
+                                           "offsets of a topic without DESCRIBE on it (Kafka's "
+                                           "OffsetFetch needs DESCRIBE topic)"),
+    **{f"{who}-DESCRIBE-topic:orders-{front}": DLQ_SOURCES_LEAK
+       for who in ("dave", "erin") for front in ("sqs", "sqs_json", "console")},
+}
+
+
 def cases():
     for row in TABLE:
         for front in FRONTS:
             action = ACTIONS[(row.operation, row.resource_type)][front]
-            marks = () if callable(action) else pytest.mark.skip(reason=action)
             name = f"{row.resource_type}:{resource_name(row, front)}"
-            yield pytest.param(row, front, marks=marks,
-                               id=f"{row.principal}-{row.operation}-{name}-{front}")
+            case = f"{row.principal}-{row.operation}-{name}-{front}"
+            marks = () if callable(action) else pytest.mark.skip(reason=action)
+            if case in KNOWN_DISAGREEMENTS:
+                marks = pytest.mark.xfail(strict=True, reason=KNOWN_DISAGREEMENTS[case])
+            yield pytest.param(row, front, marks=marks, id=case)
 
 
 @pytest.mark.parametrize("row,front", list(cases()))
@@ -643,6 +711,8 @@ def test_acl_table(fronts, row, front):
 
 
 def test_every_pair_has_an_action_or_a_reason():
+    ids = {p.id for p in cases()}
+    assert set(KNOWN_DISAGREEMENTS) <= ids, set(KNOWN_DISAGREEMENTS) - ids
     for key, fronts in ACTIONS.items():
         assert set(fronts) == set(FRONTS), (key, sorted(fronts))
         for front, action in fronts.items():
