@@ -27,7 +27,7 @@ produce of the HTTP fronts to a missing topic (auto-creation) also writes it. Th
 include that second right, so that the row's own resource decides. The server has the union of
 every row's grants, added with `sluice acls add` before it starts; root is its super user.
 
-Run: cd tests/integration && SLUICE_BIN=.../sluice python3 -m pytest -q test_acl_table.py
+Run: cd tests/integration && SLUICE_BIN=.../sluice /usr/bin/python3 -m pytest -q test_acl_table.py
 (about 25 s; `-rs` lists the pairs that have no action, with the reason).
 """
 import json
