@@ -299,6 +299,21 @@ TEST_F(SqsActions, ReceiveMessageQueryAnswersXml) {
     EXPECT_NE(res.body().find("<ReceiptHandle>rh-msg-"), std::string::npos) << res.body();
 }
 
+TEST_F(SqsActions, ReceivedBodiesSqsCannotCarryAreRepairedAndDigestedAsSent) {
+    // A record a Kafka producer wrote may hold bytes SQS's text cannot: the client gets them
+    // replaced, and the digest is of what it gets.
+    testing::fake_message m;
+    m.message_id = "raw";
+    m.sent.body = std::string("a\x01b\xff", 4);
+    fake.state().queues.at(api::queue_name("orders")).messages.push_back(std::move(m));
+    auto res = json_call("ReceiveMessage", R"({"QueueUrl":")" + url("orders") + R"("})");
+    ASSERT_EQ(res.result_int(), 200) << res.body();
+    auto doc = testing::parse_json(res.body());
+    const std::string body(json::as_view(doc["Messages"][0]["Body"]));
+    EXPECT_NE(body, std::string("a\x01b\xff", 4));
+    EXPECT_EQ(json::as_view(doc["Messages"][0]["MD5OfBody"]), md5_hex(body));
+}
+
 TEST_F(SqsActions, ScriptedDelayHoldsTheAnswer) {
     fake.script().delay_next(fake_call::receive_messages, std::chrono::milliseconds(30));
     const auto start = std::chrono::steady_clock::now();
