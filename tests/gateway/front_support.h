@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "gateway/http/json.h"
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 namespace sluice::gateway::testing {
 

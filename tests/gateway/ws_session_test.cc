@@ -1,4 +1,4 @@
-// The WebSocket session (gateway/ws/ws_session) over the fake backend. A session runs only on a
+// The WebSocket session (gateway/http/ws/ws_session) over the fake backend. A session runs only on a
 // connection, so each test serves /ws through a real http_connection on 127.0.0.1 (port 0) and
 // talks to it with Beast's WebSocket client, all on one io_context in this thread.
 #include <gtest/gtest.h>
@@ -20,11 +20,11 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
-#include "gateway/http/http_connection.h"
+#include "gateway/httpcore/http_connection.h"
 #include "gateway/http/http_settings.h"
 #include "gateway/http/record_producer.h"
-#include "gateway/server/metrics.h"
-#include "gateway/ws/ws_session.h"
+#include "gateway/core/metrics.h"
+#include "gateway/http/ws/ws_session.h"
 
 #include "tests/gateway/fake_backend.h"
 #include "tests/gateway/front_support.h"

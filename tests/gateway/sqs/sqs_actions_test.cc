@@ -12,7 +12,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "gateway/server/metrics.h"
+#include "gateway/core/metrics.h"
 #include "gateway/sqs/md5.h"
 #include "gateway/sqs/sqs_front.h"
 
