@@ -2,6 +2,7 @@
 // listener, and shuts them down in order on SIGINT/SIGTERM.
 #pragma once
 
+#include "gateway/core/settings.h"
 #include "gateway/server/config.h"
 
 namespace sluice::gateway {
@@ -9,5 +10,9 @@ namespace sluice::gateway {
 /// Runs sluice until a termination signal; returns the process exit code. Throws
 /// config_error (bad settings) or std::runtime_error (startup failure).
 int run_server(const config& cfg);
+
+/// Every settings table sluice reads, the gateway's and the backend's, in the doc's order:
+/// what reject_unknown, --help and `sluice settings` go by.
+setting_catalog settings_catalog();
 
 }  // namespace sluice::gateway
