@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "backend/api/settings.h"
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
 
 namespace sluice::gateway {
 

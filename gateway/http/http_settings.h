@@ -12,9 +12,9 @@
 
 #include "backend/api/records.h"
 #include "backend/api/settings.h"
-#include "gateway/http/cors.h"
-#include "gateway/http/http_connection.h"
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
+#include "gateway/httpcore/cors.h"
+#include "gateway/httpcore/http_connection.h"
 
 namespace sluice::gateway {
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "backend/api/settings.h"
-#include "gateway/server/config.h"
-#include "gateway/server/services.h"
+#include "gateway/core/config.h"
+#include "gateway/kafka/services.h"
 
 namespace sluice::gateway {
 

@@ -2,8 +2,8 @@
 // listener, and shuts them down in order on SIGINT/SIGTERM.
 #pragma once
 
+#include "gateway/core/config.h"
 #include "gateway/core/settings.h"
-#include "gateway/server/config.h"
 
 namespace sluice::gateway {
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "backend/api/settings.h"
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
 #include "gateway/sqs/actions.h"
 
 namespace sluice::gateway::sqs {

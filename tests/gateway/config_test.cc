@@ -4,9 +4,9 @@
 #include <unistd.h>
 #include <vector>
 
+#include "gateway/core/config.h"
+#include "gateway/core/metrics.h"
 #include "gateway/core/settings.h"
-#include "gateway/server/config.h"
-#include "gateway/server/metrics.h"
 
 namespace sluice::gateway {
 namespace {

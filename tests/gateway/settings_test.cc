@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
 #include "gateway/core/settings.h"
 
 namespace sluice::gateway {

@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "gateway/core/config.h"
 #include "gateway/core/settings.h"
-#include "gateway/server/config.h"
-#include "gateway/server/tls_settings.h"
+#include "gateway/core/tls_settings.h"
 
 namespace sluice::gateway {
 namespace {
