@@ -1,6 +1,7 @@
 // The sluice executable: parses the configuration, starts the broker and the listeners, and
 // runs until SIGINT or SIGTERM. `sluice users ...` manages SASL users instead, `sluice acls ...`
-// the ACLs, `sluice quotas ...` the client quotas.
+// the ACLs, `sluice quotas ...` the client quotas, and `sluice settings` prints the declared
+// settings (--markdown: docs/configuration.md's tables; --update-doc/--check-doc FILE).
 //
 // Exit codes (docs/operations.md#start-up-and-exit-codes): 0 after a shutdown on a signal (or
 // --help, --version); 2 when sluice does not start, whatever the reason (a bad flag or setting,
@@ -17,6 +18,7 @@
 
 #include "gateway/cli/acls_command.h"
 #include "gateway/core/config.h"
+#include "gateway/core/settings.h"
 #include "gateway/cli/quotas_command.h"
 #include "gateway/server/server.h"
 #include "gateway/cli/users_command.h"
@@ -42,7 +44,12 @@ int main(int argc, char** argv) {
             std::vector<std::string> args(argv + 2, argv + argc);
             return sluice::gateway::run_quotas_command(args, std::cout);
         }
-        cfg = sluice::gateway::parse_command_line(argc, argv);
+        const sluice::gateway::setting_catalog catalog = sluice::gateway::settings_catalog();
+        if (argc >= 2 && std::strcmp(argv[1], "settings") == 0) {
+            std::vector<std::string> args(argv + 2, argv + argc);
+            return sluice::gateway::run_settings_command(args, catalog, std::cout, std::cerr);
+        }
+        cfg = sluice::gateway::parse_command_line(argc, argv, &catalog);
         if (!cfg) {
             return 0;
         }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gateway/core/logging.h"
+#include "gateway/core/settings.h"
 
 namespace sluice::gateway {
 namespace {
@@ -184,48 +185,6 @@ std::map<std::string, std::string> read_properties_file(const std::filesystem::p
     return parse_properties(text.str(), path.string());
 }
 
-std::int64_t config::get_int(const std::string& key, std::int64_t fallback) const {
-    mark_known(key);
-    auto it = properties.find(key);
-    if (it == properties.end()) {
-        return fallback;
-    }
-    std::int64_t v = 0;
-    const std::string& s = it->second;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size()) {
-        throw config_error(key + ": expected an integer, got '" + s + "'");
-    }
-    return v;
-}
-
-bool config::get_bool(const std::string& key, bool fallback) const {
-    mark_known(key);
-    auto it = properties.find(key);
-    if (it == properties.end()) {
-        return fallback;
-    }
-    if (it->second == "true") {
-        return true;
-    }
-    if (it->second == "false") {
-        return false;
-    }
-    throw config_error(key + ": expected true or false, got '" + it->second + "'");
-}
-
-std::string config::get_string(const std::string& key, const std::string& fallback) const {
-    mark_known(key);
-    auto it = properties.find(key);
-    return it == properties.end() ? fallback : it->second;
-}
-
-void config::mark_known(std::string_view key) const {
-    if (known_.find(key) == known_.end()) {
-        known_.emplace(key);
-    }
-}
-
 namespace {
 
 /// Kafka broker settings that have no effect on one node; a Kafka server.properties may carry
@@ -263,10 +222,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return prev[b.size()];
 }
 
-std::vector<ignored_variable> config::reject_unknown() const {
+std::vector<ignored_variable> config::reject_unknown(const setting_catalog& catalog) const {
     std::vector<ignored_variable> ignored;
+    setting_catalog flags;
+    flags.add(core_setting_table());
+    auto known = [&](std::string_view key) { return catalog.known(key) || flags.known(key); };
     for (const auto& [key, value] : properties) {
-        if (known_.find(key) != known_.end() ||
+        if (known(key) ||
             std::find(std::begin(single_node_settings), std::end(single_node_settings), key) !=
                 std::end(single_node_settings)) {
             continue;
@@ -278,11 +240,15 @@ std::vector<ignored_variable> config::reject_unknown() const {
         }
         std::string nearest;
         std::size_t best = std::max<std::size_t>(2, key.size() / 5) + 1;
-        for (const auto& k : known_) {
+        std::vector<std::string_view> names = catalog.names();
+        for (auto n : flags.names()) {
+            names.push_back(n);
+        }
+        for (std::string_view k : names) {
             const std::size_t d = edit_distance(key, k);
             if (d < best) {
                 best = d;
-                nearest = k;
+                nearest = std::string(k);
             }
         }
         if (from_variable) {
@@ -525,18 +491,20 @@ std::string config::explain(std::string message) const {
     return key + " (from " + from + ")" + message.substr(colon);
 }
 
-std::optional<config> parse_command_line(int argc, char** argv) {
+std::optional<config> parse_command_line(int argc, char** argv,
+                                         const setting_catalog* catalog) {
     std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) {
         if (std::strncmp(*e, "SLUICE_", 7) == 0) {
             env.emplace_back(*e);
         }
     }
-    return parse_command_line(argc, argv, env);
+    return parse_command_line(argc, argv, env, catalog);
 }
 
 std::optional<config> parse_command_line(int argc, char** argv,
-                                         const std::vector<std::string>& environment) {
+                                         const std::vector<std::string>& environment,
+                                         const setting_catalog* catalog) {
     config c;
     std::vector<std::pair<std::string, std::string>> sets;
     std::optional<std::filesystem::path> config_file;
@@ -564,7 +532,11 @@ std::optional<config> parse_command_line(int argc, char** argv,
             return argv[++i];
         };
         if (arg == "--help" || arg == "-h") {
-            std::fputs(usage_text().c_str(), stdout);
+            setting_catalog core;
+            core.add(core_setting_table());
+            const std::string text =
+                usage_text() + "\n" + settings_help_text(catalog ? *catalog : core);
+            std::fputs(text.c_str(), stdout);
             return std::nullopt;
         }
         if (arg == "--version") {
@@ -634,7 +606,6 @@ std::optional<config> parse_command_line(int argc, char** argv,
     }
     for (const auto& f : flag_settings) {
         const std::string key(f.key);
-        c.mark_known(key);
         if (auto it = flags.find(f.flag); it != flags.end()) {
             apply_setting(c, f.key, it->second, std::string(f.flag));
             c.sources[key] = std::string(f.flag);

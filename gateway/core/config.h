@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -38,6 +37,8 @@ struct kafka_listener_config {
     /// PROTOCOL://HOST:PORT.
     std::string to_string() const;
 };
+
+class setting_catalog;
 
 /// Thrown for bad flags or settings; main prints what() as one line and exits non-zero.
 class config_error : public std::runtime_error {
@@ -75,7 +76,8 @@ struct config {
     unsigned io_threads = 0;
     /// Settings in Kafka's names: the --config file (or SLUICE_CONFIG), then the SLUICE_*
     /// variables, then each --set key=value (each wins over the one before). A variable that
-    /// names no setting is here too until reject_unknown() tells it apart.
+    /// names no setting is here too until reject_unknown() tells it apart. Read through the
+    /// declared tables (config_values, gateway/core/settings.h), never by hand.
     std::map<std::string, std::string> properties;
     /// Where each setting came from: the file's name, the variable's name, "--set", or the flag.
     std::map<std::string, std::string> sources;
@@ -86,36 +88,27 @@ struct config {
     /// environment or the file ("KEY (from SLUICE_X): ...").
     std::string explain(std::string message) const;
 
-    /// A setting as an integer/bool/string, or `fallback` when unset; throws config_error when
-    /// the value does not parse. Asking for a key makes it known (see reject_unknown).
-    std::int64_t get_int(const std::string& key, std::int64_t fallback) const;
-    bool get_bool(const std::string& key, bool fallback) const;
-    std::string get_string(const std::string& key, const std::string& fallback) const;
-
-    /// Marks a key as one sluice understands although it is read another way (the log's
-    /// topic defaults read the map directly).
-    void mark_known(std::string_view key) const;
-    /// Whether a reader asked for `key` or marked it known (complete once reject_unknown ran).
-    bool known(std::string_view key) const { return known_.find(key) != known_.end(); }
-    /// Once every reader has asked for its keys: throws config_error naming the first setting
-    /// from the file or --set that no reader knows, with the nearest known key when one is
-    /// close (a misspelling). A SLUICE_* variable that no reader knows is not an error: the
-    /// environment holds variables sluice was never meant to read (Kubernetes' service links),
-    /// so those are returned, for one warning, instead. Kafka settings that mean nothing on a
-    /// single node (replication factors, thread counts) are accepted.
-    std::vector<ignored_variable> reject_unknown() const;
-
-private:
-    mutable std::set<std::string, std::less<>> known_;
+    /// Once every setting is in `catalog`'s tables (and the flags' own, core_setting_table):
+    /// throws config_error naming the first setting from the file or --set that no table
+    /// declares, with the nearest declared name when one is close (a misspelling). A SLUICE_*
+    /// variable that names no setting is not an error: the environment holds variables sluice
+    /// was never meant to read (Kubernetes' service links), so those are returned, for one
+    /// warning, instead. Kafka settings that mean nothing on a single node (replication
+    /// factors, thread counts) are accepted.
+    std::vector<ignored_variable> reject_unknown(const setting_catalog& catalog) const;
 };
 
 /// Parses argv, the SLUICE_* environment variables and the config file (--config or
 /// SLUICE_CONFIG): flag > variable > file > default. Returns nullopt when --help or --version
 /// was handled (text already printed). Throws config_error naming the flag, key or variable.
-std::optional<config> parse_command_line(int argc, char** argv);
-/// The same with the environment given as NAME=VALUE entries (tests).
+/// --help lists `catalog`'s settings after the flags (the core settings only without one).
 std::optional<config> parse_command_line(int argc, char** argv,
-                                         const std::vector<std::string>& environment);
+                                         const setting_catalog* catalog = nullptr);
+/// The same with the environment given as NAME=VALUE entries (tests); --help lists the core
+/// settings only unless `catalog` is given.
+std::optional<config> parse_command_line(int argc, char** argv,
+                                         const std::vector<std::string>& environment,
+                                         const setting_catalog* catalog = nullptr);
 
 /// A setting's variable name, Confluent's mapping: SLUICE_ + the key upper-cased with '.' as
 /// '_', '_' as '__' and '-' as '___' (log.retention.hours: SLUICE_LOG_RETENTION_HOURS).

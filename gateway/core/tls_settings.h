@@ -2,24 +2,28 @@
 // (ssl.certificate.location, ssl.key.location, ssl.ca.location, ssl.client.auth,
 // ssl.principal.mapping.rules), each also under Kafka's per-listener prefix
 // listener.name.<name>. (e.g. listener.name.sasl_ssl.ssl.key.location), which wins over the
-// plain key. Read once by run_server before anything starts.
+// plain key: one table (tls_setting_table) with the prefix declared once. Read once by
+// run_server before anything starts.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "auth/tls/tls_context.h"
+#include "backend/api/settings.h"
 #include "gateway/core/config.h"
 
 namespace sluice::gateway {
+
+/// The TLS settings and their per-listener prefix, in the doc's order.
+const backend::api::setting_table& tls_setting_table();
 
 /// The names a TLS listener's settings may be prefixed with: the Kafka security protocols in
 /// lower case ("ssl", "sasl_ssl"), "https" (the HTTP listener's) and "sqs".
 std::string tls_listener_name(security_protocol p);
 
-/// The settings for the listener called `name` (see tls_listener_name). Marks every TLS key,
-/// plain and prefixed for every listener name, as known. Throws config_error for a bad
-/// ssl.client.auth value.
+/// The settings for the listener called `name` (see tls_listener_name). Throws config_error
+/// for a bad ssl.client.auth value.
 auth::tls_settings read_tls_settings(const config& cfg, const std::string& name);
 
 /// Builds the context holder for the listener `what` ("Kafka listener SSL://HOST:PORT"): one

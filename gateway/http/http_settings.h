@@ -1,8 +1,8 @@
 // The settings of the HTTP front (owned by gateway/http): request limits, allowed origins and
 // CORS, the advertised base URL, REST Proxy consumer and producer settings, WebSocket and SSE
 // stream limits. Names follow the Confluent REST Proxy (KafkaRestConfig) where it has one;
-// docs/configuration.md lists them all. Read once at start-up by read_http_settings, before
-// config::reject_unknown.
+// their table (http_setting_table) is docs/configuration.md's. Read once at start-up by
+// read_http_settings.
 #pragma once
 
 #include <chrono>
@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "backend/api/records.h"
+#include "backend/api/settings.h"
+#include "gateway/core/config.h"
 #include "gateway/httpcore/cors.h"
 #include "gateway/httpcore/http_connection.h"
-#include "gateway/core/config.h"
 
 namespace sluice::gateway {
 
@@ -75,6 +76,9 @@ struct http_settings {
     std::int64_t body_budget_bytes = 256 * 1024 * 1024;
     std::chrono::milliseconds body_budget_wait{10000};
 };
+
+/// The HTTP front's settings, in the doc's order.
+const backend::api::setting_table& http_setting_table();
 
 /// http.allowed.origins and access.control.allow.origin as one normalized list (cors.h);
 /// throws config_error for an entry that is not an origin. The SQS front reads it too.

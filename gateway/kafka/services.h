@@ -51,6 +51,9 @@ struct kafka_settings {
     /// connections.max.reauth.ms (KIP-368): a SASL session's longest life; 0 = no limit (a
     /// token's expiry then ends nothing either, as in Kafka).
     std::int64_t max_reauth_ms = 0;
+    /// offset.metadata.max.bytes (the backend's group setting): TxnOffsetCommit refuses longer
+    /// metadata per partition, as OffsetCommit does. Set by run_server.
+    std::int32_t offset_metadata_max_bytes = 4096;
 };
 
 struct services {

@@ -17,6 +17,7 @@
 #include "gateway/core/config.h"
 #include "gateway/core/logging.h"
 #include "gateway/core/metrics.h"
+#include "gateway/core/settings.h"
 
 namespace sluice::gateway {
 namespace {
@@ -64,21 +65,43 @@ std::string_view to_string(audit_event_kind k) {
     return "unknown";
 }
 
+namespace {
+
+namespace key {
+constexpr setting path{.name = "audit.log",
+                       .doc = "the audit file; `off` or empty: no audit log",
+                       .shown_default = "`DATA_DIR/audit.log`"};
+constexpr setting max_bytes{.name = "audit.log.max.bytes", .type = setting_type::integer,
+                            .default_value = "104857600",
+                            .doc = "the size at which the file rotates",
+                            .unit = setting_unit::bytes, .min = 1024};
+constexpr setting files{.name = "audit.log.files", .type = setting_type::integer,
+                        .default_value = "5",
+                        .doc = "files kept, the current one included: `audit.log`, "
+                               "`audit.1.log`, ...",
+                        .min = 1, .max = 1000};
+}  // namespace key
+
+constexpr setting audit_settings_table[] = {key::path, key::max_bytes, key::files};
+
+}  // namespace
+
+const setting_table& audit_setting_table() {
+    static const setting_table table{
+        .module = "audit", .title = "Audit log", .settings = audit_settings_table};
+    return table;
+}
+
 audit_settings read_audit_settings(const config& cfg) {
+    const config_values v(cfg);
     audit_settings s;
-    s.path = cfg.get_string("audit.log", (cfg.data_dir / "audit.log").string());
+    s.path = v.is_set(key::path) ? v.get_string(key::path)
+                                 : (cfg.data_dir / "audit.log").string();
     if (s.path == "off") {
         s.path.clear();
     }
-    s.max_bytes = cfg.get_int("audit.log.max.bytes", s.max_bytes);
-    if (s.max_bytes < 1024) {
-        throw config_error(cfg.explain("audit.log.max.bytes: must be at least 1024"));
-    }
-    const auto files = cfg.get_int("audit.log.files", s.files);
-    if (files < 1 || files > 1000) {
-        throw config_error(cfg.explain("audit.log.files: must be 1..1000"));
-    }
-    s.files = static_cast<std::int32_t>(files);
+    s.max_bytes = v.get_int(key::max_bytes);
+    s.files = static_cast<std::int32_t>(v.get_int(key::files));
     return s;
 }
 

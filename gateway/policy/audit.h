@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "auth/authorizer.h"
+#include "backend/api/settings.h"
 
 namespace spdlog {
 class logger;
@@ -58,6 +59,9 @@ struct audit_settings {
     /// Lines queued for the writer thread before the oldest is dropped.
     std::size_t queue_lines = 8192;
 };
+
+/// The audit log's settings (audit.log, audit.log.max.bytes, audit.log.files).
+const backend::api::setting_table& audit_setting_table();
 
 /// audit.log, audit.log.max.bytes, audit.log.files. Throws config_error for a bad value.
 audit_settings read_audit_settings(const config& cfg);

@@ -26,34 +26,83 @@ void register_authentication_metrics(metrics_registry& metrics,
     }
 }
 
-std::vector<std::string> split_list(const std::string& text, char separator) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        std::size_t end = text.find(separator, start);
-        if (end == std::string::npos) {
-            end = text.size();
-        }
-        std::string item = text.substr(start, end - start);
-        item.erase(0, item.find_first_not_of(" \t"));
-        item.erase(item.find_last_not_of(" \t") + 1);
-        if (!item.empty()) {
-            out.push_back(std::move(item));
-        }
-        start = end + 1;
-    }
-    return out;
+namespace {
+
+namespace key {
+constexpr setting authorizer_enabled{
+    .name = "authorizer.enabled", .type = setting_type::boolean, .default_value = "false",
+    .doc = "check every request on every front (Kafka, HTTP, WebSocket, SSE, SQS) against the "
+           "ACLs"};
+constexpr setting super_users{
+    .name = "super.users",
+    .doc = "`User:admin;User:ops` (`;`-separated): principals that pass every check",
+    .shown_default = "empty"};
+constexpr setting allow_everyone{
+    .name = "allow.everyone.if.no.acl.found", .type = setting_type::boolean,
+    .default_value = "false",
+    .doc = "a resource with no ACL at all is open to every principal; one with any ACL follows "
+           "its ACLs"};
+
+constexpr setting jwks_location{
+    .name = "sasl.oauthbearer.jwks.location",
+    .doc = "sluice's: a JWKS file (RSA and EC P-256 keys) OAUTHBEARER and HTTP Bearer tokens are "
+           "checked against"};
+constexpr setting jwks_url{
+    .name = "sasl.oauthbearer.jwks.endpoint.url",
+    .doc = "Kafka's name, accepted with a `file:` URL (a local JWKS file; sluice does not fetch "
+           "keys over the network)"};
+constexpr setting public_keys{
+    .name = "sasl.oauthbearer.public.key.locations", .type = setting_type::list,
+    .doc = "sluice's: a comma list of PEM public key files (RSA of 2048 bits or more, EC "
+           "P-256); a key's `kid` is its file name without extension"};
+constexpr setting audience{
+    .name = "sasl.oauthbearer.expected.audience", .type = setting_type::list,
+    .doc = "a comma list; when set, a token's `aud` must hold one of them"};
+constexpr setting issuer{.name = "sasl.oauthbearer.expected.issuer",
+                         .doc = "when set, a token's `iss` must equal it"};
+constexpr setting sub_claim{.name = "sasl.oauthbearer.sub.claim.name", .default_value = "sub",
+                            .doc = "the claim that names the principal (`User:<claim>`)"};
+constexpr setting clock_skew{
+    .name = "sasl.oauthbearer.clock.skew.seconds", .type = setting_type::integer,
+    .default_value = "30", .doc = "tolerance for `exp` and `nbf`", .unit = setting_unit::seconds,
+    .min = 0, .max = 3600};
+constexpr setting max_token{
+    .name = "sasl.oauthbearer.max.token.bytes", .type = setting_type::integer,
+    .default_value = "16384", .doc = "sluice's: longer tokens are refused before any parsing",
+    .unit = setting_unit::bytes, .min = 256, .max = 1048576};
+}  // namespace key
+
+constexpr setting authorizer_settings_table[] = {key::authorizer_enabled, key::super_users,
+                                                 key::allow_everyone};
+constexpr setting token_settings_table[] = {key::jwks_location, key::jwks_url, key::public_keys,
+                                            key::audience,      key::issuer,   key::sub_claim,
+                                            key::clock_skew,    key::max_token};
+
+}  // namespace
+
+const setting_table& token_setting_table() {
+    static const setting_table table{
+        .module = "tokens", .title = "OAUTHBEARER and Bearer tokens",
+        .settings = token_settings_table};
+    return table;
+}
+
+const setting_table& authorizer_setting_table() {
+    static const setting_table table{
+        .module = "authorizer", .title = "Authorization", .settings = authorizer_settings_table};
+    return table;
 }
 
 auth::authorizer_settings read_authorizer_settings(const config& cfg) {
+    const config_values v(cfg);
     auth::authorizer_settings s;
-    s.enabled = cfg.get_bool("authorizer.enabled", false);
-    s.allow_everyone_if_no_acl_found = cfg.get_bool("allow.everyone.if.no.acl.found", false);
-    for (auto& item : split_list(cfg.get_string("super.users", ""), ';')) {
+    s.enabled = v.get_bool(key::authorizer_enabled);
+    s.allow_everyone_if_no_acl_found = v.get_bool(key::allow_everyone);
+    for (auto& item : split_list(v.get_string(key::super_users), ';')) {
         const auto colon = item.find(':');
         if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
-            throw config_error("super.users: '" + item +
-                               "' is not a principal (expected User:NAME, ';' between)");
+            v.fail(key::super_users,
+                   "'" + item + "' is not a principal (expected User:NAME, ';' between)");
         }
         s.super_users.push_back(std::move(item));
     }
@@ -69,21 +118,22 @@ struct jwt_key_files {
 };
 
 jwt_key_files read_jwt_key_files(const config& cfg) {
+    const config_values v(cfg);
     jwt_key_files files;
-    files.jwks = cfg.get_string("sasl.oauthbearer.jwks.location", "");
+    files.jwks = v.get_string(key::jwks_location);
     // Kafka's setting takes a URL; a file: URL names a local JWKS file, which is what we read.
-    const std::string jwks_url = cfg.get_string("sasl.oauthbearer.jwks.endpoint.url", "");
+    const std::string jwks_url = v.get_string(key::jwks_url);
     if (files.jwks.empty() && !jwks_url.empty()) {
         if (!jwks_url.starts_with("file:")) {
-            throw config_error("sasl.oauthbearer.jwks.endpoint.url: only file: URLs are "
-                               "supported (sluice does not fetch keys over the network)");
+            v.fail(key::jwks_url, "only file: URLs are supported (sluice does not fetch keys "
+                                  "over the network)");
         }
         files.jwks = jwks_url.substr(5);
         while (files.jwks.starts_with("//")) {
             files.jwks.erase(0, 1);
         }
     }
-    files.pems = split_comma_list(cfg.get_string("sasl.oauthbearer.public.key.locations", ""));
+    files.pems = v.get_list(key::public_keys);
     return files;
 }
 
@@ -109,23 +159,15 @@ auth::jwt_key_set load_jwt_keys(const jwt_key_files& files) {
 
 std::unique_ptr<auth::jwt_verifier> read_jwt_verifier(const config& cfg) {
     const auto files = read_jwt_key_files(cfg);
+    const config_values v(cfg);
     auth::jwt_settings s;
-    s.expected_audience =
-        split_comma_list(cfg.get_string("sasl.oauthbearer.expected.audience", ""));
-    s.expected_issuer = cfg.get_string("sasl.oauthbearer.expected.issuer", "");
-    s.subject_claim = cfg.get_string("sasl.oauthbearer.sub.claim.name", "sub");
-    const auto skew = cfg.get_int("sasl.oauthbearer.clock.skew.seconds", 30);
-    if (skew < 0 || skew > 3600) {
-        throw config_error("sasl.oauthbearer.clock.skew.seconds: must be 0..3600");
-    }
-    s.clock_skew = std::chrono::seconds(skew);
-    const auto max_bytes = cfg.get_int("sasl.oauthbearer.max.token.bytes", 16384);
-    if (max_bytes < 256 || max_bytes > 1048576) {
-        throw config_error("sasl.oauthbearer.max.token.bytes: must be 256..1048576");
-    }
-    s.max_token_bytes = static_cast<std::size_t>(max_bytes);
+    s.expected_audience = v.get_list(key::audience);
+    s.expected_issuer = v.get_string(key::issuer);
+    s.subject_claim = v.get_string(key::sub_claim);
+    s.clock_skew = std::chrono::seconds(v.get_int(key::clock_skew));
+    s.max_token_bytes = static_cast<std::size_t>(v.get_int(key::max_token));
     if (s.subject_claim.empty()) {
-        throw config_error("sasl.oauthbearer.sub.claim.name: must not be empty");
+        v.fail(key::sub_claim, "must not be empty");
     }
     if (files.empty()) {
         return nullptr;

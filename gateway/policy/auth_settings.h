@@ -7,10 +7,18 @@
 
 #include "auth/authorizer.h"
 #include "auth/jwt/jwt.h"
+#include "backend/api/settings.h"
 #include "gateway/core/config.h"
 #include "gateway/core/metrics.h"
+#include "gateway/core/settings.h"
 
 namespace sluice::gateway {
+
+/// The token settings (sasl.oauthbearer.*), in the doc's order.
+const backend::api::setting_table& token_setting_table();
+
+/// The authorizer's settings (authorizer.enabled, super.users, ...), in the doc's order.
+const backend::api::setting_table& authorizer_setting_table();
 
 /// The verifier for sasl.oauthbearer.jwks.location / sasl.oauthbearer.public.key.locations
 /// with sasl.oauthbearer.expected.audience, .expected.issuer, .sub.claim.name,
@@ -37,13 +45,5 @@ void count_authentication(metrics_registry& metrics, std::string_view front,
 /// are on /metrics before the first login.
 void register_authentication_metrics(metrics_registry& metrics,
                                      const std::vector<std::string>& mechanisms);
-
-/// Splits a list at `separator`, trimming blanks and dropping empty items.
-std::vector<std::string> split_list(const std::string& text, char separator);
-
-/// Splits a comma list, trimming blanks and dropping empty items.
-inline std::vector<std::string> split_comma_list(const std::string& text) {
-    return split_list(text, ',');
-}
 
 }  // namespace sluice::gateway

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gateway/core/logger.h"
+#include "gateway/core/settings.h"
 
 namespace sluice::gateway {
 namespace {
@@ -17,32 +18,49 @@ std::int64_t now_ms() {
         .count();
 }
 
+namespace key {
+constexpr setting producer_default{
+    .name = "quota.producer.default", .type = setting_type::integer, .default_value = "-1",
+    .doc = "Kafka's old broker setting: producer_byte_rate (bytes/s) of every client whose user "
+           "and client-id have no quota of their own (the `/clients/<default>` entity when "
+           "DATA_DIR/quotas sets none there)",
+    .unit = setting_unit::bytes_per_second, .min = -1,
+    .range = "a positive number of bytes/s", .zero_allowed = false, .shown_default = "none"};
+constexpr setting consumer_default{
+    .name = "quota.consumer.default", .type = setting_type::integer, .default_value = "-1",
+    .doc = "the same for consumer_byte_rate", .unit = setting_unit::bytes_per_second, .min = -1,
+    .range = "a positive number of bytes/s", .zero_allowed = false, .shown_default = "none"};
+constexpr setting window_num{.name = "quota.window.num", .type = setting_type::integer,
+                             .default_value = "11", .doc = "samples the rate is measured over",
+                             .min = 2, .max = 1000};
+constexpr setting window_size{
+    .name = "quota.window.size.seconds", .type = setting_type::integer, .default_value = "1",
+    .doc = "span of one sample; throttle times are capped at num x size",
+    .unit = setting_unit::seconds, .min = 1, .max = 3600};
+}  // namespace key
+
+constexpr setting quota_settings_table[] = {key::producer_default, key::consumer_default,
+                                            key::window_num, key::window_size};
+
 }  // namespace
 
+const setting_table& quota_setting_table() {
+    static const setting_table table{
+        .module = "quotas", .title = "Client quotas", .settings = quota_settings_table};
+    return table;
+}
+
 auth::quota_settings read_quota_settings(const config& cfg) {
+    const config_values v(cfg);
     auth::quota_settings s;
-    const auto samples = cfg.get_int("quota.window.num", 11);
-    if (samples < 2 || samples > 1000) {
-        throw config_error("quota.window.num: " + std::to_string(samples) +
-                           " is outside [2, 1000]");
-    }
-    const auto seconds = cfg.get_int("quota.window.size.seconds", 1);
-    if (seconds < 1 || seconds > 3600) {
-        throw config_error("quota.window.size.seconds: " + std::to_string(seconds) +
-                           " is outside [1, 3600]");
-    }
-    s.samples = static_cast<int>(samples);
-    s.window = std::chrono::seconds(seconds);
-    for (auto [key, out] : {std::pair{"quota.producer.default", &s.producer_default},
-                            std::pair{"quota.consumer.default", &s.consumer_default}}) {
+    s.samples = static_cast<int>(v.get_int(key::window_num));
+    s.window = std::chrono::seconds(v.get_int(key::window_size));
+    for (auto [decl, out] : {std::pair{&key::producer_default, &s.producer_default},
+                             std::pair{&key::consumer_default, &s.consumer_default}}) {
         // compat: Kafka's old broker settings; Long.MAX_VALUE (its default) means no quota.
-        const auto v = cfg.get_int(key, -1);
-        if (v == 0 || v < -1) {
-            throw config_error(std::string(key) + ": " + std::to_string(v) +
-                               " is not a byte rate (a positive number of bytes/s)");
-        }
-        if (v > 0 && v != INT64_MAX) {
-            *out = static_cast<double>(v);
+        const auto rate = v.get_int(*decl);
+        if (rate > 0 && rate != INT64_MAX) {
+            *out = static_cast<double>(rate);
         }
     }
     return s;

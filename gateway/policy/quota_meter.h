@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "backend/api/settings.h"
 #include "gateway/core/config.h"
 #include "gateway/core/metrics.h"
 
@@ -23,6 +24,9 @@ namespace sluice::gateway {
 /// The fronts that record against the quotas (the `front` label).
 enum class quota_front : std::uint8_t { kafka = 0, http, websocket, sse, sqs };
 inline constexpr std::size_t quota_front_count = 5;
+
+/// The quota settings (quota.*), in the doc's order.
+const backend::api::setting_table& quota_setting_table();
 
 /// quota.window.num, quota.window.size.seconds, quota.producer.default, quota.consumer.default.
 /// Throws config_error on a bad value.

@@ -40,12 +40,15 @@
 #include "backend/group/group_records.h"
 #include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
+#include "backend/native/native_settings.h"
+#include "gateway/core/settings.h"
 #include "gateway/httpcore/body_budget.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
 #include "gateway/http/http_settings.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/dynamic_configs.h"
+#include "gateway/kafka/kafka_settings.h"
 #include "gateway/kafka/listener.h"
 #include "gateway/core/logger.h"
 #include "gateway/policy/auth_settings.h"
@@ -63,6 +66,7 @@
 #include "gateway/kafka/services.h"
 #include "gateway/core/tls_settings.h"
 #include "gateway/sqs/sqs_server.h"
+#include "gateway/sqs/sqs_settings.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway {
@@ -199,299 +203,34 @@ void raise_open_files_limit() {
     }
 }
 
-/// sasl.enabled.mechanisms: a comma list of Kafka's mechanism names (default all we have).
-std::vector<std::string> read_sasl_mechanisms(const config& cfg) {
-    const std::string text =
-        cfg.get_string("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512");
-    const auto& supported = auth::supported_sasl_mechanisms();
-    std::vector<std::string> out;
-    for (const auto& name : split_comma_list(text)) {
-        if (name == "GSSAPI") {
-            throw config_error("sasl.enabled.mechanisms: " + name + " is not yet supported");
-        }
-        if (std::find(supported.begin(), supported.end(), name) == supported.end()) {
-            throw config_error("sasl.enabled.mechanisms: unknown mechanism '" + name +
-                               "' (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)");
-        }
-        if (std::find(out.begin(), out.end(), name) == out.end()) {
-            out.push_back(name);
-        }
-    }
-    if (out.empty()) {
-        throw config_error("sasl.enabled.mechanisms: name at least one mechanism");
-    }
-    return out;
-}
-
-kafka_settings read_kafka_settings(const config& cfg, const std::string& cluster_id) {
-    kafka_settings k;
-    k.cluster_id = cluster_id;
-    k.node_id = static_cast<std::int32_t>(cfg.get_int("node.id", cfg.get_int("broker.id", 0)));
-    if (cfg.advertise_kafka) {
-        k.advertised = *cfg.advertise_kafka;
-    } else {
-        k.advertised = endpoint{"", 0, true};
-    }
-    k.auto_create_topics = cfg.get_bool("auto.create.topics.enable", true);
-    k.num_partitions = static_cast<std::int32_t>(cfg.get_int("num.partitions", 1));
-    if (k.num_partitions < 1) {
-        throw config_error("num.partitions: must be at least 1");
-    }
-    k.max_request_bytes = cfg.get_int("socket.request.max.bytes", 104857600);
-    if (k.max_request_bytes < 1024) {
-        throw config_error("socket.request.max.bytes: must be at least 1024");
-    }
-    k.idle_timeout_ms = cfg.get_int("connections.max.idle.ms", 600000);
-    k.max_in_flight = static_cast<std::int32_t>(cfg.get_int("max.in.flight.requests", 64));
-    k.delete_topic_enable = cfg.get_bool("delete.topic.enable", true);
-    k.fetch_response_max_bytes = cfg.get_int("fetch.response.max.bytes", -1);
-    if (k.fetch_response_max_bytes < -1) {
-        throw config_error("fetch.response.max.bytes: must be -1 (adaptive), 0 (off) or a size");
-    }
-    k.queued_max_request_bytes = cfg.get_int("queued.max.request.bytes", 268435456);
-    if (k.queued_max_request_bytes < -1 || k.queued_max_request_bytes == 0) {
-        throw config_error("queued.max.request.bytes: must be -1 (no bound) or a positive size");
-    }
-    const std::int64_t queued_requests = cfg.get_int("queued.max.requests", 500);
-    if (queued_requests < 1 || queued_requests > 2147483647) {
-        throw config_error("queued.max.requests: must be between 1 and 2147483647");
-    }
-    k.queued_max_requests = static_cast<std::int32_t>(queued_requests);
-    k.sasl_mechanisms = read_sasl_mechanisms(cfg);
-    k.max_reauth_ms = cfg.get_int("connections.max.reauth.ms", 0);
-    if (k.max_reauth_ms < 0) {
-        throw config_error("connections.max.reauth.ms: must be 0 (off) or a positive time");
-    }
-    return k;
-}
-
-/// The group coordinator's settings (Kafka's names; docs/consumer-groups.md).
-backend::group::coordinator_config read_group_settings(const config& cfg) {
-    backend::group::coordinator_config g;
-    auto int_setting = [&](const char* key, std::int64_t fallback, std::int64_t min,
-                           std::int64_t max) {
-        const std::int64_t v = cfg.get_int(key, fallback);
-        if (v < min || v > max) {
-            throw config_error(std::string(key) + ": must be between " + std::to_string(min) +
-                               " and " + std::to_string(max));
-        }
-        return v;
-    };
-    constexpr std::int64_t int_max = 2147483647;
-    g.min_session_timeout_ms = static_cast<std::int32_t>(
-        int_setting("group.min.session.timeout.ms", g.min_session_timeout_ms, 1, int_max));
-    g.max_session_timeout_ms = static_cast<std::int32_t>(int_setting(
-        "group.max.session.timeout.ms", g.max_session_timeout_ms, g.min_session_timeout_ms,
-        int_max));
-    g.initial_rebalance_delay_ms = static_cast<std::int32_t>(int_setting(
-        "group.initial.rebalance.delay.ms", g.initial_rebalance_delay_ms, 0, int_max));
-    g.max_size = static_cast<std::int32_t>(int_setting("group.max.size", g.max_size, 1, int_max));
-    g.offsets_retention_ms =
-        int_setting("offsets.retention.minutes", g.offsets_retention_ms / 60000, 1,
-                    int_max) * 60000;
-    g.offsets_retention_check_interval_ms =
-        int_setting("offsets.retention.check.interval.ms",
-                    g.offsets_retention_check_interval_ms, 1, int_max);
-    // At most what a record of __consumer_offsets holds (an int16-length string).
-    g.offset_metadata_max_bytes = static_cast<std::int32_t>(int_setting(
-        "offset.metadata.max.bytes", g.offset_metadata_max_bytes, 0,
-        static_cast<std::int64_t>(backend::group::max_record_metadata_bytes)));
-    g.offsets_topic_partitions = static_cast<std::int32_t>(int_setting(
-        "offsets.topic.num.partitions", g.offsets_topic_partitions, 1, 1000));
-    g.offsets_topic_segment_bytes = static_cast<std::int32_t>(int_setting(
-        "offsets.topic.segment.bytes", g.offsets_topic_segment_bytes, 1048576, int_max));
-    g.consumer_heartbeat_interval_ms = static_cast<std::int32_t>(int_setting(
-        "group.consumer.heartbeat.interval.ms", g.consumer_heartbeat_interval_ms, 1, int_max));
-    g.consumer_session_timeout_ms = static_cast<std::int32_t>(int_setting(
-        "group.consumer.session.timeout.ms", g.consumer_session_timeout_ms, 1, int_max));
-    g.consumer_max_size = static_cast<std::int32_t>(
-        int_setting("group.consumer.max.size", g.consumer_max_size, 1, int_max));
-    // The bounds of the groups' own configs (consumer.session.timeout.ms and
-    // consumer.heartbeat.interval.ms on a GROUP resource).
-    g.consumer_min_session_timeout_ms = static_cast<std::int32_t>(int_setting(
-        "group.consumer.min.session.timeout.ms", g.consumer_min_session_timeout_ms, 1, int_max));
-    g.consumer_max_session_timeout_ms = static_cast<std::int32_t>(
-        int_setting("group.consumer.max.session.timeout.ms", g.consumer_max_session_timeout_ms,
-                    g.consumer_min_session_timeout_ms, int_max));
-    g.consumer_min_heartbeat_interval_ms = static_cast<std::int32_t>(
-        int_setting("group.consumer.min.heartbeat.interval.ms",
-                    g.consumer_min_heartbeat_interval_ms, 1, int_max));
-    g.consumer_max_heartbeat_interval_ms = static_cast<std::int32_t>(
-        int_setting("group.consumer.max.heartbeat.interval.ms",
-                    g.consumer_max_heartbeat_interval_ms, g.consumer_min_heartbeat_interval_ms,
-                    int_max));
-    const std::string assignors = cfg.get_string("group.consumer.assignors", "uniform,range");
-    g.consumer_assignors.clear();
-    std::size_t start = 0;
-    while (start <= assignors.size()) {
-        std::size_t end = assignors.find(',', start);
-        if (end == std::string::npos) {
-            end = assignors.size();
-        }
-        std::string name = assignors.substr(start, end - start);
-        name.erase(0, name.find_first_not_of(" \t"));
-        name.erase(name.find_last_not_of(" \t") + 1);
-        if (!name.empty()) {
-            if (!backend::group::known_assignor(name)) {
-                throw config_error("group.consumer.assignors: unknown assignor '" + name +
-                                   "' (uniform, range)");
-            }
-            g.consumer_assignors.push_back(name);
-        }
-        start = end + 1;
-    }
-    if (g.consumer_assignors.empty()) {
-        throw config_error("group.consumer.assignors: name at least one assignor");
-    }
-    return g;
-}
-
-/// Idempotent-producer state settings (Kafka's names; docs/transactions.md).
-backend::producer::producer_state_settings read_producer_settings(const config& cfg) {
-    backend::producer::producer_state_settings p;
-    auto positive = [&](const char* key, std::int64_t fallback) {
-        const std::int64_t v = cfg.get_int(key, fallback);
-        if (v < 1) {
-            throw config_error(std::string(key) + ": must be positive");
-        }
-        return v;
-    };
-    p.producer_id_expiration_ms = positive("producer.id.expiration.ms", p.producer_id_expiration_ms);
-    p.expiration_check_interval_ms = positive("producer.id.expiration.check.interval.ms",
-                                              p.expiration_check_interval_ms);
-    p.snapshot_interval_ms = positive("producer.state.snapshot.interval.ms", p.snapshot_interval_ms);
-    return p;
-}
-
-/// Transaction coordinator settings (Kafka's names; docs/transactions.md).
-backend::producer::txn_settings read_txn_settings(const config& cfg) {
-    backend::producer::txn_settings t;
-    auto positive = [&](const char* key, std::int64_t fallback, std::int64_t max) {
-        const std::int64_t v = cfg.get_int(key, fallback);
-        if (v < 1 || v > max) {
-            throw config_error(std::string(key) + ": must be between 1 and " + std::to_string(max));
-        }
-        return v;
-    };
-    constexpr std::int64_t int_max = 2147483647;
-    t.max_timeout_ms = static_cast<std::int32_t>(
-        positive("transaction.max.timeout.ms", t.max_timeout_ms, int_max));
-    t.id_expiration_ms = positive("transactional.id.expiration.ms", t.id_expiration_ms, int_max);
-    t.abort_check_interval_ms =
-        positive("transaction.abort.timed.out.transaction.cleanup.interval.ms",
-                 t.abort_check_interval_ms, int_max);
-    t.expiry_check_interval_ms =
-        positive("transaction.remove.expired.transaction.cleanup.interval.ms",
-                 t.expiry_check_interval_ms, int_max);
-    t.state_log_partitions = static_cast<std::int32_t>(
-        positive("transaction.state.log.num.partitions", t.state_log_partitions, 1000));
-    t.state_log_segment_bytes = static_cast<std::int32_t>(
-        positive("transaction.state.log.segment.bytes", t.state_log_segment_bytes, int_max));
-    const std::int64_t tv = cfg.get_int("transaction.version", t.transaction_version);
-    if (tv < 0 || tv > 2) {
-        throw config_error("transaction.version: must be 0, 1 or 2");
-    }
-    t.transaction_version = static_cast<std::int16_t>(tv);
-    return t;
-}
-
-/// The SQS front's and the queues' settings (docs/configuration.md, sqs.*).
-struct sqs_config {
-    sqs::sqs_settings front;
-    backend::queue::queue_settings queues;
-    std::int64_t state_segment_bytes = 64 << 20;
-    bool sigv4 = false;  // sqs.authentication
-};
-
-sqs_config read_sqs_settings(const config& cfg) {
-    sqs_config s;
-    auto int_setting = [&](const char* key, std::int64_t fallback, std::int64_t min,
-                           std::int64_t max) {
-        const std::int64_t v = cfg.get_int(key, fallback);
-        if (v < min || v > max) {
-            throw config_error(std::string(key) + ": must be between " + std::to_string(min) +
-                               " and " + std::to_string(max));
-        }
-        return v;
-    };
-    const std::string sqs_auth = cfg.get_string("sqs.authentication", "none");
-    if (sqs_auth != "none" && sqs_auth != "sigv4") {
-        throw config_error("sqs.authentication: must be none or sigv4");
-    }
-    s.sigv4 = sqs_auth == "sigv4";
-    s.front.region = cfg.get_string("sqs.region", s.front.region);
-    s.front.account = cfg.get_string("sqs.account.id", s.front.account);
-    if (s.front.account.size() != 12 ||
-        s.front.account.find_first_not_of("0123456789") != std::string::npos) {
-        throw config_error("sqs.account.id: must be 12 digits");
-    }
-    if (s.front.region.empty() || s.front.region.find_first_of(":/ ") != std::string::npos) {
-        throw config_error("sqs.region: must be a region name such as us-east-1");
-    }
-    s.front.advertised_url = cfg.get_string("sqs.advertised.url", "");
-    while (!s.front.advertised_url.empty() && s.front.advertised_url.back() == '/') {
-        s.front.advertised_url.pop_back();
-    }
-    if (!s.front.advertised_url.empty() && !s.front.advertised_url.starts_with("http://") &&
-        !s.front.advertised_url.starts_with("https://")) {
-        throw config_error("sqs.advertised.url: must start with http:// or https://");
-    }
-    s.front.origins.allow_origins = read_allowed_origins(cfg);
-    if (auto own = origin_of_url(s.front.advertised_url)) {
-        s.front.origins.own_origins.push_back(std::move(*own));
-    }
-    auto& q = s.queues;
-    q.arns.region = s.front.region;
-    q.arns.account = s.front.account;
-    q.sender_id = s.front.account;
-    q.partitions = static_cast<std::int32_t>(int_setting("sqs.queue.partitions", 1, 1, 1000));
-    q.limits.read_ahead_bytes = static_cast<std::size_t>(
-        int_setting("sqs.read.ahead.bytes", 64 << 20, 1 << 20, std::int64_t{1} << 40));
-    q.limits.read_ahead_messages = static_cast<std::size_t>(
-        int_setting("sqs.read.ahead.messages", 100000, 10, 100000000));
-    q.limits.max_in_flight = static_cast<std::size_t>(
-        int_setting("sqs.max.inflight.messages", 120000, 1, 100000000));
-    q.deleted_name_reuse_ms = int_setting("sqs.deleted.name.reuse.ms", 60000, 0, 86400000);
-    q.purge_interval_ms = int_setting("sqs.purge.interval.ms", 60000, 0, 86400000);
-    s.state_segment_bytes =
-        int_setting("sqs.state.segment.bytes", 64 << 20, 1 << 20, std::int64_t{1} << 34);
-    return s;
-}
-
-/// The native backend's options from the configuration (Kafka's names; docs/configuration.md).
+/// The native backend's options; a bad broker-level topic default ("invalid value 'x' for
+/// log.segment.bytes: ...") stops the start like any bad setting.
 backend::native::native_options read_native_options(const config& cfg) {
-    backend::native::native_options o;
-    o.log.data_dir = cfg.data_dir.string();
-    std::string why;
-    auto defaults = backend::log::broker_defaults(cfg.properties, &why);
-    if (!defaults) {
-        throw config_error(why.empty() ? defaults.error().message() : why);
+    try {
+        return backend::native::read_native_options(config_values(cfg), cfg.data_dir);
+    } catch (const config_error&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        throw config_error(e.what());
     }
-    o.log.defaults = *defaults;
-    for (auto key : backend::log::broker_default_keys()) {
-        cfg.mark_known(key);
-    }
-    auto interval = [&](const char* key, std::chrono::milliseconds fallback) {
-        const std::int64_t v = cfg.get_int(key, fallback.count());
-        if (v < 0) {
-            throw config_error(std::string(key) + ": must be 0 (never) or a positive number of ms");
-        }
-        return std::chrono::milliseconds(v);
-    };
-    o.log.retention_check_interval =
-        interval("log.retention.check.interval.ms", o.log.retention_check_interval);
-    o.log.compaction_check_interval =
-        interval("log.cleaner.backoff.ms", o.log.compaction_check_interval);
-    o.log.recovery_progress_interval =
-        interval("log.recovery.progress.interval.ms", o.log.recovery_progress_interval);
-    o.properties = cfg.properties;
-    o.groups = read_group_settings(cfg);
-    o.producers = read_producer_settings(cfg);
-    o.transactions = read_txn_settings(cfg);
-    return o;
 }
 
 }  // namespace
+
+setting_catalog settings_catalog() {
+    setting_catalog c;
+    c.add(core_setting_table());
+    c.add(kafka_setting_table());
+    c.add(tls_setting_table());
+    c.add(token_setting_table());
+    c.add(quota_setting_table());
+    c.add(http_setting_table());
+    c.add(authorizer_setting_table());
+    c.add(sqs::sqs_setting_table());
+    c.add(audit_setting_table());
+    c.add(backend::native::native_setting_tables());
+    return c;
+}
 
 int run_server(const config& cfg) {
     configure_logging(parse_log_levels(cfg.log_level), parse_log_format(cfg.log_format));
@@ -501,7 +240,7 @@ int run_server(const config& cfg) {
     std::signal(SIGPIPE, SIG_IGN);
 
     // TLS contexts are built (and their files checked) before the data dir is touched.
-    read_tls_settings(cfg, "ssl");  // the TLS keys are known even without a TLS listener
+    read_tls_settings(cfg, "ssl");  // a bad ssl.client.auth stops even a start without TLS
     std::vector<std::shared_ptr<auth::tls_context_holder>> kafka_tls(cfg.kafka.size());
     std::vector<std::pair<std::string, std::shared_ptr<auth::tls_context_holder>>> reloadable;
     for (std::size_t i = 0; i < cfg.kafka.size(); ++i) {
@@ -530,14 +269,20 @@ int run_server(const config& cfg) {
     backend::native::native_options native_opts = read_native_options(cfg);
     kafka_settings kafka_cfg = read_kafka_settings(cfg, "");
     http_settings http_cfg = read_http_settings(cfg);
-    const sqs_config sqs_cfg = read_sqs_settings(cfg);
+    sqs::sqs_front_config sqs_cfg = sqs::read_sqs_settings(cfg);
+    sqs_cfg.front.origins.allow_origins = read_allowed_origins(cfg);
     const auto tokens = read_jwt_verifier(cfg);
     const auth::authorizer_settings authz_settings = read_authorizer_settings(cfg);
     const audit_settings audit_cfg = read_audit_settings(cfg);
     const auth::quota_settings quota_cfg = read_quota_settings(cfg);
-    native_opts.queues = sqs_cfg.queues;
-    native_opts.queue_state_segment_bytes = sqs_cfg.state_segment_bytes;
-    const auto ignored = cfg.reject_unknown();
+    native_opts.queues.arns.region = sqs_cfg.front.region;
+    native_opts.queues.arns.account = sqs_cfg.front.account;
+    native_opts.queues.sender_id = sqs_cfg.front.account;
+    kafka_cfg.offset_metadata_max_bytes = native_opts.groups.offset_metadata_max_bytes;
+    // Every setting given must be declared in a table; a SLUICE_* variable that names none is
+    // only reported.
+    const setting_catalog catalog = settings_catalog();
+    const auto ignored = cfg.reject_unknown(catalog);
     if (!ignored.empty()) {
         log.warn("{}", ignored_variables_warning(ignored));
         for (const auto& v : ignored) {
@@ -674,8 +419,8 @@ int run_server(const config& cfg) {
     }
     dynamic_configs dynamic(dynamic_configs::path_in(cfg.data_dir), kafka_cfg.node_id,
                             be.topics(), be.groups(),
-                            [&cfg, shown = std::move(shown_broker_configs)](const std::string& n) {
-                                return cfg.known(n) || shown.count(n) != 0;
+                            [&catalog, shown = std::move(shown_broker_configs)](const std::string& n) {
+                                return catalog.known(n) || shown.count(n) != 0;
                             });
     load_state("dynamic configs", [&] {
         dynamic.load();

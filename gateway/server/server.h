@@ -3,11 +3,16 @@
 #pragma once
 
 #include "gateway/core/config.h"
+#include "gateway/core/settings.h"
 
 namespace sluice::gateway {
 
 /// Runs sluice until a termination signal; returns the process exit code. Throws
 /// config_error (bad settings) or std::runtime_error (startup failure).
 int run_server(const config& cfg);
+
+/// Every settings table sluice reads, the gateway's and the backend's, in the doc's order:
+/// what reject_unknown, --help and `sluice settings` go by.
+setting_catalog settings_catalog();
 
 }  // namespace sluice::gateway

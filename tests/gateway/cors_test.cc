@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "gateway/core/settings.h"
 #include "gateway/http/browser_rules.h"
 #include "gateway/http/http_settings.h"
 #include "gateway/core/config.h"
@@ -128,7 +129,7 @@ TEST(Origins, SettingAndRestProxyNameMakeOneList) {
               (std::vector<std::string>{"https://a.example.com", "https://b.example.com",
                                         "https://c.example.com"}));
     EXPECT_TRUE(s.cors.enabled());
-    EXPECT_NO_THROW(c.reject_unknown());
+    EXPECT_NO_THROW(c.reject_unknown(setting_catalog({http_setting_table()})));
 }
 
 TEST(Origins, DefaultListIsEmptyAndAdvertisedUrlIsOwn) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gateway/core/config.h"
+#include "gateway/core/settings.h"
 #include "gateway/core/tls_settings.h"
 
 namespace sluice::gateway {
@@ -32,7 +33,7 @@ TEST(TlsSettings, EveryTlsKeyIsKnown) {
     c.properties = {{"listener.name.https.ssl.ca.location", "/ca.pem"},
                     {"ssl.principal.mapping.rules", "DEFAULT"}};
     read_tls_settings(c, "ssl");
-    EXPECT_NO_THROW(c.reject_unknown());
+    EXPECT_NO_THROW(c.reject_unknown(setting_catalog({tls_setting_table()})));
 }
 
 TEST(TlsSettings, BadClientAuthIsAConfigError) {

@@ -24,7 +24,7 @@ boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_ha
     // offset.metadata.max.bytes per partition, as OffsetCommit does; the others go on.
     // The server checked the setting's range at start (0 to 32767, what a record holds).
     const auto metadata_limit = static_cast<std::size_t>(
-        std::max<std::int64_t>(ctx.svc().cfg.get_int("offset.metadata.max.bytes", 4096), 0));
+        std::max<std::int32_t>(ctx.svc().kafka.offset_metadata_max_bytes, 0));
     auto too_large = [&](const auto& p) {
         return p.committed_metadata && p.committed_metadata->size() > metadata_limit;
     };
