@@ -12,7 +12,7 @@
 #include "gateway/http/json.h"
 #include "gateway/http/ui_routes.h"
 #include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
+#include "gateway/server/front_acls.h"
 #include "gateway/server/auth_settings.h"
 #include "protocol/core/base64.h"
 
@@ -225,9 +225,11 @@ asio::awaitable<std::optional<http_response>> http_authenticator::check(
     const std::string scheme = result->mechanism == "basic"    ? "Basic"
                                : result->mechanism == "bearer" ? "Bearer"
                                                                : result->mechanism;
-    audit_authentication_failed(audit_source{"User:ANONYMOUS", audit_client_of(ctx->peer),
-                                             std::string(http_front_of(pattern))},
-                                scheme, result->user, result->reason);
+    // The audit line, as every front's: through the chain (which needs no authorizer for it).
+    policy_chain{}.authentication_failed(
+        requester{.front = http_route_front(pattern), .principal = "User:ANONYMOUS",
+                  .peer = ctx->peer},
+        scheme, result->user, result->reason);
     const auto delay = failures_.record_failure(address, std::chrono::steady_clock::now());
     if (delay.count() > 0) {
         asio::steady_timer timer(ctx->executor, delay);

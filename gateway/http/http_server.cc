@@ -35,13 +35,48 @@ asio::awaitable<handler_result> readyz(std::shared_ptr<std::atomic<bool>> ready,
     co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
 }
 
+/// The policy half of the guard, after authentication: the chain decides on the route's facts
+/// (its ACL checks, all or nothing; its quotas). Nothing is built when the chain neither
+/// authorizes nor meters.
+std::optional<http_response> admit_by_policy(const policy_chain& chain, http_request_context* ctx,
+                                             std::string_view pattern) {
+    if (!chain.authorizing() && !chain.metering()) {
+        return std::nullopt;
+    }
+    acl_checks checks;
+    std::vector<access> accesses;
+    std::string action;
+    if (chain.authorizing()) {
+        checks = http_route_checks(ctx->req.method(), pattern, ctx->params.items(),
+                                   ctx->query.items());
+        accesses = accesses_of(checks);
+        action = std::string(ctx->req.method_string()) + " " + std::string(pattern);
+    }
+    request_facts facts{.who = http_requester(*ctx, http_route_front(pattern)),
+                        .action = action,
+                        .accesses = accesses,
+                        .all_or_nothing = true};
+    http_quota_facts(ctx->req.method(), pattern, facts);
+    const decision d = chain.decide(facts);
+    if (d.first_denied != nullptr) {
+        return rest::acl_denied(*d.first_denied,
+                                pattern.starts_with("/topics") || pattern.starts_with("/consumers"));
+    }
+    if (d.delay.count() > 0) {
+        return quota_exceeded(d.delay, auth::to_string(*d.throttled_by));
+    }
+    meter_http_request(chain, ctx, facts, d);
+    return std::nullopt;
+}
+
 /// The browser rules (cors.h: the request's Origin, a JSON body on state-changing /v1 routes),
-/// then authentication (http.authentication), then the ACL checks the route's path decides
-/// (http_route_checks): 403 with the REST Proxy's 40301 when one is denied; then the client
-/// quotas (check_http_quota): 429 with 42901 when the principal is over its quota.
+/// then authentication (http.authentication), then the policy chain: the ACL checks the
+/// route's path decides (http_route_checks), 403 with the REST Proxy's 40301 when one is
+/// denied; then the client quotas (http_quota_facts), 429 with 42901 when the principal is
+/// over its quota.
 asio::awaitable<std::optional<http_response>> guard(const cors_policy* origins,
                                                     const http_authenticator* auth,
-                                                    front_authorizer acl, quota_meter* quotas,
+                                                    policy_chain chain,
                                                     http_request_context* ctx,
                                                     std::string pattern) {
     if (auto refusal = check_browser_rules(*origins, *ctx, pattern)) {
@@ -51,23 +86,7 @@ asio::awaitable<std::optional<http_response>> guard(const cors_policy* origins,
     if (refusal) {
         co_return refusal;
     }
-    if (!acl.on()) {
-        co_return check_http_quota(quotas, ctx, pattern);
-    }
-    const auto denied =
-        acl.denied(ctx->principal, rest::acl_host(*ctx),
-                   http_route_checks(ctx->req.method(), pattern, ctx->params, ctx->query));
-    if (!denied) {
-        co_return check_http_quota(quotas, ctx, pattern);
-    }
-    http_log().info("{} {} by {} from {} denied: {}", std::string(ctx->req.method_string()),
-                    ctx->path, ctx->principal, rest::acl_host(*ctx), denial_message(*denied));
-    audit_authorization_denied(audit_source{ctx->principal, audit_client_of(ctx->peer),
-                                            std::string(http_front_of(pattern))},
-                               denied->op, denied->type, denied->name,
-                               std::string(ctx->req.method_string()) + " " + pattern);
-    co_return rest::acl_denied(*denied, pattern.starts_with("/topics") ||
-                                            pattern.starts_with("/consumers"));
+    co_return admit_by_policy(chain, ctx, pattern);
 }
 
 asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_request_context) {
@@ -98,11 +117,11 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
     router_.add(verb::get, "/metrics", [m = &svc.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    add_group_routes(router_, svc.groups, front_authorizer(&svc.authz));
-    add_queue_routes(router_, queues, front_authorizer(&svc.authz));
+    add_group_routes(router_, svc.groups, svc.chain);
+    add_queue_routes(router_, queues, svc.chain);
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         svc.topics, svc.records, svc.groups, settings_, svc.kafka.cluster_id, svc.kafka.node_id,
-        producer_, front_authorizer(&svc.authz)});
+        producer_, svc.chain});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {
@@ -118,22 +137,22 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
         "websocket.write.timeout.ms (write_timeout), or was silent, pongs included, for "
         "websocket.idle.timeout.ms (idle_timeout)";
     ws_ = std::make_unique<ws::ws_context>(ws::ws_context{
-        *rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas,
+        *rest_, [&pool] { return pool.next().get_executor(); },
         &svc.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
                                  {{"reason", "write_timeout"}}),
         &svc.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
                                  {{"reason", "idle_timeout"}})});
     ws::add_ws_route(router_, *ws_);
-    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas);
+    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
     add_ui_routes(router_);
     // After the REST Proxy's GET /, which the console's hands every non-browser request to.
     add_console_route(router_);
     auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc.users, svc.tokens,
                                                  svc.auth_failures, svc.metrics);
     add_console_session_routes(router_, *auth_);
-    router_.set_guard([o = &settings_.cors, a = auth_.get(), acl = rest_->acl, q = svc.quotas](
+    router_.set_guard([o = &settings_.cors, a = auth_.get(), chain = svc.chain](
                           http_request_context* ctx, std::string pattern) {
-        return guard(o, a, acl, q, ctx, std::move(pattern));
+        return guard(o, a, chain, ctx, std::move(pattern));
     });
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/core/hex.h"
 #include "protocol/core/json.h"
 
 namespace sluice::gateway {
@@ -23,8 +24,32 @@ acl_check cluster(acl_operation op) {
     return acl_check{op, resource_type::cluster, std::string(auth::cluster_resource_name)};
 }
 
-std::string_view param(const param_list& params, std::string_view name) {
-    return params.get(name).value_or(std::string_view());
+std::string_view param(named_values values, std::string_view name) {
+    for (const auto& [k, v] : values) {
+        if (k == name) {
+            return v;
+        }
+    }
+    return {};
+}
+
+/// A percent-encoded path segment decoded; nullopt on a malformed escape.
+std::optional<std::string> decode_segment(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out.push_back(s[i]);
+            continue;
+        }
+        const int v = percent_escape_value(s.substr(i));
+        if (v < 0) {
+            return std::nullopt;
+        }
+        out.push_back(static_cast<char>(v));
+        i += 2;
+    }
+    return out;
 }
 
 }  // namespace
@@ -40,22 +65,45 @@ std::string denial_message(const acl_check& c) {
     return fmt::format("Not authorized to {} {} {}.", auth::to_string(c.op), type, c.name);
 }
 
-std::optional<acl_check> front_authorizer::denied(std::string_view principal,
-                                                  std::string_view host,
-                                                  const acl_checks& checks) const {
-    if (authz_ == nullptr) {
-        return std::nullopt;
-    }
+access access_of(const acl_check& c, on_denial d) { return access{c.op, c.type, c.name, d}; }
+
+std::vector<access> accesses_of(const acl_checks& checks, on_denial d) {
+    std::vector<access> out;
+    out.reserve(checks.size());
     for (const auto& c : checks) {
-        if (!authz_->allowed(principal, host, c.op, c.type, c.name)) {
-            return c;
-        }
+        out.push_back(access_of(c, d));
     }
-    return std::nullopt;
+    return out;
 }
 
-acl_checks http_route_checks(verb method, std::string_view pattern, const param_list& params,
-                             const param_list& query) {
+std::optional<acl_check> refused_check(const policy_chain& chain, const requester& who,
+                                       std::string_view action, const acl_checks& checks) {
+    if (!chain.authorizing() || checks.empty()) {
+        return std::nullopt;
+    }
+    auto accesses = accesses_of(checks);
+    request_facts facts{.who = who, .action = action, .accesses = accesses,
+                        .all_or_nothing = true};
+    const decision d = chain.decide(facts);
+    if (d.first_denied == nullptr) {
+        return std::nullopt;
+    }
+    return checks[static_cast<std::size_t>(d.first_denied - accesses.data())];
+}
+
+policy_front http_route_front(std::string_view pattern) {
+    if (pattern == "/ws") {
+        return policy_front::websocket;
+    }
+    if (pattern.ends_with("/events")) {
+        return policy_front::sse;
+    }
+    return pattern.starts_with("/v1/") || pattern == "/v1" ? policy_front::console
+                                                           : policy_front::rest;
+}
+
+acl_checks http_route_checks(verb method, std::string_view pattern, named_values params,
+                             named_values query) {
     const bool get = method == verb::get || method == verb::head;
     // Every topic, group and queue by name, with their traffic: the cluster's view.
     if (pattern == "/metrics") {
@@ -90,7 +138,7 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
     // The console's views (the listings, /v1/groups and /v1/queues, filter in the handler).
     if (pattern == "/v1/groups/{path...}") {
         const auto raw = param(params, "path");
-        const auto decoded = percent_decode(raw.substr(0, raw.find('/')));
+        const auto decoded = decode_segment(raw.substr(0, raw.find('/')));
         return {group(acl_operation::describe, decoded ? *decoded : std::string(raw))};
     }
     if (pattern == "/v1/queues/{queue}/redrive") {
