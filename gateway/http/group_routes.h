@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 #include "backend/api/groups.h"
 #include "gateway/policy/chain.h"

@@ -25,9 +25,9 @@
 #include "auth/password_cache.h"
 #include "auth/session_token.h"
 #include "gateway/http/http_settings.h"
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
+#include "gateway/core/metrics.h"
 #include "gateway/policy/chain.h"
-#include "gateway/server/metrics.h"
 
 namespace sluice::gateway {
 

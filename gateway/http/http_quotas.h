@@ -15,7 +15,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 #include "gateway/policy/chain.h"
 
 namespace sluice::gateway {

@@ -10,9 +10,9 @@
 #include "backend/api/errc.h"
 #include "gateway/http/json.h"
 #include "gateway/http/rest/rest_support.h"
-#include "gateway/kafka/logger.h"
+#include "gateway/httpcore/logger.h"
 #include "gateway/http/http_auth.h"
-#include "gateway/server/front_acls.h"
+#include "gateway/policy/front_acls.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <variant>
 
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 #include "backend/api/queues.h"
 #include "gateway/policy/chain.h"

@@ -9,7 +9,7 @@
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
 
-#include "gateway/server/busy_time.h"
+#include "gateway/core/busy_time.h"
 #include "gateway/sqs/logger.h"
 #include "protocol/core/uuid.h"
 

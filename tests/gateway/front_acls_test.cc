@@ -6,7 +6,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "gateway/server/front_acls.h"
+#include "gateway/policy/front_acls.h"
 
 namespace sluice::gateway {
 namespace {
@@ -22,11 +22,12 @@ acl_check group(acl_operation op, std::string name) {
 }
 acl_check cluster(acl_operation op) { return {op, resource_type::cluster, "kafka-cluster"}; }
 
-/// Captures and query parameters as the HTTP server hands them to the table (named_values).
-using param_list = std::vector<std::pair<std::string, std::string>>;
-
 param_list params(std::initializer_list<std::pair<std::string, std::string>> items) {
-    return param_list(items);
+    param_list out;
+    for (const auto& [k, v] : items) {
+        out.add(k, v);
+    }
+    return out;
 }
 
 /// Who asks from 127.0.0.1 (or `address`) on the SQS front.

@@ -5,7 +5,7 @@
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
 
-#include "gateway/kafka/logger.h"
+#include "gateway/httpcore/logger.h"
 #include "gateway/http/http_auth.h"
 
 namespace sluice::gateway::rest {
