@@ -59,7 +59,28 @@ struct queue_table {
     }
 };
 
-void write_queue(json::writer& w, const queue_table& table, const api::queue_view& v) {
+/// Whether the caller may DESCRIBE a queue's topic. A view names other queues (the queues that
+/// send to it, the depth of its dead-letter queue) only when it may, as GET /v1/queues lists
+/// only those and SQS's ListQueues and ListDeadLetterSourceQueues answer only those.
+struct describable {
+    policy_chain chain;
+    std::string principal;
+    std::string host;
+
+    bool operator()(std::string_view queue) const {
+        const requester who{.front = policy_front::console, .principal = principal, .host = host};
+        return chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic,
+                             queue);
+    }
+};
+
+describable describable_by(policy_chain chain, const http_request_context& ctx) {
+    return describable{chain, ctx.principal,
+                       chain.authorizing() ? authorizer_host(ctx.peer) : std::string()};
+}
+
+void write_queue(json::writer& w, const queue_table& table, const api::queue_view& v,
+                 const describable& may_describe) {
     w.start_object();
     w.field("name", v.name.value);
     w.key("fifo");
@@ -73,7 +94,7 @@ void write_queue(json::writer& w, const queue_table& table, const api::queue_vie
         w.field("dead_letter_queue", v.dead_letter_queue->value);
         // The depth of the dead-letter queue: what a redrive would move back.
         const api::queue_view* dlq = table.find(v.dead_letter_queue->value);
-        if (dlq) {
+        if (dlq && may_describe(dlq->name.value)) {
             w.field("dead_letter_queue_depth", dlq->available + dlq->in_flight + dlq->delayed);
         } else {
             w.null_field("dead_letter_queue_depth");
@@ -87,7 +108,9 @@ void write_queue(json::writer& w, const queue_table& table, const api::queue_vie
     w.start_array();
     if (const auto* src = table.sources_of(v.name.value)) {
         for (const auto& s : *src) {
-            w.string(s);
+            if (may_describe(s)) {
+                w.string(s);
+            }
         }
     }
     w.end_array();
@@ -144,25 +167,23 @@ asio::awaitable<api::admin_result<std::string>> queue_arn(api::queues& queues,
 asio::awaitable<handler_result> list_queues(api::queues* queues, policy_chain chain,
                                             http_request_context ctx) {
     const queue_table table(*queues);
-    const auto host = chain.authorizing() ? authorizer_host(ctx.peer) : std::string();
-    requester who = http_requester(ctx, policy_front::console);
-    who.host = host;
+    const auto may_describe = describable_by(chain, ctx);
     json::writer w;
     w.start_object();
     w.key("queues");
     w.start_array();
     for (const auto& [name, v] : table.by_name) {
-        if (!chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic, name)) {
-            continue;
+        if (may_describe(name)) {
+            write_queue(w, table, v, may_describe);
         }
-        write_queue(w, table, v);
     }
     w.end_array();
     w.end_object();
     co_return json_ok(200, w.str());
 }
 
-asio::awaitable<handler_result> get_queue(api::queues* queues, http_request_context ctx) {
+asio::awaitable<handler_result> get_queue(api::queues* queues, policy_chain chain,
+                                          http_request_context ctx) {
     const std::string name(ctx.params.get("queue").value_or(""));
     const queue_table table(*queues);
     const api::queue_view* v = table.find(name);
@@ -170,7 +191,7 @@ asio::awaitable<handler_result> get_queue(api::queues* queues, http_request_cont
         co_return error_response(404, not_found(name));
     }
     json::writer w;
-    write_queue(w, table, *v);
+    write_queue(w, table, *v, describable_by(chain, ctx));
     co_return json_ok(200, w.str());
 }
 
@@ -327,7 +348,9 @@ void add_queue_routes(router& routes, api::queues& queues, policy_chain chain) {
     routes.add(verb::get, "/v1/queues", [q = &queues, chain](http_request_context ctx) {
         return list_queues(q, chain, std::move(ctx));
     });
-    routes.add(verb::get, "/v1/queues/{queue}", bind(get_queue));
+    routes.add(verb::get, "/v1/queues/{queue}", [q = &queues, chain](http_request_context ctx) {
+        return get_queue(q, chain, std::move(ctx));
+    });
     routes.add(verb::post, "/v1/queues/{queue}/redrive", [q = &queues, chain](http_request_context ctx) {
         return redrive(q, chain, std::move(ctx));
     });

@@ -236,4 +236,14 @@ acl_checks subscribe_checks(std::string_view t, std::string_view g) {
 
 acl_checks produce_checks(std::string_view t) { return {topic(acl_operation::write, t)}; }
 
+acl_checks consumer_offsets_checks(verb method, const std::vector<std::string>& topics) {
+    const auto op = method == verb::post ? acl_operation::read : acl_operation::describe;
+    acl_checks out;
+    out.reserve(topics.size());
+    for (const auto& t : topics) {
+        out.push_back(topic(op, t));
+    }
+    return out;
+}
+
 }  // namespace sluice::gateway

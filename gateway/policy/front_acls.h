@@ -92,4 +92,10 @@ acl_checks subscribe_checks(std::string_view topic, std::string_view group);
 /// A WebSocket produce: WRITE topic.
 acl_checks produce_checks(std::string_view topic);
 
+/// The topics a REST v2 consumer names in the body of `.../offsets`, checked as Kafka's
+/// OffsetCommit and OffsetFetch check them: committing (POST) needs READ on each topic, reading
+/// the committed offsets (GET) DESCRIBE on each. The router's guard checked the group.
+acl_checks consumer_offsets_checks(boost::beast::http::verb method,
+                                   const std::vector<std::string>& topics);
+
 }  // namespace sluice::gateway

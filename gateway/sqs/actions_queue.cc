@@ -366,9 +366,13 @@ boost::asio::awaitable<void> list_dead_letter_source_queues(std::shared_ptr<acti
         ctx->fail(sources.error());
         co_return;
     }
+    // Only the source queues the caller may DESCRIBE, as ListQueues lists only those.
     std::vector<std::string> names;
     for (auto& s : *sources) {
-        names.push_back(std::move(s.value));
+        if (ctx->acl.allowed(ctx->principal, ctx->peer_host, auth::acl_operation::describe,
+                             auth::resource_type::topic, s.value)) {
+            names.push_back(std::move(s.value));
+        }
     }
     auto p = paginate(*ctx, std::move(names));
     if (!p || ctx->failed_reading()) {

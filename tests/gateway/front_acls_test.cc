@@ -217,6 +217,16 @@ TEST(FrontAcls, WebSocketOps) {
     EXPECT_EQ(produce_checks("a"), acl_checks{topic(acl_operation::write, "a")});
 }
 
+TEST(FrontAcls, ConsumerOffsetsReadOrDescribeEachTopicNamed) {
+    const std::vector<std::string> topics{"a", "b"};
+    EXPECT_EQ(consumer_offsets_checks(verb::post, topics),
+              (acl_checks{topic(acl_operation::read, "a"), topic(acl_operation::read, "b")}));
+    EXPECT_EQ(consumer_offsets_checks(verb::get, topics),
+              (acl_checks{topic(acl_operation::describe, "a"),
+                          topic(acl_operation::describe, "b")}));
+    EXPECT_TRUE(consumer_offsets_checks(verb::post, {}).empty());
+}
+
 TEST(FrontAcls, DenialMessagesNameTheOperation) {
     EXPECT_EQ(denial_message(topic(acl_operation::write, "a")), "Not authorized to WRITE topic a.");
     EXPECT_EQ(denial_message(group(acl_operation::read, "g")), "Not authorized to READ group g.");

@@ -548,6 +548,17 @@ boost::asio::awaitable<handler_result> commit(const consumer_routes_ctx* c, http
         }
     }
     SLUICE_INSTANCE_OR_RETURN(inst);
+    if (entries && c->rc->chain.authorizing()) {
+        std::vector<std::string> topics;
+        topics.reserve(entries->size());
+        for (const auto& e : *entries) {
+            topics.push_back(e.tp.topic.value);
+        }
+        if (auto denied =
+                refuse_checks(*c->rc, ctx, consumer_offsets_checks(verb::post, topics), true)) {
+            co_return std::move(*denied);
+        }
+    }
     auto res = co_await inst->commit(std::move(entries));
     if (auto* e = std::get_if<error>(&res)) {
         co_return v2_error(e->code, e->message);
@@ -570,6 +581,16 @@ boost::asio::awaitable<handler_result> committed(const consumer_routes_ctx* c,
         co_return std::move(*bad);
     }
     SLUICE_INSTANCE_OR_RETURN(inst);
+    if (c->rc->chain.authorizing()) {
+        std::vector<std::string> topics;
+        for (const auto& tp : std::get<0>(parts)) {
+            topics.push_back(tp.topic.value);
+        }
+        if (auto denied =
+                refuse_checks(*c->rc, ctx, consumer_offsets_checks(verb::get, topics), true)) {
+            co_return std::move(*denied);
+        }
+    }
     auto res = co_await inst->committed(std::move(std::get<0>(parts)));
     if (auto* e = std::get_if<error>(&res)) {
         co_return v2_error(e->code, e->message);
