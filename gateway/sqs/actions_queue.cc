@@ -369,8 +369,8 @@ boost::asio::awaitable<void> list_dead_letter_source_queues(std::shared_ptr<acti
     // Only the source queues the caller may DESCRIBE, as ListQueues lists only those.
     std::vector<std::string> names;
     for (auto& s : *sources) {
-        if (ctx->acl.allowed(ctx->principal, ctx->peer_host, auth::acl_operation::describe,
-                             auth::resource_type::topic, s.value)) {
+        if (ctx->chain.visible(ctx->who(), auth::acl_operation::describe,
+                               auth::resource_type::topic, s.value)) {
             names.push_back(std::move(s.value));
         }
     }
