@@ -228,8 +228,8 @@ boost::asio::awaitable<void> list_queues(std::shared_ptr<action_context> ctx) {
     auto all = co_await ctx->queues.list_queues(prefix);
     std::vector<std::string> names;
     for (auto& q : all) {
-        if (ctx->acl.allowed(ctx->principal, ctx->peer_host, auth::acl_operation::describe,
-                             auth::resource_type::topic, q.value)) {
+        if (ctx->chain.visible(ctx->who(), auth::acl_operation::describe,
+                               auth::resource_type::topic, q.value)) {
             names.push_back(std::move(q.value));
         }
     }
@@ -369,8 +369,8 @@ boost::asio::awaitable<void> list_dead_letter_source_queues(std::shared_ptr<acti
     // Only the source queues the caller may DESCRIBE, as ListQueues lists only those.
     std::vector<std::string> names;
     for (auto& s : *sources) {
-        if (ctx->acl.allowed(ctx->principal, ctx->peer_host, auth::acl_operation::describe,
-                             auth::resource_type::topic, s.value)) {
+        if (ctx->chain.visible(ctx->who(), auth::acl_operation::describe,
+                               auth::resource_type::topic, s.value)) {
             names.push_back(std::move(s.value));
         }
     }
