@@ -23,7 +23,7 @@ void declare_config_resource(auth::acl_operation op, std::int8_t type, std::stri
         case resource_type::unknown:
             break;
     }
-    out.add_unchecked();
+    out.add_none();
 }
 
 protocol::kafka::error_code config_resource_error(const request_context& ctx, std::size_t i,

@@ -1,62 +1,29 @@
 #include "gateway/kafka/kafka_policy.h"
 
-#include <atomic>
-#include <chrono>
+#include <vector>
 
-#include "gateway/kafka/logger.h"
 #include "protocol/kafka/api_table.h"
 
 namespace sluice::gateway {
 namespace {
 
-constexpr std::int64_t denial_lines_per_second = 5;
-
-std::atomic<std::int64_t> denial_window{0};   // the second of the current window
-std::atomic<std::int64_t> denial_lines{0};    // lines written in it
-std::atomic<std::int64_t> denials_dropped{0};  // denials not written since the last line
-
-/// A refused access: a line in the audit log for every one, and a warn line on the "auth"
-/// logger (at most a few per second, the rest counted).
-void report_denied(const request_context& ctx, std::string_view host, auth::acl_operation op,
-                   auth::resource_type type, std::string_view name) {
-    audit_authorization_denied(audit_source_of(ctx), op, type, name, api_name_of(ctx));
-    const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                                 std::chrono::steady_clock::now().time_since_epoch())
-                                 .count();
-    std::int64_t window = denial_window.load(std::memory_order_relaxed);
-    if (window != now && denial_window.compare_exchange_strong(window, now)) {
-        denial_lines.store(0, std::memory_order_relaxed);
-    }
-    if (denial_lines.fetch_add(1, std::memory_order_relaxed) >= denial_lines_per_second) {
-        denials_dropped.fetch_add(1, std::memory_order_relaxed);
-        return;
-    }
-    const std::int64_t dropped = denials_dropped.exchange(0, std::memory_order_relaxed);
-    auth_log().warn("denied: {} from {} {} on {} {} (api key {}){}", ctx.principal(), host,
-                    auth::to_string(op), auth::to_string(type), name, ctx.header().api_key,
-                    dropped > 0 ? fmt::format(" ({} more denials not logged)", dropped)
-                                : std::string());
-}
-
-/// One decision of the authorizer (on), reported when refused and `report`.
-bool decide_one(const request_context& ctx, const auth::authorizer& a, std::string_view host,
-                const kafka_access& acc) {
-    const bool ok = acc.any_name ? a.allowed_any(ctx.principal(), host, acc.op, acc.type)
-                                 : a.allowed(ctx.principal(), host, acc.op, acc.type, acc.name);
-    if (!ok && acc.mode == access_mode::refuse) {
-        report_denied(ctx, host, acc.op, acc.type, acc.name);
-    }
-    return ok;
+access chain_access(const kafka_access& a) {
+    return access{a.op, a.type, a.name, a.denial, a.alternative};
 }
 
 }  // namespace
 
+requester kafka_requester(const request_context& ctx, std::string_view host) {
+    return requester{policy_front::kafka, ctx.principal(), ctx.security().mechanism,
+                     ctx.connection().peer, host, ctx.client_id()};
+}
+
+policy_chain kafka_chain(const request_context& ctx) {
+    return policy_chain(&ctx.svc().authz, ctx.svc().quotas);
+}
+
 std::string client_host(const request_context& ctx) {
-    auto addr = ctx.connection().peer.address();
-    if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
-        addr = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, addr.to_v6());
-    }
-    return addr.to_string();
+    return authorizer_host(ctx.connection().peer);
 }
 
 audit_source audit_source_of(const request_context& ctx) {
@@ -79,56 +46,83 @@ access_list& reusable_access_list() {
 bool policy_enabled(const request_context& ctx) { return ctx.svc().authz.enabled(); }
 
 access_verdicts decide(const request_context& ctx, const access_list& accesses) {
-    const auth::authorizer& a = ctx.svc().authz;
     access_verdicts out;
-    if (!a.enabled() || accesses.empty()) {
+    const policy_chain chain = kafka_chain(ctx);
+    if (!chain.authorizing() || accesses.empty()) {
         return out;
     }
     out.reserve(accesses.size());
     const std::string host = client_host(ctx);
+    request_facts facts;
+    facts.who = kafka_requester(ctx, host);
+    facts.action = api_name_of(ctx);
+    // The accesses go to the chain in as few calls as their links allow: one for a request
+    // without links, another each time an access depends on one not decided yet. The batch's
+    // storage is kept from request to request.
+    thread_local std::vector<access> batch;
+    thread_local std::vector<std::uint16_t> where;  // the declared index of each batch entry
+    batch.clear();
+    where.clear();
+    auto flush = [&] {
+        if (batch.empty()) {
+            return;
+        }
+        facts.accesses = batch;
+        chain.decide(facts);
+        for (std::size_t k = 0; k < batch.size(); ++k) {
+            out.set(where[k], batch[k].result);
+        }
+        batch.clear();
+        where.clear();
+    };
+    auto pending = [&](std::uint16_t k) {
+        return k != no_access && !where.empty() && k >= where.front();
+    };
     for (std::size_t i = 0; i < accesses.size(); ++i) {
-        const kafka_access& acc = accesses[i];
-        SLUICE_CHECK(acc.only_if == no_access || acc.only_if < i);
-        SLUICE_CHECK(acc.unless == no_access || acc.unless < i);
-        if (acc.later || (acc.only_if != no_access && !out.allowed(acc.only_if))) {
-            out.push_back(verdict::skipped);
-        } else if (acc.unchecked || (acc.unless != no_access && out.allowed(acc.unless))) {
+        const kafka_access& a = accesses[i];
+        SLUICE_CHECK(a.only_if == no_access || a.only_if < i);
+        SLUICE_CHECK(a.unless == no_access || a.unless < i);
+        if (pending(a.only_if) || pending(a.unless)) {
+            flush();
+        }
+        if (a.later || (a.only_if != no_access && !out.allowed(a.only_if))) {
+            out.push_back(verdict::unchecked);
+        } else if (a.none || (a.unless != no_access && out.allowed(a.unless))) {
             out.push_back(verdict::allowed);
         } else {
-            out.push_back(decide_one(ctx, a, host, acc) ? verdict::allowed : verdict::denied);
+            out.push_back(verdict::unchecked);  // until the batch is decided
+            batch.push_back(chain_access(a));
+            where.push_back(static_cast<std::uint16_t>(i));
         }
     }
+    flush();
     return out;
 }
 
 bool decide_late(const request_context& ctx, auth::acl_operation op, auth::resource_type type,
                  std::string_view name) {
-    const auth::authorizer& a = ctx.svc().authz;
-    if (!a.enabled()) {
+    const policy_chain chain = kafka_chain(ctx);
+    if (!chain.authorizing()) {
         return true;
     }
-    return decide_one(ctx, a, client_host(ctx), {op, type, name, access_mode::refuse});
+    access one{op, type, name};
+    request_facts facts;
+    facts.who = kafka_requester(ctx, {});
+    facts.action = api_name_of(ctx);
+    facts.accesses = std::span<access>(&one, 1);
+    chain.decide(facts);
+    return one.allowed();
 }
 
 bool visible(const request_context& ctx, auth::acl_operation op, auth::resource_type type,
              std::string_view name) {
-    const auth::authorizer& a = ctx.svc().authz;
-    if (!a.enabled()) {
-        return true;
-    }
-    return a.allowed(ctx.principal(), client_host(ctx), op, type, name);
+    return kafka_chain(ctx).visible(kafka_requester(ctx, {}), op, type, name);
 }
 
 std::int32_t authorized_operations(const request_context& ctx, auth::resource_type type,
                                    std::string_view name,
                                    std::span<const auth::acl_operation> ops) {
-    std::int32_t bits = 0;
-    for (const auth::acl_operation op : ops) {
-        if (visible(ctx, op, type, name)) {
-            bits |= std::int32_t{1} << static_cast<int>(op);
-        }
-    }
-    return bits;
+    return kafka_chain(ctx).authorized_operations(kafka_requester(ctx, {}), type, name, ops);
 }
 
 std::optional<acl_change_refusal> refuse_acl_change(const request_context& ctx,

@@ -4,7 +4,7 @@
 // only answers Kafka's error for the denied parts. Where Kafka's rule needs the backend's
 // answer first, a handler asks the same chain again: decide_late (a refused access, audited:
 // Fetch v13+ by topic id, Metadata's auto-creation) or visible (a quiet filter: listings,
-// authorized operations). Nothing here calls the authorizer but this file.
+// authorized operations). Only the chain (gateway/policy/chain.h) calls the authorizer.
 //
 // With no authorizer the chain is one branch: nothing is declared, every verdict is allowed.
 // Used on the connection's io thread only.
@@ -20,9 +20,17 @@
 #include "auth/authorizer.h"
 #include "gateway/kafka/accesses.h"
 #include "gateway/kafka/request_context.h"
+#include "gateway/policy/chain.h"
 #include "gateway/server/audit.h"
 
 namespace sluice::gateway {
+
+/// The policy chain over the broker's authorizer and quota meter (two pointers: cheap).
+policy_chain kafka_chain(const request_context& ctx);
+
+/// The chain's view of who sends the request: its principal, login mechanism, address, client
+/// id. `host`: the authorizer's host when the caller has it, else empty (the chain derives it).
+requester kafka_requester(const request_context& ctx, std::string_view host = {});
 
 /// Whether the chain decides anything (an authorizer is configured).
 bool policy_enabled(const request_context& ctx);
@@ -31,8 +39,8 @@ bool policy_enabled(const request_context& ctx);
 /// is kept: no allocation per request). Valid until the next call on this thread.
 access_list& reusable_access_list();
 
-/// Decides the declared accesses in order (only_if, unless: accesses.h); a denied `refuse`
-/// access is reported (audit log, rate-limited warn line), a `quiet` one is not.
+/// Decides the declared accesses through the chain, in order (only_if, unless: accesses.h);
+/// the chain reports a refused access (audit log, rate-limited warn line), not a filtered one.
 access_verdicts decide(const request_context& ctx, const access_list& accesses);
 
 /// One access whose name the backend's answer gave: decided and reported like a declared one.

@@ -14,22 +14,23 @@ namespace {
 
 using op = auth::acl_operation;
 using rt = auth::resource_type;
-constexpr auto quiet = access_mode::quiet;
-constexpr auto refuse = access_mode::refuse;
+constexpr auto filter = on_denial::filter;
+constexpr auto refuse = on_denial::refuse;
 constexpr std::string_view cluster = auth::cluster_resource_name;
 
-kafka_access access(op o, rt t, std::string_view name, access_mode mode = refuse,
-                    std::uint16_t only_if = no_access, std::uint16_t unless = no_access) {
-    return kafka_access{o, t, name, mode, only_if, unless};
+kafka_access allow(op o, rt t, std::string_view name, on_denial denial = refuse,
+                   std::uint16_t only_if = no_access, std::uint16_t unless = no_access,
+                   also_passes alternative = also_passes::nothing) {
+    return kafka_access{o, t, name, denial, alternative, only_if, unless};
 }
 kafka_access later(op o, rt t) {
     kafka_access a{o, t};
     a.later = true;
     return a;
 }
-kafka_access unchecked() {
+kafka_access none() {
     kafka_access a;
-    a.unchecked = true;
+    a.none = true;
     return a;
 }
 
@@ -48,7 +49,7 @@ TEST(KafkaDeclare, ProduceWritesEachTopic) {
     req.topic_data[0].name = "a";
     req.topic_data[1].name = "b";
     EXPECT_EQ(declared<produce_handler>(9, req),
-              (list{access(op::write, rt::topic, "a"), access(op::write, rt::topic, "b")}));
+              (list{allow(op::write, rt::topic, "a"), allow(op::write, rt::topic, "b")}));
 }
 
 TEST(KafkaDeclare, ProduceChecksTopicsOnlyAfterTheTransactionalId) {
@@ -57,8 +58,8 @@ TEST(KafkaDeclare, ProduceChecksTopicsOnlyAfterTheTransactionalId) {
     req.topic_data.resize(1);
     req.topic_data[0].name = "a";
     EXPECT_EQ(declared<produce_handler>(9, req),
-              (list{access(op::write, rt::transactional_id, "tx"),
-                    access(op::write, rt::topic, "a", refuse, 0)}));
+              (list{allow(op::write, rt::transactional_id, "tx"),
+                    allow(op::write, rt::topic, "a", refuse, 0)}));
 }
 
 TEST(KafkaDeclare, FetchReadsEachTopicByName) {
@@ -67,7 +68,7 @@ TEST(KafkaDeclare, FetchReadsEachTopicByName) {
     req.topics[0].topic = "a";
     req.topics[1].topic = "b";
     EXPECT_EQ(declared<fetch_handler>(12, req),
-              (list{access(op::read, rt::topic, "a"), access(op::read, rt::topic, "b")}));
+              (list{allow(op::read, rt::topic, "a"), allow(op::read, rt::topic, "b")}));
 }
 
 TEST(KafkaDeclare, FetchByTopicIdDecidesOnTheBackendsNames) {
@@ -88,7 +89,7 @@ TEST(KafkaDeclare, ListOffsetsDescribesEachTopic) {
     list_offsets_handler::request req;
     req.topics.resize(1);
     req.topics[0].name = "a";
-    EXPECT_EQ(declared<list_offsets_handler>(5, req), (list{access(op::describe, rt::topic, "a")}));
+    EXPECT_EQ(declared<list_offsets_handler>(5, req), (list{allow(op::describe, rt::topic, "a")}));
 }
 
 TEST(KafkaDeclare, MetadataDescribesNamedTopics) {
@@ -99,7 +100,7 @@ TEST(KafkaDeclare, MetadataDescribesNamedTopics) {
     topics[1].name = std::nullopt;
     topics[1].topic_id = uuid::from_string("5b4c9b5e-8a51-4ff8-a0b6-1f9e6b7c2d11").value();
     EXPECT_EQ(declared<metadata_handler>(12, req),
-              (list{access(op::describe, rt::topic, "a"), later(op::describe, rt::topic)}));
+              (list{allow(op::describe, rt::topic, "a"), later(op::describe, rt::topic)}));
 }
 
 TEST(KafkaDeclare, MetadataListingEveryTopicDeclaresNothing) {
@@ -117,13 +118,13 @@ TEST(KafkaDeclare, OffsetCommitReadsTopicsOnlyAfterTheGroup) {
     req.topics.resize(1);
     req.topics[0].name = "a";
     EXPECT_EQ(declared<offset_commit_handler>(8, req),
-              (list{access(op::read, rt::group, "g"), access(op::read, rt::topic, "a", refuse, 0)}));
+              (list{allow(op::read, rt::group, "g"), allow(op::read, rt::topic, "a", refuse, 0)}));
 }
 
 TEST(KafkaDeclare, OffsetFetchDescribesTheGroup) {
     offset_fetch_handler::request req;
     req.group_id = "g";
-    EXPECT_EQ(declared<offset_fetch_handler>(7, req), (list{access(op::describe, rt::group, "g")}));
+    EXPECT_EQ(declared<offset_fetch_handler>(7, req), (list{allow(op::describe, rt::group, "g")}));
 }
 
 TEST(KafkaDeclare, OffsetFetchV8DescribesEachGroup) {
@@ -132,7 +133,7 @@ TEST(KafkaDeclare, OffsetFetchV8DescribesEachGroup) {
     req.groups[0].group_id = "g1";
     req.groups[1].group_id = "g2";
     EXPECT_EQ(declared<offset_fetch_handler>(8, req),
-              (list{access(op::describe, rt::group, "g1"), access(op::describe, rt::group, "g2")}));
+              (list{allow(op::describe, rt::group, "g1"), allow(op::describe, rt::group, "g2")}));
 }
 
 TEST(KafkaDeclare, FindCoordinatorDescribesTheKey) {
@@ -140,13 +141,13 @@ TEST(KafkaDeclare, FindCoordinatorDescribesTheKey) {
     group.key_ = "g";
     group.key_type = 0;
     EXPECT_EQ(declared<find_coordinator_handler>(3, group),
-              (list{access(op::describe, rt::group, "g")}));
+              (list{allow(op::describe, rt::group, "g")}));
     find_coordinator_handler::request txn;
     txn.key_type = 1;
     txn.coordinator_keys = {"t1", "t2"};
     EXPECT_EQ(declared<find_coordinator_handler>(4, txn),
-              (list{access(op::describe, rt::transactional_id, "t1"),
-                    access(op::describe, rt::transactional_id, "t2")}));
+              (list{allow(op::describe, rt::transactional_id, "t1"),
+                    allow(op::describe, rt::transactional_id, "t2")}));
     find_coordinator_handler::request unknown;
     unknown.key_type = 5;
     unknown.key_ = "x";
@@ -154,7 +155,7 @@ TEST(KafkaDeclare, FindCoordinatorDescribesTheKey) {
 }
 
 TEST(KafkaDeclare, ClassicGroupApisReadTheGroup) {
-    const list read_g{access(op::read, rt::group, "g")};
+    const list read_g{allow(op::read, rt::group, "g")};
     join_group_handler::request join;
     join.group_id = "g";
     EXPECT_EQ(declared<join_group_handler>(5, join), read_g);
@@ -173,12 +174,12 @@ TEST(KafkaDeclare, DescribeGroupsDescribesEachGroup) {
     describe_groups_handler::request req;
     req.groups = {"g1", "g2"};
     EXPECT_EQ(declared<describe_groups_handler>(5, req),
-              (list{access(op::describe, rt::group, "g1"), access(op::describe, rt::group, "g2")}));
+              (list{allow(op::describe, rt::group, "g1"), allow(op::describe, rt::group, "g2")}));
 }
 
 TEST(KafkaDeclare, ListGroupsAsksForTheClusterQuietly) {
     EXPECT_EQ(declared<list_groups_handler>(4, {}),
-              (list{access(op::describe, rt::cluster, cluster, quiet)}));
+              (list{allow(op::describe, rt::cluster, cluster, filter)}));
 }
 
 TEST(KafkaDeclare, LoginApisDeclareNothing) {
@@ -194,27 +195,27 @@ TEST(KafkaDeclare, CreateTopicsAsksTheClusterFirst) {
     req.topics[1].name = "b";
     req.topics[2].name = "b";
     EXPECT_EQ(declared<create_topics_handler>(5, req),
-              (list{access(op::create, rt::cluster, cluster, quiet),
-                    access(op::create, rt::topic, "a", refuse, no_access, 0), unchecked(),
-                    unchecked()}));
+              (list{allow(op::create, rt::topic, "a", refuse, no_access, no_access,
+                          also_passes::cluster),
+                    none(), none()}));
 }
 
 TEST(KafkaDeclare, DeleteTopicsDeletesEachTopic) {
     delete_topics_handler::request old;
     old.topic_names = {"a"};
-    EXPECT_EQ(declared<delete_topics_handler>(5, old), (list{access(op::remove, rt::topic, "a")}));
+    EXPECT_EQ(declared<delete_topics_handler>(5, old), (list{allow(op::remove, rt::topic, "a")}));
     delete_topics_handler::request by_id;
     by_id.topics.resize(2);
     by_id.topics[0].name = "a";
     EXPECT_EQ(declared<delete_topics_handler>(6, by_id),
-              (list{access(op::remove, rt::topic, "a"), later(op::remove, rt::topic)}));
+              (list{allow(op::remove, rt::topic, "a"), later(op::remove, rt::topic)}));
 }
 
 TEST(KafkaDeclare, DeleteRecordsDeletesEachTopic) {
     delete_records_handler::request req;
     req.topics.resize(1);
     req.topics[0].name = "a";
-    EXPECT_EQ(declared<delete_records_handler>(2, req), (list{access(op::remove, rt::topic, "a")}));
+    EXPECT_EQ(declared<delete_records_handler>(2, req), (list{allow(op::remove, rt::topic, "a")}));
 }
 
 TEST(KafkaDeclare, InitProducerIdWritesTheTransactionalId) {
@@ -223,17 +224,15 @@ TEST(KafkaDeclare, InitProducerIdWritesTheTransactionalId) {
     req.producer_id = producer_id(-1);
     req.producer_epoch = producer_epoch(-1);
     EXPECT_EQ(declared<init_producer_id_handler>(4, req),
-              (list{access(op::write, rt::transactional_id, "tx")}));
+              (list{allow(op::write, rt::transactional_id, "tx")}));
 }
 
 TEST(KafkaDeclare, InitProducerIdWithoutOneNeedsIdempotentWriteOrSomeTopic) {
     init_producer_id_handler::request req;
     req.transactional_id = std::nullopt;
-    kafka_access any_topic{op::write, rt::topic, {}, quiet};
-    any_topic.any_name = true;
     EXPECT_EQ(declared<init_producer_id_handler>(4, req),
-              (list{any_topic,
-                    access(op::idempotent_write, rt::cluster, cluster, refuse, no_access, 0)}));
+              (list{allow(op::idempotent_write, rt::cluster, cluster, refuse, no_access,
+                          no_access, also_passes::write_on_any_topic)}));
 }
 
 TEST(KafkaDeclare, InitProducerIdInvalidDeclaresNothing) {
@@ -249,8 +248,8 @@ TEST(KafkaDeclare, OffsetForLeaderEpochLetsAFollowerThrough) {
     req.topics.resize(1);
     req.topics[0].topic = "a";
     EXPECT_EQ(declared<offset_for_leader_epoch_handler>(3, req),
-              (list{access(op::cluster_action, rt::cluster, cluster, quiet),
-                    access(op::describe, rt::topic, "a", refuse, no_access, 0)}));
+              (list{allow(op::cluster_action, rt::cluster, cluster, filter),
+                    allow(op::describe, rt::topic, "a", refuse, no_access, 0)}));
 }
 
 TEST(KafkaDeclare, AddPartitionsToTxnWritesIdThenTopics) {
@@ -259,8 +258,8 @@ TEST(KafkaDeclare, AddPartitionsToTxnWritesIdThenTopics) {
     old.v3_and_below_topics.resize(1);
     old.v3_and_below_topics[0].name = "a";
     EXPECT_EQ(declared<add_partitions_to_txn_handler>(3, old),
-              (list{access(op::write, rt::transactional_id, "tx"),
-                    access(op::write, rt::topic, "a", refuse, 0)}));
+              (list{allow(op::write, rt::transactional_id, "tx"),
+                    allow(op::write, rt::topic, "a", refuse, 0)}));
     add_partitions_to_txn_handler::request batch;
     batch.transactions.resize(2);
     batch.transactions[0].transactional_id = "t1";
@@ -270,10 +269,10 @@ TEST(KafkaDeclare, AddPartitionsToTxnWritesIdThenTopics) {
     batch.transactions[1].topics.resize(1);
     batch.transactions[1].topics[0].name = "b";
     EXPECT_EQ(declared<add_partitions_to_txn_handler>(4, batch),
-              (list{access(op::write, rt::transactional_id, "t1"),
-                    access(op::write, rt::topic, "a", refuse, 0),
-                    access(op::write, rt::transactional_id, "t2"),
-                    access(op::write, rt::topic, "b", refuse, 2)}));
+              (list{allow(op::write, rt::transactional_id, "t1"),
+                    allow(op::write, rt::topic, "a", refuse, 0),
+                    allow(op::write, rt::transactional_id, "t2"),
+                    allow(op::write, rt::topic, "b", refuse, 2)}));
 }
 
 TEST(KafkaDeclare, AddOffsetsToTxnWritesIdThenReadsGroup) {
@@ -281,8 +280,8 @@ TEST(KafkaDeclare, AddOffsetsToTxnWritesIdThenReadsGroup) {
     req.transactional_id = "tx";
     req.group_id = "g";
     EXPECT_EQ(declared<add_offsets_to_txn_handler>(3, req),
-              (list{access(op::write, rt::transactional_id, "tx"),
-                    access(op::read, rt::group, "g", refuse, 0)}));
+              (list{allow(op::write, rt::transactional_id, "tx"),
+                    allow(op::read, rt::group, "g", refuse, 0)}));
     req.group_id.clear();
     EXPECT_TRUE(declared<add_offsets_to_txn_handler>(3, req).empty());
 }
@@ -291,7 +290,7 @@ TEST(KafkaDeclare, EndTxnWritesTheTransactionalId) {
     end_txn_handler::request req;
     req.transactional_id = "tx";
     EXPECT_EQ(declared<end_txn_handler>(3, req),
-              (list{access(op::write, rt::transactional_id, "tx")}));
+              (list{allow(op::write, rt::transactional_id, "tx")}));
 }
 
 TEST(KafkaDeclare, TxnOffsetCommitReadsTopicsThenIdThenGroup) {
@@ -301,16 +300,16 @@ TEST(KafkaDeclare, TxnOffsetCommitReadsTopicsThenIdThenGroup) {
     req.topics.resize(1);
     req.topics[0].name = "a";
     EXPECT_EQ(declared<txn_offset_commit_handler>(3, req),
-              (list{access(op::read, rt::topic, "a"),
-                    access(op::write, rt::transactional_id, "tx"),
-                    access(op::read, rt::group, "g", refuse, 1)}));
+              (list{allow(op::read, rt::topic, "a"),
+                    allow(op::write, rt::transactional_id, "tx"),
+                    allow(op::read, rt::group, "g", refuse, 1)}));
 }
 
 TEST(KafkaDeclare, AclApisNeedTheCluster) {
     EXPECT_EQ(declared<describe_acls_handler>(2, {}),
-              (list{access(op::describe, rt::cluster, cluster)}));
-    EXPECT_EQ(declared<create_acls_handler>(2, {}), (list{access(op::alter, rt::cluster, cluster)}));
-    EXPECT_EQ(declared<delete_acls_handler>(2, {}), (list{access(op::alter, rt::cluster, cluster)}));
+              (list{allow(op::describe, rt::cluster, cluster)}));
+    EXPECT_EQ(declared<create_acls_handler>(2, {}), (list{allow(op::alter, rt::cluster, cluster)}));
+    EXPECT_EQ(declared<delete_acls_handler>(2, {}), (list{allow(op::alter, rt::cluster, cluster)}));
 }
 
 TEST(KafkaDeclare, ConfigApisCheckEachResourceByType) {
@@ -324,25 +323,25 @@ TEST(KafkaDeclare, ConfigApisCheckEachResourceByType) {
     req.resources[2].resource_name = "g";
     req.resources[3].resource_type = 3;  // not a config resource
     EXPECT_EQ(declared<describe_configs_handler>(3, req),
-              (list{access(op::describe_configs, rt::topic, "a"),
-                    access(op::describe_configs, rt::cluster, cluster),
-                    access(op::describe_configs, rt::group, "g"), unchecked()}));
+              (list{allow(op::describe_configs, rt::topic, "a"),
+                    allow(op::describe_configs, rt::cluster, cluster),
+                    allow(op::describe_configs, rt::group, "g"), none()}));
     alter_configs_handler::request alter;
     alter.resources.resize(1);
     alter.resources[0].resource_type = 8;  // broker logger
     EXPECT_EQ(declared<alter_configs_handler>(1, alter),
-              (list{access(op::alter_configs, rt::cluster, cluster)}));
+              (list{allow(op::alter_configs, rt::cluster, cluster)}));
     incremental_alter_configs_handler::request inc;
     inc.resources.resize(1);
     inc.resources[0].resource_type = 2;
     inc.resources[0].resource_name = "a";
     EXPECT_EQ(declared<incremental_alter_configs_handler>(1, inc),
-              (list{access(op::alter_configs, rt::topic, "a")}));
+              (list{allow(op::alter_configs, rt::topic, "a")}));
 }
 
 TEST(KafkaDeclare, DescribeLogDirsDescribesTheCluster) {
     EXPECT_EQ(declared<describe_log_dirs_handler>(1, {}),
-              (list{access(op::describe, rt::cluster, cluster)}));
+              (list{allow(op::describe, rt::cluster, cluster)}));
 }
 
 TEST(KafkaDeclare, CreatePartitionsAltersEachTopicOnce) {
@@ -351,13 +350,13 @@ TEST(KafkaDeclare, CreatePartitionsAltersEachTopicOnce) {
     req.topics[0].name = "a";
     req.topics[1].name = "a";
     EXPECT_EQ(declared<create_partitions_handler>(2, req),
-              (list{access(op::alter, rt::topic, "a"), unchecked()}));
+              (list{allow(op::alter, rt::topic, "a"), none()}));
 }
 
 TEST(KafkaDeclare, DeleteGroupsDeletesEachGroup) {
     delete_groups_handler::request req;
     req.groups_names = {"g"};
-    EXPECT_EQ(declared<delete_groups_handler>(1, req), (list{access(op::remove, rt::group, "g")}));
+    EXPECT_EQ(declared<delete_groups_handler>(1, req), (list{allow(op::remove, rt::group, "g")}));
 }
 
 TEST(KafkaDeclare, OffsetDeleteReadsTopicsOnlyAfterTheGroup) {
@@ -366,21 +365,21 @@ TEST(KafkaDeclare, OffsetDeleteReadsTopicsOnlyAfterTheGroup) {
     req.topics.resize(1);
     req.topics[0].name = "a";
     EXPECT_EQ(declared<offset_delete_handler>(0, req),
-              (list{access(op::remove, rt::group, "g"), access(op::read, rt::topic, "a", refuse, 0)}));
+              (list{allow(op::remove, rt::group, "g"), allow(op::read, rt::topic, "a", refuse, 0)}));
 }
 
 TEST(KafkaDeclare, ClientQuotaApisNeedTheClusterConfigs) {
     EXPECT_EQ(declared<describe_client_quotas_handler>(1, {}),
-              (list{access(op::describe_configs, rt::cluster, cluster)}));
+              (list{allow(op::describe_configs, rt::cluster, cluster)}));
     EXPECT_EQ(declared<alter_client_quotas_handler>(1, {}),
-              (list{access(op::alter_configs, rt::cluster, cluster)}));
+              (list{allow(op::alter_configs, rt::cluster, cluster)}));
 }
 
 TEST(KafkaDeclare, ScramCredentialApisNeedTheCluster) {
     EXPECT_EQ(declared<describe_user_scram_credentials_handler>(0, {}),
-              (list{access(op::describe, rt::cluster, cluster)}));
+              (list{allow(op::describe, rt::cluster, cluster)}));
     EXPECT_EQ(declared<alter_user_scram_credentials_handler>(0, {}),
-              (list{access(op::alter, rt::cluster, cluster)}));
+              (list{allow(op::alter, rt::cluster, cluster)}));
 }
 
 TEST(KafkaDeclare, DescribeClusterAsksOnlyForAuthorizedOperations) {
@@ -389,21 +388,21 @@ TEST(KafkaDeclare, DescribeClusterAsksOnlyForAuthorizedOperations) {
     EXPECT_TRUE(declared<describe_cluster_handler>(1, req).empty());
     req.include_cluster_authorized_operations = true;
     EXPECT_EQ(declared<describe_cluster_handler>(1, req),
-              (list{access(op::describe, rt::cluster, cluster)}));
+              (list{allow(op::describe, rt::cluster, cluster)}));
 }
 
 TEST(KafkaDeclare, DescribeProducersReadsEachTopic) {
     describe_producers_handler::request req;
     req.topics.resize(1);
     req.topics[0].name = "a";
-    EXPECT_EQ(declared<describe_producers_handler>(0, req), (list{access(op::read, rt::topic, "a")}));
+    EXPECT_EQ(declared<describe_producers_handler>(0, req), (list{allow(op::read, rt::topic, "a")}));
 }
 
 TEST(KafkaDeclare, DescribeTransactionsDescribesEachId) {
     describe_transactions_handler::request req;
     req.transactional_ids = {"tx"};
     EXPECT_EQ(declared<describe_transactions_handler>(0, req),
-              (list{access(op::describe, rt::transactional_id, "tx")}));
+              (list{allow(op::describe, rt::transactional_id, "tx")}));
 }
 
 TEST(KafkaDeclare, ListTransactionsDeclaresNothing) {
@@ -415,16 +414,16 @@ TEST(KafkaDeclare, ConsumerGroupHeartbeatStopsAtTheFirstRefusal) {
     req.group_id = "g";
     req.subscribed_topic_names = std::vector<std::string>{"a", "b"};
     EXPECT_EQ(declared<consumer_group_heartbeat_handler>(0, req),
-              (list{access(op::read, rt::group, "g"),
-                    access(op::describe, rt::topic, "a", refuse, 0),
-                    access(op::describe, rt::topic, "b", refuse, 1)}));
+              (list{allow(op::read, rt::group, "g"),
+                    allow(op::describe, rt::topic, "a", refuse, 0),
+                    allow(op::describe, rt::topic, "b", refuse, 1)}));
 }
 
 TEST(KafkaDeclare, ConsumerGroupDescribeDescribesEachGroup) {
     consumer_group_describe_handler::request req;
     req.group_ids = {"g"};
     EXPECT_EQ(declared<consumer_group_describe_handler>(0, req),
-              (list{access(op::describe, rt::group, "g")}));
+              (list{allow(op::describe, rt::group, "g")}));
 }
 
 TEST(KafkaDeclare, EveryRegisteredApiHasATestHere) {

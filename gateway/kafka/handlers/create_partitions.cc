@@ -19,7 +19,7 @@ void create_partitions_handler::declare(std::int16_t, const request& req, access
         if (seen.insert(t.name).second) {
             out.add(auth::acl_operation::alter, auth::resource_type::topic, t.name);
         } else {
-            out.add_unchecked();
+            out.add_none();
         }
     }
 }

@@ -14,22 +14,20 @@ namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace api = backend::api;
 
-/// Kafka's rule for creating topics: CREATE on the cluster (access 0, quiet), else CREATE on
-/// each topic (1 + its index). A topic named twice (INVALID_REQUEST before any check) keeps
-/// its place unchecked.
+/// CREATE on each topic, in request order, also passing with CREATE on the cluster (Kafka's
+/// rule). A topic named twice (INVALID_REQUEST before any check) keeps its place (add_none).
 void create_topics_handler::declare(std::int16_t, const request& req, access_list& out) {
     std::map<std::string_view, int> times;
     for (const auto& t : req.topics) {
         ++times[t.name];
     }
-    const auto cluster = out.add_cluster(auth::acl_operation::create, access_mode::quiet);
     for (const auto& t : req.topics) {
         if (times[t.name] > 1) {
-            out.add_unchecked();
+            out.add_none();
             continue;
         }
-        out.add(auth::acl_operation::create, auth::resource_type::topic, t.name);
-        out.unless(cluster);
+        out.add(auth::acl_operation::create, auth::resource_type::topic, t.name,
+                on_denial::refuse, also_passes::cluster);
     }
 }
 
@@ -59,7 +57,7 @@ boost::asio::awaitable<create_topics_handler::response> create_topics_handler::h
                    "topic '" + t.name + "' appears more than once in the request");
             continue;
         }
-        if (ctx.verdicts().denied(1 + ti)) {
+        if (ctx.verdicts().denied(ti)) {
             refuse(kafka::error_code::topic_authorization_failed,
                    "CREATE on the cluster or on topic '" + t.name + "' is needed");
             continue;

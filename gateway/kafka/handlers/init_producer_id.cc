@@ -11,8 +11,8 @@ namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 
 /// WRITE on the transactional id when there is one; without one, IDEMPOTENT_WRITE on the
-/// cluster (access 1), allowed without asking when the principal may WRITE some topic (access
-/// 0, quiet): Kafka's rule. Nothing for an invalid request.
+/// cluster, also passing with WRITE on some topic (Kafka's rule). Nothing for an invalid
+/// request.
 void init_producer_id_handler::declare(std::int16_t, const request& req, access_list& out) {
     if (req.transactional_id &&
         (req.producer_id.value == -1) != (req.producer_epoch.value == -1)) {
@@ -23,10 +23,8 @@ void init_producer_id_handler::declare(std::int16_t, const request& req, access_
                 *req.transactional_id);
         return;
     }
-    const auto any_topic =
-        out.add_any(auth::acl_operation::write, auth::resource_type::topic, access_mode::quiet);
-    out.add_cluster(auth::acl_operation::idempotent_write);
-    out.unless(any_topic);
+    out.add_cluster(auth::acl_operation::idempotent_write, on_denial::refuse,
+                    also_passes::write_on_any_topic);
 }
 
 boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_handler::handle(
@@ -45,7 +43,7 @@ boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_hand
         resp.error_code = kafka::error_code::transactional_id_authorization_failed;
         co_return resp;
     }
-    if (!req.transactional_id && ctx.verdicts().denied(1)) {
+    if (!req.transactional_id && ctx.verdicts().denied(0)) {
         resp.error_code = kafka::error_code::cluster_authorization_failed;
         co_return resp;
     }

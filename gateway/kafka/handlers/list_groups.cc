@@ -12,7 +12,7 @@ namespace api = backend::api;
 /// DESCRIBE on the cluster, quietly (access 0): with it every group is listed, without it
 /// the listing is filtered quietly (visible) by DESCRIBE on each group.
 void list_groups_handler::declare(std::int16_t, const request&, access_list& out) {
-    out.add_cluster(auth::acl_operation::describe, access_mode::quiet);
+    out.add_cluster(auth::acl_operation::describe, on_denial::filter);
 }
 
 boost::asio::awaitable<list_groups_handler::response> list_groups_handler::handle(

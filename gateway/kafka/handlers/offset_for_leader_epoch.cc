@@ -18,7 +18,7 @@ constexpr std::int32_t current_leader_epoch = 0;
 void offset_for_leader_epoch_handler::declare(std::int16_t, const request& req,
                                               access_list& out) {
     const auto follower =
-        out.add_cluster(auth::acl_operation::cluster_action, access_mode::quiet);
+        out.add_cluster(auth::acl_operation::cluster_action, on_denial::filter);
     for (const auto& t : req.topics) {
         out.add(auth::acl_operation::describe, auth::resource_type::topic, t.topic);
         out.unless(follower);
