@@ -20,6 +20,11 @@
 // all (decide with no accesses skips the authorize and audit steps in one branch). Every
 // string in the facts is a view: the caller keeps what they name alive during the call.
 //
+// Reaching it: run_server builds one policy_chain over its authorizer and quota meter and
+// puts it in services::chain, where the Kafka front (request_context::svc()), http_server,
+// sqs_server and the WebSocket and SSE routes take it; services::quotas goes once the Kafka
+// front reaches the meter through the chain only.
+//
 // Owned by gateway/policy; gateway/policy/README.md says how a front uses it.
 // API changes after the first commit (kafkapolicy builds on it) are listed here:
 //   (none yet)
@@ -81,7 +86,7 @@ enum class verdict : std::uint8_t {
 struct access {
     auth::acl_operation op = auth::acl_operation::unknown;
     auth::resource_type type = auth::resource_type::unknown;
-    std::string_view name;
+    std::string_view name{};
     on_denial denial = on_denial::refuse;
     also_passes alternative = also_passes::nothing;
     verdict result = verdict::allowed;
@@ -116,19 +121,19 @@ struct requester {
     policy_front front = policy_front::kafka;
     /// "User:alice"; "User:ANONYMOUS" when the front authenticates nobody. Empty: the front
     /// has established no principal (a SASL listener before login): decide() refuses.
-    std::string_view principal;
+    std::string_view principal{};
     /// How the principal was established: a SASL mechanism ("SCRAM-SHA-256", "PLAIN",
     /// "OAUTHBEARER"), "mTLS", "basic", "bearer", "session", "sigv4"; empty for none
     /// (ANONYMOUS). For the log and the proxy; it changes no decision.
-    std::string_view mechanism;
+    std::string_view mechanism{};
     /// The client's address: the audit log's `client` ("ADDRESS:PORT").
-    boost::asio::ip::tcp::endpoint peer;
+    boost::asio::ip::tcp::endpoint peer{};
     /// The authorizer's host for `peer` ("127.0.0.1", IPv4-mapped addresses as IPv4) when the
     /// front keeps it (a connection computes it once); empty: decide() derives it from `peer`.
-    std::string_view host;
+    std::string_view host{};
     /// The quota client id (Kafka's header client_id); empty on the other fronts (their
     /// <default> client entity applies).
-    std::string_view client_id;
+    std::string_view client_id{};
 };
 
 /// The authorizer's host of an address: its text, an IPv4-mapped IPv6 address as IPv4.
@@ -136,13 +141,13 @@ std::string authorizer_host(const boost::asio::ip::tcp::endpoint& peer);
 
 /// One request as the chain sees it.
 struct request_facts {
-    requester who;
+    requester who{};
     /// The audit log's `api`: the Kafka API ("Produce"), the HTTP route ("POST /topics/{topic}"),
     /// the WebSocket op ("produce", "subscribe"), the SQS action ("SendMessage").
-    std::string_view action;
+    std::string_view action{};
     /// What the request touches; decide() writes each one's verdict. Empty: nothing to
     /// authorize (or the authorizer is off and the front skipped building them).
-    std::span<access> accesses;
+    std::span<access> accesses{};
     /// One refused access refuses the whole request (HTTP, SQS, WebSocket): the accesses are
     /// checked in order, the first refused one is audited and the rest stay unchecked. False
     /// (Kafka): every access is checked and each refused one is audited; the front answers the
@@ -151,7 +156,7 @@ struct request_facts {
 
     /// Throttle: the byte-rate quota the request counts against (producer_byte_rate for a
     /// produce, consumer_byte_rate for a read), none for neither.
-    std::optional<auth::quota_kind> byte_quota;
+    std::optional<auth::quota_kind> byte_quota{};
     /// Bytes known before executing (a buffered produce body): recorded by decide() when the
     /// principal is not over its quota already. 0: decide() only checks; the front records
     /// what it used afterwards (record()).
@@ -175,7 +180,7 @@ struct decision {
     /// protocol (HTTP 429, SQS RequestThrottled, Kafka throttle_time_ms, a paced stream).
     /// Only decided for a request nothing refused.
     std::chrono::milliseconds delay{0};
-    std::optional<auth::quota_kind> throttled_by;
+    std::optional<auth::quota_kind> throttled_by{};
     /// A request_percentage quota applies: the front runs the handler on a metered executor
     /// and calls record_request_time() with its io-thread time.
     bool meter_request_time = false;
