@@ -35,7 +35,7 @@ inline constexpr std::uint16_t no_access = 0xffff;
 struct kafka_access {
     auth::acl_operation op = auth::acl_operation::unknown;
     auth::resource_type type = auth::resource_type::unknown;
-    std::string_view name;
+    std::string_view name{};
     on_denial denial = on_denial::refuse;
     also_passes alternative = also_passes::nothing;
     std::uint16_t only_if = no_access;

@@ -12,6 +12,7 @@
 
 #include "gateway/kafka/accesses.h"
 #include "gateway/kafka/dynamic_configs.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/request_context.h"
 #include "gateway/server/audit.h"
