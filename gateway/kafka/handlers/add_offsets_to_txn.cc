@@ -1,9 +1,9 @@
 // AddOffsetsToTxn: ties a consumer group to the producer's transaction, so that the offsets it
 // then sends with TxnOffsetCommit commit or abort with the transaction.
 #include "backend/api/transactions.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

@@ -4,9 +4,9 @@
 // rest OPERATION_NOT_ATTEMPTED, as Kafka answers.
 #include "backend/api/topics.h"
 #include "backend/api/transactions.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

@@ -4,8 +4,8 @@
 // DATA_DIR/quotas before the answer and are in force at once. validate_only checks only.
 #include <stdexcept>
 
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/quota_meter.h"
 

@@ -4,10 +4,10 @@
 
 #include "backend/api/groups.h"
 #include "backend/api/topics.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

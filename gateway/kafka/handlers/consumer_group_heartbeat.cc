@@ -2,10 +2,10 @@
 // consumer group in one call; the coordinator assigns partitions (uniform or range) and
 // answers each member with its assignment.
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

@@ -3,8 +3,8 @@
 // before the answer, in force at once.
 #include <stdexcept>
 
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

@@ -2,9 +2,9 @@
 // __consumer_offsets); a group with members is NON_EMPTY_GROUP, an unknown one
 // GROUP_ID_NOT_FOUND.
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 

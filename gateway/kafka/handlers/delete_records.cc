@@ -4,9 +4,9 @@
 // sluice's own state, with INVALID_TOPIC_EXCEPTION.
 #include "backend/api/records.h"
 #include "backend/api/sluice_topics.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

@@ -2,9 +2,9 @@
 // and "_sluice*") are refused with POLICY_VIOLATION.
 #include "backend/api/sluice_topics.h"
 #include "backend/api/topics.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

@@ -1,8 +1,8 @@
 // DescribeClientQuotas (KIP-546): DESCRIBE_CONFIGS on the cluster; the quotas of the entities
 // the filter matches (auth/client_quotas.h). A bad filter (an unknown entity type, a repeated
 // one, an unknown match type) is INVALID_REQUEST with the reason and no entries.
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/server/quota_meter.h"
 
 namespace sluice::gateway {

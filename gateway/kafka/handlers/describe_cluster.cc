@@ -1,8 +1,8 @@
 // DescribeCluster: the cluster id and its one broker, which is also the controller. As on a
 // Kafka broker it needs no ACL; the cluster's authorized operations are reported only to a
 // principal with DESCRIBE on the cluster (0 to others).
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

@@ -2,10 +2,10 @@
 // only when Stable). An unknown group (or a KIP-848 one) is "Dead"; v6+ also says
 // GROUP_ID_NOT_FOUND.
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

@@ -1,9 +1,9 @@
 // DescribeProducers (KIP-664): the active idempotent and transactional producers of
 // partitions, from each partition's producer state. Needs READ on each topic (as Kafka).
 #include "backend/api/transactions.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

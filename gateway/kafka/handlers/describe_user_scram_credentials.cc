@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

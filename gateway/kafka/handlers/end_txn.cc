@@ -2,9 +2,9 @@
 // in every partition of the transaction. v5 (KIP-890 transaction version 2) bumps the epoch
 // and returns the producer id and epoch for the next transaction.
 #include "backend/api/transactions.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

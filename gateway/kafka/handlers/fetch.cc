@@ -6,9 +6,9 @@
 
 #include "backend/api/records.h"
 #include "backend/api/records_memory.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/socket_rtt.h"
 #include "gateway/kafka/throttle.h"
 #include "protocol/kafka/legacy_message.h"

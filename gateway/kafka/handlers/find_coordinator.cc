@@ -1,8 +1,8 @@
 // FindCoordinator: this broker coordinates every consumer group (key type 0) and every
 // transactional id (key type 1). v4+ looks up several keys at once and answers one entry per
 // key; any other key type is INVALID_REQUEST.
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

@@ -1,8 +1,8 @@
 // Heartbeat: a classic group member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 

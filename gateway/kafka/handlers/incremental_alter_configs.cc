@@ -3,11 +3,11 @@
 // ALTER_CONFIGS on the topic, the group, or the cluster for a broker resource (checked first,
 // as Kafka).
 #include "backend/api/topics.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/dynamic_configs.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

@@ -2,9 +2,9 @@
 // epoch of a transactional id. Any broker answers (kafkajs sends the idempotent call to the
 // controller); this one coordinates every transactional id.
 #include "backend/api/transactions.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

@@ -1,9 +1,9 @@
 // LeaveGroup: members leave a classic group. Up to v2 one member by id (its error is the
 // response's); v3+ a list of members, by member id or by static instance id, each answered.
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

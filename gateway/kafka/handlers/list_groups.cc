@@ -1,9 +1,9 @@
 // ListGroups: every group this broker coordinates, filtered by state (v4+, case-insensitive)
 // and by type (v5+: "classic", "consumer").
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

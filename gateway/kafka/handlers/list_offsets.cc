@@ -1,9 +1,9 @@
 // ListOffsets: the earliest (-2), latest (-1), max-timestamp (-3) offset, or the first offset at
 // or after a timestamp, per partition. v0 answers with a list of old-style offsets.
 #include "backend/api/records.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

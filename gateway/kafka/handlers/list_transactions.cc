@@ -3,9 +3,9 @@
 // the backend matches it with RE2, in linear time). Lists only the transactional ids the
 // principal may DESCRIBE (as Kafka); a hidden id is not a denial, so none is reported.
 #include "backend/api/transactions.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

@@ -3,9 +3,9 @@
 // Authorization as Kafka: DESCRIBE on a topic to see it (absent from all-topics answers,
 // TOPIC_AUTHORIZATION_FAILED when named), CREATE on the cluster or topic to auto-create it.
 #include "backend/api/topics.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/server/topic_auto_create.h"
 

@@ -2,9 +2,9 @@
 // are durable. Commits from a stale generation (classic) or member epoch (KIP-848) are
 // refused as Kafka does; v0 (no generation) commits for groups without members.
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

@@ -1,9 +1,9 @@
 // OffsetDelete (KIP-496): deletes a group's committed offsets for topics it no longer
 // consumes (GROUP_SUBSCRIBED_TO_TOPIC otherwise).
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 

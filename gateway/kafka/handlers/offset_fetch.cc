@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

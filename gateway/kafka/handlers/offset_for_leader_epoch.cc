@@ -3,9 +3,9 @@
 // CLUSTER_ACTION on the cluster (a follower) covers every topic, else DESCRIBE on each topic
 // (KIP-320 consumers).
 #include "backend/api/records.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

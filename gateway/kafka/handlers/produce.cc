@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 
 #include "backend/api/records.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/produce_payload.h"
 #include "gateway/kafka/throttle.h"

@@ -2,10 +2,10 @@
 // assignment; each member (the leader too) gets its own back once the leader's has arrived
 // and the generation is stored.
 #include "backend/api/groups.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {

@@ -4,9 +4,9 @@
 // (KIP-890) adds the group to the transaction when AddOffsetsToTxn was not sent.
 #include "backend/api/topics.h"
 #include "backend/api/transactions.h"
-#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
