@@ -21,7 +21,7 @@
 #include "gateway/kafka/accesses.h"
 #include "gateway/kafka/request_context.h"
 #include "gateway/policy/chain.h"
-#include "gateway/server/audit.h"
+#include "gateway/policy/audit.h"
 
 namespace sluice::gateway {
 

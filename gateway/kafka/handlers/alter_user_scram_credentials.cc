@@ -13,8 +13,8 @@
 
 #include "auth/credential_store.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/core/logger.h"
 #include "gateway/kafka/kafka_policy.h"
-#include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
