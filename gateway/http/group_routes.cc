@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "backend/api/groups.h"
+#include "gateway/http/http_auth.h"
 #include "gateway/http/rest/rest_support.h"
 #include "gateway/core/metrics.h"
 
@@ -120,15 +121,18 @@ std::optional<http_answer> group_route(bgroup::groups& groups, const std::string
 namespace {
 
 boost::asio::awaitable<handler_result> serve_group_route(bgroup::groups* groups,
-                                                         front_authorizer acl,
+                                                         policy_chain chain,
                                                          http_request_context ctx) {
     group_filter visible;
-    const auto host = rest::acl_host(ctx);
-    if (acl.on() && !acl.allowed(ctx.principal, host, auth::acl_operation::describe,
-                                 auth::resource_type::cluster, auth::cluster_resource_name)) {
+    const std::string host = chain.authorizing() ? authorizer_host(ctx.peer) : std::string();
+    requester who = http_requester(ctx, policy_front::console);
+    who.host = host;
+    if (chain.authorizing() && !chain.visible(who, auth::acl_operation::describe,
+                                              auth::resource_type::cluster,
+                                              auth::cluster_resource_name)) {
         visible = [&](std::string_view group) {
-            return acl.allowed(ctx.principal, host, auth::acl_operation::describe,
-                               auth::resource_type::group, group);
+            return chain.visible(who, auth::acl_operation::describe, auth::resource_type::group,
+                                 group);
         };
     }
     // Only GET (and HEAD, which the router answers from GET) reaches here.
@@ -139,9 +143,9 @@ boost::asio::awaitable<handler_result> serve_group_route(bgroup::groups* groups,
 
 }  // namespace
 
-void add_group_routes(router& routes, bgroup::groups& groups, front_authorizer acl) {
-    auto handler = [g = &groups, acl](http_request_context ctx) {
-        return serve_group_route(g, acl, std::move(ctx));
+void add_group_routes(router& routes, bgroup::groups& groups, policy_chain chain) {
+    auto handler = [g = &groups, chain](http_request_context ctx) {
+        return serve_group_route(g, chain, std::move(ctx));
     };
     routes.add(boost::beast::http::verb::get, "/v1/groups", handler);
     routes.add(boost::beast::http::verb::get, "/v1/groups/{path...}", handler);

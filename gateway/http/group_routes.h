@@ -12,7 +12,7 @@
 #include "gateway/httpcore/router.h"
 
 #include "backend/api/groups.h"
-#include "gateway/policy/front_acls.h"
+#include "gateway/policy/chain.h"
 
 namespace sluice::gateway {
 
@@ -30,7 +30,7 @@ std::optional<http_answer> group_route(backend::api::groups& groups,
 /// authorizer on, the listing is Kafka's ListGroups': every group for a principal that may
 /// DESCRIBE the cluster, else the groups it may DESCRIBE (one group's view is checked by the
 /// router's guard).
-void add_group_routes(router& routes, backend::api::groups& groups, front_authorizer acl = {});
+void add_group_routes(router& routes, backend::api::groups& groups, policy_chain chain = {});
 
 /// Appends the group metrics in the Prometheus text format (a metrics_registry collector).
 void render_group_metrics(backend::api::groups& groups, std::string& out);

@@ -13,8 +13,8 @@
 #include "gateway/http/ui_routes.h"
 #include "gateway/core/logger.h"
 #include "gateway/httpcore/logger.h"
-#include "gateway/policy/audit.h"
 #include "gateway/policy/auth_settings.h"
+#include "gateway/policy/front_acls.h"
 #include "protocol/core/base64.h"
 
 namespace sluice::gateway {
@@ -226,9 +226,11 @@ asio::awaitable<std::optional<http_response>> http_authenticator::check(
     const std::string scheme = result->mechanism == "basic"    ? "Basic"
                                : result->mechanism == "bearer" ? "Bearer"
                                                                : result->mechanism;
-    audit_authentication_failed(audit_source{"User:ANONYMOUS", audit_client_of(ctx->peer),
-                                             std::string(http_front_of(pattern))},
-                                scheme, result->user, result->reason);
+    // The audit line, as every front's: through the chain (which needs no authorizer for it).
+    policy_chain{}.authentication_failed(
+        requester{.front = http_route_front(pattern), .principal = "User:ANONYMOUS",
+                  .peer = ctx->peer},
+        scheme, result->user, result->reason);
     const auto delay = failures_.record_failure(address, std::chrono::steady_clock::now());
     if (delay.count() > 0) {
         asio::steady_timer timer(ctx->executor, delay);

@@ -27,6 +27,7 @@
 #include "gateway/http/http_settings.h"
 #include "gateway/httpcore/router.h"
 #include "gateway/core/metrics.h"
+#include "gateway/policy/chain.h"
 
 namespace sluice::gateway {
 
@@ -76,6 +77,13 @@ private:
     mutable auth::password_cache checked_passwords_;
     auth::session_tokens sessions_;
 };
+
+/// Who sent an HTTP request, as the policy chain sees it: the principal the guard established
+/// (views into `ctx`, which must outlive the result), the peer, on `front` (rest, console,
+/// websocket, sse: http_route_front).
+inline requester http_requester(const http_request_context& ctx, policy_front front) {
+    return requester{.front = front, .principal = ctx.principal, .peer = ctx.peer};
+}
 
 /// The console's sign-in routes: GET /v1/console/auth (open: {"schemes":["basic","bearer"]},
 /// empty when authentication is off), GET /v1/console/session ({"principal":...}: who the

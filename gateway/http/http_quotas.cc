@@ -45,67 +45,54 @@ http_response quota_exceeded(std::chrono::milliseconds wait, std::string_view qu
     return res;
 }
 
-std::optional<http_response> check_http_quota(quota_meter* quotas, http_request_context* ctx,
-                                              std::string_view pattern) {
-    if (quotas == nullptr || !quotas->any()) {
-        return std::nullopt;
-    }
-    const auto method = ctx->req.method();
-    std::optional<auth::quota_kind> bytes;
+void http_quota_facts(http::verb method, std::string_view pattern, request_facts& facts) {
     if (is_produce_route(method, pattern)) {
-        bytes = auth::quota_kind::producer_byte_rate;
+        facts.byte_quota = auth::quota_kind::producer_byte_rate;
     } else if (is_consumer_read_route(method, pattern)) {
-        bytes = auth::quota_kind::consumer_byte_rate;
+        facts.byte_quota = auth::quota_kind::consumer_byte_rate;
     }
-    constexpr auto request_time = auth::quota_kind::request_percentage;
-    const bool metered = !exempt_from_request_time(pattern) &&
-                         quotas->applies(request_time, ctx->principal, "");
-    for (const auto kind : {std::optional(request_time), bytes}) {
-        if (!kind || (*kind == request_time && !metered)) {
-            continue;
-        }
-        const auto wait = quotas->throttled_now(quota_front::http, *kind, ctx->principal, "");
-        if (wait.count() > 0) {
-            return quota_exceeded(wait, auth::to_string(*kind));
-        }
+    facts.request_time = !exempt_from_request_time(pattern);
+}
+
+void meter_http_request(const policy_chain& chain, http_request_context* ctx,
+                        const request_facts& facts, const decision& d) {
+    const auto bytes = facts.byte_quota;
+    const bool metered = d.meter_request_time;
+    if (!chain.metering() || (!metered && !bytes)) {
+        return;
     }
     const bool streamed_produce = bytes == auth::quota_kind::producer_byte_rate && ctx->body;
-    if (!metered && !bytes) {
-        return std::nullopt;
-    }
     // What only the handler's end knows: its io-thread time, the bytes of the body (read after
-    // this guard: of a buffered body, or as a streamed one arrives for a REST v3 produce), the
+    // the guard: of a buffered body, or as a streamed one arrives for a REST v3 produce), the
     // bytes a REST v2 consumer read answered.
     ctx->meter_busy_time = metered;
-    ctx->after = [quotas, principal = ctx->principal, bytes, metered,
+    ctx->after = [chain, front = facts.who.front, principal = ctx->principal, bytes, metered,
                   body = streamed_produce ? ctx->body : nullptr](
                      const http_response* res, std::chrono::nanoseconds busy,
                      std::size_t body_bytes) {
+        const requester who{.front = front, .principal = principal};
         if (metered) {
-            quotas->record_request_time(quota_front::http, principal, "", busy);
+            chain.record_request_time(who, busy);
         }
         if (body != nullptr) {
-            quotas->record(quota_front::http, auth::quota_kind::producer_byte_rate, principal, "",
-                           static_cast<double>(body->bytes_read()));
+            chain.record(who, auth::quota_kind::producer_byte_rate,
+                         static_cast<double>(body->bytes_read()));
         } else if (bytes == auth::quota_kind::producer_byte_rate) {
-            quotas->record(quota_front::http, *bytes, principal, "",
-                           static_cast<double>(body_bytes));
+            chain.record(who, *bytes, static_cast<double>(body_bytes));
         } else if (bytes == auth::quota_kind::consumer_byte_rate && res != nullptr &&
                    res->result_int() == 200) {
-            quotas->record(quota_front::http, *bytes, principal, "",
-                           static_cast<double>(res->body().size()));
+            chain.record(who, *bytes, static_cast<double>(res->body().size()));
         }
     };
-    return std::nullopt;
 }
 
-boost::asio::awaitable<void> pace_stream(quota_meter* quotas, quota_front front,
+boost::asio::awaitable<void> pace_stream(policy_chain chain, policy_front front,
                                          std::string principal, double bytes) {
-    if (quotas == nullptr || !quotas->any() || bytes <= 0) {
+    if (!chain.metering() || bytes <= 0) {
         co_return;
     }
-    const auto wait =
-        quotas->record(front, auth::quota_kind::consumer_byte_rate, principal, "", bytes);
+    const requester who{.front = front, .principal = principal};
+    const auto wait = chain.record(who, auth::quota_kind::consumer_byte_rate, bytes);
     if (wait.count() <= 0) {
         co_return;
     }
@@ -114,19 +101,16 @@ boost::asio::awaitable<void> pace_stream(quota_meter* quotas, quota_front front,
     co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
 }
 
-std::chrono::milliseconds ws_produce_throttle(quota_meter* quotas, std::string_view principal,
-                                              double bytes) {
-    if (quotas == nullptr || !quotas->any()) {
+std::chrono::milliseconds ws_produce_throttle(const policy_chain& chain,
+                                              std::string_view principal, double bytes) {
+    if (!chain.metering()) {
         return std::chrono::milliseconds(0);
     }
-    const auto wait = quotas->throttled_now(quota_front::websocket,
-                                            auth::quota_kind::producer_byte_rate, principal, "");
-    if (wait.count() > 0) {
-        return wait;
-    }
-    quotas->record(quota_front::websocket, auth::quota_kind::producer_byte_rate, principal, "",
-                   bytes);
-    return std::chrono::milliseconds(0);
+    request_facts facts{.who = {.front = policy_front::websocket, .principal = principal},
+                        .action = "produce",
+                        .byte_quota = auth::quota_kind::producer_byte_rate,
+                        .bytes = bytes};
+    return chain.decide(facts).delay;
 }
 
 }  // namespace sluice::gateway

@@ -5,17 +5,18 @@
 // (/healthz, /readyz, /metrics) its handler's io-thread time against its request_percentage. A principal already over one of these gets
 // 429 Too Many Requests with Retry-After (seconds, rounded up) and the REST Proxy's body
 // {"error_code":42901,"message":"..."}. The HTTP principal is the quota user; there is no
-// client id (the /clients/<default> entity applies). Stateless; called by the router's guard.
+// client id (the /clients/<default> entity applies). Stateless; the quotas are reached through
+// the policy chain (gateway/policy/chain.h), whose throttle step the router's guard runs.
 #pragma once
 
 #include <chrono>
-#include <optional>
+#include <string>
 #include <string_view>
 
 #include <boost/asio/awaitable.hpp>
 
 #include "gateway/httpcore/router.h"
-#include "gateway/policy/quota_meter.h"
+#include "gateway/policy/chain.h"
 
 namespace sluice::gateway {
 
@@ -25,22 +26,31 @@ inline constexpr int too_many_requests_code = 42901;
 /// The 429 answer for a request throttled for `wait`.
 http_response quota_exceeded(std::chrono::milliseconds wait, std::string_view quota);
 
-/// For a request that passed authentication and ACLs on route `pattern`: nullopt lets it
-/// through (a buffered produce body has then been counted, and ctx->after set when the end of
-/// the handler has more to count), else the 429 to answer. `quotas` may be null (no quotas).
-std::optional<http_response> check_http_quota(quota_meter* quotas, http_request_context* ctx,
-                                              std::string_view pattern);
+/// The throttle facts of a request on route `pattern` (what the chain's throttle step checks):
+/// the byte-rate quota of a produce or a REST v2 consumer read, and whether its io-thread time
+/// counts against request_percentage (not for the streams and the probes). No bytes: the body
+/// is read after the guard, the answer written after the handler.
+void http_quota_facts(boost::beast::http::verb method, std::string_view pattern,
+                      request_facts& facts);
 
-/// A stream (WebSocket subscription, SSE) sent `bytes` of records to `principal`: counted
-/// against its consumer_byte_rate; over the quota, this waits out the throttle time (a timer
-/// on the stream's executor) so that the stream is paced rather than dropped.
-boost::asio::awaitable<void> pace_stream(quota_meter* quotas, quota_front front,
+/// For a request the chain let through (`d`, decided on `facts`): sets ctx->after (and
+/// ctx->meter_busy_time) so that what only the handler's end knows is recorded through the
+/// chain: its io-thread time, the bytes of a produce body (buffered, or streamed as it
+/// arrives for a REST v3 produce), the bytes a REST v2 consumer read answered.
+void meter_http_request(const policy_chain& chain, http_request_context* ctx,
+                        const request_facts& facts, const decision& d);
+
+/// A stream (WebSocket subscription, SSE) of `front` sent `bytes` of records to `principal`:
+/// counted through the chain against its consumer_byte_rate; over the quota, this waits out
+/// the throttle time (a timer on the stream's executor) so that the stream is paced rather
+/// than dropped.
+boost::asio::awaitable<void> pace_stream(policy_chain chain, policy_front front,
                                          std::string principal, double bytes);
 
 /// A WebSocket produce of `bytes` by `principal`: the throttle time when the principal is
 /// already over its producer_byte_rate (the produce is refused with 42901), else zero (and the
-/// bytes are counted).
-std::chrono::milliseconds ws_produce_throttle(quota_meter* quotas, std::string_view principal,
-                                              double bytes);
+/// bytes are counted). Through the chain's throttle step.
+std::chrono::milliseconds ws_produce_throttle(const policy_chain& chain,
+                                              std::string_view principal, double bytes);
 
 }  // namespace sluice::gateway

@@ -12,7 +12,6 @@
 #include "gateway/http/sse_stream.h"
 #include "gateway/http/ui_routes.h"
 #include "gateway/httpcore/logger.h"
-#include "gateway/policy/audit.h"
 #include "gateway/policy/front_acls.h"
 #include "gateway/http/ws/ws_session.h"
 
@@ -35,13 +34,47 @@ asio::awaitable<handler_result> readyz(std::shared_ptr<std::atomic<bool>> ready,
     co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
 }
 
-/// The browser rules (browser_rules.h: the request's Origin, a JSON body on state-changing /v1 routes),
-/// then authentication (http.authentication), then the ACL checks the route's path decides
-/// (http_route_checks): 403 with the REST Proxy's 40301 when one is denied; then the client
-/// quotas (check_http_quota): 429 with 42901 when the principal is over its quota.
+/// The policy half of the guard, after authentication: the chain decides on the route's facts
+/// (its ACL checks, all or nothing; its quotas). Nothing is built when the chain neither
+/// authorizes nor meters.
+std::optional<http_response> admit_by_policy(const policy_chain& chain, http_request_context* ctx,
+                                             std::string_view pattern) {
+    if (!chain.authorizing() && !chain.metering()) {
+        return std::nullopt;
+    }
+    acl_checks checks;
+    std::vector<access> accesses;
+    std::string action;
+    if (chain.authorizing()) {
+        checks = http_route_checks(ctx->req.method(), pattern, ctx->params, ctx->query);
+        accesses = accesses_of(checks);
+        action = std::string(ctx->req.method_string()) + " " + std::string(pattern);
+    }
+    request_facts facts{.who = http_requester(*ctx, http_route_front(pattern)),
+                        .action = action,
+                        .accesses = accesses,
+                        .all_or_nothing = true};
+    http_quota_facts(ctx->req.method(), pattern, facts);
+    const decision d = chain.decide(facts);
+    if (d.first_denied != nullptr) {
+        return rest::acl_denied(*d.first_denied,
+                                pattern.starts_with("/topics") || pattern.starts_with("/consumers"));
+    }
+    if (d.delay.count() > 0) {
+        return quota_exceeded(d.delay, auth::to_string(*d.throttled_by));
+    }
+    meter_http_request(chain, ctx, facts, d);
+    return std::nullopt;
+}
+
+/// The browser rules (browser_rules.h: the request's Origin, a JSON body on state-changing /v1
+/// routes), then authentication (http.authentication), then the policy chain: the ACL checks
+/// the route's path decides (http_route_checks), 403 with the REST Proxy's 40301 when one is
+/// denied; then the client quotas (http_quota_facts), 429 with 42901 when the principal is
+/// over its quota.
 asio::awaitable<std::optional<http_response>> guard(const cors_policy* origins,
                                                     const http_authenticator* auth,
-                                                    front_authorizer acl, quota_meter* quotas,
+                                                    policy_chain chain,
                                                     http_request_context* ctx,
                                                     std::string pattern) {
     if (auto refusal = check_browser_rules(*origins, *ctx, pattern)) {
@@ -51,23 +84,7 @@ asio::awaitable<std::optional<http_response>> guard(const cors_policy* origins,
     if (refusal) {
         co_return refusal;
     }
-    if (!acl.on()) {
-        co_return check_http_quota(quotas, ctx, pattern);
-    }
-    const auto denied =
-        acl.denied(ctx->principal, rest::acl_host(*ctx),
-                   http_route_checks(ctx->req.method(), pattern, ctx->params, ctx->query));
-    if (!denied) {
-        co_return check_http_quota(quotas, ctx, pattern);
-    }
-    http_log().info("{} {} by {} from {} denied: {}", std::string(ctx->req.method_string()),
-                    ctx->path, ctx->principal, rest::acl_host(*ctx), denial_message(*denied));
-    audit_authorization_denied(audit_source{ctx->principal, audit_client_of(ctx->peer),
-                                            std::string(http_front_of(pattern))},
-                               denied->op, denied->type, denied->name,
-                               std::string(ctx->req.method_string()) + " " + pattern);
-    co_return rest::acl_denied(*denied, pattern.starts_with("/topics") ||
-                                            pattern.starts_with("/consumers"));
+    co_return admit_by_policy(chain, ctx, pattern);
 }
 
 asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_request_context) {
@@ -98,11 +115,11 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     router_.add(verb::get, "/metrics", [m = &svc_.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    add_group_routes(router_, svc_.groups, front_authorizer(&svc_.authz));
-    add_queue_routes(router_, svc_.queues, front_authorizer(&svc_.authz));
+    add_group_routes(router_, svc_.groups, svc_.chain);
+    add_queue_routes(router_, svc_.queues, svc_.chain);
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         svc_.topics, svc_.records, svc_.groups, settings_, svc_.cluster_id, svc_.node_id,
-        producer_, front_authorizer(&svc_.authz)});
+        producer_, svc_.chain});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {
@@ -118,22 +135,22 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
         "websocket.write.timeout.ms (write_timeout), or was silent, pongs included, for "
         "websocket.idle.timeout.ms (idle_timeout)";
     ws_ = std::make_unique<ws::ws_context>(ws::ws_context{
-        *rest_, [&pool] { return pool.next().get_executor(); }, svc_.quotas,
+        *rest_, [&pool] { return pool.next().get_executor(); },
         &svc_.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
                                  {{"reason", "write_timeout"}}),
         &svc_.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
                                  {{"reason", "idle_timeout"}})});
     ws::add_ws_route(router_, *ws_);
-    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); }, svc_.quotas);
+    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
     add_ui_routes(router_);
     // After the REST Proxy's GET /, which the console's hands every non-browser request to.
     add_console_route(router_);
     auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc_.users, svc_.tokens,
                                                  svc_.auth_failures, svc_.metrics);
     add_console_session_routes(router_, *auth_);
-    router_.set_guard([o = &settings_.cors, a = auth_.get(), acl = rest_->acl, q = svc_.quotas](
+    router_.set_guard([o = &settings_.cors, a = auth_.get(), chain = svc_.chain](
                           http_request_context* ctx, std::string pattern) {
-        return guard(o, a, acl, q, ctx, std::move(pattern));
+        return guard(o, a, chain, ctx, std::move(pattern));
     });
 }
 

@@ -17,7 +17,6 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
-#include "auth/authorizer.h"
 #include "auth/credential_store.h"
 #include "auth/failure_limiter.h"
 #include "auth/jwt/jwt.h"
@@ -31,6 +30,7 @@
 #include "gateway/core/connection_tracker.h"
 #include "gateway/core/io_pool.h"
 #include "gateway/core/tcp_listener.h"
+#include "gateway/policy/chain.h"
 
 #include "backend/api/groups.h"
 #include "backend/api/queues.h"
@@ -49,11 +49,10 @@ struct ws_context;
 
 class http_authenticator;
 class metrics_registry;
-class quota_meter;
 
 /// What the HTTP front (REST Proxy, WebSocket, SSE, console) stands on: the backend's
 /// interfaces, the cluster identity it reports, topic auto-creation as the Kafka front does
-/// it, the authentication and authorization pieces and the metrics registry. Built by
+/// it, the authentication pieces, the policy chain and the metrics registry. Built by
 /// run_server; owns nothing, and run_server's objects outlive every connection.
 struct http_services {
     metrics_registry& metrics;
@@ -68,11 +67,11 @@ struct http_services {
     std::int32_t num_partitions = 1;   // num.partitions, for topics created on first use
     auth::credential_store& users;
     auth::failure_limiter& auth_failures;
-    auth::authorizer& authz;
     /// The JWT verifier for HTTP Bearer; null when no keys are configured.
     const auth::jwt_verifier* tokens = nullptr;
-    /// The client quotas; null when none are configured (then nothing is throttled).
-    quota_meter* quotas = nullptr;
+    /// The policy chain (gateway/policy/chain.h): the ACLs and the client quotas of every
+    /// route, WebSocket op and stream; off when none are configured.
+    policy_chain chain = {};
 };
 
 class http_server {

@@ -11,7 +11,8 @@
 #include "gateway/http/json.h"
 #include "gateway/http/rest/rest_support.h"
 #include "gateway/httpcore/logger.h"
-#include "gateway/policy/audit.h"
+#include "gateway/http/http_auth.h"
+#include "gateway/policy/front_acls.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -140,17 +141,18 @@ asio::awaitable<api::admin_result<std::string>> queue_arn(api::queues& queues,
     co_return it->second;
 }
 
-asio::awaitable<handler_result> list_queues(api::queues* queues, front_authorizer acl,
+asio::awaitable<handler_result> list_queues(api::queues* queues, policy_chain chain,
                                             http_request_context ctx) {
     const queue_table table(*queues);
-    const auto host = acl.on() ? rest::acl_host(ctx) : std::string();
+    const auto host = chain.authorizing() ? authorizer_host(ctx.peer) : std::string();
+    requester who = http_requester(ctx, policy_front::console);
+    who.host = host;
     json::writer w;
     w.start_object();
     w.key("queues");
     w.start_array();
     for (const auto& [name, v] : table.by_name) {
-        if (!acl.allowed(ctx.principal, host, auth::acl_operation::describe,
-                         auth::resource_type::topic, name)) {
+        if (!chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic, name)) {
             continue;
         }
         write_queue(w, table, v);
@@ -172,7 +174,7 @@ asio::awaitable<handler_result> get_queue(api::queues* queues, http_request_cont
     co_return json_ok(200, w.str());
 }
 
-asio::awaitable<handler_result> redrive(api::queues* queues, front_authorizer acl,
+asio::awaitable<handler_result> redrive(api::queues* queues, policy_chain chain,
                                         http_request_context ctx) {
     const std::string name(ctx.params.get("queue").value_or(""));
     auto parsed = parse_redrive_request(ctx.req.body());
@@ -196,16 +198,12 @@ asio::awaitable<handler_result> redrive(api::queues* queues, front_authorizer ac
         }
         // The task writes to the destination, or back to the queues that name this one (the
         // router's guard checked ALTER on this queue): WRITE there, as StartMessageMoveTask.
-        if (acl.on()) {
+        if (chain.authorizing()) {
             const std::vector<std::string> targets =
                 req.destination ? std::vector<std::string>{*req.destination} : *sources;
             const auto checks = sqs_move_task_checks(name, std::nullopt, targets);
-            if (auto denied = acl.denied(ctx.principal, rest::acl_host(ctx), checks)) {
-                http_log().info("POST {} by {} from {} denied: {}", ctx.path, ctx.principal,
-                                rest::acl_host(ctx), denial_message(*denied));
-                audit_authorization_denied(
-                    audit_source{ctx.principal, audit_client_of(ctx.peer), "http"},
-                    denied->op, denied->type, denied->name, "POST /v1/queues/{queue}/redrive");
+            if (auto denied = refused_check(chain, http_requester(ctx, policy_front::console),
+                                            "POST /v1/queues/{queue}/redrive", checks)) {
                 co_return rest::acl_denied(*denied, false);
             }
         }
@@ -322,16 +320,16 @@ std::variant<redrive_request, std::string> parse_redrive_request(std::string_vie
     return out;
 }
 
-void add_queue_routes(router& routes, api::queues& queues, front_authorizer acl) {
+void add_queue_routes(router& routes, api::queues& queues, policy_chain chain) {
     auto bind = [q = &queues](auto fn) {
         return [q, fn](http_request_context ctx) { return fn(q, std::move(ctx)); };
     };
-    routes.add(verb::get, "/v1/queues", [q = &queues, acl](http_request_context ctx) {
-        return list_queues(q, acl, std::move(ctx));
+    routes.add(verb::get, "/v1/queues", [q = &queues, chain](http_request_context ctx) {
+        return list_queues(q, chain, std::move(ctx));
     });
     routes.add(verb::get, "/v1/queues/{queue}", bind(get_queue));
-    routes.add(verb::post, "/v1/queues/{queue}/redrive", [q = &queues, acl](http_request_context ctx) {
-        return redrive(q, acl, std::move(ctx));
+    routes.add(verb::post, "/v1/queues/{queue}/redrive", [q = &queues, chain](http_request_context ctx) {
+        return redrive(q, chain, std::move(ctx));
     });
     routes.add(verb::get, "/v1/queues/{queue}/move-tasks", bind(move_tasks));
 }

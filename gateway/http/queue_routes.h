@@ -14,7 +14,7 @@
 #include "gateway/httpcore/router.h"
 
 #include "backend/api/queues.h"
-#include "gateway/policy/front_acls.h"
+#include "gateway/policy/chain.h"
 
 namespace sluice::gateway {
 
@@ -36,6 +36,6 @@ std::variant<redrive_request, std::string> parse_redrive_request(std::string_vie
 /// queue that is not a dead-letter queue, 409 while a move task already runs on the queue.
 /// With the authorizer on, GET /v1/queues lists the queues whose topic the principal may
 /// DESCRIBE (as SQS's ListQueues does); the other routes are checked by the router's guard.
-void add_queue_routes(router& routes, backend::api::queues& queues, front_authorizer acl = {});
+void add_queue_routes(router& routes, backend::api::queues& queues, policy_chain chain = {});
 
 }  // namespace sluice::gateway

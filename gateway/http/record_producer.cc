@@ -73,14 +73,21 @@ boost::asio::awaitable<std::optional<api::topic_description>> record_producer::f
         out.refusal = produce_refusal::unknown_topic;
         co_return std::nullopt;
     }
-    if (auto denied = create_topic_denied(who->acl, who->principal, who->host, topic.value)) {
+    // Kafka's rule: CREATE on the cluster, else CREATE on the topic.
+    const auto& chain = who->chain;
+    if (chain.authorizing() &&
+        !chain.visible(who->who, auth::acl_operation::create, auth::resource_type::cluster,
+                       auth::cluster_resource_name) &&
+        !chain.visible(who->who, auth::acl_operation::create, auth::resource_type::topic,
+                       topic.value)) {
         out.refusal = produce_refusal::create_denied;
-        out.denied = std::move(denied);
+        out.denied = acl_check{auth::acl_operation::create, auth::resource_type::topic, topic.value};
         co_return std::nullopt;
     }
     auto created = co_await auto_create_topic(
         topics_, topic, creation_.partitions,
-        fmt::format("{} {} from {}", who->front, who->principal, who->host));
+        fmt::format("{} {} from {}", audit_front_name(who->who.front), who->who.principal,
+                    authorizer_host(who->who.peer)));
     if (!created) {
         out.refusal = produce_refusal::create_failed;
         out.create_error = created.error().code;

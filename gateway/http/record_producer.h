@@ -20,6 +20,7 @@
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
 #include "gateway/http/outgoing_record.h"
+#include "gateway/policy/chain.h"
 #include "gateway/policy/front_acls.h"
 #include "gateway/policy/topic_auto_create.h"
 #include "protocol/core/ids.h"
@@ -51,12 +52,11 @@ struct produce_outcome {
     std::vector<produced_record> records;
 };
 
-/// Who produces (for auto-creating a missing topic: Kafka's CREATE rule applies to them).
+/// Who produces (for auto-creating a missing topic: Kafka's CREATE rule applies to them,
+/// asked quietly of the chain; the caller reports a denial with its own action).
 struct producer_identity {
-    front_authorizer acl;
-    std::string principal;
-    std::string host;
-    std::string_view front;  // "http", "websocket": for the log line of a creation
+    policy_chain chain;
+    requester who;  // views: the caller keeps what they name alive
 };
 
 /// Kafka's default partitioner for keyed records (murmur2 of the key bytes, made positive,

@@ -25,7 +25,6 @@ namespace {
 struct sse_context {
     rest::rest_context* rc;
     std::function<asio::any_io_executor()> next_executor;
-    quota_meter* quotas = nullptr;
 };
 
 std::optional<std::int64_t> to_int(std::string_view s) {
@@ -226,7 +225,7 @@ asio::awaitable<handler_result> serve_events(sse_context c, bool v3, http_reques
         if (n > 0) {
             alive = co_await write_chunk(stream, chunk, st.sse_write_timeout);
             // consumer_byte_rate: over the quota, the next read waits (the stream is paced).
-            co_await pace_stream(c.quotas, quota_front::sse, ctx.principal,
+            co_await pace_stream(c.rc->chain, policy_front::sse, ctx.principal,
                                  static_cast<double>(chunk.size()));
             sent += n;
             last_write = clock::now();
@@ -261,8 +260,8 @@ asio::awaitable<handler_result> serve_events(sse_context c, bool v3, http_reques
 }  // namespace
 
 void add_sse_routes(router& routes, rest::rest_context& rc,
-                    std::function<asio::any_io_executor()> next_executor, quota_meter* quotas) {
-    const sse_context c{&rc, std::move(next_executor), quotas};
+                    std::function<asio::any_io_executor()> next_executor) {
+    const sse_context c{&rc, std::move(next_executor)};
     routes.add(http::verb::get, "/topics/{topic}/events",
                [c](http_request_context ctx) { return serve_events(c, false, std::move(ctx)); });
     routes.add(http::verb::get, "/v3/clusters/{cluster_id}/topics/{topic_name}/events",

@@ -26,12 +26,9 @@
 
 namespace sluice::gateway {
 
-class quota_meter;
-
-/// Registers both event routes. `quotas` (null: none) paces each stream by its principal's
-/// consumer_byte_rate.
+/// Registers both event routes. Each stream is paced by its principal's consumer_byte_rate
+/// through the policy chain (rc.chain); the router's guard has authorized it.
 void add_sse_routes(router& routes, rest::rest_context& rc,
-                    std::function<boost::asio::any_io_executor()> next_executor,
-                    quota_meter* quotas = nullptr);
+                    std::function<boost::asio::any_io_executor()> next_executor);
 
 }  // namespace sluice::gateway

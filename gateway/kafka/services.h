@@ -10,6 +10,7 @@
 
 #include "gateway/core/config.h"
 #include "gateway/core/metrics.h"
+#include "gateway/policy/chain.h"
 
 #include "auth/authorizer.h"
 #include "auth/credential_store.h"
@@ -76,6 +77,10 @@ struct services {
     /// The client quotas (DATA_DIR/quotas, quota.*) and their metrics; null in tests that
     /// build services without them (then nothing is throttled).
     quota_meter* quotas = nullptr;
+    /// The policy chain over `authz` and `quotas` (gateway/policy/chain.h): what every front
+    /// asks to authorize, throttle and audit a request; off in tests that build services
+    /// without it.
+    policy_chain chain = {};
     /// The dynamic broker and group configs (DATA_DIR/dynamic-configs) that AlterConfigs and
     /// IncrementalAlterConfigs change; null in tests that build services without them (then
     /// BROKER and GROUP resources cannot be altered).

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/quota_meter.h"
+#include "gateway/core/logger.h"
+#include "gateway/policy/audit.h"
+#include "gateway/policy/quota_meter.h"
 
 namespace sluice::gateway {
 namespace {

@@ -40,18 +40,41 @@ std::string denial_message(const acl_check& c) {
     return fmt::format("Not authorized to {} {} {}.", auth::to_string(c.op), type, c.name);
 }
 
-std::optional<acl_check> front_authorizer::denied(std::string_view principal,
-                                                  std::string_view host,
-                                                  const acl_checks& checks) const {
-    if (authz_ == nullptr) {
+access access_of(const acl_check& c, on_denial d) { return access{c.op, c.type, c.name, d}; }
+
+std::vector<access> accesses_of(const acl_checks& checks, on_denial d) {
+    std::vector<access> out;
+    out.reserve(checks.size());
+    for (const auto& c : checks) {
+        out.push_back(access_of(c, d));
+    }
+    return out;
+}
+
+std::optional<acl_check> refused_check(const policy_chain& chain, const requester& who,
+                                       std::string_view action, const acl_checks& checks) {
+    if (!chain.authorizing() || checks.empty()) {
         return std::nullopt;
     }
-    for (const auto& c : checks) {
-        if (!authz_->allowed(principal, host, c.op, c.type, c.name)) {
-            return c;
-        }
+    auto accesses = accesses_of(checks);
+    request_facts facts{.who = who, .action = action, .accesses = accesses,
+                        .all_or_nothing = true};
+    const decision d = chain.decide(facts);
+    if (d.first_denied == nullptr) {
+        return std::nullopt;
     }
-    return std::nullopt;
+    return checks[static_cast<std::size_t>(d.first_denied - accesses.data())];
+}
+
+policy_front http_route_front(std::string_view pattern) {
+    if (pattern == "/ws") {
+        return policy_front::websocket;
+    }
+    if (pattern.ends_with("/events")) {
+        return policy_front::sse;
+    }
+    return pattern.starts_with("/v1/") || pattern == "/v1" ? policy_front::console
+                                                           : policy_front::rest;
 }
 
 acl_checks http_route_checks(verb method, std::string_view pattern, const param_list& params,

@@ -2,10 +2,11 @@
 // asks the one authorizer the Kafka front uses, as Kafka operations on topics, groups and the
 // cluster, so that one ACL set governs a topic on every front. docs/security.md has the table;
 // the *_checks functions below are that table (pure, unit-tested in
-// tests/gateway/front_acls_test.cc).
+// tests/gateway/front_acls_test.cc). A front turns a table's checks into the policy chain's
+// accesses (accesses_of, refused_check) and the chain decides (gateway/policy/chain.h).
 //
-// front_authorizer is a small value (a pointer) shared by every handler; it tests one bool
-// when the authorizer is off. Thread-safe as auth::authorizer is.
+// Plain values in, plain values out: the table knows route patterns and parameter names
+// (core/param_list.h), not the HTTP server's types, so it sits below the fronts.
 #pragma once
 
 #include <optional>
@@ -16,6 +17,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include "gateway/core/param_list.h"
+#include "gateway/policy/chain.h"
 
 #include "auth/authorizer.h"
 
@@ -33,28 +35,19 @@ using acl_checks = std::vector<acl_check>;
 /// "Not authorized to WRITE topic a." (no principal: the caller knows who it is).
 std::string denial_message(const acl_check& c);
 
-class front_authorizer {
-public:
-    front_authorizer() = default;
-    /// Null, or an authorizer that is off, allows everything.
-    explicit front_authorizer(const auth::authorizer* a)
-        : authz_(a != nullptr && a->enabled() ? a : nullptr) {}
+/// The chain's access for `c` (a view into it: keep `c` alive), refused when denied.
+access access_of(const acl_check& c, on_denial d = on_denial::refuse);
+/// The chain's accesses for `checks` (views into them), in order.
+std::vector<access> accesses_of(const acl_checks& checks, on_denial d = on_denial::refuse);
+/// Asks `chain` about `checks` as one all-or-nothing request of `who` (`action`: the audit
+/// log's api): nullopt when all pass (at once, building nothing, when the chain does not
+/// authorize), else the first refused check, which the chain has audited and logged.
+std::optional<acl_check> refused_check(const policy_chain& chain, const requester& who,
+                                       std::string_view action, const acl_checks& checks);
 
-    bool on() const { return authz_ != nullptr; }
-    bool allowed(std::string_view principal, std::string_view host, auth::acl_operation op,
-                 auth::resource_type type, std::string_view name) const {
-        return authz_ == nullptr || authz_->allowed(principal, host, op, type, name);
-    }
-    bool allowed(std::string_view principal, std::string_view host, const acl_check& c) const {
-        return allowed(principal, host, c.op, c.type, c.name);
-    }
-    /// The first of `checks` denied, or nullopt when all pass.
-    std::optional<acl_check> denied(std::string_view principal, std::string_view host,
-                                    const acl_checks& checks) const;
-
-private:
-    const auth::authorizer* authz_ = nullptr;
-};
+/// The front of an HTTP route, for the chain: websocket for /ws, sse for the event streams,
+/// console for the console's /v1 routes, rest for the others.
+policy_front http_route_front(std::string_view pattern);
 
 /// HTTP routes (REST v2/v3, consumer instances, /v1/groups, /v1/queues, SSE, /ws) checked by
 /// the router's guard from the route's pattern, its captures (decoded) and the query (the SSE

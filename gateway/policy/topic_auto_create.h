@@ -1,8 +1,9 @@
 // Creating a topic on first use, as auto.create.topics.enable does (owned by gateway/policy):
 // one code path for the Kafka front's Metadata and the HTTP front's produce calls (REST v2 and
 // v3, WebSocket produce), so that both create the same topic (num.partitions partitions, the
-// backend's default configs) under the same rule for who may: CREATE on the cluster, else
-// CREATE on the topic (Kafka's). Stateless; thread-safe as api::topics is.
+// backend's default configs). Who may is the policy chain's to say (Kafka's rule: CREATE on
+// the cluster, else CREATE on the topic; gateway/policy/chain.h, also_passes::cluster).
+// Stateless; thread-safe as api::topics is.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +12,6 @@
 #include <string_view>
 
 #include <boost/asio/awaitable.hpp>
-
-#include "gateway/policy/front_acls.h"
 
 #include "backend/api/topics.h"
 #include "protocol/core/ids.h"
@@ -24,12 +23,6 @@ struct topic_auto_creation {
     bool enabled = false;
     std::int32_t partitions = 1;
 };
-
-/// Kafka's rule for creating a topic: CREATE on the cluster, else CREATE on the topic. The
-/// first denied check (the topic's) or nullopt; the caller reports a denial.
-std::optional<acl_check> create_topic_denied(const front_authorizer& acl,
-                                             std::string_view principal, std::string_view host,
-                                             std::string_view topic);
 
 /// Creates `name` with `partitions` partitions and the default configs; a topic created
 /// meanwhile by someone else is answered as found. `who` names the requester in the log line

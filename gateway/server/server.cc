@@ -665,6 +665,8 @@ int run_server(const config& cfg) {
                  tokens.get()};
     quota_meter quota_use(*quotas, metrics);
     svc.quotas = &quota_use;
+    // The policy chain every front asks (gateway/policy/chain.h).
+    svc.chain = policy_chain(authz.get(), &quota_use);
     // The dynamic broker and group configs (AlterConfigs, IncrementalAlterConfigs), in force
     // before any listener starts. A name sluice reads at start (or shows as a broker config)
     // is static: refused as Kafka refuses read-only configs, not as an unknown name.
@@ -729,8 +731,8 @@ int run_server(const config& cfg) {
             pool,
             http_services{svc.metrics, svc.topics, svc.records, svc.groups, queues,
                           svc.kafka.cluster_id, svc.kafka.node_id, svc.kafka.auto_create_topics,
-                          svc.kafka.num_partitions, svc.users, svc.auth_failures, svc.authz,
-                          svc.tokens, svc.quotas},
+                          svc.kafka.num_partitions, svc.users, svc.auth_failures,
+                          svc.tokens, svc.chain},
             tracker, cfg.http, std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();
         listening += std::string(http_tls ? " https=" : " http=") + ep.address().to_string() +
@@ -745,7 +747,7 @@ int run_server(const config& cfg) {
             pool, tracker, metrics, queues, std::move(sqs_front_cfg), cfg.sqs,
             http_limits{.bodies = &http_bodies},
             sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures,
-                                 &svc.authz, svc.quotas},
+                                 svc.chain},
             sqs_tls);
         auto ep = sqs_front->local_endpoint();
         listening += std::string(sqs_tls ? " sqs_https=" : " sqs=") + ep.address().to_string() +

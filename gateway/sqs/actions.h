@@ -15,6 +15,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "gateway/policy/chain.h"
 #include "gateway/policy/front_acls.h"
 
 #include "backend/api/queues.h"
@@ -48,10 +49,15 @@ struct action_context {
     bool tls = false;
     std::unique_ptr<protocol::sqs::response_writer> out;
     std::optional<sqs_error> error;
-    /// Who asks, from where (ListQueues lists only the queues it may DESCRIBE).
-    front_authorizer acl;
+    /// Who asks, from where, and the policy chain (ListQueues lists only the queues it may
+    /// DESCRIBE).
+    policy_chain chain;
     std::string principal = "User:ANONYMOUS";
-    std::string peer_host;
+    std::string peer_host;  // the authorizer's host of the peer
+    /// `principal` from `peer_host`, for the chain (views into this context).
+    requester who() const {
+        return requester{.front = policy_front::sqs, .principal = principal, .host = peer_host};
+    }
 
     action_context(backend::api::queues& q, const sqs_settings& s, protocol::sqs::request_view r)
         : queues(q), settings(s), req(std::move(r)) {}

@@ -228,8 +228,8 @@ boost::asio::awaitable<void> list_queues(std::shared_ptr<action_context> ctx) {
     auto all = co_await ctx->queues.list_queues(prefix);
     std::vector<std::string> names;
     for (auto& q : all) {
-        if (ctx->acl.allowed(ctx->principal, ctx->peer_host, auth::acl_operation::describe,
-                             auth::resource_type::topic, q.value)) {
+        if (ctx->chain.visible(ctx->who(), auth::acl_operation::describe,
+                               auth::resource_type::topic, q.value)) {
             names.push_back(std::move(q.value));
         }
     }

@@ -8,7 +8,6 @@
 
 #include "auth/sigv4.h"
 #include "gateway/core/logger.h"
-#include "gateway/policy/audit.h"
 #include "gateway/policy/auth_settings.h"
 
 namespace sluice::gateway::sqs {
@@ -103,9 +102,9 @@ asio::awaitable<sqs_error> sqs_authenticator::refuse(const http_request_context&
                         "SigV4 ({}): {}",
                         loggable(outcome.access_key_id), outcome.user, address, outcome.form,
                         reason);
-        audit_authentication_failed(
-            audit_source{"User:ANONYMOUS", audit_client_of(ctx.peer), "sqs"}, "SigV4",
-            outcome.access_key_id, reason);
+        config_.chain.authentication_failed(
+            requester{.front = policy_front::sqs, .principal = "User:ANONYMOUS", .peer = ctx.peer},
+            "SigV4", outcome.access_key_id, reason);
         if (config_.failures != nullptr) {
             const auto delay =
                 config_.failures->record_failure(address, std::chrono::steady_clock::now());

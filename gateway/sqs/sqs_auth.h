@@ -23,23 +23,19 @@
 #include "auth/sigv4.h"
 #include "gateway/httpcore/router.h"
 #include "gateway/core/metrics.h"
+#include "gateway/policy/chain.h"
 #include "gateway/sqs/errors.h"
-
-namespace sluice::gateway {
-class quota_meter;
-}
 
 namespace sluice::gateway::sqs {
 
-/// What the SQS listener authenticates with; `keys` null means authentication is off. `authz`
-/// (the Kafka front's authorizer; null or off: no ACL checks) authorizes each action.
+/// What the SQS listener authenticates with; `keys` null means authentication is off. `chain`
+/// (the policy chain every front asks: the Kafka front's authorizer, the client quotas; off
+/// by default) authorizes and throttles each action: SendMessage(Batch) bytes count as
+/// produce, ReceiveMessage's as fetch.
 struct sqs_auth_config {
     const auth::aws_key_store* keys = nullptr;
     auth::failure_limiter* failures = nullptr;
-    const auth::authorizer* authz = nullptr;
-    /// The client quotas (SendMessage(Batch) bytes as produce, ReceiveMessage as fetch); null:
-    /// none.
-    quota_meter* quotas = nullptr;
+    policy_chain chain = {};
 };
 
 class sqs_authenticator {

@@ -9,9 +9,7 @@
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
 
-#include "gateway/policy/audit.h"
 #include "gateway/core/busy_time.h"
-#include "gateway/policy/quota_meter.h"
 #include "gateway/sqs/logger.h"
 #include "protocol/core/uuid.h"
 
@@ -43,8 +41,7 @@ sqs_front::sqs_front(backend::api::queues& queues, sqs_settings settings, metric
       unknown_requests_(metrics.get_counter("sluice_sqs_requests_total", "SQS requests by action",
                                             {{"action", "unknown"}})),
       auth_(auth, metrics),
-      acl_(auth.authz),
-      quotas_(auth.quotas) {
+      chain_(auth.chain) {
     actions_ = {
         {"CreateQueue", {create_queue, true}},
         {"GetQueueUrl", {get_queue_url, true}},
@@ -95,23 +92,20 @@ std::optional<auth::quota_kind> quota_kind_of(const std::string& action) {
 
 }  // namespace
 
-std::optional<sqs_error> sqs_front::authorize(const std::string& action,
-                                             const protocol::sqs::request_view& view,
-                                             const http_request_context& ctx) const {
+bool sqs_front::action_checks(const std::string& action, const protocol::sqs::request_view& view,
+                              acl_checks& checks, acl_checks& writes) const {
     const std::string_view parameter = sqs_queue_parameter(action);
     std::string queue;
     if (!parameter.empty()) {
         auto value = view.string(parameter);
         if (!value || value->empty()) {
-            return std::nullopt;  // the handler answers MissingParameter
+            return false;  // the handler answers MissingParameter
         }
         queue = sqs_queue_of(parameter, *value);
     }
-    const std::string host = ctx.peer.address().to_string();
-    auto checks = sqs_action_checks(action, queue);
-    // Where the action makes sluice write later on the principal's behalf: checked now, apart
-    // from the action's own checks (which CREATE on the cluster may stand in for).
-    acl_checks writes;
+    checks = sqs_action_checks(action, queue);
+    // Where the action makes sluice write later on the principal's behalf (`writes`): checked
+    // now, apart from the action's own checks (which CREATE on the cluster may stand in for).
     if (action == "StartMessageMoveTask") {
         checks = sqs_move_task_checks(queue, view.string("DestinationArn"),
                                       dead_letter_sources(queue));
@@ -121,7 +115,7 @@ std::optional<sqs_error> sqs_front::authorize(const std::string& action,
         // cluster's ALTER (its answer is then the handler's ResourceNotFound).
         auto handle = view.string("TaskHandle");
         if (!handle || handle->empty()) {
-            return std::nullopt;  // the handler answers MissingParameter
+            return false;  // the handler answers MissingParameter
         }
         if (auto task = queues_.find_message_move_task(*handle)) {
             const auto source = sqs_queue_of("SourceArn", task->source_arn);
@@ -140,25 +134,7 @@ std::optional<sqs_error> sqs_front::authorize(const std::string& action,
             }
         }
     }
-    auto denied = acl_.denied(ctx.principal, host, checks);
-    if (denied && action == "CreateQueue" &&
-        acl_.allowed(ctx.principal, host, auth::acl_operation::create,
-                     auth::resource_type::cluster, auth::cluster_resource_name)) {
-        denied.reset();
-    }
-    if (!denied) {
-        denied = acl_.denied(ctx.principal, host, writes);
-    }
-    if (!denied) {
-        return std::nullopt;
-    }
-    sqs_log().info("{} by {} from {} denied: {}", action, ctx.principal, host,
-                   denial_message(*denied));
-    audit_authorization_denied(audit_source{ctx.principal, audit_client_of(ctx.peer), "sqs"},
-                               denied->op, denied->type, denied->name, action);
-    return access_denied("User: " + ctx.principal.substr(ctx.principal.find(':') + 1) +
-                         " is not authorized to perform: " + action + ". " +
-                         denial_message(*denied));
+    return true;
 }
 
 std::vector<std::string> sqs_front::dead_letter_sources(std::string_view queue) const {
@@ -300,49 +276,61 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
                                                   action)),
                                request_id);
     }
-    if (acl_.on()) {
-        auto refusal = authorize(action, *view, ctx);
-        if (refusal) {
-            co_return render_error(w, action, *refusal, request_id);
-        }
-    }
-    // Client quotas: a principal already over its quota is refused; a send counts its body.
+    // The policy chain: the action's ACL checks (all or nothing), then its client quotas: a
+    // principal already over its quota is refused; a send counts its body now.
     const auto quota = quota_kind_of(action);
-    if (quota && quotas_ != nullptr && quotas_->any()) {
-        const auto wait = quotas_->throttled_now(quota_front::sqs, *quota, ctx.principal, "");
-        if (wait.count() > 0) {
+    decision policy;
+    if (chain_.authorizing() || chain_.metering()) {
+        acl_checks checks;
+        acl_checks writes;
+        std::vector<access> accesses;
+        if (chain_.authorizing() && action_checks(action, *view, checks, writes)) {
+            accesses = accesses_of(checks);
+            if (action == "CreateQueue" && !accesses.empty()) {
+                accesses.front().alternative = also_passes::cluster;  // Kafka's CREATE rule
+            }
+            for (auto& a : accesses_of(writes)) {
+                accesses.push_back(a);
+            }
+        }
+        request_facts facts{.who = {.front = policy_front::sqs,
+                                    .principal = ctx.principal,
+                                    .peer = ctx.peer},
+                            .action = action,
+                            .accesses = accesses,
+                            .all_or_nothing = true,
+                            .byte_quota = quota,
+                            .bytes = quota == auth::quota_kind::producer_byte_rate
+                                         ? static_cast<double>(ctx.req.body().size())
+                                         : 0.0,
+                            .request_time = true};
+        policy = chain_.decide(facts);
+        if (policy.first_denied != nullptr) {
+            const access& denied = *policy.first_denied;
+            co_return render_error(
+                w, action,
+                access_denied("User: " + ctx.principal.substr(ctx.principal.find(':') + 1) +
+                              " is not authorized to perform: " + action + ". " +
+                              denial_message(denied)),
+                request_id);
+        }
+        if (policy.delay.count() > 0) {
             co_return render_error(
                 w, action,
                 request_throttled(fmt::format("Rate of requests exceeds the {} quota; retry in "
                                               "{} ms.",
-                                              auth::to_string(*quota), wait.count())),
+                                              auth::to_string(*policy.throttled_by),
+                                              policy.delay.count())),
                 request_id);
-        }
-        if (*quota == auth::quota_kind::producer_byte_rate) {
-            quotas_->record(quota_front::sqs, *quota, ctx.principal, "",
-                            static_cast<double>(ctx.req.body().size()));
         }
     }
     // request_percentage: the action's io-thread time (a long poll's wait is not counted).
-    const bool metered = quotas_ != nullptr &&
-                         quotas_->applies(auth::quota_kind::request_percentage, ctx.principal, "");
-    if (metered) {
-        const auto wait = quotas_->throttled_now(quota_front::sqs,
-                                                 auth::quota_kind::request_percentage,
-                                                 ctx.principal, "");
-        if (wait.count() > 0) {
-            co_return render_error(
-                w, action,
-                request_throttled(fmt::format("Rate of requests exceeds the request_percentage "
-                                              "quota; retry in {} ms.",
-                                              wait.count())),
-                request_id);
-        }
-    }
+    const bool metered = policy.meter_request_time;
+    const requester who{.front = policy_front::sqs, .principal = ctx.principal};
     auto actx = std::make_shared<action_context>(queues_, settings_, *view);
-    actx->acl = acl_;
+    actx->chain = chain_;
     actx->principal = ctx.principal;
-    actx->peer_host = ctx.peer.address().to_string();
+    actx->peer_host = authorizer_host(ctx.peer);
     actx->wire = w;
     actx->action = action;
     actx->host = header(ctx.req, "Host");
@@ -355,7 +343,7 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
             auto ex = co_await asio::this_coro::executor;
             co_await asio::co_spawn(metered_executor(ex, busy), entry->second.handler(actx),
                                     asio::use_awaitable);
-            quotas_->record_request_time(quota_front::sqs, ctx.principal, "", busy->total());
+            chain_.record_request_time(who, busy->total());
         } else {
             co_await entry->second.handler(actx);
         }
@@ -376,9 +364,8 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
     }
     http_response res =
         make_response({200, protocol::sqs::response_writer::content_type(w), actx->out->finish(request_id)});
-    if (quota == auth::quota_kind::consumer_byte_rate && quotas_ != nullptr && quotas_->any()) {
-        quotas_->record(quota_front::sqs, *quota, ctx.principal, "",
-                        static_cast<double>(res.body().size()));
+    if (quota == auth::quota_kind::consumer_byte_rate) {
+        chain_.record(who, *quota, static_cast<double>(res.body().size()));
     }
     res.set("x-amzn-RequestId", request_id);
     co_return res;

@@ -11,7 +11,8 @@
 //
 // With sqs.authentication=sigv4 every request is checked first (sqs_auth.h: what the header
 // decides in admit(), the signature over the body in handle()); with
-// authorizer.enabled=true each action then passes its ACL checks (gateway/policy/front_acls.h).
+// authorizer.enabled=true each action then passes its ACL checks (gateway/policy/front_acls.h)
+// and its client quotas, both through the policy chain (gateway/policy/chain.h).
 //
 // Lifecycle: built by sqs_server at start-up, read-only afterwards. Concurrency: handle() runs
 // on each connection's executor; the front itself keeps no per-request state.
@@ -63,10 +64,11 @@ private:
     http_response render_error(protocol::sqs::wire w, const std::string& action,
                                const sqs_error& e, const std::string& request_id) const;
     counter& requests_for(const std::string& action);
-    /// AccessDenied when the caller may not do `action` on its queue (sqs_action_checks).
-    std::optional<sqs_error> authorize(const std::string& action,
-                                       const protocol::sqs::request_view& view,
-                                       const http_request_context& ctx) const;
+    /// The accesses `action` needs (sqs_action_checks and where it makes sluice write later),
+    /// into `checks`; false when a parameter they need is missing (the handler answers
+    /// MissingParameter, so the request is not refused here).
+    bool action_checks(const std::string& action, const protocol::sqs::request_view& view,
+                       acl_checks& checks, acl_checks& writes) const;
     /// The queues whose RedrivePolicy names `queue` (where a move task without a destination
     /// writes), from the backend's views (no wait).
     std::vector<std::string> dead_letter_sources(std::string_view queue) const;
@@ -80,9 +82,9 @@ private:
     counter& errors_;
     counter& unknown_requests_;
     sqs_authenticator auth_;
-    /// The ACL checks of each action (sqs_action_checks), before its handler runs.
-    front_authorizer acl_;
-    quota_meter* quotas_ = nullptr;  // null: no client quotas
+    /// The policy chain: each action's ACL checks (sqs_action_checks) and its client quotas,
+    /// before its handler runs.
+    policy_chain chain_;
 };
 
 }  // namespace sluice::gateway::sqs

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "gateway/policy/chain.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/metrics.h"
-#include "gateway/server/quota_meter.h"
+#include "gateway/policy/audit.h"
+#include "gateway/core/metrics.h"
+#include "gateway/policy/quota_meter.h"
 
 namespace sluice::gateway {
 namespace {

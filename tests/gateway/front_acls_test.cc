@@ -30,6 +30,13 @@ param_list params(std::initializer_list<std::pair<std::string, std::string>> ite
     return out;
 }
 
+/// Who asks from 127.0.0.1 (or `address`) on the SQS front.
+requester asker(std::string_view principal, const char* address = "127.0.0.1") {
+    return requester{.front = policy_front::sqs,
+                     .principal = principal,
+                     .peer = {boost::asio::ip::make_address(address), 5555}};
+}
+
 TEST(FrontAcls, RestV2ProduceWritesAndMetadataDescribes) {
     const auto t = params({{"topic", "a"}});
     const param_list none;
@@ -218,10 +225,11 @@ TEST(FrontAcls, DenialMessagesNameTheOperation) {
 }
 
 TEST(FrontAcls, WithoutAnAuthorizerEverythingPasses) {
-    const front_authorizer off;
-    EXPECT_FALSE(off.on());
-    EXPECT_FALSE(off.denied("User:alice", "127.0.0.1", sqs_action_checks("SendMessage", "q")));
-    EXPECT_TRUE(off.allowed("User:alice", "127.0.0.1", topic(acl_operation::write, "q")));
+    const policy_chain off;
+    EXPECT_FALSE(off.authorizing());
+    EXPECT_FALSE(refused_check(off, asker("User:alice"), "SendMessage",
+                               sqs_action_checks("SendMessage", "q")));
+    EXPECT_TRUE(off.visible(asker("User:alice"), acl_operation::write, resource_type::topic, "q"));
 }
 
 /// An authorizer over an ACL file written here (the format of auth/authorizer.h).
@@ -242,24 +250,38 @@ TEST(FrontAcls, ChecksGoToTheAuthorizerAndTheFirstDenialComesBack) {
     s.enabled = true;
     s.super_users = {"User:admin"};
     const auth::authorizer a(s, f.path);
-    const front_authorizer acl(&a);
-    EXPECT_TRUE(acl.on());
-    EXPECT_FALSE(acl.denied("User:alice", "127.0.0.1", sqs_action_checks("SendMessage", "a")));
-    EXPECT_FALSE(acl.denied("User:alice", "127.0.0.1", sqs_action_checks("ReceiveMessage", "b")));
-    EXPECT_EQ(acl.denied("User:alice", "127.0.0.1", sqs_action_checks("ReceiveMessage", "a")),
+    const policy_chain acl(&a, nullptr);
+    EXPECT_TRUE(acl.authorizing());
+    const auto alice = asker("User:alice");
+    EXPECT_FALSE(refused_check(acl, alice, "SendMessage", sqs_action_checks("SendMessage", "a")));
+    EXPECT_FALSE(refused_check(acl, alice, "ReceiveMessage",
+                               sqs_action_checks("ReceiveMessage", "b")));
+    EXPECT_EQ(refused_check(acl, alice, "ReceiveMessage", sqs_action_checks("ReceiveMessage", "a")),
               topic(acl_operation::read, "a"));
     // READ implies DESCRIBE: GetQueueAttributes on b passes, on c (no ACL) it does not.
-    EXPECT_FALSE(acl.denied("User:alice", "::1", sqs_action_checks("GetQueueAttributes", "b")));
-    EXPECT_TRUE(acl.denied("User:alice", "::1", sqs_action_checks("GetQueueAttributes", "c")));
-    EXPECT_FALSE(acl.denied("User:admin", "::1", sqs_action_checks("DeleteQueue", "c")));
+    const auto alice6 = asker("User:alice", "::1");
+    EXPECT_FALSE(refused_check(acl, alice6, "GetQueueAttributes",
+                               sqs_action_checks("GetQueueAttributes", "b")));
+    EXPECT_TRUE(refused_check(acl, alice6, "GetQueueAttributes",
+                              sqs_action_checks("GetQueueAttributes", "c")));
+    EXPECT_FALSE(refused_check(acl, asker("User:admin", "::1"), "DeleteQueue",
+                               sqs_action_checks("DeleteQueue", "c")));
 }
 
 TEST(FrontAcls, AnAuthorizerThatIsOffIsNotAsked) {
     const acl_file f("");
     const auth::authorizer a(auth::authorizer_settings{}, f.path);
-    const front_authorizer acl(&a);
-    EXPECT_FALSE(acl.on());
-    EXPECT_FALSE(acl.denied("User:alice", "::1", sqs_action_checks("DeleteQueue", "c")));
+    const policy_chain acl(&a, nullptr);
+    EXPECT_FALSE(acl.authorizing());
+    EXPECT_FALSE(refused_check(acl, asker("User:alice", "::1"), "DeleteQueue",
+                               sqs_action_checks("DeleteQueue", "c")));
+}
+
+TEST(FrontAcls, HttpRoutesAreFrontsOfTheChain) {
+    EXPECT_EQ(http_route_front("/ws"), policy_front::websocket);
+    EXPECT_EQ(http_route_front("/topics/{topic}/events"), policy_front::sse);
+    EXPECT_EQ(http_route_front("/v1/queues/{queue}"), policy_front::console);
+    EXPECT_EQ(http_route_front("/topics/{topic}"), policy_front::rest);
 }
 
 }  // namespace

@@ -111,13 +111,14 @@ std::optional<error> consumer_instance::subscribe(std::vector<topic_name> topics
 
 group_member::topic_filter consumer_instance::describe_filter(std::string principal,
                                                              std::string host) const {
-    if (!rc_.acl.on()) {
+    if (!rc_.chain.authorizing()) {
         return nullptr;
     }
-    return [acl = rc_.acl, principal = std::move(principal),
+    return [chain = rc_.chain, principal = std::move(principal),
             host = std::move(host)](const topic_name& t) {
-        return acl.allowed(principal, host, auth::acl_operation::describe,
-                           auth::resource_type::topic, t.value);
+        const requester who{.front = policy_front::rest, .principal = principal, .host = host};
+        return chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic,
+                             t.value);
     };
 }
 

@@ -9,7 +9,6 @@
 
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
-#include "gateway/policy/audit.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway::rest {
@@ -30,20 +29,14 @@ template <typename Topics, typename Name>
 std::optional<http_response> check_topics(const consumer_routes_ctx* c,
                                           const http_request_context& ctx, auth::acl_operation op,
                                           const Topics& topics, Name name_of) {
-    if (!c->rc->acl.on()) {
+    if (!c->rc->chain.authorizing()) {
         return std::nullopt;
     }
-    const std::string host = acl_host(ctx);
+    acl_checks checks;
     for (const auto& t : topics) {
-        const acl_check check{op, auth::resource_type::topic, std::string(name_of(t))};
-        if (!c->rc->acl.allowed(ctx.principal, host, check)) {
-            audit_authorization_denied(
-                audit_source{ctx.principal, audit_client_of(ctx.peer), "http"}, check.op,
-                check.type, check.name, std::string(ctx.req.method_string()) + " " + ctx.path);
-            return acl_denied(check, true);
-        }
+        checks.push_back(acl_check{op, auth::resource_type::topic, std::string(name_of(t))});
     }
-    return std::nullopt;
+    return refuse_checks(*c->rc, ctx, checks, true);
 }
 
 http_response no_content() {
@@ -328,7 +321,7 @@ boost::asio::awaitable<handler_result> subscribe(const consumer_routes_ctx* c, h
     SLUICE_INSTANCE_OR_RETURN(inst);
     auto err = has_topics ? inst->subscribe(std::move(names))
                           : inst->subscribe_pattern(std::string(json::as_view(*pattern)),
-                                                    ctx.principal, acl_host(ctx));
+                                                    ctx.principal, authorizer_host(ctx.peer));
     if (err) {
         co_return v2_error(err->code, err->message);
     }
@@ -499,7 +492,7 @@ boost::asio::awaitable<handler_result> get_records(const consumer_routes_ctx* c,
     if (accepted && *accepted != own) {
         co_return v2_error(code::consumer_format_mismatch, std::string(format_mismatch_message));
     }
-    if (c->rc->acl.on()) {
+    if (c->rc->chain.authorizing()) {
         auto denied = check_topics(c, ctx, auth::acl_operation::read, inst->subscription(),
                                    [](const std::string& t) -> const std::string& { return t; });
         if (!denied) {

@@ -33,13 +33,15 @@ boost::asio::awaitable<handler_result> root(http_request_context) {
 
 boost::asio::awaitable<handler_result> list_topics(rest_context* rc, http_request_context ctx) {
     auto all = co_await rc->topics.list();
-    const std::string host = acl_host(ctx);
+    const std::string host = authorizer_host(ctx.peer);
+    requester who = rest_requester(ctx);
+    who.host = host;
     json::writer w;
     w.start_array();
     for (const auto& t : all) {
         if (!t.internal && !is_sluice_topic(t.name.value) &&
-            rc->acl.allowed(ctx.principal, host, auth::acl_operation::describe,
-                            auth::resource_type::topic, t.name.value)) {
+            rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic,
+                              t.name.value)) {
             w.string(t.name.value);
         }
     }

@@ -87,7 +87,7 @@ boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_part
         co_return v2_error(code::topic_not_found, std::string(topic_not_found_message));
     }
     if (res.refusal == produce_refusal::create_denied) {
-        co_return report_denied(ctx, *res.denied, true);
+        co_return report_denied(*rc, ctx, *res.denied, true);
     }
     if (res.refusal == produce_refusal::create_failed) {
         const error e = from_backend(res.create_error, subject::topic);

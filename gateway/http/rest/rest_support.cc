@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "gateway/httpcore/logger.h"
-#include "gateway/policy/audit.h"
+#include "gateway/http/http_auth.h"
 
 namespace sluice::gateway::rest {
 namespace http = boost::beast::http;
@@ -70,19 +70,36 @@ http_response acl_denied(const acl_check& denied, bool v2) {
               : v3_error(code::forbidden, denial_message(denied));
 }
 
-std::string acl_host(const http_request_context& ctx) { return ctx.peer.address().to_string(); }
+http_response acl_denied(const access& denied, bool v2) {
+    return v2 ? v2_error(code::forbidden, denial_message(denied))
+              : v3_error(code::forbidden, denial_message(denied));
+}
 
-http_response report_denied(const http_request_context& ctx, const acl_check& denied, bool v2) {
+requester rest_requester(const http_request_context& ctx) {
+    return http_requester(ctx, policy_front::rest);
+}
+
+http_response report_denied(const rest_context& rc, const http_request_context& ctx,
+                            const acl_check& denied, bool v2) {
     const std::string action = std::string(ctx.req.method_string()) + " " + ctx.path;
-    http_log().info("{} by {} from {} denied: {}", action, ctx.principal, acl_host(ctx),
-                    denial_message(denied));
-    audit_authorization_denied(audit_source{ctx.principal, audit_client_of(ctx.peer), "http"},
-                               denied.op, denied.type, denied.name, action);
+    rc.chain.report_denied(rest_requester(ctx), action, access_of(denied));
     return acl_denied(denied, v2);
 }
 
+std::optional<http_response> refuse_checks(const rest_context& rc, const http_request_context& ctx,
+                                           const acl_checks& checks, bool v2) {
+    if (!rc.chain.authorizing()) {
+        return std::nullopt;
+    }
+    const std::string action = std::string(ctx.req.method_string()) + " " + ctx.path;
+    if (auto denied = refused_check(rc.chain, rest_requester(ctx), action, checks)) {
+        return acl_denied(*denied, v2);
+    }
+    return std::nullopt;
+}
+
 producer_identity producer_of(const rest_context& rc, const http_request_context& ctx) {
-    return producer_identity{rc.acl, ctx.principal, acl_host(ctx), "http"};
+    return producer_identity{rc.chain, rest_requester(ctx)};
 }
 
 http_response v3_error(code c, std::string message) {

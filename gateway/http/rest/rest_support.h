@@ -16,6 +16,7 @@
 #include "gateway/http/rest/media_type.h"
 #include "gateway/http/rest/record_json.h"
 #include "gateway/httpcore/router.h"
+#include "gateway/policy/chain.h"
 #include "gateway/policy/front_acls.h"
 
 #include "backend/api/groups.h"
@@ -34,8 +35,9 @@ struct rest_context {
     std::string cluster_id;
     std::int32_t node_id = 0;
     record_producer& producer;
-    /// ACL checks the routes cannot make from the path alone (listings, bodies, instances).
-    front_authorizer acl = {};
+    /// The policy chain, for the ACL checks the routes cannot make from the path alone
+    /// (listings, bodies, instances) and the quotas of the streams.
+    policy_chain chain = {};
 };
 
 /// Topics the REST front keeps its own state in (not listed to REST clients).
@@ -59,13 +61,19 @@ http_response v2_error(code c, std::string message);
 http_response v3_error(code c, std::string message);
 /// The 403 (40301) of an ACL denial, in the v2 API's content type or the v3 API's.
 http_response acl_denied(const acl_check& denied, bool v2);
-/// A check a handler made that failed: a log line and an audit record (front "http", the
-/// action "METHOD path"), then acl_denied's answer.
-http_response report_denied(const http_request_context& ctx, const acl_check& denied, bool v2);
+http_response acl_denied(const access& denied, bool v2);
+/// Who sent a REST request, for the chain (front rest).
+requester rest_requester(const http_request_context& ctx);
+/// A check a handler made that failed: reported through the chain (the audit record, front
+/// "http", the action "METHOD path"; the log line), then acl_denied's answer.
+http_response report_denied(const rest_context& rc, const http_request_context& ctx,
+                            const acl_check& denied, bool v2);
+/// The first of `checks` the chain refuses (an all-or-nothing request "METHOD path"), then
+/// acl_denied's answer; nullopt when all pass (at once when the chain does not authorize).
+std::optional<http_response> refuse_checks(const rest_context& rc, const http_request_context& ctx,
+                                           const acl_checks& checks, bool v2);
 /// The producer identity of a request (for auto-creating a topic it produces to).
 producer_identity producer_of(const rest_context& rc, const http_request_context& ctx);
-/// The client's address as ACLs see it (their host).
-std::string acl_host(const http_request_context& ctx);
 
 /// The request's header `name`, or empty.
 std::string_view header(const http_request& req, std::string_view name);

@@ -275,7 +275,7 @@ asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_contex
             early = v3_error(code::unknown_topic_or_partition,
                              "This server does not host this topic-partition.");
         } else if (found.refusal == produce_refusal::create_denied) {
-            early = report_denied(ctx, *found.denied, false);
+            early = report_denied(*rc, ctx, *found.denied, false);
         } else if (found.refusal == produce_refusal::create_failed) {
             early = error_response(from_backend(found.create_error, subject::topic), v3_type);
         } else if (const auto length = ctx.req.payload_size();

@@ -144,7 +144,9 @@ boost::asio::awaitable<handler_result> list_cluster_topics(rest_context* rc, htt
     }
     const auto l = links_for(rc, ctx);
     auto all = co_await rc->topics.list();
-    const std::string host = acl_host(ctx);
+    const std::string host = authorizer_host(ctx.peer);
+    requester who = rest_requester(ctx);
+    who.host = host;
     json::writer w;
     w.start_object();
     w.field("kind", "KafkaTopicList");
@@ -153,8 +155,8 @@ boost::asio::awaitable<handler_result> list_cluster_topics(rest_context* rc, htt
     w.start_array();
     for (const auto& t : all) {
         if (!is_sluice_topic(t.name.value) &&
-            rc->acl.allowed(ctx.principal, host, auth::acl_operation::describe,
-                            auth::resource_type::topic, t.name.value)) {
+            rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic,
+                              t.name.value)) {
             write_v3_topic(w, l, t);
         }
     }

@@ -11,7 +11,7 @@
 
 #include "gateway/http/http_quotas.h"
 #include "gateway/httpcore/logger.h"
-#include "gateway/policy/audit.h"
+#include "gateway/http/http_auth.h"
 #include "gateway/core/metrics.h"
 
 namespace sluice::gateway::ws {
@@ -119,18 +119,14 @@ void ws_session::send(std::string frame) {
 }
 
 bool ws_session::permitted(const std::string& id, const acl_checks& checks) {
-    const auto denied = ctx_.rc.acl.denied(http_.principal, rest::acl_host(http_), checks);
+    // The audit log's action: what the op asks (a produce writes, or creates its topic).
+    const bool produce = !checks.empty() && (checks.front().op == auth::acl_operation::write ||
+                                             checks.front().op == auth::acl_operation::create);
+    const auto denied = refused_check(ctx_.rc.chain, http_requester(http_, policy_front::websocket),
+                                      produce ? "produce" : "subscribe", checks);
     if (!denied) {
         return true;
     }
-    http_log().info("websocket from {}: {} denied: {}", rest::acl_host(http_), http_.principal,
-                    denial_message(*denied));
-    audit_authorization_denied(
-        audit_source{http_.principal, audit_client_of(http_.peer), "websocket"}, denied->op,
-        denied->type, denied->name,
-        denied->op == auth::acl_operation::write || denied->op == auth::acl_operation::create
-            ? "produce"
-            : "subscribe");
     send_error(id, code_of(code::forbidden), denial_message(*denied));
     return false;
 }
@@ -378,7 +374,7 @@ asio::awaitable<void> ws_session::on_subscribe(const json::value& msg, std::stri
         }
         spec.group = sluice::group_id(std::string(json::as_view(*g)));
     }
-    if (ctx_.rc.acl.on()) {
+    if (ctx_.rc.chain.authorizing()) {
         for (const auto& t : spec.topics) {
             if (!permitted(id, subscribe_checks(t.value, spec.group ? spec.group->value : ""))) {
                 co_return;
@@ -569,7 +565,7 @@ asio::awaitable<void> ws_session::read_subscription(std::shared_ptr<subscription
                 send(w.str());
             }
             // consumer_byte_rate: over the quota, the next read waits (the stream is paced).
-            co_await pace_stream(ctx_.quotas, quota_front::websocket, http_.principal,
+            co_await pace_stream(ctx_.rc.chain, policy_front::websocket, http_.principal,
                                  static_cast<double>(frame_bytes));
         }
         if (err) {
@@ -585,7 +581,7 @@ asio::awaitable<void> ws_session::on_produce(const json::value& msg, std::string
         send_error(id, code_of(code::bad_request), "produce needs a topic");
         co_return;
     }
-    if (ctx_.rc.acl.on() && !permitted(id, produce_checks(*topic))) {
+    if (ctx_.rc.chain.authorizing() && !permitted(id, produce_checks(*topic))) {
         co_return;
     }
     bool base64 = false;
@@ -654,7 +650,7 @@ asio::awaitable<void> ws_session::on_produce(const json::value& msg, std::string
     // producer_byte_rate: a principal already over its quota is refused (42901).
     const double bytes = static_cast<double>(
         (rec.key ? rec.key->size() : 0) + (rec.value ? rec.value->size() : 0));
-    if (const auto wait = ws_produce_throttle(ctx_.quotas, http_.principal, bytes);
+    if (const auto wait = ws_produce_throttle(ctx_.rc.chain, http_.principal, bytes);
         wait.count() > 0) {
         send_error(id, too_many_requests_code,
                    "Request rate is over the producer_byte_rate quota; retry in " +
@@ -664,7 +660,7 @@ asio::awaitable<void> ws_session::on_produce(const json::value& msg, std::string
     std::vector<outgoing_record> records;
     records.push_back(std::move(rec));
     const std::string name(*topic);
-    const producer_identity who{ctx_.rc.acl, http_.principal, rest::acl_host(http_), "websocket"};
+    const producer_identity who{ctx_.rc.chain, http_requester(http_, policy_front::websocket)};
     auto res = co_await ctx_.rc.producer.produce(topic_name(name), std::move(records), &who);
     if (res.refusal == produce_refusal::unknown_topic) {
         send_error(id, code_of(code::topic_not_found), rest::topic_not_found_message);

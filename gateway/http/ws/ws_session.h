@@ -54,7 +54,6 @@
 
 namespace sluice::gateway {
 class counter;
-class quota_meter;
 }
 
 namespace sluice::gateway::ws {
@@ -64,9 +63,6 @@ struct ws_context {
     rest::rest_context& rc;
     /// The io thread of each new group member.
     std::function<boost::asio::any_io_executor()> next_executor;
-    /// The client quotas (produce refused with 42901 over producer_byte_rate, subscriptions
-    /// paced by consumer_byte_rate); null: none.
-    quota_meter* quotas = nullptr;
     /// sluice_websocket_dropped_total{reason="write_timeout"} and {reason="idle_timeout"};
     /// null: not counted.
     counter* dropped_write_timeout = nullptr;
