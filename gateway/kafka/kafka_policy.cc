@@ -18,9 +18,7 @@ requester kafka_requester(const request_context& ctx, std::string_view host) {
                      ctx.connection().peer, host, ctx.client_id()};
 }
 
-policy_chain kafka_chain(const request_context& ctx) {
-    return policy_chain(&ctx.svc().authz, ctx.svc().quotas);
-}
+const policy_chain& kafka_chain(const request_context& ctx) { return ctx.svc().chain; }
 
 std::string client_host(const request_context& ctx) {
     return authorizer_host(ctx.connection().peer);
@@ -43,11 +41,11 @@ access_list& reusable_access_list() {
     return list;
 }
 
-bool policy_enabled(const request_context& ctx) { return ctx.svc().authz.enabled(); }
+bool policy_enabled(const request_context& ctx) { return ctx.svc().chain.authorizing(); }
 
 access_verdicts decide(const request_context& ctx, const access_list& accesses) {
     access_verdicts out;
-    const policy_chain chain = kafka_chain(ctx);
+    const policy_chain& chain = kafka_chain(ctx);
     if (!chain.authorizing() || accesses.empty()) {
         return out;
     }
@@ -101,7 +99,7 @@ access_verdicts decide(const request_context& ctx, const access_list& accesses) 
 
 bool decide_late(const request_context& ctx, auth::acl_operation op, auth::resource_type type,
                  std::string_view name) {
-    const policy_chain chain = kafka_chain(ctx);
+    const policy_chain& chain = kafka_chain(ctx);
     if (!chain.authorizing()) {
         return true;
     }

@@ -25,8 +25,8 @@
 
 namespace sluice::gateway {
 
-/// The policy chain over the broker's authorizer and quota meter (two pointers: cheap).
-policy_chain kafka_chain(const request_context& ctx);
+/// The policy chain over the broker's authorizer and quota meter (services::chain).
+const policy_chain& kafka_chain(const request_context& ctx);
 
 /// The chain's view of who sends the request: its principal, login mechanism, address, client
 /// id. `host`: the authorizer's host when the caller has it, else empty (the chain derives it).

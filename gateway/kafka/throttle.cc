@@ -21,7 +21,7 @@ std::int32_t apply(request_context& ctx, std::chrono::milliseconds ms,
 
 std::int32_t record_quota(request_context& ctx, auth::quota_kind kind, double amount,
                           std::int16_t kip219_version) {
-    const policy_chain chain = kafka_chain(ctx);
+    const policy_chain& chain = kafka_chain(ctx);
     if (!chain.metering()) {
         return 0;
     }
@@ -30,7 +30,7 @@ std::int32_t record_quota(request_context& ctx, auth::quota_kind kind, double am
 
 std::int32_t throttled_already(request_context& ctx, auth::quota_kind kind,
                                std::int16_t kip219_version) {
-    const policy_chain chain = kafka_chain(ctx);
+    const policy_chain& chain = kafka_chain(ctx);
     if (!chain.metering()) {
         return 0;
     }
