@@ -2,28 +2,43 @@
 
 #include <string>
 
-#include "gateway/kafka/authz.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace api = backend::api;
 
-protocol::kafka::error_code authorize_config_resource(const request_context& ctx,
-                                                      auth::acl_operation op, resource_type type,
-                                                      std::string_view name) {
-    switch (type) {
+void declare_config_resource(auth::acl_operation op, std::int8_t type, std::string_view name,
+                             access_list& out) {
+    switch (static_cast<resource_type>(type)) {
         case resource_type::topic:
-            return authorize(ctx, op, auth::resource_type::topic, name)
-                       ? protocol::kafka::error_code::none
-                       : protocol::kafka::error_code::topic_authorization_failed;
+            out.add(op, auth::resource_type::topic, name);
+            return;
         case resource_type::broker:
         case resource_type::broker_logger:
-            return authorize_cluster(ctx, op)
-                       ? protocol::kafka::error_code::none
-                       : protocol::kafka::error_code::cluster_authorization_failed;
+            out.add_cluster(op);
+            return;
         case resource_type::group:
-            return authorize(ctx, op, auth::resource_type::group, name)
-                       ? protocol::kafka::error_code::none
-                       : protocol::kafka::error_code::group_authorization_failed;
+            out.add(op, auth::resource_type::group, name);
+            return;
+        case resource_type::unknown:
+            break;
+    }
+    out.add_none();
+}
+
+protocol::kafka::error_code config_resource_error(const request_context& ctx, std::size_t i,
+                                                  resource_type type) {
+    if (ctx.verdicts().allowed(i)) {
+        return protocol::kafka::error_code::none;
+    }
+    switch (type) {
+        case resource_type::topic:
+            return protocol::kafka::error_code::topic_authorization_failed;
+        case resource_type::broker:
+        case resource_type::broker_logger:
+            return protocol::kafka::error_code::cluster_authorization_failed;
+        case resource_type::group:
+            return protocol::kafka::error_code::group_authorization_failed;
         case resource_type::unknown:
             break;
     }

@@ -10,8 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/kafka/authz.h"
+#include "gateway/kafka/accesses.h"
 #include "gateway/kafka/dynamic_configs.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/request_context.h"
 #include "gateway/policy/audit.h"
@@ -39,23 +40,26 @@ std::vector<backend::api::config_entry> describe_broker_configs(const services& 
 /// configs set there, each with that value and (compat: Kafka) only that synonym.
 std::vector<backend::api::config_entry> describe_cluster_default_configs(const services& svc);
 
-/// Kafka's check for one config resource: `op` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic,
-/// or on the cluster for the broker and its loggers. Returns the resource's error when refused
-/// (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED), none when allowed or for a type no check covers
-/// (the handler refuses those itself).
-protocol::kafka::error_code authorize_config_resource(const request_context& ctx,
-                                                      auth::acl_operation op, resource_type type,
-                                                      std::string_view name);
+/// Declares Kafka's access for one config resource (`type` as on the wire): `op`
+/// (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic or the group, or on the cluster for the
+/// broker and its loggers; an entry no check covers for any other type (the handler refuses
+/// those itself).
+void declare_config_resource(auth::acl_operation op, std::int8_t type, std::string_view name,
+                             access_list& out);
 
-/// What AlterConfigs and IncrementalAlterConfigs check first for each resource: ALTER_CONFIGS
-/// (authorize_config_resource), then that sluice alters configs of its type (topics, brokers,
-/// groups; not logger levels, which --log-level sets). Sets `error_code` and `error_message`
-/// of the resource's answer `out` and returns false when the resource is refused.
+/// The error of config resource `i` of the request from its verdict: TOPIC_, GROUP_ or
+/// CLUSTER_AUTHORIZATION_FAILED when refused, none when allowed.
+protocol::kafka::error_code config_resource_error(const request_context& ctx, std::size_t i,
+                                                  resource_type type);
+
+/// What AlterConfigs and IncrementalAlterConfigs check first for resource `i`: its verdict
+/// on ALTER_CONFIGS (declare_config_resource), then that sluice alters configs of its type
+/// (topics, brokers, groups; not logger levels, which --log-level sets). Sets `error_code` and
+/// `error_message` of the resource's answer `out` and returns false when it is refused.
 template <typename ResourceAnswer>
-bool may_alter_configs(const request_context& ctx, resource_type type, const std::string& name,
-                       ResourceAnswer& out) {
-    out.error_code = authorize_config_resource(ctx, auth::acl_operation::alter_configs, type,
-                                               name);
+bool may_alter_configs(const request_context& ctx, std::size_t i, resource_type type,
+                       const std::string& name, ResourceAnswer& out) {
+    out.error_code = config_resource_error(ctx, i, type);
     if (out.error_code != protocol::kafka::error_code::none) {
         out.error_message = "not authorized to alter the configs of " + name;
         return false;

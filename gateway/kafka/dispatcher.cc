@@ -9,7 +9,7 @@
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/sasl_exchange.h"
 #include "gateway/core/busy_time.h"
-#include "gateway/policy/quota_meter.h"
+#include "gateway/kafka/throttle.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 #include "protocol/kafka/messages/api_versions.h"
@@ -148,9 +148,7 @@ asio::awaitable<dispatch_result> dispatcher::dispatch(const connection_info& con
     auto executor = co_await asio::this_coro::executor;
     request_context ctx(svc_, conn, security, *header, executor);
     bool decoded = false;
-    if (svc_.quotas != nullptr &&
-        svc_.quotas->applies(auth::quota_kind::request_percentage, ctx.principal(),
-                             ctx.client_id())) {
+    if (svc_.quotas != nullptr && meters_request_time(ctx)) {
         // request_percentage: the handler runs on a metered executor, which times each stretch
         // it runs on this io thread (not the time it waits).
         auto clock = std::make_shared<busy_clock>();

@@ -15,6 +15,7 @@
 #include "auth/sasl/sasl_server.h"
 #include "gateway/core/busy_time.h"
 #include "gateway/core/config.h"
+#include "gateway/kafka/accesses.h"
 #include "gateway/kafka/services.h"
 #include "protocol/kafka/header.h"
 
@@ -97,6 +98,11 @@ public:
     }
     const boost::asio::any_io_executor& executor() const { return executor_; }
 
+    /// The policy chain's verdict per access the handler's declare step listed (all allowed
+    /// without an authorizer); set by the dispatcher before the handler runs.
+    const access_verdicts& verdicts() const { return verdicts_; }
+    void set_verdicts(access_verdicts v) { verdicts_ = std::move(v); }
+
     /// acks=0 produce: the dispatcher sends nothing back.
     void suppress_response() { suppress_response_ = true; }
     bool response_suppressed() const { return suppress_response_; }
@@ -134,6 +140,7 @@ private:
     std::chrono::milliseconds throttle_{0};
     bool delay_response_ = false;
     std::shared_ptr<busy_clock> busy_;
+    access_verdicts verdicts_;
 };
 
 /// The host:port clients are told to use: --advertise-kafka, else the address this client

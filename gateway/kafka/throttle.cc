@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "gateway/policy/quota_meter.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace {
@@ -21,42 +21,39 @@ std::int32_t apply(request_context& ctx, std::chrono::milliseconds ms,
 
 std::int32_t record_quota(request_context& ctx, auth::quota_kind kind, double amount,
                           std::int16_t kip219_version) {
-    quota_meter* q = ctx.svc().quotas;
-    if (q == nullptr || !q->any()) {
+    const policy_chain& chain = kafka_chain(ctx);
+    if (!chain.metering()) {
         return 0;
     }
-    return apply(ctx, q->record(quota_front::kafka, kind, ctx.principal(), ctx.client_id(), amount),
-                 kip219_version);
+    return apply(ctx, chain.record(kafka_requester(ctx), kind, amount), kip219_version);
 }
 
 std::int32_t throttled_already(request_context& ctx, auth::quota_kind kind,
                                std::int16_t kip219_version) {
-    quota_meter* q = ctx.svc().quotas;
-    if (q == nullptr || !q->any()) {
+    const policy_chain& chain = kafka_chain(ctx);
+    if (!chain.metering()) {
         return 0;
     }
-    return apply(ctx, q->throttled_now(quota_front::kafka, kind, ctx.principal(), ctx.client_id()),
-                 kip219_version);
+    return apply(ctx, chain.throttled_now(kafka_requester(ctx), kind), kip219_version);
 }
 
 std::int32_t record_request_time(request_context& ctx) {
-    quota_meter* q = ctx.svc().quotas;
-    if (q == nullptr || ctx.busy() == nullptr) {
+    if (ctx.busy() == nullptr) {
         return 0;
     }
     // Since KIP-219 every API answers its throttle time at once and the broker then mutes the
     // connection: no response is delayed for the request quota.
-    const auto ms = q->record_request_time(quota_front::kafka, ctx.principal(), ctx.client_id(),
-                                           ctx.busy()->total());
+    const auto ms = kafka_chain(ctx).record_request_time(kafka_requester(ctx), ctx.busy()->total());
     return apply(ctx, ms, std::numeric_limits<std::int16_t>::min());
 }
 
+bool meters_request_time(const request_context& ctx) {
+    return kafka_chain(ctx).quota_applies(kafka_requester(ctx),
+                                          auth::quota_kind::request_percentage);
+}
+
 std::optional<double> quota_headroom(request_context& ctx, auth::quota_kind kind) {
-    quota_meter* q = ctx.svc().quotas;
-    if (q == nullptr || !q->any()) {
-        return std::nullopt;
-    }
-    return q->headroom(kind, ctx.principal(), ctx.client_id());
+    return kafka_chain(ctx).headroom(kafka_requester(ctx), kind);
 }
 
 }  // namespace sluice::gateway

@@ -1,5 +1,8 @@
-// Client quotas on the Kafka front: what the produce and fetch handlers call to record their
-// bytes against the principal's quota and throttle the connection (request_context::throttle).
+// Client quotas on the Kafka front. The quotas themselves are the policy chain's throttle step
+// (gateway/policy/chain.h: record, throttled_now, headroom, record_request_time); what is
+// Kafka's own is here: the throttle time in the response's throttle_time_ms, and muting the
+// connection for it (request_context::throttle), with the response itself delayed for
+// versions older than KIP-219.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,10 @@ std::int32_t throttled_already(request_context& ctx, auth::quota_kind kind,
 /// metered, request_context::busy) and throttles the connection when that puts its principal
 /// over the quota; returns the throttle_time_ms to answer, 0 within the quota or without one.
 std::int32_t record_request_time(request_context& ctx);
+
+/// Whether a request_percentage quota applies to the request's principal and client id: the
+/// dispatcher then runs the handler on a metered executor (request_context::meter_with).
+bool meters_request_time(const request_context& ctx);
 
 /// What the request's principal may still use of `kind` now, or nullopt (no quota).
 std::optional<double> quota_headroom(request_context& ctx, auth::quota_kind kind);

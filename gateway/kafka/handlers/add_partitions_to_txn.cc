@@ -4,9 +4,9 @@
 // rest OPERATION_NOT_ATTEMPTED, as Kafka answers.
 #include "backend/api/topics.h"
 #include "backend/api/transactions.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -21,21 +21,20 @@ boost::asio::awaitable<std::vector<topic_result>> add_one(request_context& ctx,
                                                           std::string txn_id,
                                                           api::producer_identity producer,
                                                           std::vector<topic_in> topics,
-                                                          bool verify_only) {
+                                                          bool verify_only, std::size_t at) {
     const std::int16_t version = ctx.version();
     std::vector<api::txn_partition> parts;
     std::vector<std::pair<std::size_t, std::size_t>> where;
     std::vector<topic_result> out;
     bool unknown = false;
-    // WRITE on the transactional id (else every partition fails), WRITE on each topic.
-    const bool txn_denied = !authorize(ctx, auth::acl_operation::write,
-                                       auth::resource_type::transactional_id, txn_id);
-    for (const auto& t : topics) {
+    // The verdicts from `at` (declare): the transactional id (else every partition fails),
+    // then each topic.
+    const bool txn_denied = ctx.verdicts().denied(at);
+    for (std::size_t ti = 0; ti < topics.size(); ++ti) {
+        const auto& t = topics[ti];
         auto& tr = out.emplace_back();
         tr.name = t.name;
-        const bool topic_denied =
-            txn_denied ||
-            !authorize(ctx, auth::acl_operation::write, auth::resource_type::topic, t.name);
+        const bool topic_denied = txn_denied || ctx.verdicts().denied(at + 1 + ti);
         auto info = co_await ctx.svc().topics.describe(topic_name(t.name));
         for (auto p : t.partitions) {
             auto& pr = tr.results_by_partition.emplace_back();
@@ -76,6 +75,34 @@ boost::asio::awaitable<std::vector<topic_result>> add_one(request_context& ctx,
 
 }  // namespace
 
+namespace {
+
+/// WRITE on the transactional id, then WRITE on each of its topics, asked only when the id
+/// was allowed.
+template <typename Topics>
+void declare_transaction(const std::string& txn_id, const Topics& topics, access_list& out) {
+    const auto txn = out.add(auth::acl_operation::write, auth::resource_type::transactional_id,
+                             txn_id);
+    for (const auto& t : topics) {
+        out.add(auth::acl_operation::write, auth::resource_type::topic, t.name);
+        out.only_if(txn);
+    }
+}
+
+}  // namespace
+
+/// v0-3: one transaction; v4+: each transaction in request order, each as declare_transaction.
+void add_partitions_to_txn_handler::declare(std::int16_t version, const request& req,
+                                            access_list& out) {
+    if (version <= 3) {
+        declare_transaction(req.v3_and_below_transactional_id, req.v3_and_below_topics, out);
+        return;
+    }
+    for (const auto& t : req.transactions) {
+        declare_transaction(t.transactional_id, t.topics, out);
+    }
+}
+
 boost::asio::awaitable<add_partitions_to_txn_handler::response>
 add_partitions_to_txn_handler::handle(request_context& ctx, request req) {
     response resp;
@@ -84,15 +111,18 @@ add_partitions_to_txn_handler::handle(request_context& ctx, request req) {
         resp.results_by_topic_v3_and_below = co_await add_one(
             ctx, req.v3_and_below_transactional_id,
             {req.v3_and_below_producer_id, req.v3_and_below_producer_epoch},
-            std::move(req.v3_and_below_topics), false);
+            std::move(req.v3_and_below_topics), false, 0);
         co_return resp;
     }
+    std::size_t at = 0;  // the first verdict of this transaction
     for (auto& t : req.transactions) {
         auto& r = resp.results_by_transaction.emplace_back();
         r.transactional_id = t.transactional_id;
+        const std::size_t next = at + 1 + t.topics.size();
         r.topic_results = co_await add_one(ctx, t.transactional_id,
                                            {t.producer_id, t.producer_epoch}, std::move(t.topics),
-                                           t.verify_only);
+                                           t.verify_only, at);
+        at = next;
     }
     co_return resp;
 }

@@ -4,8 +4,8 @@
 // DATA_DIR/quotas before the answer and are in force at once. validate_only checks only.
 #include <stdexcept>
 
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/core/logger.h"
 #include "gateway/policy/quota_meter.h"
@@ -29,11 +29,16 @@ void on_client_quotas_altered(request_context& ctx, const auth::quota_entity& en
 
 }  // namespace
 
+/// ALTER_CONFIGS on the cluster.
+void alter_client_quotas_handler::declare(std::int16_t, const request&, access_list& out) {
+    out.add_cluster(auth::acl_operation::alter_configs);
+}
+
 boost::asio::awaitable<alter_client_quotas_handler::response> alter_client_quotas_handler::handle(
     request_context& ctx, request req) {
     using protocol::kafka::error_code;
     response resp;
-    const bool allowed = authorize_cluster(ctx, auth::acl_operation::alter_configs);
+    const bool allowed = ctx.verdicts().allowed(0);
     std::vector<std::pair<auth::quota_entity, std::vector<auth::quota_op>>> changes;
     std::vector<std::size_t> change_at;  // the response entry of each change
     for (auto& entry : req.entries) {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "auth/credential_store.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/core/logger.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -64,6 +64,11 @@ std::string alter_bytes_text(const kafka::bytes& b) {
 
 }  // namespace
 
+/// ALTER on the cluster.
+void alter_user_scram_credentials_handler::declare(std::int16_t, const request&, access_list& out) {
+    out.add_cluster(auth::acl_operation::alter);
+}
+
 boost::asio::awaitable<alter_user_scram_credentials_handler::response>
 alter_user_scram_credentials_handler::handle(request_context& ctx, request req) {
     auto& store = ctx.svc().users;
@@ -81,7 +86,7 @@ alter_user_scram_credentials_handler::handle(request_context& ctx, request req) 
     for (const auto& u : req.upsertions) {
         note(u.name);
     }
-    if (!authorize_cluster(ctx, auth::acl_operation::alter)) {
+    if (ctx.verdicts().denied(0)) {
         response denied;
         for (const auto& name : order) {
             response::alter_user_scram_credentials_result r;

@@ -8,6 +8,9 @@
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 
+/// Nothing: served before and during the login, to anyone.
+void api_versions_handler::declare(std::int16_t, const request&, access_list&) {}
+
 boost::asio::awaitable<api_versions_handler::response> api_versions_handler::handle(
     request_context& ctx, request) {
     response resp;

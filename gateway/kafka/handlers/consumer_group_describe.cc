@@ -4,10 +4,10 @@
 
 #include "backend/api/groups.h"
 #include "backend/api/topics.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -33,13 +33,22 @@ member_assignment to_assignment(const api::topic_partitions& tp,
 
 }  // namespace
 
+/// DESCRIBE on each group, in request order. The authorized operations asked for are
+/// reported quietly (visible).
+void consumer_group_describe_handler::declare(std::int16_t, const request& req, access_list& out) {
+    for (const auto& g : req.group_ids) {
+        out.add(auth::acl_operation::describe, auth::resource_type::group, g);
+    }
+}
+
 boost::asio::awaitable<consumer_group_describe_handler::response>
 consumer_group_describe_handler::handle(request_context& ctx, request req) {
     auto& svc = ctx.svc();
     response resp;
     std::vector<group_id> ids;
-    for (const auto& g : req.group_ids) {
-        if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::group, g)) {
+    for (std::size_t gi = 0; gi < req.group_ids.size(); ++gi) {
+        const auto& g = req.group_ids[gi];
+        if (ctx.verdicts().denied(gi)) {
             auto& out = resp.groups.emplace_back();
             out.group_id = g;
             out.error_code = protocol::kafka::error_code::group_authorization_failed;

@@ -2,28 +2,45 @@
 // consumer group in one call; the coordinator assigns partitions (uniform or range) and
 // answers each member with its assignment.
 #include "backend/api/groups.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace bgroup = backend::api;
 
+/// READ on the group (access 0), then DESCRIBE on every subscribed topic (1 + its index), each
+/// asked only when everything before it was allowed: Kafka's KIP-848 checks stop at the first
+/// refusal.
+void consumer_group_heartbeat_handler::declare(std::int16_t, const request& req,
+                                               access_list& out) {
+    auto before = out.add(auth::acl_operation::read, auth::resource_type::group, req.group_id);
+    if (!req.subscribed_topic_names) {
+        return;
+    }
+    for (const auto& n : *req.subscribed_topic_names) {
+        const auto at = out.add(auth::acl_operation::describe, auth::resource_type::topic, n);
+        out.only_if(before);
+        before = at;
+    }
+}
+
 boost::asio::awaitable<consumer_group_heartbeat_handler::response>
 consumer_group_heartbeat_handler::handle(request_context& ctx, request req) {
-    // READ on the group, DESCRIBE on every subscribed topic (Kafka's KIP-848 checks).
-    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+    // The verdicts (declare): the group, then every subscribed topic up to the first refused.
+    if (ctx.verdicts().denied(0)) {
         response denied;
         denied.error_code = kafka::error_code::group_authorization_failed;
         denied.error_message = std::nullopt;
         co_return denied;
     }
     if (req.subscribed_topic_names) {
-        for (const auto& n : *req.subscribed_topic_names) {
-            if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::topic, n)) {
+        for (std::size_t ti = 0; ti < req.subscribed_topic_names->size(); ++ti) {
+            const auto& n = (*req.subscribed_topic_names)[ti];
+            if (ctx.verdicts().denied(1 + ti)) {
                 response denied;
                 denied.error_code = kafka::error_code::topic_authorization_failed;
                 denied.error_message = "not authorized to describe topic " + n;

@@ -3,20 +3,34 @@
 #include <set>
 
 #include "backend/api/topics.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+
+/// ALTER on each topic, in request order; a repeated topic (refused as INVALID_REQUEST before
+/// any check) keeps its place unchecked.
+void create_partitions_handler::declare(std::int16_t, const request& req, access_list& out) {
+    std::set<std::string_view> seen;
+    for (const auto& t : req.topics) {
+        if (seen.insert(t.name).second) {
+            out.add(auth::acl_operation::alter, auth::resource_type::topic, t.name);
+        } else {
+            out.add_none();
+        }
+    }
+}
 
 boost::asio::awaitable<create_partitions_handler::response> create_partitions_handler::handle(
     request_context& ctx, request req) {
     auto& svc = ctx.svc();
     response resp;
     std::set<std::string> seen;
-    for (const auto& t : req.topics) {
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        const auto& t = req.topics[ti];
         auto& out = resp.results.emplace_back();
         out.name = t.name;
         out.error_code = kafka::error_code::none;
@@ -25,7 +39,7 @@ boost::asio::awaitable<create_partitions_handler::response> create_partitions_ha
             out.error_message = "topic '" + t.name + "' appears more than once";
             continue;
         }
-        if (!authorize(ctx, auth::acl_operation::alter, auth::resource_type::topic, t.name)) {
+        if (ctx.verdicts().denied(ti)) {
             out.error_code = kafka::error_code::topic_authorization_failed;
             out.error_message = "not authorized to alter topic '" + t.name + "'";
             continue;

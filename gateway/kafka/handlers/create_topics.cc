@@ -1,17 +1,35 @@
 // CreateTopics: new topics with partition counts and configs (validate_only supported).
 // Single node: the replication factor must be 1 (or -1 for the default), as a one-broker Kafka
 // cluster requires; manual assignments may only name this broker.
+#include <map>
 #include <set>
 
 #include "backend/api/topics.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace api = backend::api;
+
+/// CREATE on each topic, in request order, also passing with CREATE on the cluster (Kafka's
+/// rule). A topic named twice (INVALID_REQUEST before any check) keeps its place (add_none).
+void create_topics_handler::declare(std::int16_t, const request& req, access_list& out) {
+    std::map<std::string_view, int> times;
+    for (const auto& t : req.topics) {
+        ++times[t.name];
+    }
+    for (const auto& t : req.topics) {
+        if (times[t.name] > 1) {
+            out.add_none();
+            continue;
+        }
+        out.add(auth::acl_operation::create, auth::resource_type::topic, t.name,
+                on_denial::refuse, also_passes::cluster);
+    }
+}
 
 boost::asio::awaitable<create_topics_handler::response> create_topics_handler::handle(
     request_context& ctx, request req) {
@@ -25,7 +43,8 @@ boost::asio::awaitable<create_topics_handler::response> create_topics_handler::h
             duplicated.insert(t.name);
         }
     }
-    for (const auto& t : req.topics) {
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        const auto& t = req.topics[ti];
         auto& out = resp.topics.emplace_back();
         out.name = t.name;
         out.error_code = kafka::error_code::none;
@@ -38,7 +57,7 @@ boost::asio::awaitable<create_topics_handler::response> create_topics_handler::h
                    "topic '" + t.name + "' appears more than once in the request");
             continue;
         }
-        if (!authorize_create_topic(ctx, t.name)) {
+        if (ctx.verdicts().denied(ti)) {
             refuse(kafka::error_code::topic_authorization_failed,
                    "CREATE on the cluster or on topic '" + t.name + "' is needed");
             continue;

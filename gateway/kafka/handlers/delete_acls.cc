@@ -3,12 +3,17 @@
 // Saved before the answer, in force at once.
 #include <stdexcept>
 
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/core/logger.h"
 
 namespace sluice::gateway {
+
+/// ALTER on the cluster (refuse_acl_change reads its verdict).
+void delete_acls_handler::declare(std::int16_t, const request&, access_list& out) {
+    out.add_cluster(auth::acl_operation::alter);
+}
 
 boost::asio::awaitable<delete_acls_handler::response> delete_acls_handler::handle(
     request_context& ctx, request req) {

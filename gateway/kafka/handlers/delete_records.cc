@@ -4,24 +4,31 @@
 // sluice's own state, with INVALID_TOPIC_EXCEPTION.
 #include "backend/api/records.h"
 #include "backend/api/sluice_topics.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace api = backend::api;
+
+/// DELETE on each topic, in request order.
+void delete_records_handler::declare(std::int16_t, const request& req, access_list& out) {
+    for (const auto& t : req.topics) {
+        out.add(auth::acl_operation::remove, auth::resource_type::topic, t.name);
+    }
+}
 
 boost::asio::awaitable<delete_records_handler::response> delete_records_handler::handle(
     request_context& ctx, request req) {
     response resp;
     std::vector<api::delete_records_request> calls;
     std::vector<bool> allowed;  // per topic of the request
-    for (const auto& t : req.topics) {
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        const auto& t = req.topics[ti];
         auto& tout = resp.topics.emplace_back();
         tout.name = t.name;
-        allowed.push_back(
-            authorize(ctx, auth::acl_operation::remove, auth::resource_type::topic, t.name));
+        allowed.push_back(ctx.verdicts().allowed(ti));
         // compat: kafka.server.ReplicaManager refuses to delete records of an internal topic
         // with INVALID_TOPIC_EXCEPTION; so are those of every topic of sluice's own state.
         const bool owned = allowed.back() && api::is_sluice_owned_topic(t.name);

@@ -2,13 +2,31 @@
 // and "_sluice*") are refused with POLICY_VIOLATION.
 #include "backend/api/sluice_topics.h"
 #include "backend/api/topics.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+
+/// DELETE on each topic, in request order; one named by id only (v6+) is decided once the
+/// backend names it (add_later).
+void delete_topics_handler::declare(std::int16_t version, const request& req, access_list& out) {
+    if (version < 6) {
+        for (const auto& n : req.topic_names) {
+            out.add(auth::acl_operation::remove, auth::resource_type::topic, n);
+        }
+        return;
+    }
+    for (const auto& t : req.topics) {
+        if (t.name) {
+            out.add(auth::acl_operation::remove, auth::resource_type::topic, *t.name);
+        } else {
+            out.add_later(auth::acl_operation::remove, auth::resource_type::topic);
+        }
+    }
+}
 
 boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::handle(
     request_context& ctx, request req) {
@@ -24,14 +42,14 @@ boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::h
             wanted.emplace_back(n, uuid{});
         }
     }
-    for (const auto& [name, id] : wanted) {
+    for (std::size_t ti = 0; ti < wanted.size(); ++ti) {
+        const auto& [name, id] = wanted[ti];
         auto& out = resp.responses.emplace_back();
         out.name = name;
         out.topic_id = id;
         out.error_code = kafka::error_code::none;
         std::optional<backend::api::topic_description> info;
-        if (name && !authorize(ctx, auth::acl_operation::remove, auth::resource_type::topic,
-                               *name)) {
+        if (name && ctx.verdicts().denied(ti)) {
             out.error_code = kafka::error_code::topic_authorization_failed;
             continue;
         }
@@ -45,8 +63,8 @@ boost::asio::awaitable<delete_topics_handler::response> delete_topics_handler::h
                                   : kafka::error_code::unknown_topic_id;
             continue;
         }
-        if (!name && !authorize(ctx, auth::acl_operation::remove, auth::resource_type::topic,
-                                info->name.value)) {
+        if (!name && !decide_late(ctx, auth::acl_operation::remove, auth::resource_type::topic,
+                                  info->name.value)) {
             out.error_code = kafka::error_code::topic_authorization_failed;
             continue;
         }

@@ -3,22 +3,27 @@
 #include <map>
 #include <tuple>
 
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
+
+/// DESCRIBE on the cluster (without an authorizer the request is refused as a whole).
+void describe_acls_handler::declare(std::int16_t, const request&, access_list& out) {
+    out.add_cluster(auth::acl_operation::describe);
+}
 
 boost::asio::awaitable<describe_acls_handler::response> describe_acls_handler::handle(
     request_context& ctx, request req) {
     using protocol::kafka::error_code;
     response resp;
     resp.error_message = std::nullopt;
-    if (!ctx.svc().authz.enabled()) {
+    if (!policy_enabled(ctx)) {
         resp.error_code = error_code::security_disabled;
         resp.error_message = "no authorizer is configured on the broker";
         co_return resp;
     }
-    if (!authorize_cluster(ctx, auth::acl_operation::describe)) {
+    if (ctx.verdicts().denied(0)) {
         resp.error_code = error_code::cluster_authorization_failed;
         resp.error_message = "DescribeAcls needs DESCRIBE on the cluster";
         co_return resp;

@@ -1,17 +1,22 @@
 // DescribeClientQuotas (KIP-546): DESCRIBE_CONFIGS on the cluster; the quotas of the entities
 // the filter matches (auth/client_quotas.h). A bad filter (an unknown entity type, a repeated
 // one, an unknown match type) is INVALID_REQUEST with the reason and no entries.
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/policy/quota_meter.h"
 
 namespace sluice::gateway {
+
+/// DESCRIBE_CONFIGS on the cluster.
+void describe_client_quotas_handler::declare(std::int16_t, const request&, access_list& out) {
+    out.add_cluster(auth::acl_operation::describe_configs);
+}
 
 boost::asio::awaitable<describe_client_quotas_handler::response>
 describe_client_quotas_handler::handle(request_context& ctx, request req) {
     using protocol::kafka::error_code;
     response resp;
-    if (!authorize_cluster(ctx, auth::acl_operation::describe_configs)) {
+    if (ctx.verdicts().denied(0)) {
         resp.error_code = error_code::cluster_authorization_failed;
         resp.error_message = "DescribeClientQuotas needs DESCRIBE_CONFIGS on the cluster";
         resp.entries = std::nullopt;

@@ -1,11 +1,24 @@
 // DescribeCluster: the cluster id and its one broker, which is also the controller. As on a
 // Kafka broker it needs no ACL; the cluster's authorized operations are reported only to a
 // principal with DESCRIBE on the cluster (0 to others).
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+
+/// Nothing, unless the client asks for the cluster's authorized operations: then DESCRIBE on
+/// the cluster (a refusal is reported, and the operations answered are none). Nothing either
+/// for an endpoint type that is refused before (v1+, not brokers).
+void describe_cluster_handler::declare(std::int16_t version, const request& req,
+                                       access_list& out) {
+    if (version >= 1 && req.endpoint_type != 1) {
+        return;
+    }
+    if (req.include_cluster_authorized_operations) {
+        out.add_cluster(auth::acl_operation::describe);
+    }
+}
 
 boost::asio::awaitable<describe_cluster_handler::response> describe_cluster_handler::handle(
     request_context& ctx, request req) {
@@ -24,13 +37,13 @@ boost::asio::awaitable<describe_cluster_handler::response> describe_cluster_hand
     auto [host, port] = advertised_kafka_address(ctx);
     resp.brokers.push_back({node_id(svc.kafka.node_id), host, port, std::nullopt, false, {}});
     if (req.include_cluster_authorized_operations) {
-        if (!svc.authz.enabled()) {
+        if (!policy_enabled(ctx)) {
             // Without an authorizer every cluster operation is allowed: bits of Kafka's
             // AclOperation codes CREATE(5), ALTER(7), DESCRIBE(8), CLUSTER_ACTION(9),
             // DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11), IDEMPOTENT_WRITE(12), CREATE_TOKENS(13),
             // DESCRIBE_TOKENS(14).
             resp.cluster_authorized_operations = 0x7fa0;
-        } else if (authorize_cluster(ctx, auth::acl_operation::describe)) {
+        } else if (ctx.verdicts().allowed(0)) {
             resp.cluster_authorized_operations =
                 authorized_operations(ctx, auth::resource_type::cluster,
                                       auth::cluster_resource_name, cluster_operations);

@@ -14,19 +14,27 @@ namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace api = backend::api;
 
+/// DESCRIBE_CONFIGS on each resource, in request order (declare_config_resource).
+void describe_configs_handler::declare(std::int16_t, const request& req, access_list& out) {
+    for (const auto& res : req.resources) {
+        declare_config_resource(auth::acl_operation::describe_configs, res.resource_type, res.resource_name,
+                                out);
+    }
+}
+
 boost::asio::awaitable<describe_configs_handler::response> describe_configs_handler::handle(
     request_context& ctx, request req) {
     auto& svc = ctx.svc();
     const std::int16_t version = ctx.version();
     response resp;
-    for (const auto& res : req.resources) {
+    for (std::size_t ri = 0; ri < req.resources.size(); ++ri) {
+        const auto& res = req.resources[ri];
         auto& out = resp.results.emplace_back();
         out.resource_type = res.resource_type;
         out.resource_name = res.resource_name;
         std::vector<api::config_entry> entries;
         const auto type = static_cast<resource_type>(res.resource_type);
-        out.error_code = authorize_config_resource(ctx, auth::acl_operation::describe_configs,
-                                                   type, res.resource_name);
+        out.error_code = config_resource_error(ctx, ri, type);
         if (out.error_code != kafka::error_code::none) {
             out.error_message = "not authorized to describe the configs of " + res.resource_name;
             continue;

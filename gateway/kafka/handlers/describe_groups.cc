@@ -2,21 +2,30 @@
 // only when Stable). An unknown group (or a KIP-848 one) is "Dead"; v6+ also says
 // GROUP_ID_NOT_FOUND.
 #include "backend/api/groups.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace api = backend::api;
 
+/// DESCRIBE on each group, in request order. The authorized operations asked for are
+/// reported quietly (visible).
+void describe_groups_handler::declare(std::int16_t, const request& req, access_list& out) {
+    for (const auto& g : req.groups) {
+        out.add(auth::acl_operation::describe, auth::resource_type::group, g);
+    }
+}
+
 boost::asio::awaitable<describe_groups_handler::response> describe_groups_handler::handle(
     request_context& ctx, request req) {
     response resp;
     std::vector<group_id> ids;
-    for (const auto& g : req.groups) {
-        if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::group, g)) {
+    for (std::size_t gi = 0; gi < req.groups.size(); ++gi) {
+        const auto& g = req.groups[gi];
+        if (ctx.verdicts().denied(gi)) {
             auto& out = resp.groups.emplace_back();
             out.group_id = g;
             out.error_code = kafka::error_code::group_authorization_failed;

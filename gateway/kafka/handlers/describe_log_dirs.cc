@@ -3,17 +3,22 @@
 #include <map>
 
 #include "backend/api/topics.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+
+/// DESCRIBE on the cluster.
+void describe_log_dirs_handler::declare(std::int16_t, const request&, access_list& out) {
+    out.add_cluster(auth::acl_operation::describe);
+}
 
 boost::asio::awaitable<describe_log_dirs_handler::response> describe_log_dirs_handler::handle(
     request_context& ctx, request req) {
     response resp;
     resp.error_code = kafka::error_code::none;
-    if (!authorize_cluster(ctx, auth::acl_operation::describe)) {
+    if (ctx.verdicts().denied(0)) {
         resp.error_code = kafka::error_code::cluster_authorization_failed;
         co_return resp;
     }

@@ -1,21 +1,28 @@
 // DescribeProducers (KIP-664): the active idempotent and transactional producers of
 // partitions, from each partition's producer state. Needs READ on each topic (as Kafka).
 #include "backend/api/transactions.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 
+/// READ on each topic, in request order.
+void describe_producers_handler::declare(std::int16_t, const request& req, access_list& out) {
+    for (const auto& t : req.topics) {
+        out.add(auth::acl_operation::read, auth::resource_type::topic, t.name);
+    }
+}
+
 boost::asio::awaitable<describe_producers_handler::response> describe_producers_handler::handle(
     request_context& ctx, request req) {
     response resp;
-    for (const auto& t : req.topics) {
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        const auto& t = req.topics[ti];
         auto& tout = resp.topics.emplace_back();
         tout.name = t.name;
-        const bool allowed =
-            authorize(ctx, auth::acl_operation::read, auth::resource_type::topic, t.name);
+        const bool allowed = ctx.verdicts().allowed(ti);
         for (auto p : t.partition_indexes) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p;

@@ -4,20 +4,28 @@
 #include <map>
 
 #include "backend/api/transactions.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+
+/// DESCRIBE on each transactional id, in request order. The partitions of a transaction are
+/// filtered quietly (visible) by DESCRIBE on their topic.
+void describe_transactions_handler::declare(std::int16_t, const request& req, access_list& out) {
+    for (const auto& id : req.transactional_ids) {
+        out.add(auth::acl_operation::describe, auth::resource_type::transactional_id, id);
+    }
+}
 
 boost::asio::awaitable<describe_transactions_handler::response>
 describe_transactions_handler::handle(request_context& ctx, request req) {
     response resp;
     std::vector<transactional_id> ids;
-    for (const auto& id : req.transactional_ids) {
-        if (authorize(ctx, auth::acl_operation::describe, auth::resource_type::transactional_id,
-                      id)) {
+    for (std::size_t i = 0; i < req.transactional_ids.size(); ++i) {
+        const auto& id = req.transactional_ids[i];
+        if (ctx.verdicts().allowed(i)) {
             ids.emplace_back(id);
             continue;
         }
@@ -45,8 +53,8 @@ describe_transactions_handler::handle(request_context& ctx, request req) {
         s.producer_epoch = d.producer.epoch;
         std::map<std::string, std::vector<partition_id>> by_topic;
         for (const auto& tp : d.partitions) {
-            if (!authorized_quietly(ctx, auth::acl_operation::describe, auth::resource_type::topic,
-                                    tp.topic.value)) {
+            if (!visible(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                         tp.topic.value)) {
                 continue;
             }
             by_topic[tp.topic.value].push_back(tp.partition);

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -19,13 +19,18 @@ constexpr std::int8_t describe_scram_sha_512 = 2;
 
 }  // namespace
 
+/// DESCRIBE on the cluster.
+void describe_user_scram_credentials_handler::declare(std::int16_t, const request&, access_list& out) {
+    out.add_cluster(auth::acl_operation::describe);
+}
+
 boost::asio::awaitable<describe_user_scram_credentials_handler::response>
 describe_user_scram_credentials_handler::handle(request_context& ctx, request req) {
     const auto& users = ctx.svc().users;
     response resp;
     resp.error_code = kafka::error_code::none;
     resp.error_message = std::nullopt;
-    if (!authorize_cluster(ctx, auth::acl_operation::describe)) {
+    if (ctx.verdicts().denied(0)) {
         resp.error_code = kafka::error_code::cluster_authorization_failed;
         resp.error_message = "DescribeUserScramCredentials needs DESCRIBE on the cluster";
         co_return resp;

@@ -2,13 +2,19 @@
 // in every partition of the transaction. v5 (KIP-890 transaction version 2) bumps the epoch
 // and returns the producer id and epoch for the next transaction.
 #include "backend/api/transactions.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+
+/// WRITE on the transactional id.
+void end_txn_handler::declare(std::int16_t, const request& req, access_list& out) {
+    out.add(auth::acl_operation::write, auth::resource_type::transactional_id,
+            req.transactional_id);
+}
 
 boost::asio::awaitable<end_txn_handler::response> end_txn_handler::handle(request_context& ctx,
                                                                           request req) {
@@ -16,8 +22,7 @@ boost::asio::awaitable<end_txn_handler::response> end_txn_handler::handle(reques
     resp.producer_id = no_producer_id;
     resp.producer_epoch = no_producer_epoch;
     const bool tv2 = ctx.version() >= 5;
-    if (!authorize(ctx, auth::acl_operation::write, auth::resource_type::transactional_id,
-                   req.transactional_id)) {
+    if (ctx.verdicts().denied(0)) {
         resp.error_code = kafka::error_code::transactional_id_authorization_failed;
         co_return resp;
     }

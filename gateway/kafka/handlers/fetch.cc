@@ -6,9 +6,9 @@
 
 #include "backend/api/records.h"
 #include "backend/api/records_memory.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/socket_rtt.h"
 #include "gateway/kafka/throttle.h"
 #include "protocol/kafka/legacy_message.h"
@@ -62,6 +62,23 @@ void down_convert(fetch_handler::response::partition_data& pout, std::int16_t ve
 
 }  // namespace
 
+/// READ on each topic, in request order; v13+ names topics by id, so each is decided once the
+/// backend's answer names it (add_later). Nothing for the continuation of a fetch session,
+/// which is refused before any check.
+void fetch_handler::declare(std::int16_t version, const request& req, access_list& out) {
+    if (version >= 7 && (req.session_id != 0 || req.session_epoch > 0)) {
+        return;
+    }
+    out.reserve(req.topics.size());
+    for (const auto& topic : req.topics) {
+        if (version >= 13) {
+            out.add_later(auth::acl_operation::read, auth::resource_type::topic);
+        } else {
+            out.add(auth::acl_operation::read, auth::resource_type::topic, topic.topic);
+        }
+    }
+}
+
 boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_context& ctx,
                                                                       request req) {
     response resp;
@@ -89,12 +106,11 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
     // the aborted transactions in what it reads; 0 sees everything.
     call.isolation = version >= 4 && req.isolation_level == 1 ? api::isolation::read_committed
                                                               : api::isolation::read_uncommitted;
-    // READ on each topic (by name; v13+ names topics by id, checked on the name found).
+    // READ on each topic (declare; v13+ names topics by id, decided on the name found).
     std::vector<bool> denied(req.topics.size(), false);
     for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
         auto& topic = req.topics[ti];
-        if (version < 13 && !authorize(ctx, auth::acl_operation::read,
-                                       auth::resource_type::topic, topic.topic)) {
+        if (version < 13 && ctx.verdicts().denied(ti)) {
             denied[ti] = true;
             continue;
         }
@@ -140,8 +156,8 @@ boost::asio::awaitable<fetch_handler::response> fetch_handler::handle(request_co
         tout.topic_id = req.topics[ti].topic_id;
         if (!denied[ti] && version >= 13 && next_got < got.topics.size() &&
             !got.topics[next_got].topic.value.empty() &&
-            !authorize(ctx, auth::acl_operation::read, auth::resource_type::topic,
-                       got.topics[next_got].topic.value)) {
+            !decide_late(ctx, auth::acl_operation::read, auth::resource_type::topic,
+                         got.topics[next_got].topic.value)) {
             denied[ti] = true;
             ++next_got;
         }

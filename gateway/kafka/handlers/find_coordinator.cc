@@ -1,8 +1,8 @@
 // FindCoordinator: this broker coordinates every consumer group (key type 0) and every
 // transactional id (key type 1). v4+ looks up several keys at once and answers one entry per
 // key; any other key type is INVALID_REQUEST.
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
@@ -15,21 +15,34 @@ constexpr std::int8_t transaction_key_type = 1;
 
 bool known_key_type(std::int8_t t) { return t == group_key_type || t == transaction_key_type; }
 
-/// DESCRIBE on the group or the transactional id: the error when refused, else none.
-kafka::error_code refusal(const request_context& ctx, std::int8_t key_type,
-                          const std::string& key) {
-    if (key_type == group_key_type) {
-        return authorize(ctx, auth::acl_operation::describe, auth::resource_type::group, key)
-                   ? kafka::error_code::none
-                   : kafka::error_code::group_authorization_failed;
+/// The verdict on key `i` (declare): the error when refused, else none.
+kafka::error_code refusal(const request_context& ctx, std::int8_t key_type, std::size_t i) {
+    if (ctx.verdicts().allowed(i)) {
+        return kafka::error_code::none;
     }
-    return authorize(ctx, auth::acl_operation::describe, auth::resource_type::transactional_id,
-                     key)
-               ? kafka::error_code::none
-               : kafka::error_code::transactional_id_authorization_failed;
+    return key_type == group_key_type ? kafka::error_code::group_authorization_failed
+                                      : kafka::error_code::transactional_id_authorization_failed;
 }
 
 }  // namespace
+
+/// DESCRIBE on the group (key type 0) or the transactional id (key type 1): the key (v0-3) or
+/// each key (v4+), in request order. Nothing for an unknown key type (INVALID_REQUEST).
+void find_coordinator_handler::declare(std::int16_t version, const request& req,
+                                       access_list& out) {
+    if (!known_key_type(req.key_type)) {
+        return;
+    }
+    const auto type = req.key_type == group_key_type ? auth::resource_type::group
+                                                     : auth::resource_type::transactional_id;
+    if (version < 4) {
+        out.add(auth::acl_operation::describe, type, req.key_);
+        return;
+    }
+    for (const auto& key : req.coordinator_keys) {
+        out.add(auth::acl_operation::describe, type, key);
+    }
+}
 
 boost::asio::awaitable<find_coordinator_handler::response> find_coordinator_handler::handle(
     request_context& ctx, request req) {
@@ -44,7 +57,7 @@ boost::asio::awaitable<find_coordinator_handler::response> find_coordinator_hand
             resp.port = -1;
             co_return resp;
         }
-        if (const auto denied = refusal(ctx, req.key_type, req.key_);
+        if (const auto denied = refusal(ctx, req.key_type, 0);
             denied != kafka::error_code::none) {
             resp.error_code = denied;
             resp.error_message = std::nullopt;
@@ -59,7 +72,8 @@ boost::asio::awaitable<find_coordinator_handler::response> find_coordinator_hand
         resp.port = port;
         co_return resp;
     }
-    for (const auto& key : req.coordinator_keys) {
+    for (std::size_t ki = 0; ki < req.coordinator_keys.size(); ++ki) {
+        const auto& key = req.coordinator_keys[ki];
         auto& c = resp.coordinators.emplace_back();
         c.key = key;
         if (!known_key_type(req.key_type)) {
@@ -69,7 +83,7 @@ boost::asio::awaitable<find_coordinator_handler::response> find_coordinator_hand
             c.port = -1;
             continue;
         }
-        if (const auto denied = refusal(ctx, req.key_type, key);
+        if (const auto denied = refusal(ctx, req.key_type, ki);
             denied != kafka::error_code::none) {
             c.error_code = denied;
             c.error_message = std::nullopt;

@@ -1,14 +1,19 @@
 // Heartbeat: a classic group member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
 #include "backend/api/groups.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 
+/// READ on the group.
+void heartbeat_handler::declare(std::int16_t, const request& req, access_list& out) {
+    out.add(auth::acl_operation::read, auth::resource_type::group, req.group_id);
+}
+
 boost::asio::awaitable<heartbeat_handler::response> heartbeat_handler::handle(request_context& ctx,
                                                                              request req) {
-    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+    if (ctx.verdicts().denied(0)) {
         response denied;
         denied.error_code = protocol::kafka::error_code::group_authorization_failed;
         co_return denied;

@@ -2,13 +2,30 @@
 // epoch of a transactional id. Any broker answers (kafkajs sends the idempotent call to the
 // controller); this one coordinates every transactional id.
 #include "backend/api/transactions.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
+
+/// WRITE on the transactional id when there is one; without one, IDEMPOTENT_WRITE on the
+/// cluster, also passing with WRITE on some topic (Kafka's rule). Nothing for an invalid
+/// request.
+void init_producer_id_handler::declare(std::int16_t, const request& req, access_list& out) {
+    if (req.transactional_id &&
+        (req.producer_id.value == -1) != (req.producer_epoch.value == -1)) {
+        return;
+    }
+    if (req.transactional_id) {
+        out.add(auth::acl_operation::write, auth::resource_type::transactional_id,
+                *req.transactional_id);
+        return;
+    }
+    out.add_cluster(auth::acl_operation::idempotent_write, on_denial::refuse,
+                    also_passes::write_on_any_topic);
+}
 
 boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_handler::handle(
     request_context& ctx, request req) {
@@ -21,26 +38,14 @@ boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_hand
         resp.error_code = kafka::error_code::invalid_request;
         co_return resp;
     }
-    // WRITE on the transactional id; without one, IDEMPOTENT_WRITE on the cluster or WRITE on
-    // some topic.
-    if (ctx.svc().authz.enabled()) {
-        if (req.transactional_id) {
-            if (!authorize(ctx, auth::acl_operation::write, auth::resource_type::transactional_id,
-                           *req.transactional_id)) {
-                resp.error_code = kafka::error_code::transactional_id_authorization_failed;
-                co_return resp;
-            }
-        } else if (!authorized_quietly(ctx, auth::acl_operation::idempotent_write,
-                                       auth::resource_type::cluster,
-                                       auth::cluster_resource_name) &&
-                   !ctx.svc().authz.allowed_any(ctx.principal(), client_host(ctx),
-                                                auth::acl_operation::write,
-                                                auth::resource_type::topic)) {
-            audit_denied(ctx, auth::acl_operation::idempotent_write, auth::resource_type::cluster,
-                         auth::cluster_resource_name);
-            resp.error_code = kafka::error_code::cluster_authorization_failed;
-            co_return resp;
-        }
+    // The verdict (declare): on the transactional id, or without one on the cluster.
+    if (req.transactional_id && ctx.verdicts().denied(0)) {
+        resp.error_code = kafka::error_code::transactional_id_authorization_failed;
+        co_return resp;
+    }
+    if (!req.transactional_id && ctx.verdicts().denied(0)) {
+        resp.error_code = kafka::error_code::cluster_authorization_failed;
+        co_return resp;
     }
     std::optional<transactional_id> id;
     if (req.transactional_id) {

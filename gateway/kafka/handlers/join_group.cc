@@ -2,19 +2,24 @@
 // the rebalance barrier completes (every member rejoined, or the rebalance timeout passed);
 // the leader's answer lists the members and their metadata.
 #include "backend/api/groups.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/group_support.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace bgroup = backend::api;
 
+/// READ on the group.
+void join_group_handler::declare(std::int16_t, const request& req, access_list& out) {
+    out.add(auth::acl_operation::read, auth::resource_type::group, req.group_id);
+}
+
 boost::asio::awaitable<join_group_handler::response> join_group_handler::handle(
     request_context& ctx, request req) {
-    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+    if (ctx.verdicts().denied(0)) {
         response denied;
         denied.error_code = protocol::kafka::error_code::group_authorization_failed;
         co_return denied;

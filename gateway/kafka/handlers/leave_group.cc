@@ -1,17 +1,22 @@
 // LeaveGroup: members leave a classic group. Up to v2 one member by id (its error is the
 // response's); v3+ a list of members, by member id or by static instance id, each answered.
 #include "backend/api/groups.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 
+/// READ on the group.
+void leave_group_handler::declare(std::int16_t, const request& req, access_list& out) {
+    out.add(auth::acl_operation::read, auth::resource_type::group, req.group_id);
+}
+
 boost::asio::awaitable<leave_group_handler::response> leave_group_handler::handle(
     request_context& ctx, request req) {
-    if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group, req.group_id)) {
+    if (ctx.verdicts().denied(0)) {
         response denied;
         denied.error_code = protocol::kafka::error_code::group_authorization_failed;
         co_return denied;

@@ -1,9 +1,9 @@
 // ListOffsets: the earliest (-2), latest (-1), max-timestamp (-3) offset, or the first offset at
 // or after a timestamp, per partition. v0 answers with a list of old-style offsets.
 #include "backend/api/records.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -30,17 +30,24 @@ std::optional<api::offset_spec> spec_of(std::int64_t timestamp) {
 
 }  // namespace
 
+/// DESCRIBE on each topic, in request order.
+void list_offsets_handler::declare(std::int16_t, const request& req, access_list& out) {
+    for (const auto& t : req.topics) {
+        out.add(auth::acl_operation::describe, auth::resource_type::topic, t.name);
+    }
+}
+
 boost::asio::awaitable<list_offsets_handler::response> list_offsets_handler::handle(
     request_context& ctx, request req) {
     const std::int16_t version = ctx.version();
     response resp;
     std::vector<api::offset_query> queries;
     std::vector<std::pair<std::size_t, std::size_t>> where;  // the answer of each query
-    for (const auto& t : req.topics) {
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        const auto& t = req.topics[ti];
         auto& tout = resp.topics.emplace_back();
         tout.name = t.name;
-        const bool denied = !authorize(ctx, auth::acl_operation::describe,
-                                       auth::resource_type::topic, t.name);
+        const bool denied = ctx.verdicts().denied(ti);
         for (const auto& p : t.partitions) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition_index = p.partition_index;

@@ -3,13 +3,16 @@
 // the backend matches it with RE2, in linear time). Lists only the transactional ids the
 // principal may DESCRIBE (as Kafka); a hidden id is not a denial, so none is reported.
 #include "backend/api/transactions.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace api = backend::api;
+
+/// Nothing: the listing is filtered quietly (visible) by DESCRIBE on each transactional id.
+void list_transactions_handler::declare(std::int16_t, const request&, access_list&) {}
 
 boost::asio::awaitable<list_transactions_handler::response> list_transactions_handler::handle(
     request_context& ctx, request req) {
@@ -27,8 +30,8 @@ boost::asio::awaitable<list_transactions_handler::response> list_transactions_ha
     }
     resp.unknown_state_filters = std::move(listed->unknown_states);
     for (auto& l : listed->transactions) {
-        if (!authorized_quietly(ctx, auth::acl_operation::describe,
-                                auth::resource_type::transactional_id, l.txn_id.value)) {
+        if (!visible(ctx, auth::acl_operation::describe, auth::resource_type::transactional_id,
+                     l.txn_id.value)) {
             continue;
         }
         auto& s = resp.transaction_states.emplace_back();

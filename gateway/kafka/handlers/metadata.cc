@@ -3,9 +3,9 @@
 // Authorization as Kafka: DESCRIBE on a topic to see it (absent from all-topics answers,
 // TOPIC_AUTHORIZATION_FAILED when named), CREATE on the cluster or topic to auto-create it.
 #include "backend/api/topics.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/policy/topic_auto_create.h"
 
 namespace sluice::gateway {
@@ -47,8 +47,8 @@ void add_authorized_operations(const request_context& ctx, const metadata_handle
     }
     if (req.include_cluster_authorized_operations) {
         resp.cluster_authorized_operations =
-            authorized_quietly(ctx, auth::acl_operation::describe, auth::resource_type::cluster,
-                               auth::cluster_resource_name)
+            visible(ctx, auth::acl_operation::describe, auth::resource_type::cluster,
+                    auth::cluster_resource_name)
                 ? authorized_operations(ctx, auth::resource_type::cluster,
                                         auth::cluster_resource_name, cluster_operations)
                 : 0;
@@ -56,6 +56,24 @@ void add_authorized_operations(const request_context& ctx, const metadata_handle
 }
 
 }  // namespace
+
+/// DESCRIBE on each named topic, in request order; a topic named by id only (v10+) is decided
+/// once the backend names it (add_later). Listing every topic declares nothing: the listing
+/// is filtered quietly (visible). Auto-creation's CREATE is decided only for a topic the
+/// backend does not know.
+void metadata_handler::declare(std::int16_t version, const request& req, access_list& out) {
+    if (!req.topics || (version == 0 && req.topics->empty())) {
+        return;
+    }
+    for (const auto& wanted : *req.topics) {
+        if (!wanted.name && !wanted.topic_id.is_zero()) {
+            out.add_later(auth::acl_operation::describe, auth::resource_type::topic);
+        } else {
+            out.add(auth::acl_operation::describe, auth::resource_type::topic,
+                    wanted.name ? std::string_view(*wanted.name) : std::string_view());
+        }
+    }
+}
 
 boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(request_context& ctx,
                                                                             request req) {
@@ -71,8 +89,8 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
     const bool all_topics = !req.topics || (ctx.version() == 0 && req.topics->empty());
     if (all_topics) {
         for (const auto& info : co_await svc.topics.list()) {
-            if (!authorized_quietly(ctx, auth::acl_operation::describe,
-                                    auth::resource_type::topic, info.name.value)) {
+            if (!visible(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                         info.name.value)) {
                 continue;
             }
             fill_topic(resp.topics.emplace_back(), info, self);
@@ -83,7 +101,8 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
 
     // Auto-creation: asked for by the client (v4+; implied before) and allowed by the broker.
     const bool may_create = svc.kafka.auto_create_topics && req.allow_auto_topic_creation;
-    for (const auto& wanted : *req.topics) {
+    for (std::size_t ti = 0; ti < req.topics->size(); ++ti) {
+        const auto& wanted = (*req.topics)[ti];
         auto& t = resp.topics.emplace_back();
         std::optional<api::topic_description> info;
         if (!wanted.name && !wanted.topic_id.is_zero()) {
@@ -94,8 +113,8 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
                 t.name = std::nullopt;
                 continue;
             }
-            if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::topic,
-                           info->name.value)) {
+            if (!decide_late(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                             info->name.value)) {
                 t.error_code = kafka::error_code::topic_authorization_failed;
                 t.topic_id = wanted.topic_id;
                 t.name = std::nullopt;
@@ -104,13 +123,18 @@ boost::asio::awaitable<metadata_handler::response> metadata_handler::handle(requ
         } else {
             const topic_name name(wanted.name.value_or(""));
             t.name = name.value;
-            if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::topic,
-                           name.value)) {
+            if (ctx.verdicts().denied(ti)) {
                 t.error_code = kafka::error_code::topic_authorization_failed;
                 continue;
             }
             info = co_await svc.topics.describe(name);
-            if (!info && may_create && !authorize_create_topic(ctx, name.value)) {
+            // Kafka's rule for creating a topic: CREATE on the cluster, else on the topic;
+            // asked only of a topic that does not exist.
+            if (!info && may_create &&
+                !visible(ctx, auth::acl_operation::create, auth::resource_type::cluster,
+                         auth::cluster_resource_name) &&
+                !decide_late(ctx, auth::acl_operation::create, auth::resource_type::topic,
+                             name.value)) {
                 t.error_code = kafka::error_code::topic_authorization_failed;
                 continue;
             }

@@ -2,13 +2,24 @@
 // are durable. Commits from a stale generation (classic) or member epoch (KIP-848) are
 // refused as Kafka does; v0 (no generation) commits for groups without members.
 #include "backend/api/groups.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace bgroup = backend::api;
+
+/// READ on the group (access 0; else every partition fails), then READ on each topic (1 + its
+/// index), asked only when the group was allowed.
+void offset_commit_handler::declare(std::int16_t, const request& req, access_list& out) {
+    const auto group = out.add(auth::acl_operation::read, auth::resource_type::group,
+                               req.group_id);
+    for (const auto& t : req.topics) {
+        out.add(auth::acl_operation::read, auth::resource_type::topic, t.name);
+        out.only_if(group);
+    }
+}
 
 boost::asio::awaitable<offset_commit_handler::response> offset_commit_handler::handle(
     request_context& ctx, request req) {
@@ -19,13 +30,11 @@ boost::asio::awaitable<offset_commit_handler::response> offset_commit_handler::h
     r.group_instance_id = std::move(req.group_instance_id);
     r.retention_time_ms = req.retention_time_ms;
     r.api_version = ctx.version();
-    // READ on the group (else every partition fails), READ on each topic.
-    const bool group_denied = !authorize(ctx, auth::acl_operation::read,
-                                         auth::resource_type::group, r.group_id.value);
+    const bool group_denied = ctx.verdicts().denied(0);
     response resp;
-    for (auto& t : req.topics) {
-        if (group_denied || !authorize(ctx, auth::acl_operation::read,
-                                       auth::resource_type::topic, t.name)) {
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        auto& t = req.topics[ti];
+        if (group_denied || ctx.verdicts().denied(1 + ti)) {
             auto& out = resp.topics.emplace_back();
             out.name = t.name;
             for (const auto& p : t.partitions) {

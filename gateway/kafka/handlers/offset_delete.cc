@@ -1,24 +1,35 @@
 // OffsetDelete (KIP-496): deletes a group's committed offsets for topics it no longer
 // consumes (GROUP_SUBSCRIBED_TO_TOPIC otherwise).
 #include "backend/api/groups.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 
+/// DELETE on the group (access 0), then READ on each topic (1 + its index), asked only when
+/// the group was allowed.
+void offset_delete_handler::declare(std::int16_t, const request& req, access_list& out) {
+    const auto group = out.add(auth::acl_operation::remove, auth::resource_type::group,
+                               req.group_id);
+    for (const auto& t : req.topics) {
+        out.add(auth::acl_operation::read, auth::resource_type::topic, t.name);
+        out.only_if(group);
+    }
+}
+
 boost::asio::awaitable<offset_delete_handler::response> offset_delete_handler::handle(
     request_context& ctx, request req) {
-    // DELETE on the group, READ on each topic.
-    if (!authorize(ctx, auth::acl_operation::remove, auth::resource_type::group, req.group_id)) {
+    if (ctx.verdicts().denied(0)) {
         response denied;
         denied.error_code = protocol::kafka::error_code::group_authorization_failed;
         co_return denied;
     }
     std::vector<backend::api::topic_partition_list> topics;
     response refused;
-    for (const auto& t : req.topics) {
-        if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::topic, t.name)) {
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        const auto& t = req.topics[ti];
+        if (ctx.verdicts().denied(1 + ti)) {
             auto& out = refused.topics.emplace_back();
             out.name = t.name;
             for (const auto& p : t.partitions) {

@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "backend/api/groups.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
@@ -46,16 +46,16 @@ Partition to_partition(const api::fetched_offset& p, kafka::error_code group_err
 std::vector<std::string> filter_topics(const request_context& ctx, api::offset_fetch_result& res,
                                        bool listed) {
     std::vector<std::string> refused;
-    if (!ctx.svc().authz.enabled()) {
+    if (!policy_enabled(ctx)) {
         return refused;
     }
     std::erase_if(res.topics, [&](api::fetched_offsets_topic& t) {
         if (listed) {
-            return !authorized_quietly(ctx, auth::acl_operation::describe,
-                                       auth::resource_type::topic, t.topic.value);
+            return !visible(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                            t.topic.value);
         }
-        if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::topic,
-                       t.topic.value)) {
+        if (!decide_late(ctx, auth::acl_operation::describe, auth::resource_type::topic,
+                         t.topic.value)) {
             for (auto& p : t.partitions) {
                 api::fetched_offset blank;
                 blank.partition = p.partition;
@@ -76,6 +76,18 @@ kafka::error_code topic_error(const std::vector<std::string>& refused, const std
 
 }  // namespace
 
+/// DESCRIBE on the group (v8+: on each group, in request order). The topics are decided on
+/// the backend's answer (filter_topics): a listing of every committed topic is filtered quietly.
+void offset_fetch_handler::declare(std::int16_t version, const request& req, access_list& out) {
+    if (version >= 8) {
+        for (const auto& g : req.groups) {
+            out.add(auth::acl_operation::describe, auth::resource_type::group, g.group_id);
+        }
+        return;
+    }
+    out.add(auth::acl_operation::describe, auth::resource_type::group, req.group_id);
+}
+
 boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::handle(
     request_context& ctx, request req) {
     const std::int16_t version = ctx.version();
@@ -84,9 +96,9 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
     if (version >= 8) {
         std::vector<api::offset_fetch_request> reqs;
         std::vector<std::string> denied_groups;
-        for (const auto& g : req.groups) {
-            if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::group,
-                           g.group_id)) {
+        for (std::size_t gi = 0; gi < req.groups.size(); ++gi) {
+            const auto& g = req.groups[gi];
+            if (ctx.verdicts().denied(gi)) {
                 denied_groups.push_back(g.group_id);
                 continue;
             }
@@ -137,7 +149,7 @@ boost::asio::awaitable<offset_fetch_handler::response> offset_fetch_handler::han
     }
     r.require_stable = req.require_stable;
     const auto asked = r.topics;
-    if (!authorize(ctx, auth::acl_operation::describe, auth::resource_type::group, req.group_id)) {
+    if (ctx.verdicts().denied(0)) {
         resp.error_code = kafka::error_code::group_authorization_failed;
         // Before v2 there is no top-level error: every requested partition carries it.
         for (const auto& t : asked.value_or(std::vector<api::topic_partition_list>{})) {

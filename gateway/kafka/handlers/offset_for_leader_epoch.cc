@@ -3,15 +3,27 @@
 // CLUSTER_ACTION on the cluster (a follower) covers every topic, else DESCRIBE on each topic
 // (KIP-320 consumers).
 #include "backend/api/records.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
+#include "gateway/kafka/kafka_policy.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace api = backend::api;
 
 constexpr std::int32_t current_leader_epoch = 0;
+
+/// CLUSTER_ACTION on the cluster, quietly (access 0: a follower may ask of any topic), else
+/// DESCRIBE on each topic (1 + its index).
+void offset_for_leader_epoch_handler::declare(std::int16_t, const request& req,
+                                              access_list& out) {
+    const auto follower =
+        out.add_cluster(auth::acl_operation::cluster_action, on_denial::filter);
+    for (const auto& t : req.topics) {
+        out.add(auth::acl_operation::describe, auth::resource_type::topic, t.topic);
+        out.unless(follower);
+    }
+}
 
 boost::asio::awaitable<offset_for_leader_epoch_handler::response>
 offset_for_leader_epoch_handler::handle(request_context& ctx, request req) {
@@ -21,15 +33,12 @@ offset_for_leader_epoch_handler::handle(request_context& ctx, request req) {
     // valid: each is reserved before it fills, and moving the outer one keeps their buffers.
     std::vector<std::pair<kafka::offset_for_leader_epoch_response::epoch_end_offset*, std::int32_t>>
         asked;
-    const bool follower = authorized_quietly(ctx, auth::acl_operation::cluster_action,
-                                             auth::resource_type::cluster,
-                                             auth::cluster_resource_name);
-    for (const auto& t : req.topics) {
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        const auto& t = req.topics[ti];
         auto& tout = resp.topics.emplace_back();
         tout.topic = t.topic;
         tout.partitions.reserve(t.partitions.size());
-        const bool allowed = follower || authorize(ctx, auth::acl_operation::describe,
-                                                   auth::resource_type::topic, t.topic);
+        const bool allowed = ctx.verdicts().allowed(1 + ti);
         for (const auto& p : t.partitions) {
             auto& pout = tout.partitions.emplace_back();
             pout.partition = p.partition;

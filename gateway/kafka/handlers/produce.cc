@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 
 #include "backend/api/records.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/produce_payload.h"
 #include "gateway/kafka/throttle.h"
@@ -57,6 +57,22 @@ std::string record_errors_message(const std::vector<api::record_error>& errors) 
 
 }  // namespace
 
+/// WRITE on the transactional id when there is one (access 0), then WRITE on each topic in
+/// request order, asked only when the transactional id was allowed (Kafka's order).
+void produce_handler::declare(std::int16_t, const request& req, access_list& out) {
+    std::uint16_t txn = no_access;
+    if (req.transactional_id) {
+        txn = out.add(auth::acl_operation::write, auth::resource_type::transactional_id,
+                      *req.transactional_id);
+    }
+    for (const auto& topic : req.topic_data) {
+        out.add(auth::acl_operation::write, auth::resource_type::topic, topic.name);
+        if (txn != no_access) {
+            out.only_if(txn);
+        }
+    }
+}
+
 boost::asio::awaitable<produce_handler::response> produce_handler::handle(request_context& ctx,
                                                                           request req) {
     response resp;
@@ -76,17 +92,15 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
     std::vector<std::vector<std::size_t>> sent;  // per topic: indexes of partitions sent
     double produced_bytes = 0;  // what producer_byte_rate counts: the batches sent on
 
-    // Kafka's checks: WRITE on the transactional id (else every partition fails with
-    // TRANSACTIONAL_ID_AUTHORIZATION_FAILED), WRITE on each topic.
-    const bool txn_denied =
-        req.transactional_id && !authorize(ctx, auth::acl_operation::write,
-                                           auth::resource_type::transactional_id,
-                                           *req.transactional_id);
+    // The chain's verdicts (declare): a refused transactional id fails every partition with
+    // TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a refused topic its partitions.
+    const access_verdicts& verdicts = ctx.verdicts();
+    const std::size_t first_topic = req.transactional_id ? 1 : 0;
+    const bool txn_denied = req.transactional_id && verdicts.denied(0);
     resp.responses.reserve(req.topic_data.size());
-    for (auto& topic : req.topic_data) {
-        const bool topic_denied = !txn_denied && !authorize(ctx, auth::acl_operation::write,
-                                                            auth::resource_type::topic,
-                                                            topic.name);
+    for (std::size_t ti = 0; ti < req.topic_data.size(); ++ti) {
+        auto& topic = req.topic_data[ti];
+        const bool topic_denied = !txn_denied && verdicts.denied(first_topic + ti);
         auto& tout = resp.responses.emplace_back();
         tout.name = topic.name;
         tout.topic_id = topic.topic_id;

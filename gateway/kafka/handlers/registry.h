@@ -1,4 +1,5 @@
 // The Kafka APIs this front serves. Each handler is one file, handlers/<api>.cc, defining
+// `declare` (what the request touches: the accesses the policy chain decides, accesses.h) and
 // `handle`; its entry in SLUICE_KAFKA_APIS names the versions it serves (what ApiVersions
 // advertises). A test checks that every range lies inside the codec's range for that API.
 #pragma once
@@ -8,7 +9,9 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "gateway/kafka/accesses.h"
 #include "gateway/kafka/dispatcher.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/request_context.h"
 #include "gateway/kafka/throttle.h"
 #include "protocol/kafka/all_messages.h"
@@ -19,6 +22,10 @@ namespace sluice::gateway {
 /// handler `<api>_handler` serving versions [lo, hi] of the generated <api> messages and
 /// registers it (handler_registry() in registry.cc is built from the same list). A handler
 /// file without an entry here does not compile; an entry without a handler does not link.
+///
+/// `declare(version, req, out)` appends to `out` what the decoded request touches, in an order
+/// the handler's `handle` reads back by index from ctx.verdicts(); it sees nothing but the
+/// request, so the Kafka proxy can run it on a request it only forwards.
 #define SLUICE_KAFKA_APIS(X)                 \
     X(produce, 0, 12)                        \
     X(fetch, 0, 18)                          \
@@ -74,6 +81,7 @@ namespace sluice::gateway {
         static constexpr std::int16_t max_version = hi;                                    \
         static_assert(lo >= request::min_version && hi <= request::max_version,            \
                       "handler range outside the codec's range");                          \
+        static void declare(std::int16_t version, const request& req, access_list& out);  \
         static boost::asio::awaitable<response> handle(request_context& ctx, request req); \
     };
 SLUICE_KAFKA_APIS(SLUICE_KAFKA_HANDLER)
@@ -87,6 +95,13 @@ boost::asio::awaitable<bool> invoke_handler(request_context& ctx, protocol::read
     req.decode(r, ctx.version());
     if (!r.ok()) {
         co_return false;
+    }
+    // The policy chain, before the handler: its declared accesses, decided (and denials
+    // audited) at once. Without an authorizer nothing is built.
+    if (policy_enabled(ctx)) {
+        access_list& accesses = reusable_access_list();
+        H::declare(ctx.version(), req, accesses);
+        ctx.set_verdicts(decide(ctx, accesses));
     }
     typename H::response resp = co_await H::handle(ctx, std::move(req));
     if (const std::int32_t ms = record_request_time(ctx); ms > 0) {

@@ -10,6 +10,9 @@
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 
+/// Nothing: served before and during the login, to anyone.
+void sasl_authenticate_handler::declare(std::int16_t, const request&, access_list&) {}
+
 boost::asio::awaitable<sasl_authenticate_handler::response> sasl_authenticate_handler::handle(
     request_context& ctx, request req) {
     response resp;

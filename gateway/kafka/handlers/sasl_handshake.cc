@@ -12,6 +12,9 @@
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 
+/// Nothing: served before and during the login, to anyone.
+void sasl_handshake_handler::declare(std::int16_t, const request&, access_list&) {}
+
 boost::asio::awaitable<sasl_handshake_handler::response> sasl_handshake_handler::handle(
     request_context& ctx, request req) {
     const auto& enabled = ctx.svc().kafka.sasl_mechanisms;

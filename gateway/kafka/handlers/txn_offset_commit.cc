@@ -4,14 +4,30 @@
 // (KIP-890) adds the group to the transaction when AddOffsetsToTxn was not sent.
 #include "backend/api/topics.h"
 #include "backend/api/transactions.h"
-#include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/handlers/txn_support.h"
+#include "gateway/kafka/kafka_policy.h"
 #include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;
 namespace api = backend::api;
+
+/// READ on each topic (access i for topic i), then, unless the group id is empty (an invalid
+/// request), WRITE on the transactional id and READ on the group, asked only when the id was
+/// allowed.
+void txn_offset_commit_handler::declare(std::int16_t, const request& req, access_list& out) {
+    for (const auto& t : req.topics) {
+        out.add(auth::acl_operation::read, auth::resource_type::topic, t.name);
+    }
+    if (req.group_id.empty()) {
+        return;
+    }
+    const auto txn = out.add(auth::acl_operation::write, auth::resource_type::transactional_id,
+                             req.transactional_id);
+    out.add(auth::acl_operation::read, auth::resource_type::group, req.group_id);
+    out.only_if(txn);
+}
 
 boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_handler::handle(
     request_context& ctx, request req) {
@@ -39,22 +55,22 @@ boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_ha
                                     p.committed_leader_epoch, p.committed_metadata});
         }
     }
-    // WRITE on the transactional id, READ on the group, READ on each topic.
+    // The verdicts (declare): READ on each topic, WRITE on the transactional id, READ on the
+    // group.
+    const access_verdicts& verdicts = ctx.verdicts();
     std::vector<bool> topic_denied;
-    for (const auto& t : req.topics) {
-        topic_denied.push_back(
-            !authorize(ctx, auth::acl_operation::read, auth::resource_type::topic, t.name));
+    for (std::size_t ti = 0; ti < req.topics.size(); ++ti) {
+        const auto& t = req.topics[ti];
+        topic_denied.push_back(verdicts.denied(ti));
         if (topic_denied.back()) {
             std::erase_if(call.offsets, [&](const auto& o) { return o.topic.value == t.name; });
         }
     }
     if (req.group_id.empty()) {
         common = kafka::error_code::invalid_group_id;
-    } else if (!authorize(ctx, auth::acl_operation::write,
-                          auth::resource_type::transactional_id, req.transactional_id)) {
+    } else if (verdicts.denied(req.topics.size())) {
         common = kafka::error_code::transactional_id_authorization_failed;
-    } else if (!authorize(ctx, auth::acl_operation::read, auth::resource_type::group,
-                          req.group_id)) {
+    } else if (verdicts.denied(req.topics.size() + 1)) {
         common = kafka::error_code::group_authorization_failed;
     } else {
         call.txn_id = transactional_id(req.transactional_id);
