@@ -83,6 +83,12 @@ using backend_result = std::expected<T, backend_error>;
     return std::unexpected<backend_error>(backend_error(code, std::move(message)));
 }
 
+/// The error of a result, empty when it holds a value: for answers that carry an error field.
+template <typename T>
+[[nodiscard]] backend_error error_of(const backend_result<T>& r) {
+    return r ? backend_error() : r.error();
+}
+
 /// A code that is empty on success, as the answer of a call that gives no value.
 [[nodiscard]] inline backend_result<void> to_result(std::error_code ec) {
     if (ec) {

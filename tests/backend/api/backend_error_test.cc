@@ -57,6 +57,13 @@ TEST(BackendResult, FailureSidesCarryCodeAndMessage) {
               errc::backend_authentication_failed);
 }
 
+TEST(BackendResult, ErrorOfIsEmptyForAValue) {
+    EXPECT_FALSE(error_of(backend_result<int>(3)));
+    const backend_result<void> failed = backend_failure(make_error_code(errc::not_leader), "moved");
+    EXPECT_EQ(error_of(failed), errc::not_leader);
+    EXPECT_EQ(error_of(failed).message, "moved");
+}
+
 TEST(Errc, RemoteBackendCodesHaveMessagesAndMeanThemselves) {
     for (errc e : {errc::request_timed_out, errc::backend_unavailable,
                    errc::backend_authentication_failed, errc::backend_authorization_failed}) {
