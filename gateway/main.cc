@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "gateway/cli/acls_command.h"
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
 #include "gateway/cli/quotas_command.h"
 #include "gateway/server/server.h"
 #include "gateway/cli/users_command.h"

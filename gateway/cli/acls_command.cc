@@ -8,9 +8,9 @@
 
 #include "auth/authorizer.h"
 #include "gateway/cli/command_flags.h"
-#include "gateway/server/config.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/data_dir_lock.h"
+#include "gateway/core/config.h"
+#include "gateway/policy/audit.h"
+#include "gateway/core/data_dir_lock.h"
 
 namespace sluice::gateway {
 namespace {

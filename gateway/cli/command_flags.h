@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
 
 namespace sluice::gateway {
 

@@ -9,10 +9,10 @@
 #include <system_error>
 #include <utility>
 
-#include "gateway/server/audit.h"
+#include "gateway/policy/audit.h"
 #include "gateway/cli/command_flags.h"
-#include "gateway/server/config.h"
-#include "gateway/server/data_dir_lock.h"
+#include "gateway/core/config.h"
+#include "gateway/core/data_dir_lock.h"
 
 namespace sluice::gateway {
 namespace {

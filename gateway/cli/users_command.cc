@@ -14,9 +14,9 @@
 #include "auth/aws_key_store.h"
 #include "auth/credential_store.h"
 #include "gateway/cli/command_flags.h"
-#include "gateway/server/config.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/data_dir_lock.h"
+#include "gateway/core/config.h"
+#include "gateway/policy/audit.h"
+#include "gateway/core/data_dir_lock.h"
 
 namespace sluice::gateway {
 namespace {

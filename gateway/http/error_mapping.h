@@ -13,7 +13,7 @@
 #include <system_error>
 
 #include "gateway/http/error_codes.h"
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 namespace sluice::gateway::rest {
 

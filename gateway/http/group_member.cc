@@ -9,7 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <re2/re2.h>
 
-#include "gateway/kafka/logger.h"
+#include "gateway/httpcore/logger.h"
 #include "backend/api/sluice_topics.h"
 #include "protocol/kafka/classic_assignor.h"
 #include "protocol/kafka/consumer_protocol.h"

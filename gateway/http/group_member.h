@@ -36,7 +36,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
-#include "gateway/http/async_event.h"
+#include "gateway/httpcore/async_event.h"
 
 #include "backend/api/groups.h"
 #include "backend/api/topics.h"

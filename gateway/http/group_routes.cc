@@ -9,7 +9,7 @@
 
 #include "backend/api/groups.h"
 #include "gateway/http/rest/rest_support.h"
-#include "gateway/server/metrics.h"
+#include "gateway/core/metrics.h"
 
 namespace sluice::gateway {
 namespace bgroup = backend::api;

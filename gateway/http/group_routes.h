@@ -9,10 +9,10 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 #include "backend/api/groups.h"
-#include "gateway/server/front_acls.h"
+#include "gateway/policy/front_acls.h"
 
 namespace sluice::gateway {
 

@@ -11,9 +11,10 @@
 #include "auth/sasl/plain.h"
 #include "gateway/http/json.h"
 #include "gateway/http/ui_routes.h"
-#include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/auth_settings.h"
+#include "gateway/core/logger.h"
+#include "gateway/httpcore/logger.h"
+#include "gateway/policy/audit.h"
+#include "gateway/policy/auth_settings.h"
 #include "protocol/core/base64.h"
 
 namespace sluice::gateway {

@@ -25,8 +25,8 @@
 #include "auth/password_cache.h"
 #include "auth/session_token.h"
 #include "gateway/http/http_settings.h"
-#include "gateway/http/router.h"
-#include "gateway/server/metrics.h"
+#include "gateway/httpcore/router.h"
+#include "gateway/core/metrics.h"
 
 namespace sluice::gateway {
 

@@ -14,8 +14,8 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "gateway/http/router.h"
-#include "gateway/server/quota_meter.h"
+#include "gateway/httpcore/router.h"
+#include "gateway/policy/quota_meter.h"
 
 namespace sluice::gateway {
 

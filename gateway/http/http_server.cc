@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "gateway/http/cors.h"
+#include "gateway/http/browser_rules.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/queue_routes.h"
 #include "gateway/http/http_auth.h"
@@ -11,10 +11,10 @@
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/sse_stream.h"
 #include "gateway/http/ui_routes.h"
-#include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/front_acls.h"
-#include "gateway/ws/ws_session.h"
+#include "gateway/httpcore/logger.h"
+#include "gateway/policy/audit.h"
+#include "gateway/policy/front_acls.h"
+#include "gateway/http/ws/ws_session.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -35,7 +35,7 @@ asio::awaitable<handler_result> readyz(std::shared_ptr<std::atomic<bool>> ready,
     co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
 }
 
-/// The browser rules (cors.h: the request's Origin, a JSON body on state-changing /v1 routes),
+/// The browser rules (browser_rules.h: the request's Origin, a JSON body on state-changing /v1 routes),
 /// then authentication (http.authentication), then the ACL checks the route's path decides
 /// (http_route_checks): 403 with the REST Proxy's 40301 when one is denied; then the client
 /// quotas (check_http_quota): 429 with 42901 when the principal is over its quota.
@@ -76,18 +76,18 @@ asio::awaitable<handler_result> metrics_page(metrics_registry* metrics, http_req
 
 }  // namespace
 
-http_server::http_server(io_pool& pool, services& svc, backend::api::queues& queues,
-                         connection_tracker& tracker, const endpoint& where,
+http_server::http_server(io_pool& pool, http_services svc, connection_tracker& tracker,
+                         const endpoint& where,
                          http_settings settings,
                          std::shared_ptr<auth::tls_context_holder> tls)
-    : svc_(svc),
+    : svc_(std::move(svc)),
       settings_(std::move(settings)),
-      producer_(svc.topics, svc.records, settings_.producer_acks,
-                topic_auto_creation{svc.kafka.auto_create_topics, svc.kafka.num_partitions}),
-      requests_(svc.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
-      timing_(svc.metrics, "http"),
+      producer_(svc_.topics, svc_.records, settings_.producer_acks,
+                topic_auto_creation{svc_.auto_create_topics, svc_.num_partitions}),
+      requests_(svc_.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
+      timing_(svc_.metrics, "http"),
       tls_(std::move(tls)),
-      listener_(pool, tracker, svc.metrics, listener_options{"http", "--http", ""}, where,
+      listener_(pool, tracker, svc_.metrics, listener_options{"http", "--http", ""}, where,
                 [this](tcp::socket socket, std::uint64_t id) {
                     return open(std::move(socket), id);
                 }) {
@@ -95,14 +95,14 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
     router_.add(verb::get, "/readyz", [ready = ready_](http_request_context ctx) {
         return readyz(ready, std::move(ctx));
     });
-    router_.add(verb::get, "/metrics", [m = &svc.metrics](http_request_context ctx) {
+    router_.add(verb::get, "/metrics", [m = &svc_.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    add_group_routes(router_, svc.groups, front_authorizer(&svc.authz));
-    add_queue_routes(router_, queues, front_authorizer(&svc.authz));
+    add_group_routes(router_, svc_.groups, front_authorizer(&svc_.authz));
+    add_queue_routes(router_, svc_.queues, front_authorizer(&svc_.authz));
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
-        svc.topics, svc.records, svc.groups, settings_, svc.kafka.cluster_id, svc.kafka.node_id,
-        producer_, front_authorizer(&svc.authz)});
+        svc_.topics, svc_.records, svc_.groups, settings_, svc_.cluster_id, svc_.node_id,
+        producer_, front_authorizer(&svc_.authz)});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {
@@ -118,20 +118,20 @@ http_server::http_server(io_pool& pool, services& svc, backend::api::queues& que
         "websocket.write.timeout.ms (write_timeout), or was silent, pongs included, for "
         "websocket.idle.timeout.ms (idle_timeout)";
     ws_ = std::make_unique<ws::ws_context>(ws::ws_context{
-        *rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas,
-        &svc.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
+        *rest_, [&pool] { return pool.next().get_executor(); }, svc_.quotas,
+        &svc_.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
                                  {{"reason", "write_timeout"}}),
-        &svc.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
+        &svc_.metrics.get_counter("sluice_websocket_dropped_total", dropped_help,
                                  {{"reason", "idle_timeout"}})});
     ws::add_ws_route(router_, *ws_);
-    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); }, svc.quotas);
+    add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); }, svc_.quotas);
     add_ui_routes(router_);
     // After the REST Proxy's GET /, which the console's hands every non-browser request to.
     add_console_route(router_);
-    auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc.users, svc.tokens,
-                                                 svc.auth_failures, svc.metrics);
+    auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc_.users, svc_.tokens,
+                                                 svc_.auth_failures, svc_.metrics);
     add_console_session_routes(router_, *auth_);
-    router_.set_guard([o = &settings_.cors, a = auth_.get(), acl = rest_->acl, q = svc.quotas](
+    router_.set_guard([o = &settings_.cors, a = auth_.get(), acl = rest_->acl, q = svc_.quotas](
                           http_request_context* ctx, std::string pattern) {
         return guard(o, a, acl, q, ctx, std::move(pattern));
     });

@@ -17,19 +17,25 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include "auth/authorizer.h"
+#include "auth/credential_store.h"
+#include "auth/failure_limiter.h"
+#include "auth/jwt/jwt.h"
 #include "auth/tls/tls_context.h"
 
-#include "gateway/http/http_connection.h"
+#include "gateway/httpcore/http_connection.h"
 #include "gateway/http/http_settings.h"
 #include "gateway/http/record_producer.h"
-#include "gateway/http/router.h"
-#include "gateway/server/config.h"
-#include "gateway/server/connection_tracker.h"
-#include "gateway/server/io_pool.h"
-#include "gateway/server/services.h"
-#include "gateway/server/tcp_listener.h"
+#include "gateway/httpcore/router.h"
+#include "gateway/core/config.h"
+#include "gateway/core/connection_tracker.h"
+#include "gateway/core/io_pool.h"
+#include "gateway/core/tcp_listener.h"
 
+#include "backend/api/groups.h"
 #include "backend/api/queues.h"
+#include "backend/api/records.h"
+#include "backend/api/topics.h"
 
 namespace sluice::gateway {
 
@@ -42,14 +48,38 @@ struct ws_context;
 }
 
 class http_authenticator;
+class metrics_registry;
+class quota_meter;
+
+/// What the HTTP front (REST Proxy, WebSocket, SSE, console) stands on: the backend's
+/// interfaces, the cluster identity it reports, topic auto-creation as the Kafka front does
+/// it, the authentication and authorization pieces and the metrics registry. Built by
+/// run_server; owns nothing, and run_server's objects outlive every connection.
+struct http_services {
+    metrics_registry& metrics;
+    backend::api::topics& topics;
+    backend::api::records& records;
+    backend::api::groups& groups;
+    /// The SQS front's queues, behind the queue views (/v1/queues).
+    backend::api::queues& queues;
+    std::string cluster_id;
+    std::int32_t node_id = 0;
+    bool auto_create_topics = true;    // auto.create.topics.enable
+    std::int32_t num_partitions = 1;   // num.partitions, for topics created on first use
+    auth::credential_store& users;
+    auth::failure_limiter& auth_failures;
+    auth::authorizer& authz;
+    /// The JWT verifier for HTTP Bearer; null when no keys are configured.
+    const auth::jwt_verifier* tokens = nullptr;
+    /// The client quotas; null when none are configured (then nothing is throttled).
+    quota_meter* quotas = nullptr;
+};
 
 class http_server {
 public:
     /// Binds and listens (throws std::runtime_error naming --http and the address).
-    /// `queues` (the SQS front's) backs the queue views (/v1/queues). `tls`: HTTPS, null for
-    /// plain HTTP.
-    http_server(io_pool& pool, services& svc, backend::api::queues& queues,
-                connection_tracker& tracker, const endpoint& where, http_settings settings = {},
+    /// `tls`: HTTPS, null for plain HTTP.
+    http_server(io_pool& pool, http_services svc, connection_tracker& tracker, const endpoint& where, http_settings settings = {},
                 std::shared_ptr<auth::tls_context_holder> tls = nullptr);
     ~http_server();
 
@@ -71,7 +101,7 @@ private:
     /// The connection_handler: an http_connection per socket.
     connection_session open(boost::asio::ip::tcp::socket socket, std::uint64_t id);
 
-    services& svc_;
+    http_services svc_;
     http_settings settings_;
     router router_;
     record_producer producer_;

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "backend/api/records.h"
-#include "gateway/http/cors.h"
-#include "gateway/http/http_connection.h"
-#include "gateway/server/config.h"
+#include "gateway/httpcore/cors.h"
+#include "gateway/httpcore/http_connection.h"
+#include "gateway/core/config.h"
 
 namespace sluice::gateway {
 

@@ -10,8 +10,8 @@
 #include "backend/api/errc.h"
 #include "gateway/http/json.h"
 #include "gateway/http/rest/rest_support.h"
-#include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
+#include "gateway/httpcore/logger.h"
+#include "gateway/policy/audit.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;

@@ -11,10 +11,10 @@
 #include <string_view>
 #include <variant>
 
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 #include "backend/api/queues.h"
-#include "gateway/server/front_acls.h"
+#include "gateway/policy/front_acls.h"
 
 namespace sluice::gateway {
 

@@ -3,7 +3,7 @@
 // call to api::records::produce, and each record's offset in the answer (owned by
 // gateway/http). Stateless apart from the round-robin counter for records without a key. A
 // produce to a missing topic creates it when auto.create.topics.enable is on, as a Kafka
-// producer's first Metadata does (gateway/server/topic_auto_create.h).
+// producer's first Metadata does (gateway/policy/topic_auto_create.h).
 #pragma once
 
 #include <atomic>
@@ -20,8 +20,8 @@
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
 #include "gateway/http/outgoing_record.h"
-#include "gateway/server/front_acls.h"
-#include "gateway/server/topic_auto_create.h"
+#include "gateway/policy/front_acls.h"
+#include "gateway/policy/topic_auto_create.h"
 #include "protocol/core/ids.h"
 
 namespace sluice::gateway {

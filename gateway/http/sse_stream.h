@@ -22,7 +22,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include "gateway/http/rest/rest_support.h"
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 namespace sluice::gateway {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 #include "gateway/http/ui_assets.h"
 
 namespace sluice::gateway {

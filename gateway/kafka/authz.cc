@@ -3,7 +3,7 @@
 #include <atomic>
 #include <chrono>
 
-#include "gateway/kafka/logger.h"
+#include "gateway/core/logger.h"
 #include "protocol/kafka/api_table.h"
 
 namespace sluice::gateway {

@@ -1,6 +1,6 @@
 // The Kafka front's authorization checks: the request's principal and client address against
 // the authorizer (auth/authorizer.h), with a rate-limited warn line per denial and a line in the
-// audit log (gateway/server/audit.h) for every one. When the authorizer is off every check is
+// audit log (gateway/policy/audit.h) for every one. When the authorizer is off every check is
 // one branch and returns true.
 #pragma once
 
@@ -13,7 +13,7 @@
 
 #include "auth/authorizer.h"
 #include "gateway/kafka/request_context.h"
-#include "gateway/server/audit.h"
+#include "gateway/policy/audit.h"
 
 namespace sluice::gateway {
 

@@ -23,7 +23,7 @@
 #include <fmt/format.h>
 
 #include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
+#include "gateway/policy/audit.h"
 #include "protocol/core/bytes.h"
 
 namespace sluice::gateway {

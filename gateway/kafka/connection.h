@@ -46,8 +46,8 @@
 
 #include "gateway/kafka/dispatcher.h"
 #include "gateway/kafka/request_context.h"
-#include "gateway/server/request_budget.h"
-#include "gateway/server/tls_handshake.h"
+#include "gateway/core/request_budget.h"
+#include "gateway/policy/tls_handshake.h"
 
 namespace sluice::gateway {
 

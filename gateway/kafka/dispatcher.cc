@@ -8,8 +8,8 @@
 
 #include "gateway/kafka/logger.h"
 #include "gateway/kafka/sasl_exchange.h"
-#include "gateway/server/busy_time.h"
-#include "gateway/server/quota_meter.h"
+#include "gateway/core/busy_time.h"
+#include "gateway/policy/quota_meter.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 #include "protocol/kafka/messages/api_versions.h"

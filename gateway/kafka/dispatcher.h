@@ -19,7 +19,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "gateway/kafka/request_context.h"
-#include "gateway/server/metrics.h"
+#include "gateway/core/metrics.h"
 #include "protocol/core/bytes.h"
 
 namespace sluice::gateway {

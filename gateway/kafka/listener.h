@@ -13,11 +13,11 @@
 
 #include "auth/tls/tls_context.h"
 #include "gateway/kafka/dispatcher.h"
-#include "gateway/server/config.h"
-#include "gateway/server/connection_tracker.h"
-#include "gateway/server/io_pool.h"
-#include "gateway/server/services.h"
-#include "gateway/server/tcp_listener.h"
+#include "gateway/core/config.h"
+#include "gateway/core/connection_tracker.h"
+#include "gateway/core/io_pool.h"
+#include "gateway/kafka/services.h"
+#include "gateway/core/tcp_listener.h"
 
 namespace sluice::gateway {
 

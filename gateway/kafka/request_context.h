@@ -13,9 +13,9 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "auth/sasl/sasl_server.h"
-#include "gateway/server/busy_time.h"
-#include "gateway/server/config.h"
-#include "gateway/server/services.h"
+#include "gateway/core/busy_time.h"
+#include "gateway/core/config.h"
+#include "gateway/kafka/services.h"
 #include "protocol/kafka/header.h"
 
 namespace sluice::gateway {

@@ -8,9 +8,9 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/auth_settings.h"
+#include "gateway/core/logger.h"
+#include "gateway/policy/audit.h"
+#include "gateway/policy/auth_settings.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;

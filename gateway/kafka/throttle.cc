@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "gateway/server/quota_meter.h"
+#include "gateway/policy/quota_meter.h"
 
 namespace sluice::gateway {
 namespace {

@@ -40,28 +40,28 @@
 #include "backend/group/group_records.h"
 #include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
-#include "gateway/http/body_budget.h"
+#include "gateway/httpcore/body_budget.h"
 #include "gateway/http/group_routes.h"
 #include "gateway/http/http_server.h"
 #include "gateway/http/http_settings.h"
 #include "gateway/kafka/config_view.h"
 #include "gateway/kafka/dynamic_configs.h"
 #include "gateway/kafka/listener.h"
-#include "gateway/kafka/logger.h"
-#include "gateway/server/auth_settings.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/data_dir_lock.h"
-#include "gateway/server/backend_metrics.h"
-#include "gateway/server/logging.h"
-#include "gateway/server/process_metrics.h"
-#include "gateway/server/quota_meter.h"
-#include "gateway/server/connection_tracker.h"
-#include "gateway/server/io_pool.h"
-#include "gateway/server/listening_sockets.h"
-#include "gateway/server/metrics.h"
-#include "gateway/server/request_budget.h"
-#include "gateway/server/services.h"
-#include "gateway/server/tls_settings.h"
+#include "gateway/core/logger.h"
+#include "gateway/policy/auth_settings.h"
+#include "gateway/policy/audit.h"
+#include "gateway/core/data_dir_lock.h"
+#include "gateway/core/backend_metrics.h"
+#include "gateway/core/logging.h"
+#include "gateway/core/process_metrics.h"
+#include "gateway/policy/quota_meter.h"
+#include "gateway/core/connection_tracker.h"
+#include "gateway/core/io_pool.h"
+#include "gateway/core/listening_sockets.h"
+#include "gateway/core/metrics.h"
+#include "gateway/core/request_budget.h"
+#include "gateway/kafka/services.h"
+#include "gateway/core/tls_settings.h"
 #include "gateway/sqs/sqs_server.h"
 #include "protocol/core/uuid.h"
 
@@ -725,8 +725,13 @@ int run_server(const config& cfg) {
         listening += " " + name + "=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     if (cfg.http.enabled) {
-        http = std::make_unique<http_server>(pool, svc, queues, tracker, cfg.http,
-                                             std::move(http_cfg), http_tls);
+        http = std::make_unique<http_server>(
+            pool,
+            http_services{svc.metrics, svc.topics, svc.records, svc.groups, queues,
+                          svc.kafka.cluster_id, svc.kafka.node_id, svc.kafka.auto_create_topics,
+                          svc.kafka.num_partitions, svc.users, svc.auth_failures, svc.authz,
+                          svc.tokens, svc.quotas},
+            tracker, cfg.http, std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();
         listening += std::string(http_tls ? " https=" : " http=") + ep.address().to_string() +
                      ":" + std::to_string(ep.port());

@@ -2,7 +2,7 @@
 // listener, and shuts them down in order on SIGINT/SIGTERM.
 #pragma once
 
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
 
 namespace sluice::gateway {
 

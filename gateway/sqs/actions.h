@@ -15,10 +15,10 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "gateway/server/front_acls.h"
+#include "gateway/policy/front_acls.h"
 
 #include "backend/api/queues.h"
-#include "gateway/http/cors.h"
+#include "gateway/httpcore/cors.h"
 #include "gateway/sqs/errors.h"
 #include "protocol/sqs/request.h"
 #include "protocol/sqs/response.h"

@@ -7,9 +7,9 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "auth/sigv4.h"
-#include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
-#include "gateway/server/auth_settings.h"
+#include "gateway/core/logger.h"
+#include "gateway/policy/audit.h"
+#include "gateway/policy/auth_settings.h"
 
 namespace sluice::gateway::sqs {
 namespace asio = boost::asio;

@@ -21,8 +21,8 @@
 #include "auth/aws_key_store.h"
 #include "auth/failure_limiter.h"
 #include "auth/sigv4.h"
-#include "gateway/http/router.h"
-#include "gateway/server/metrics.h"
+#include "gateway/httpcore/router.h"
+#include "gateway/core/metrics.h"
 #include "gateway/sqs/errors.h"
 
 namespace sluice::gateway {

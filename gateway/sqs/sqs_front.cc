@@ -9,9 +9,9 @@
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
 
-#include "gateway/server/audit.h"
-#include "gateway/server/busy_time.h"
-#include "gateway/server/quota_meter.h"
+#include "gateway/policy/audit.h"
+#include "gateway/core/busy_time.h"
+#include "gateway/policy/quota_meter.h"
 #include "gateway/sqs/logger.h"
 #include "protocol/core/uuid.h"
 

@@ -11,7 +11,7 @@
 //
 // With sqs.authentication=sigv4 every request is checked first (sqs_auth.h: what the header
 // decides in admit(), the signature over the body in handle()); with
-// authorizer.enabled=true each action then passes its ACL checks (gateway/server/front_acls.h).
+// authorizer.enabled=true each action then passes its ACL checks (gateway/policy/front_acls.h).
 //
 // Lifecycle: built by sqs_server at start-up, read-only afterwards. Concurrency: handle() runs
 // on each connection's executor; the front itself keeps no per-request state.
@@ -26,8 +26,8 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "backend/api/queues.h"
-#include "gateway/http/router.h"
-#include "gateway/server/metrics.h"
+#include "gateway/httpcore/router.h"
+#include "gateway/core/metrics.h"
 #include "gateway/sqs/actions.h"
 #include "gateway/sqs/sqs_auth.h"
 

@@ -23,13 +23,13 @@
 
 #include "auth/tls/tls_context.h"
 #include "backend/api/queues.h"
-#include "gateway/http/http_connection.h"
-#include "gateway/http/router.h"
-#include "gateway/server/config.h"
-#include "gateway/server/connection_tracker.h"
-#include "gateway/server/io_pool.h"
-#include "gateway/server/metrics.h"
-#include "gateway/server/tcp_listener.h"
+#include "gateway/httpcore/http_connection.h"
+#include "gateway/httpcore/router.h"
+#include "gateway/core/config.h"
+#include "gateway/core/connection_tracker.h"
+#include "gateway/core/io_pool.h"
+#include "gateway/core/metrics.h"
+#include "gateway/core/tcp_listener.h"
 #include "gateway/sqs/sqs_front.h"
 
 namespace sluice::gateway::sqs {

@@ -21,8 +21,8 @@
 
 #include "backend/log/errc.h"
 #include "backend/log/topic_config.h"
-#include "gateway/server/config.h"
-#include "gateway/server/logging.h"
+#include "gateway/core/config.h"
+#include "gateway/core/logging.h"
 
 using namespace sluice;
 using gateway::config_error;

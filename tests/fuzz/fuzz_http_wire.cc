@@ -1,5 +1,5 @@
 // Fuzzes the HTTP front's two wire decoders as the front sets them up (Boost.Beast's, in
-// gateway/http/http_connection.cc and gateway/ws/ws_session.cc), with what sluice does next
+// gateway/httpcore/http_connection.cc and gateway/http/ws/ws_session.cc), with what sluice does next
 // with their output:
 //   0: the bytes as one or more pipelined HTTP/1.1 requests, parsed with a header and a body
 //      limit: each parse completes, wants more bytes, or fails; a complete request's body never

@@ -7,8 +7,8 @@
 #include <string>
 #include <unistd.h>
 
-#include "gateway/server/audit.h"
-#include "gateway/server/config.h"
+#include "gateway/policy/audit.h"
+#include "gateway/core/config.h"
 
 namespace sluice::gateway {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "gateway/server/auth_settings.h"
+#include "gateway/policy/auth_settings.h"
 
 namespace sluice::gateway {
 namespace {

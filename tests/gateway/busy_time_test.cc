@@ -1,4 +1,4 @@
-#include "gateway/server/busy_time.h"
+#include "gateway/core/busy_time.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "gateway/ws/compact_frame.h"
+#include "gateway/http/ws/compact_frame.h"
 
 #include <gtest/gtest.h>
 

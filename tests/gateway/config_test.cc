@@ -4,8 +4,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "gateway/server/config.h"
-#include "gateway/server/metrics.h"
+#include "gateway/core/config.h"
+#include "gateway/core/metrics.h"
 
 namespace sluice::gateway {
 namespace {

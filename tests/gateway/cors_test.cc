@@ -1,4 +1,4 @@
-// Browser origins (gateway/http/cors.h): how origins are normalized, which Origin headers a
+// Browser origins (gateway/httpcore/cors.h): how origins are normalized, which Origin headers a
 // front admits (its own, a listed one, none at all), one list for the origin check and CORS,
 // and the HTTP front's rules: 403 for another origin, 415 for a state-changing /v1 request
 // without a JSON body type.
@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "gateway/http/cors.h"
+#include "gateway/http/browser_rules.h"
 #include "gateway/http/http_settings.h"
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
 
 namespace sluice::gateway {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "gateway/server/front_acls.h"
+#include "gateway/policy/front_acls.h"
 
 namespace sluice::gateway {
 namespace {

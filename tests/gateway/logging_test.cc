@@ -5,8 +5,8 @@
 
 #include <spdlog/details/log_msg.h>
 
-#include "gateway/server/config.h"
-#include "gateway/server/logging.h"
+#include "gateway/core/config.h"
+#include "gateway/core/logging.h"
 
 namespace sluice::gateway {
 namespace {

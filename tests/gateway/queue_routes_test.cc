@@ -11,7 +11,7 @@
 
 #include "gateway/http/json.h"
 #include "gateway/http/queue_routes.h"
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 namespace sluice::gateway {
 namespace {

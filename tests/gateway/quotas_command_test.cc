@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "gateway/server/config.h"
+#include "gateway/core/config.h"
 #include "gateway/cli/quotas_command.h"
 
 namespace sluice::gateway {

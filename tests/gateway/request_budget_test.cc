@@ -14,8 +14,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "gateway/server/metrics.h"
-#include "gateway/server/request_budget.h"
+#include "gateway/core/metrics.h"
+#include "gateway/core/request_budget.h"
 #include "tests/gateway/coroutine_support.h"
 
 namespace sluice::gateway {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "gateway/http/request_framing.h"
+#include "gateway/httpcore/request_framing.h"
 
 namespace sluice::gateway {
 namespace {

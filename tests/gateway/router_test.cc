@@ -7,7 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 namespace sluice::gateway {
 namespace {

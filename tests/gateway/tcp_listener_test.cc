@@ -21,10 +21,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include "gateway/server/connection_tracker.h"
-#include "gateway/server/io_pool.h"
-#include "gateway/server/metrics.h"
-#include "gateway/server/tcp_listener.h"
+#include "gateway/core/connection_tracker.h"
+#include "gateway/core/io_pool.h"
+#include "gateway/core/metrics.h"
+#include "gateway/core/tcp_listener.h"
 
 namespace sluice::gateway {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "gateway/server/config.h"
-#include "gateway/server/tls_settings.h"
+#include "gateway/core/config.h"
+#include "gateway/core/tls_settings.h"
 
 namespace sluice::gateway {
 namespace {

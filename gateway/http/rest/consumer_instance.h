@@ -29,7 +29,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
-#include "gateway/http/async_event.h"
+#include "gateway/httpcore/async_event.h"
 #include "gateway/http/error_mapping.h"
 #include "gateway/http/group_member.h"
 #include "gateway/http/rest/media_type.h"

@@ -5,7 +5,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "gateway/kafka/logger.h"
+#include "gateway/httpcore/logger.h"
 
 namespace sluice::gateway::rest {
 namespace asio = boost::asio;

@@ -24,7 +24,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "gateway/http/async_event.h"
+#include "gateway/httpcore/async_event.h"
 #include "gateway/http/rest/consumer_instance.h"
 #include "gateway/http/rest/consumer_store.h"
 

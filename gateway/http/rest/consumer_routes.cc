@@ -9,7 +9,7 @@
 
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
-#include "gateway/server/audit.h"
+#include "gateway/policy/audit.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway::rest {

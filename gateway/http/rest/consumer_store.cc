@@ -6,7 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/http/record_reader.h"
-#include "gateway/kafka/logger.h"
+#include "gateway/httpcore/logger.h"
 #include "protocol/kafka/record_batch_builder.h"
 
 namespace sluice::gateway::rest {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "gateway/http/rest/rest_support.h"
-#include "gateway/http/router.h"
+#include "gateway/httpcore/router.h"
 
 namespace sluice::gateway::rest {
 

@@ -5,8 +5,8 @@
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
 
-#include "gateway/kafka/logger.h"
-#include "gateway/server/audit.h"
+#include "gateway/httpcore/logger.h"
+#include "gateway/policy/audit.h"
 
 namespace sluice::gateway::rest {
 namespace http = boost::beast::http;

@@ -15,8 +15,8 @@
 #include "gateway/http/record_producer.h"
 #include "gateway/http/rest/media_type.h"
 #include "gateway/http/rest/record_json.h"
-#include "gateway/http/router.h"
-#include "gateway/server/front_acls.h"
+#include "gateway/httpcore/router.h"
+#include "gateway/policy/front_acls.h"
 
 #include "backend/api/groups.h"
 #include "backend/api/records.h"

@@ -7,7 +7,8 @@
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
-#include "gateway/server/quota_meter.h"
+#include "gateway/core/logger.h"
+#include "gateway/policy/quota_meter.h"
 
 namespace sluice::gateway {
 namespace {

@@ -14,7 +14,7 @@
 #include "auth/credential_store.h"
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
-#include "gateway/kafka/logger.h"
+#include "gateway/core/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

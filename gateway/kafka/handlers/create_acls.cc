@@ -6,6 +6,7 @@
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
 #include "gateway/kafka/logger.h"
+#include "gateway/core/logger.h"
 
 namespace sluice::gateway {
 

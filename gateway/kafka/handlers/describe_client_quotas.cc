@@ -3,7 +3,7 @@
 // one, an unknown match type) is INVALID_REQUEST with the reason and no entries.
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/handlers/registry.h"
-#include "gateway/server/quota_meter.h"
+#include "gateway/policy/quota_meter.h"
 
 namespace sluice::gateway {
 

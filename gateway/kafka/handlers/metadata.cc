@@ -6,8 +6,7 @@
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
-#include "gateway/kafka/logger.h"
-#include "gateway/server/topic_auto_create.h"
+#include "gateway/policy/topic_auto_create.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

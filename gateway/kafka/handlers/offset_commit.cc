@@ -5,7 +5,6 @@
 #include "gateway/kafka/authz.h"
 #include "gateway/kafka/error_mapping.h"
 #include "gateway/kafka/handlers/registry.h"
-#include "gateway/kafka/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

@@ -7,7 +7,7 @@
 
 #include "auth/sasl/sasl_server.h"
 #include "gateway/kafka/handlers/registry.h"
-#include "gateway/kafka/logger.h"
+#include "gateway/core/logger.h"
 
 namespace sluice::gateway {
 namespace kafka = protocol::kafka;

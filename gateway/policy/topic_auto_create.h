@@ -1,0 +1,42 @@
+// Creating a topic on first use, as auto.create.topics.enable does (owned by gateway/policy):
+// one code path for the Kafka front's Metadata and the HTTP front's produce calls (REST v2 and
+// v3, WebSocket produce), so that both create the same topic (num.partitions partitions, the
+// backend's default configs) under the same rule for who may: CREATE on the cluster, else
+// CREATE on the topic (Kafka's). Stateless; thread-safe as api::topics is.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "gateway/policy/front_acls.h"
+
+#include "backend/api/topics.h"
+#include "protocol/core/ids.h"
+
+namespace sluice::gateway {
+
+/// The settings of auto-creation (kafka_settings: auto.create.topics.enable, num.partitions).
+struct topic_auto_creation {
+    bool enabled = false;
+    std::int32_t partitions = 1;
+};
+
+/// Kafka's rule for creating a topic: CREATE on the cluster, else CREATE on the topic. The
+/// first denied check (the topic's) or nullopt; the caller reports a denial.
+std::optional<acl_check> create_topic_denied(const front_authorizer& acl,
+                                             std::string_view principal, std::string_view host,
+                                             std::string_view topic);
+
+/// Creates `name` with `partitions` partitions and the default configs; a topic created
+/// meanwhile by someone else is answered as found. `who` names the requester in the log line
+/// ("client 'rdkafka'", "http User:alice"). Errors: those of api::topics::create
+/// (invalid_topic_name, ...).
+boost::asio::awaitable<backend::api::admin_result<backend::api::topic_description>>
+auto_create_topic(backend::api::topics& topics, topic_name name, std::int32_t partitions,
+                  std::string who);
+
+}  // namespace sluice::gateway
