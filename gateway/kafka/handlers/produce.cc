@@ -147,7 +147,7 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
                 }
                 kafka_log().debug("conn {} client '{}': produce to {}-{} failed: {}",
                                   ctx.connection().id, ctx.client_id(), tout.name,
-                                  p.partition.value, p.error.message());
+                                  p.partition.value, p.error.code.message());
                 continue;
             }
             pout.error_code = kafka::error_code::none;
