@@ -197,7 +197,7 @@ boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
         if (res[0].error || res[0].next.value <= pos[0].next.value) {
             if (res[0].error) {
                 http_log().warn("REST consumers: reading {} failed: {}", topic,
-                                res[0].error.code.message());
+                                res[0].error.message());
             }
             break;
         }

@@ -115,7 +115,7 @@ boost::asio::awaitable<handler_result> produce_v2(rest_context* rc, bool to_part
             w.null_field("offset");
             w.key("error_code");
             w.int64(static_cast<std::int64_t>(produce_error_code(r.error)));
-            w.field("error", r.error.code.message());
+            w.field("error", r.error.message());
             w.end_object();
         } else {
             // The common case, written as one piece: two numbers in a fixed shape (the four

@@ -110,7 +110,7 @@ asio::awaitable<unsigned> produce_slots(rest_context* rc, const producer_identit
         const auto& out = res.records[index[i]];
         if (out.error) {
             const auto c = produce_error_code(out.error);
-            write_error_report(w, {static_cast<std::int32_t>(c), out.error.code.message()});
+            write_error_report(w, {static_cast<std::int32_t>(c), out.error.message()});
             status = http_status(c);
             continue;
         }

@@ -685,7 +685,7 @@ asio::awaitable<void> ws_session::on_produce(const json::value& msg, std::string
     }
     const auto& r = res.records.at(0);
     if (r.error) {
-        send_error(id, code_of(rest::produce_error_code(r.error)), r.error.code.message());
+        send_error(id, code_of(rest::produce_error_code(r.error)), r.error.message());
         co_return;
     }
     json::writer w;
