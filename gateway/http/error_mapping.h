@@ -35,6 +35,11 @@ error from_backend(const std::error_code& ec, subject about = subject::topic);
 inline error from_backend(const backend::api::backend_error& e, subject about = subject::topic) {
     return from_backend(e.code, about);
 }
+template <typename E>
+    requires std::is_error_code_enum_v<E>
+error from_backend(E e, subject about = subject::topic) {
+    return from_backend(make_error_code(e), about);
+}
 
 /// The per-record error code of a produce answer for a partition's backend error: 50003 when a
 /// retry may succeed, 50002 otherwise (compat: AbstractProduceAction.errorCodeFromProducerException).

@@ -16,5 +16,10 @@ protocol::kafka::error_code to_kafka(std::error_code ec);
 inline protocol::kafka::error_code to_kafka(const backend::api::backend_error& e) {
     return to_kafka(e.code);
 }
+template <typename E>
+    requires std::is_error_code_enum_v<E>
+protocol::kafka::error_code to_kafka(E e) {
+    return to_kafka(make_error_code(e));
+}
 
 }  // namespace sluice::gateway
