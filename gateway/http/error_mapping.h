@@ -47,6 +47,11 @@ code produce_error_code(const std::error_code& ec);
 inline code produce_error_code(const backend::api::backend_error& e) {
     return produce_error_code(e.code);
 }
+template <typename E>
+    requires std::is_error_code_enum_v<E>
+code produce_error_code(E e) {
+    return produce_error_code(make_error_code(e));
+}
 
 /// {"error_code":<code>,"message":"..."} with the code's status and `content_type`.
 http_response error_response(const error& e, std::string_view content_type);
