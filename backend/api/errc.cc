@@ -136,6 +136,14 @@ class category final : public std::error_category {
                 return "the resource does not exist";
             case errc::unsupported_operation:
                 return "the operation is not supported here";
+            case errc::request_timed_out:
+                return "the backend did not answer in time";
+            case errc::backend_unavailable:
+                return "the backend is not available";
+            case errc::backend_authentication_failed:
+                return "the backend refused the gateway's credentials";
+            case errc::backend_authorization_failed:
+                return "the backend refused the gateway this operation";
             case errc::invalid_request:
                 return "invalid request";
             case errc::unsupported:

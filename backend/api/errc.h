@@ -30,7 +30,7 @@ enum class errc {
     corrupt_message,        // a batch with a bad CRC, length or magic
     invalid_record,         // a well-formed batch that cannot be stored (no records, ...)
     storage_error,          // the storage failed (I/O error, full disk, corrupt data on read)
-    not_leader,             // the partition is closed or moving: refresh metadata and retry
+    not_leader,             // the partition is closed, or its leader moved: refresh metadata, retry
 
     // --- idempotent producers and transactions ------------------------------------------------
     out_of_order_sequence,        // a batch's first sequence is not the next expected one
@@ -47,7 +47,7 @@ enum class errc {
     // --- coordinators (groups and transactions) ------------------------------------------------
     coordinator_loading,        // the coordinator's state is still being replayed
     coordinator_not_available,  // the coordinator cannot serve now (removed group, failed log)
-    not_coordinator,            // the coordinator's log failed: find the coordinator again
+    not_coordinator,            // the coordinator moved (or its log failed): find it again
 
     // --- consumer groups ------------------------------------------------------------------------
     invalid_group_id,             // an empty group id where one is required
@@ -87,6 +87,14 @@ enum class errc {
     over_limit,                // a quota: messages in flight, tags, permission statements
     resource_not_found,        // no such message move task, or no such queue by ARN
     unsupported_operation,     // not possible on this queue now (a second move task, ...)
+
+    // --- a remote backend (a cluster behind the gateway); the native backend never answers these --
+    // A leader or coordinator that moved is not_leader or not_coordinator (above).
+    request_timed_out,              // no answer in time: the call may or may not have taken effect
+    backend_unavailable,            // the cluster cannot be reached (calls on groups and
+                                    // transactions answer coordinator_not_available instead)
+    backend_authentication_failed,  // the cluster refused the gateway's own credentials
+    backend_authorization_failed,   // the cluster's ACLs refused the gateway this operation
 
     // --- everything else ------------------------------------------------------------------------
     invalid_request,  // a combination of arguments the interface forbids

@@ -10,7 +10,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "backend/api/common.h"
@@ -57,7 +56,7 @@ struct join_group_member {
 };
 
 struct join_group_result {
-    std::error_code error;
+    backend_error error;
     std::int32_t generation_id = -1;
     std::optional<std::string> protocol_type;
     std::optional<std::string> protocol_name;
@@ -78,7 +77,7 @@ struct sync_group_request {
 };
 
 struct sync_group_result {
-    std::error_code error;
+    backend_error error;
     std::optional<std::string> protocol_type;
     std::optional<std::string> protocol_name;
     std::vector<std::byte> assignment;
@@ -100,11 +99,11 @@ struct leave_member {
 struct leave_member_result {
     std::string member_id;
     std::optional<std::string> group_instance_id;
-    std::error_code error;
+    backend_error error;
 };
 
 struct leave_group_result {
-    std::error_code error;  // group-level (e.g. unknown group)
+    backend_error error;  // group-level (e.g. unknown group)
     std::vector<leave_member_result> members;
 };
 
@@ -132,8 +131,7 @@ struct consumer_heartbeat_request {
 };
 
 struct consumer_heartbeat_result {
-    std::error_code error;
-    std::optional<std::string> error_message;
+    backend_error error;  // with the message for the client (ErrorMessage), if any
     std::string member_id;
     std::int32_t member_epoch = 0;
     std::int32_t heartbeat_interval_ms = 0;
@@ -168,7 +166,7 @@ struct offset_commit_request {
 
 struct commit_partition_result {
     partition_id partition;
-    std::error_code error;
+    backend_error error;
 };
 
 struct commit_topic_result {
@@ -198,7 +196,7 @@ struct fetched_offset {
     offset committed{-1};
     std::int32_t leader_epoch = -1;
     std::optional<std::string> metadata;
-    std::error_code error;
+    backend_error error;
 };
 
 struct fetched_offsets_topic {
@@ -208,12 +206,12 @@ struct fetched_offsets_topic {
 
 struct offset_fetch_result {
     sluice::group_id group_id;
-    std::error_code error;  // group-level
+    backend_error error;  // group-level
     std::vector<fetched_offsets_topic> topics;
 };
 
 struct offset_delete_result {
-    std::error_code error;  // group-level
+    backend_error error;  // group-level
     std::vector<commit_topic_result> topics;
 };
 
@@ -221,7 +219,7 @@ struct offset_delete_result {
 
 struct group_deletion {
     sluice::group_id group_id;
-    std::error_code error;
+    backend_error error;
 };
 
 struct listed_group {
@@ -241,7 +239,7 @@ struct described_member {
 };
 
 struct described_group {
-    std::error_code error;
+    backend_error error;
     sluice::group_id group_id;
     std::string state;
     std::string protocol_type;
@@ -266,8 +264,7 @@ struct consumer_member_description {
 };
 
 struct consumer_group_description {
-    std::error_code error;
-    std::optional<std::string> error_message;
+    backend_error error;  // with the message for the client (ErrorMessage), if any
     sluice::group_id group_id;
     std::string state;
     std::int32_t group_epoch = 0;
@@ -332,7 +329,7 @@ class groups {
 
     virtual awaitable<join_group_result> join_group(join_group_request req) = 0;
     virtual awaitable<sync_group_result> sync_group(sync_group_request req) = 0;
-    virtual awaitable<std::error_code> heartbeat(heartbeat_request req) = 0;
+    virtual awaitable<backend_result<void>> heartbeat(heartbeat_request req) = 0;
     virtual awaitable<leave_group_result> leave_group(group_id group,
                                                       std::vector<leave_member> members) = 0;
     virtual awaitable<consumer_heartbeat_result> consumer_heartbeat(
@@ -365,7 +362,7 @@ class groups {
     /// the group follows the broker's settings); the group need not exist. Unless validate_only
     /// the group's next heartbeats use them. Errors: invalid_config (the message says why).
     /// The caller persists them and sets them again after a restart.
-    virtual admin_result<void> set_group_configs(const group_id& group,
+    virtual backend_result<void> set_group_configs(const group_id& group,
                                                  std::map<std::string, std::string> configs,
                                                  bool validate_only) = 0;
     /// Every group config with its value and source (the group's own, else the broker's).

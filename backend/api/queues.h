@@ -60,7 +60,7 @@ struct outgoing_message {
 /// What sending one message gave: an error, or its id (and, on FIFO queues, its sequence
 /// number). A duplicate within the deduplication window answers the original's id.
 struct sent_message {
-    admin_error error;  // empty code: sent
+    backend_error error;  // empty: sent
     std::string message_id;
     std::optional<std::string> sequence_number;
 };
@@ -161,81 +161,81 @@ class queues {
     /// Errors: invalid_parameter_value (the name), invalid_attribute_name,
     /// invalid_attribute_value, queue_already_exists (other attribute values),
     /// queue_deleted_recently, storage_error.
-    virtual awaitable<admin_result<queue_name>> create_queue(queue_name name, attribute_map attributes,
+    virtual awaitable<backend_result<queue_name>> create_queue(queue_name name, attribute_map attributes,
                                                              attribute_map tags) = 0;
     /// The queue of that name; a topic that is no queue yet becomes one (with the default
     /// attributes, starting at the topic's log start offset). Errors: queue_does_not_exist.
-    virtual awaitable<admin_result<queue_name>> get_queue(queue_name name) = 0;
+    virtual awaitable<backend_result<queue_name>> get_queue(queue_name name) = 0;
     /// Every queue (every topic that is not internal) whose name starts with `prefix`, sorted.
     virtual awaitable<std::vector<queue_name>> list_queues(std::string prefix) = 0;
     /// Deletes the queue and its topic. Errors: queue_does_not_exist, storage_error.
-    virtual awaitable<admin_result<void>> delete_queue(queue_name name) = 0;
+    virtual awaitable<backend_result<void>> delete_queue(queue_name name) = 0;
 
     /// The attributes named (`All` for every one), computed ones included
     /// (ApproximateNumberOfMessages, QueueArn, ...). Errors: queue_does_not_exist,
     /// invalid_attribute_name.
-    virtual awaitable<admin_result<attribute_map>> get_attributes(
+    virtual awaitable<backend_result<attribute_map>> get_attributes(
         queue_name name, std::vector<std::string> attribute_names) = 0;
     /// Errors: queue_does_not_exist, invalid_attribute_name (unknown, or not settable such as
     /// FifoQueue), invalid_attribute_value, storage_error.
-    virtual awaitable<admin_result<void>> set_attributes(queue_name name, attribute_map attributes) = 0;
+    virtual awaitable<backend_result<void>> set_attributes(queue_name name, attribute_map attributes) = 0;
     /// Deletes every message sent before the call. Errors: queue_does_not_exist,
     /// purge_queue_in_progress (a purge in the last 60 s), storage_error.
-    virtual awaitable<admin_result<void>> purge_queue(queue_name name) = 0;
+    virtual awaitable<backend_result<void>> purge_queue(queue_name name) = 0;
 
     /// Adds or replaces tags (at most 50). Errors: queue_does_not_exist,
     /// invalid_parameter_value, storage_error.
-    virtual awaitable<admin_result<void>> tag_queue(queue_name name, attribute_map tags) = 0;
-    virtual awaitable<admin_result<void>> untag_queue(queue_name name, std::vector<std::string> keys) = 0;
-    virtual awaitable<admin_result<attribute_map>> list_tags(queue_name name) = 0;
+    virtual awaitable<backend_result<void>> tag_queue(queue_name name, attribute_map tags) = 0;
+    virtual awaitable<backend_result<void>> untag_queue(queue_name name, std::vector<std::string> keys) = 0;
+    virtual awaitable<backend_result<attribute_map>> list_tags(queue_name name) = 0;
 
     /// AddPermission / RemovePermission: a statement labelled `label` in the queue's Policy
     /// (kept, not enforced by this interface). Errors: queue_does_not_exist,
     /// invalid_parameter_value (a label that exists / does not exist, a bad action),
     /// over_limit, storage_error.
-    virtual awaitable<admin_result<void>> add_permission(queue_name name, std::string label,
+    virtual awaitable<backend_result<void>> add_permission(queue_name name, std::string label,
                                                          std::vector<std::string> accounts,
                                                          std::vector<std::string> actions) = 0;
-    virtual awaitable<admin_result<void>> remove_permission(queue_name name, std::string label) = 0;
+    virtual awaitable<backend_result<void>> remove_permission(queue_name name, std::string label) = 0;
     /// The queues whose RedrivePolicy names this one as their dead-letter queue, sorted.
-    virtual awaitable<admin_result<std::vector<queue_name>>> dead_letter_source_queues(
+    virtual awaitable<backend_result<std::vector<queue_name>>> dead_letter_source_queues(
         queue_name name) = 0;
 
     /// Sends messages (one to ten, in order); the queue-level error, or one answer per message
     /// (invalid_parameter_value, missing_parameter, invalid_message_contents,
     /// message_too_large, invalid_attribute_value, storage_error, ...).
-    virtual awaitable<admin_result<std::vector<sent_message>>> send_messages(
+    virtual awaitable<backend_result<std::vector<sent_message>>> send_messages(
         queue_name name, std::vector<outgoing_message> messages) = 0;
     /// Up to max_messages messages, each now in flight for the visibility timeout. Errors:
     /// queue_does_not_exist, invalid_parameter_value, over_limit (too many messages in flight),
     /// storage_error.
-    virtual awaitable<admin_result<std::vector<received_message>>> receive_messages(
+    virtual awaitable<backend_result<std::vector<received_message>>> receive_messages(
         receive_request req) = 0;
     /// Deletes the messages; one answer per handle, in order. An authentic handle of a message
     /// already deleted succeeds; a handle of an older receive (the message was received again
     /// since) succeeds without deleting on a standard queue and is receipt_handle_invalid on
     /// a FIFO queue. Errors: queue_does_not_exist; per handle receipt_handle_invalid,
     /// storage_error.
-    virtual awaitable<admin_result<std::vector<admin_error>>> delete_messages(
+    virtual awaitable<backend_result<std::vector<backend_error>>> delete_messages(
         queue_name name, std::vector<std::string> receipt_handles) = 0;
     /// Per change: receipt_handle_invalid, message_not_inflight, invalid_parameter_value
     /// (past 12 h after the receive), storage_error.
-    virtual awaitable<admin_result<std::vector<admin_error>>> change_visibility(
+    virtual awaitable<backend_result<std::vector<backend_error>>> change_visibility(
         queue_name name, std::vector<visibility_change> changes) = 0;
 
     /// Starts moving the messages of a dead-letter queue (by ARN) to `destination_arn`, or to
     /// the queue each came from. Errors: resource_not_found (no such queue),
     /// invalid_parameter_value (not a dead-letter queue, a rate outside 1-500),
     /// unsupported_operation (a task is already running on the source).
-    virtual awaitable<admin_result<std::string>> start_message_move_task(
+    virtual awaitable<backend_result<std::string>> start_message_move_task(
         std::string source_arn, std::optional<std::string> destination_arn,
         std::optional<std::int32_t> max_per_second) = 0;
     /// The most recent tasks of a source queue (at most max_results, 1-10), newest first.
-    virtual awaitable<admin_result<std::vector<move_task>>> list_message_move_tasks(
+    virtual awaitable<backend_result<std::vector<move_task>>> list_message_move_tasks(
         std::string source_arn, std::int32_t max_results) = 0;
     /// Asks a running task to stop; answers the messages it has moved. Errors:
     /// resource_not_found (no such running task).
-    virtual awaitable<admin_result<std::int64_t>> cancel_message_move_task(std::string task_handle) = 0;
+    virtual awaitable<backend_result<std::int64_t>> cancel_message_move_task(std::string task_handle) = 0;
     /// The task of a handle, in any status (CancelMessageMoveTask's ACL check needs its queues
     /// before the cancel); nullopt for a handle of no kept task. Does not wait.
     virtual std::optional<move_task> find_message_move_task(const std::string& task_handle) const = 0;

@@ -73,7 +73,7 @@ struct record_error {
 
 struct produced_partition {
     partition_id partition;
-    std::error_code error;
+    backend_error error;  // empty: stored
     /// With error invalid_record: the records that caused it, ascending (empty when the batch
     /// as a whole is at fault). The other records failed only because they share the batch.
     std::vector<record_error> record_errors;
@@ -125,7 +125,7 @@ struct aborted_transaction {
 
 struct fetched_partition {
     partition_id partition;
-    std::error_code error;
+    backend_error error;  // empty: read (records may still be empty)
     offset high_watermark{-1};
     offset last_stable_offset{-1};
     offset log_start_offset{-1};
@@ -169,7 +169,7 @@ struct offset_query {
 };
 
 struct found_offset {
-    std::error_code error;
+    backend_error error;  // empty: found (off may still be -1)
     offset off{-1};  // -1: no such record
     std::int64_t timestamp = -1;
     std::int32_t leader_epoch = -1;
@@ -215,7 +215,7 @@ class records {
 
     /// Moves each partition's log start offset up (durably). One answer per request: the new
     /// log start, or unknown_topic_or_partition / offset_out_of_range / storage_error.
-    virtual awaitable<std::vector<result<offset>>> delete_records(
+    virtual awaitable<std::vector<backend_result<offset>>> delete_records(
         std::vector<delete_records_request> reqs) = 0;
 
     /// Fetches parked right now, waiting for data or their deadline (for /metrics).

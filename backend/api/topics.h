@@ -94,22 +94,22 @@ class topics {
 
     /// Errors: invalid_topic_name, topic_already_exists, invalid_partitions, invalid_config.
     /// Also answers validate_only calls with what the topic would be.
-    virtual awaitable<admin_result<created_topic>> create(new_topic spec) = 0;
+    virtual awaitable<backend_result<created_topic>> create(new_topic spec) = 0;
     /// Errors: unknown_topic_or_partition, policy_violation (internal topics).
-    virtual awaitable<admin_result<void>> remove(topic_name name) = 0;
+    virtual awaitable<backend_result<void>> remove(topic_name name) = 0;
     /// Raises the partition count to `total`. Errors: unknown_topic_or_partition,
     /// invalid_partitions (not an increase).
-    virtual awaitable<admin_result<void>> create_partitions(topic_name name, std::int32_t total,
+    virtual awaitable<backend_result<void>> create_partitions(topic_name name, std::int32_t total,
                                                             bool validate_only) = 0;
 
     /// Every config of a topic (overrides, backend defaults, built-in defaults).
-    virtual awaitable<admin_result<std::vector<config_entry>>> describe_configs(
+    virtual awaitable<backend_result<std::vector<config_entry>>> describe_configs(
         topic_name name) = 0;
     /// Replaces the topic's overrides with exactly `configs` (Kafka's AlterConfigs).
-    virtual awaitable<admin_result<void>> replace_configs(
+    virtual awaitable<backend_result<void>> replace_configs(
         topic_name name, std::map<std::string, std::string> configs, bool validate_only) = 0;
     /// Applies `changes` to the topic's overrides (Kafka's IncrementalAlterConfigs).
-    virtual awaitable<admin_result<void>> alter_configs(topic_name name,
+    virtual awaitable<backend_result<void>> alter_configs(topic_name name,
                                                         std::vector<config_change> changes,
                                                         bool validate_only) = 0;
     /// The backend's own settings that an administrator may ask about (defaults of topic
@@ -124,7 +124,7 @@ class topics {
     /// report from then on). Errors: invalid_config (a bad value; the message names it).
     /// Cheap and synchronous, so that a caller may keep its own lock around it and the file it
     /// persists the configs in; the caller hands them back after a restart.
-    virtual admin_result<void> set_dynamic_configs(dynamic_broker_configs configs,
+    virtual backend_result<void> set_dynamic_configs(dynamic_broker_configs configs,
                                                    bool validate_only) = 0;
     /// Puts the recorded dynamic configs in force: topics that do not override a config follow
     /// the new value once this completes. Calls may overlap; the last recorded configs win.

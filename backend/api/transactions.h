@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "backend/api/common.h"
@@ -52,7 +51,7 @@ struct txn_offset_commit_request {
 
 struct described_transaction {
     transactional_id txn_id;
-    std::error_code error;  // transactional_id_not_found, coordinator_loading, ...
+    backend_error error;  // transactional_id_not_found, coordinator_loading, ...
     std::string state;      // Kafka's names: Empty, Ongoing, PrepareCommit, ...
     std::int32_t timeout_ms = 0;
     std::int64_t start_ms = -1;
@@ -98,32 +97,32 @@ class transactions {
     /// `expected` (KIP-360, none: no_producer_id/no_producer_epoch) lets a producer keep its id.
     /// Errors: invalid_transaction_timeout, producer_fenced, concurrent_transactions,
     /// coordinator_loading, coordinator_not_available, invalid_request.
-    virtual awaitable<result<producer_identity>> init_producer_id(
+    virtual awaitable<backend_result<producer_identity>> init_producer_id(
         std::optional<transactional_id> txn_id, std::int32_t timeout_ms,
         producer_identity expected) = 0;
     /// AddPartitionsToTxn; `verify_only` (v4+ broker verification) changes nothing. One error
     /// per partition, in order.
-    virtual awaitable<std::vector<std::error_code>> add_partitions(transactional_id txn_id,
-                                                                   producer_identity producer,
-                                                                   std::vector<txn_partition> parts,
-                                                                   bool verify_only) = 0;
-    virtual awaitable<std::error_code> add_offsets(transactional_id txn_id,
-                                                   producer_identity producer,
-                                                   sluice::group_id group) = 0;
+    virtual awaitable<std::vector<backend_error>> add_partitions(transactional_id txn_id,
+                                                                 producer_identity producer,
+                                                                 std::vector<txn_partition> parts,
+                                                                 bool verify_only) = 0;
+    virtual awaitable<backend_result<void>> add_offsets(transactional_id txn_id,
+                                                        producer_identity producer,
+                                                        sluice::group_id group) = 0;
     /// Records offsets that the group commits when the transaction does.
-    virtual awaitable<std::error_code> txn_offset_commit(txn_offset_commit_request req) = 0;
+    virtual awaitable<backend_result<void>> txn_offset_commit(txn_offset_commit_request req) = 0;
     /// EndTxn: commits or aborts once the markers are in every partition of the transaction.
     /// `bump_epoch` (EndTxn v5, KIP-890) answers the id and epoch of the next transaction.
-    virtual awaitable<result<producer_identity>> end_txn(transactional_id txn_id,
+    virtual awaitable<backend_result<producer_identity>> end_txn(transactional_id txn_id,
                                                          producer_identity producer, bool commit,
                                                          bool bump_epoch) = 0;
 
     virtual awaitable<std::vector<described_transaction>> describe(
         std::vector<transactional_id> ids) = 0;
     /// Errors: invalid_regular_expression.
-    virtual awaitable<result<listed_transactions>> list(transaction_filter filter) = 0;
+    virtual awaitable<backend_result<listed_transactions>> list(transaction_filter filter) = 0;
     /// The active producers of a partition. Errors: unknown_topic_or_partition, storage_error.
-    virtual awaitable<result<std::vector<active_producer>>> describe_producers(
+    virtual awaitable<backend_result<std::vector<active_producer>>> describe_producers(
         topic_name topic, partition_id partition) = 0;
 
     /// The transaction.version feature level (0-2) clients may use (2: KIP-890).

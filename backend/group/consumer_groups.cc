@@ -26,10 +26,7 @@ std::string rebalance_key(const std::string& member) {
 
 api::consumer_heartbeat_result heartbeat_error(errc e, std::string message = {}) {
     api::consumer_heartbeat_result r;
-    r.error = make_error_code(e);
-    if (!message.empty()) {
-        r.error_message = std::move(message);
-    }
+    r.error = api::backend_error(make_error_code(e), std::move(message));
     return r;
 }
 

@@ -13,8 +13,8 @@ namespace {
 constexpr const char* group_session_config = "consumer.session.timeout.ms";
 constexpr const char* group_heartbeat_config = "consumer.heartbeat.interval.ms";
 
-api::admin_error invalid(std::string message) {
-    return api::admin_error{make_error_code(api::errc::invalid_config), std::move(message)};
+api::backend_error invalid(std::string message) {
+    return api::backend_error{make_error_code(api::errc::invalid_config), std::move(message)};
 }
 
 std::optional<std::int32_t> parse_positive_int(std::string_view text) {
@@ -34,7 +34,7 @@ std::optional<std::int32_t> parse_positive_int(std::string_view text) {
 
 }  // namespace
 
-api::admin_result<void> group_coordinator::set_group_configs(
+api::backend_result<void> group_coordinator::set_group_configs(
     const sluice::group_id& group, std::map<std::string, std::string> configs,
     bool validate_only) {
     group_overrides o;

@@ -412,8 +412,9 @@ asio::awaitable<api::sync_group_result> group_coordinator::sync_group(api::sync_
     co_return r;
 }
 
-asio::awaitable<std::error_code> group_coordinator::heartbeat(api::heartbeat_request req) {
-    co_return heartbeat_now(req);
+asio::awaitable<api::backend_result<void>> group_coordinator::heartbeat(
+    api::heartbeat_request req) {
+    co_return api::to_result(heartbeat_now(req));
 }
 
 asio::awaitable<api::leave_group_result> group_coordinator::leave_group(

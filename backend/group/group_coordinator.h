@@ -101,7 +101,7 @@ class group_coordinator final : public api::groups {
     bool loaded() const override { return loaded_.load(std::memory_order_acquire); }
     boost::asio::awaitable<api::join_group_result> join_group(api::join_group_request req) override;
     boost::asio::awaitable<api::sync_group_result> sync_group(api::sync_group_request req) override;
-    boost::asio::awaitable<std::error_code> heartbeat(api::heartbeat_request req) override;
+    boost::asio::awaitable<api::backend_result<void>> heartbeat(api::heartbeat_request req) override;
     boost::asio::awaitable<api::leave_group_result> leave_group(
         sluice::group_id group, std::vector<api::leave_member> members) override;
     boost::asio::awaitable<api::consumer_heartbeat_result> consumer_heartbeat(
@@ -126,7 +126,7 @@ class group_coordinator final : public api::groups {
     std::optional<api::group_view> view_group(const sluice::group_id& id) override;
     /// Rebalances completed and offsets committed since start (metrics).
     api::group_counters counters() const override;
-    api::admin_result<void> set_group_configs(const sluice::group_id& group,
+    api::backend_result<void> set_group_configs(const sluice::group_id& group,
                                               std::map<std::string, std::string> configs,
                                               bool validate_only) override;
     std::vector<api::config_entry> describe_group_configs(

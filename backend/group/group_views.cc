@@ -210,9 +210,9 @@ std::vector<api::consumer_group_description> group_coordinator::describe_consume
         auto e = registry_.find(group.value);
         if (!e || e->kind != group_kind::consumer || !e->consumer) {
             const bool exists = e && (e->classic || e->consumer);
-            d.error = make_error_code(errc::group_id_not_found);
-            d.error_message = exists ? "Group " + group.value + " is not a consumer group."
-                                     : "Group " + group.value + " not found.";
+            d.error = api::backend_error(make_error_code(errc::group_id_not_found),
+                                         exists ? "Group " + group.value + " is not a consumer group."
+                                                : "Group " + group.value + " not found.");
             d.state = "Dead";
             continue;
         }

@@ -368,9 +368,9 @@ api::awaitable<std::vector<api::found_offset>> native_records::list_offsets(
     co_return out;
 }
 
-api::awaitable<std::vector<result<offset>>> native_records::delete_records(
+api::awaitable<std::vector<api::backend_result<offset>>> native_records::delete_records(
     std::vector<api::delete_records_request> reqs) {
-    std::vector<result<offset>> out;
+    std::vector<api::backend_result<offset>> out;
     out.reserve(reqs.size());
     for (const auto& r : reqs) {
         auto log = log_.partition(r.topic.value, r.partition);

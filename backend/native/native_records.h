@@ -36,7 +36,7 @@ public:
     api::awaitable<api::fetch_result> fetch(api::fetch_request req) override;
     api::awaitable<std::vector<api::found_offset>> list_offsets(
         std::vector<api::offset_query> queries, api::isolation isolation) override;
-    api::awaitable<std::vector<result<offset>>> delete_records(
+    api::awaitable<std::vector<api::backend_result<offset>>> delete_records(
         std::vector<api::delete_records_request> reqs) override;
     std::int64_t parked_fetches() const override {
         return parked_.load(std::memory_order_relaxed);

@@ -16,8 +16,8 @@ namespace blog = backend::log;
 
 namespace {
 
-api::admin_error admin_failure(std::error_code ec, std::string why) {
-    return api::admin_error{ec, why.empty() ? ec.message() : std::move(why)};
+api::backend_error admin_failure(std::error_code ec, std::string why) {
+    return api::backend_error{ec, why.empty() ? ec.message() : std::move(why)};
 }
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -78,7 +78,7 @@ api::awaitable<std::vector<api::topic_description>> native_topics::list() {
     co_return out;
 }
 
-api::awaitable<api::admin_result<api::created_topic>> native_topics::create(api::new_topic spec) {
+api::awaitable<api::backend_result<api::created_topic>> native_topics::create(api::new_topic spec) {
     std::string why;
     // Creating a topic writes and syncs files for every partition: seconds for thousands.
     auto created = co_await run_blocking(pool_, [&] {
@@ -91,15 +91,15 @@ api::awaitable<api::admin_result<api::created_topic>> native_topics::create(api:
     co_return api::created_topic{describe_info(*created), topic_configs(*created)};
 }
 
-api::awaitable<api::admin_result<void>> native_topics::remove(topic_name name) {
+api::awaitable<api::backend_result<void>> native_topics::remove(topic_name name) {
     auto deleted = co_await run_blocking(pool_, [&] { return log_.delete_topic(name.value); });
     if (!deleted) {
         co_return std::unexpected(admin_failure(deleted.error(), {}));
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> native_topics::create_partitions(topic_name name,
+api::awaitable<api::backend_result<void>> native_topics::create_partitions(topic_name name,
                                                                          std::int32_t total,
                                                                          bool validate_only) {
     auto grown = co_await run_blocking(
@@ -107,7 +107,7 @@ api::awaitable<api::admin_result<void>> native_topics::create_partitions(topic_n
     if (!grown) {
         co_return std::unexpected(admin_failure(grown.error(), {}));
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
 std::vector<api::config_synonym> native_topics::broker_synonyms(
@@ -156,17 +156,17 @@ std::vector<api::config_entry> native_topics::topic_configs(const blog::topic_in
     return out;
 }
 
-api::awaitable<api::admin_result<std::vector<api::config_entry>>> native_topics::describe_configs(
+api::awaitable<api::backend_result<std::vector<api::config_entry>>> native_topics::describe_configs(
     topic_name name) {
     auto topic = log_.find_topic(name.value);
     if (!topic) {
-        co_return std::unexpected(api::admin_error{make_error_code(blog::errc::unknown_topic_or_partition),
+        co_return std::unexpected(api::backend_error{make_error_code(blog::errc::unknown_topic_or_partition),
                                                    "unknown topic '" + name.value + "'"});
     }
     co_return topic_configs(*topic);
 }
 
-api::awaitable<api::admin_result<void>> native_topics::replace_configs(
+api::awaitable<api::backend_result<void>> native_topics::replace_configs(
     topic_name name, std::map<std::string, std::string> configs, bool validate_only) {
     std::string why;
     auto altered = co_await run_blocking(
@@ -174,14 +174,14 @@ api::awaitable<api::admin_result<void>> native_topics::replace_configs(
     if (!altered) {
         co_return std::unexpected(admin_failure(altered.error(), std::move(why)));
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> native_topics::alter_configs(
+api::awaitable<api::backend_result<void>> native_topics::alter_configs(
     topic_name name, std::vector<api::config_change> changes, bool validate_only) {
     auto topic = log_.find_topic(name.value);
     if (!topic) {
-        co_return std::unexpected(api::admin_error{make_error_code(blog::errc::unknown_topic_or_partition),
+        co_return std::unexpected(api::backend_error{make_error_code(blog::errc::unknown_topic_or_partition),
                                                    "unknown topic '" + name.value + "'"});
     }
     auto overrides = topic->overrides;
@@ -189,7 +189,7 @@ api::awaitable<api::admin_result<void>> native_topics::alter_configs(
     for (const auto& c : changes) {
         auto refuse = [](std::string message) {
             return std::unexpected(
-                api::admin_error{make_error_code(api::errc::invalid_request), std::move(message)});
+                api::backend_error{make_error_code(api::errc::invalid_request), std::move(message)});
         };
         switch (c.operation) {
             case op::set:
@@ -254,13 +254,13 @@ result<blog::topic_config> native_topics::layered_defaults(
     return blog::broker_defaults(props, error);
 }
 
-api::admin_result<void> native_topics::set_dynamic_configs(api::dynamic_broker_configs configs,
+api::backend_result<void> native_topics::set_dynamic_configs(api::dynamic_broker_configs configs,
                                                            bool validate_only) {
     const auto names = dynamic_config_names();
     for (const auto* layer : {&configs.broker, &configs.cluster_default}) {
         for (const auto& [key, value] : *layer) {
             if (!std::binary_search(names.begin(), names.end(), key)) {
-                return std::unexpected(api::admin_error{
+                return std::unexpected(api::backend_error{
                     make_error_code(api::errc::invalid_config),
                     "Cannot update these configs dynamically: Set(" + key + ")"});
             }
@@ -269,7 +269,7 @@ api::admin_result<void> native_topics::set_dynamic_configs(api::dynamic_broker_c
     std::string why;
     if (auto d = layered_defaults(configs, &why); !d) {
         return std::unexpected(
-            api::admin_error{make_error_code(api::errc::invalid_config), std::move(why)});
+            api::backend_error{make_error_code(api::errc::invalid_config), std::move(why)});
     }
     if (!validate_only) {
         std::lock_guard lock(dynamic_mu_);

@@ -29,20 +29,20 @@ public:
     api::awaitable<std::optional<api::topic_description>> describe(topic_name name) override;
     api::awaitable<std::optional<api::topic_description>> describe(uuid id) override;
     api::awaitable<std::vector<api::topic_description>> list() override;
-    api::awaitable<api::admin_result<api::created_topic>> create(api::new_topic spec) override;
-    api::awaitable<api::admin_result<void>> remove(topic_name name) override;
-    api::awaitable<api::admin_result<void>> create_partitions(topic_name name, std::int32_t total,
+    api::awaitable<api::backend_result<api::created_topic>> create(api::new_topic spec) override;
+    api::awaitable<api::backend_result<void>> remove(topic_name name) override;
+    api::awaitable<api::backend_result<void>> create_partitions(topic_name name, std::int32_t total,
                                                               bool validate_only) override;
-    api::awaitable<api::admin_result<std::vector<api::config_entry>>> describe_configs(
+    api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_configs(
         topic_name name) override;
-    api::awaitable<api::admin_result<void>> replace_configs(
+    api::awaitable<api::backend_result<void>> replace_configs(
         topic_name name, std::map<std::string, std::string> configs, bool validate_only) override;
-    api::awaitable<api::admin_result<void>> alter_configs(topic_name name,
+    api::awaitable<api::backend_result<void>> alter_configs(topic_name name,
                                                           std::vector<api::config_change> changes,
                                                           bool validate_only) override;
     std::vector<api::config_entry> backend_configs() const override;
     std::vector<std::string> dynamic_config_names() const override;
-    api::admin_result<void> set_dynamic_configs(api::dynamic_broker_configs configs,
+    api::backend_result<void> set_dynamic_configs(api::dynamic_broker_configs configs,
                                                 bool validate_only) override;
     api::awaitable<void> apply_dynamic_configs() override;
     std::vector<api::partition_state> partition_states() const override;

@@ -24,7 +24,7 @@ native_transactions::native_transactions(log::log_manager& log, bp::producer_sta
                                          boost::asio::any_io_executor pool)
     : log_(log), states_(states), txn_(txn), pool_(std::move(pool)) {}
 
-api::awaitable<result<api::producer_identity>> native_transactions::init_producer_id(
+api::awaitable<api::backend_result<api::producer_identity>> native_transactions::init_producer_id(
     std::optional<transactional_id> txn_id, std::int32_t timeout_ms,
     api::producer_identity expected) {
     std::optional<std::string> id;
@@ -39,7 +39,7 @@ api::awaitable<result<api::producer_identity>> native_transactions::init_produce
     co_return identity_of(*got);
 }
 
-api::awaitable<std::vector<std::error_code>> native_transactions::add_partitions(
+api::awaitable<std::vector<api::backend_error>> native_transactions::add_partitions(
     transactional_id txn_id, api::producer_identity producer, std::vector<api::txn_partition> parts,
     bool verify_only) {
     std::vector<bp::topic_partition> tps;
@@ -47,18 +47,18 @@ api::awaitable<std::vector<std::error_code>> native_transactions::add_partitions
     for (auto& p : parts) {
         tps.push_back({std::move(p.topic.value), p.partition.value});
     }
-    co_return co_await txn_.add_partitions(std::move(txn_id.value), producer.id.value,
-                                           producer.epoch.value, std::move(tps), verify_only);
+    auto codes = co_await txn_.add_partitions(std::move(txn_id.value), producer.id.value,
+                                              producer.epoch.value, std::move(tps), verify_only);
+    co_return std::vector<api::backend_error>(codes.begin(), codes.end());
 }
 
-api::awaitable<std::error_code> native_transactions::add_offsets(transactional_id txn_id,
-                                                                 api::producer_identity producer,
-                                                                 sluice::group_id group) {
-    co_return co_await txn_.add_offsets(std::move(txn_id.value), producer.id.value,
-                                        producer.epoch.value, std::move(group.value));
+api::awaitable<api::backend_result<void>> native_transactions::add_offsets(
+    transactional_id txn_id, api::producer_identity producer, sluice::group_id group) {
+    co_return api::to_result(co_await txn_.add_offsets(std::move(txn_id.value), producer.id.value,
+                                                  producer.epoch.value, std::move(group.value)));
 }
 
-api::awaitable<std::error_code> native_transactions::txn_offset_commit(
+api::awaitable<api::backend_result<void>> native_transactions::txn_offset_commit(
     api::txn_offset_commit_request req) {
     std::vector<bp::txn_offset> offsets;
     offsets.reserve(req.offsets.size());
@@ -66,13 +66,13 @@ api::awaitable<std::error_code> native_transactions::txn_offset_commit(
         offsets.push_back({std::move(o.topic.value), o.partition.value, o.committed.value,
                            o.leader_epoch, std::move(o.metadata)});
     }
-    co_return co_await txn_.txn_offset_commit(
+    co_return api::to_result(co_await txn_.txn_offset_commit(
         std::move(req.txn_id.value), req.producer.id.value, req.producer.epoch.value,
         std::move(req.group_id.value), std::move(req.member_id), std::move(req.group_instance_id),
-        req.generation_id, std::move(offsets), req.implicit);
+        req.generation_id, std::move(offsets), req.implicit));
 }
 
-api::awaitable<result<api::producer_identity>> native_transactions::end_txn(
+api::awaitable<api::backend_result<api::producer_identity>> native_transactions::end_txn(
     transactional_id txn_id, api::producer_identity producer, bool commit, bool bump_epoch) {
     auto got = co_await txn_.end_txn(std::move(txn_id.value), producer.id.value,
                                      producer.epoch.value, commit, bump_epoch);
@@ -108,7 +108,7 @@ api::awaitable<std::vector<api::described_transaction>> native_transactions::des
     co_return out;
 }
 
-api::awaitable<result<api::listed_transactions>> native_transactions::list(
+api::awaitable<api::backend_result<api::listed_transactions>> native_transactions::list(
     api::transaction_filter filter) {
     api::listed_transactions out;
     std::vector<bp::txn_state> states;
@@ -147,7 +147,7 @@ api::awaitable<result<api::listed_transactions>> native_transactions::list(
     co_return out;
 }
 
-api::awaitable<result<std::vector<api::active_producer>>> native_transactions::describe_producers(
+api::awaitable<api::backend_result<std::vector<api::active_producer>>> native_transactions::describe_producers(
     topic_name topic, partition_id partition) {
     auto log = log_.partition(topic.value, partition);
     if (!log) {

@@ -19,23 +19,24 @@ public:
                         producer::transaction_coordinator& txn,
                         boost::asio::any_io_executor pool);
 
-    api::awaitable<result<api::producer_identity>> init_producer_id(
+    api::awaitable<api::backend_result<api::producer_identity>> init_producer_id(
         std::optional<transactional_id> txn_id, std::int32_t timeout_ms,
         api::producer_identity expected) override;
-    api::awaitable<std::vector<std::error_code>> add_partitions(
+    api::awaitable<std::vector<api::backend_error>> add_partitions(
         transactional_id txn_id, api::producer_identity producer,
         std::vector<api::txn_partition> parts, bool verify_only) override;
-    api::awaitable<std::error_code> add_offsets(transactional_id txn_id,
-                                                api::producer_identity producer,
-                                                sluice::group_id group) override;
-    api::awaitable<std::error_code> txn_offset_commit(api::txn_offset_commit_request req) override;
-    api::awaitable<result<api::producer_identity>> end_txn(transactional_id txn_id,
+    api::awaitable<api::backend_result<void>> add_offsets(transactional_id txn_id,
+                                                          api::producer_identity producer,
+                                                          sluice::group_id group) override;
+    api::awaitable<api::backend_result<void>> txn_offset_commit(
+        api::txn_offset_commit_request req) override;
+    api::awaitable<api::backend_result<api::producer_identity>> end_txn(transactional_id txn_id,
                                                            api::producer_identity producer,
                                                            bool commit, bool bump_epoch) override;
     api::awaitable<std::vector<api::described_transaction>> describe(
         std::vector<transactional_id> ids) override;
-    api::awaitable<result<api::listed_transactions>> list(api::transaction_filter filter) override;
-    api::awaitable<result<std::vector<api::active_producer>>> describe_producers(
+    api::awaitable<api::backend_result<api::listed_transactions>> list(api::transaction_filter filter) override;
+    api::awaitable<api::backend_result<std::vector<api::active_producer>>> describe_producers(
         topic_name topic, partition_id partition) override;
     std::int16_t transaction_version() const override;
 

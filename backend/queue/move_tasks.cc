@@ -15,7 +15,7 @@
 
 namespace sluice::backend::queue {
 namespace asio = boost::asio;
-using api::admin_error;
+using api::backend_error;
 using api::errc;
 
 namespace {
@@ -24,7 +24,7 @@ constexpr std::int32_t move_batch = 10;
 constexpr std::int64_t move_hold_ms = 60000;
 constexpr std::size_t tasks_kept_per_source = 10;
 
-admin_error not_found(const std::string& what) {
+backend_error not_found(const std::string& what) {
     return {make_error_code(errc::resource_not_found),
             fmt::format("The resource that you specified for the {} parameter doesn't exist.", what)};
 }
@@ -265,7 +265,7 @@ api::awaitable<void> queue_service::run_task(std::shared_ptr<task_state> task) {
     }
 }
 
-api::awaitable<api::admin_result<std::string>> queue_service::start_message_move_task(
+api::awaitable<api::backend_result<std::string>> queue_service::start_message_move_task(
     std::string source_arn, std::optional<std::string> destination_arn,
     std::optional<std::int32_t> max_per_second) {
     auto source = settings_.arns.queue_of(source_arn);
@@ -289,7 +289,7 @@ api::awaitable<api::admin_result<std::string>> queue_service::start_message_move
         }
     }
     if (!is_dlq) {
-        co_return std::unexpected(admin_error{make_error_code(errc::invalid_parameter_value),
+        co_return std::unexpected(backend_error{make_error_code(errc::invalid_parameter_value),
                                               "Source queue must be configured as a Dead Letter "
                                               "Queue."});
     }
@@ -300,7 +300,7 @@ api::awaitable<api::admin_result<std::string>> queue_service::start_message_move
         }
     }
     if (max_per_second && (*max_per_second < 1 || *max_per_second > 500)) {
-        co_return std::unexpected(admin_error{
+        co_return std::unexpected(backend_error{
             make_error_code(errc::invalid_parameter_value),
             fmt::format("Value {} for parameter MaxNumberOfMessagesPerSecond is invalid. Reason: "
                         "must be between 1 and 500.",
@@ -323,7 +323,7 @@ api::awaitable<api::admin_result<std::string>> queue_service::start_message_move
                 continue;
             }
             if (t->record.status == "RUNNING" || t->record.status == "CANCELLING") {
-                co_return std::unexpected(admin_error{
+                co_return std::unexpected(backend_error{
                     make_error_code(errc::unsupported_operation),
                     "There is already a task running. Only one active task is allowed for a "
                     "source queue ARN at a given time."});
@@ -357,25 +357,25 @@ api::awaitable<api::admin_result<std::string>> queue_service::start_message_move
     }
     auto pos = log_.append(recs);
     if (!pos) {
-        co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+        co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                               pos.error().message()});
     }
     if (auto f = co_await flush(*pos); !f) {
-        co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+        co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                               f.error().message()});
     }
     spawn_task(task);
     co_return task->record.handle;
 }
 
-api::awaitable<api::admin_result<std::vector<api::move_task>>> queue_service::list_message_move_tasks(
+api::awaitable<api::backend_result<std::vector<api::move_task>>> queue_service::list_message_move_tasks(
     std::string source_arn, std::int32_t max_results) {
     auto source = settings_.arns.queue_of(source_arn);
     if (!source || !find(*source)) {
         co_return std::unexpected(not_found("SourceArn"));
     }
     if (max_results < 1 || max_results > 10) {
-        co_return std::unexpected(admin_error{
+        co_return std::unexpected(backend_error{
             make_error_code(errc::invalid_parameter_value),
             fmt::format("Value {} for parameter MaxResults is invalid. Reason: must be between 1 "
                         "and 10.",
@@ -414,7 +414,7 @@ std::optional<api::move_task> queue_service::find_message_move_task(
     return t;
 }
 
-api::awaitable<api::admin_result<std::int64_t>> queue_service::cancel_message_move_task(
+api::awaitable<api::backend_result<std::int64_t>> queue_service::cancel_message_move_task(
     std::string task_handle) {
     std::shared_ptr<task_state> task;
     {
@@ -430,7 +430,7 @@ api::awaitable<api::admin_result<std::int64_t>> queue_service::cancel_message_mo
     {
         std::lock_guard lock(task->mu);
         if (task->record.status != "RUNNING") {
-            co_return std::unexpected(admin_error{make_error_code(errc::resource_not_found),
+            co_return std::unexpected(backend_error{make_error_code(errc::resource_not_found),
                                                   "Only active tasks can be cancelled."});
         }
         task->cancel = true;

@@ -12,7 +12,7 @@
 namespace sluice::backend::queue {
 namespace {
 
-using api::admin_error;
+using api::backend_error;
 using api::errc;
 
 /// The actions AddPermission may grant (the batch forms are covered by their single forms).
@@ -61,7 +61,7 @@ rapidjson::Value& statements(rapidjson::Document& doc) {
 
 }  // namespace
 
-api::admin_result<std::string> add_permission_statement(const std::string& policy,
+api::backend_result<std::string> add_permission_statement(const std::string& policy,
                                                         const std::string& queue_arn,
                                                         const std::string& label,
                                                         const std::vector<std::string>& accounts,
@@ -102,7 +102,7 @@ api::admin_result<std::string> add_permission_statement(const std::string& polic
         }
     }
     if (list.Size() >= max_permission_statements) {
-        return std::unexpected(admin_error{make_error_code(errc::over_limit),
+        return std::unexpected(backend_error{make_error_code(errc::over_limit),
                                            fmt::format("A queue's policy holds at most {} statements.",
                                                        max_permission_statements)});
     }
@@ -126,7 +126,7 @@ api::admin_result<std::string> add_permission_statement(const std::string& polic
     return to_text(doc);
 }
 
-api::admin_result<std::string> remove_permission_statement(const std::string& policy,
+api::backend_result<std::string> remove_permission_statement(const std::string& policy,
                                                            const std::string& label) {
     rapidjson::Document doc;
     const auto not_found = invalid(fmt::format(

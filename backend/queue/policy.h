@@ -15,7 +15,7 @@ namespace sluice::backend::queue {
 /// (invalid_parameter_value unless noted): a label outside 1-80 of [A-Za-z0-9_-] or already
 /// used, no accounts or actions, an action SQS does not grant, over_limit past
 /// max_permission_statements statements.
-api::admin_result<std::string> add_permission_statement(const std::string& policy,
+api::backend_result<std::string> add_permission_statement(const std::string& policy,
                                                         const std::string& queue_arn,
                                                         const std::string& label,
                                                         const std::vector<std::string>& accounts,
@@ -23,7 +23,7 @@ api::admin_result<std::string> add_permission_statement(const std::string& polic
 
 /// `policy` without the statement labelled `label` (empty when it was the last). Errors:
 /// invalid_parameter_value when no statement has that label.
-api::admin_result<std::string> remove_permission_statement(const std::string& policy,
+api::backend_result<std::string> remove_permission_statement(const std::string& policy,
                                                            const std::string& label);
 
 }  // namespace sluice::backend::queue

@@ -109,7 +109,7 @@ api::awaitable<std::vector<result<std::int64_t>>> append_messages(
             const auto& pb = parts[pp.partition.value];
             for (std::size_t k = 0; k < pb.items.size(); ++k) {
                 if (pp.error) {
-                    out[pb.items[k]] = fail(pp.error);
+                    out[pb.items[k]] = fail(pp.error.code);
                 } else {
                     out[pb.items[k]] = pp.base_offset.value + static_cast<std::int64_t>(k);
                 }

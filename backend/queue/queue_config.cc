@@ -11,15 +11,15 @@
 namespace sluice::backend::queue {
 namespace {
 
-using api::admin_error;
+using api::backend_error;
 using api::errc;
 
-admin_error invalid_value(const std::string& name, const std::string& why) {
+backend_error invalid_value(const std::string& name, const std::string& why) {
     return {make_error_code(errc::invalid_attribute_value),
             fmt::format("Invalid value for the parameter {}. Reason: {}", name, why)};
 }
 
-admin_error unknown_name(const std::string& name) {
+backend_error unknown_name(const std::string& name) {
     return {make_error_code(errc::invalid_attribute_name),
             fmt::format("Unknown Attribute {}.", name)};
 }
@@ -57,7 +57,7 @@ std::string compact_json(const rapidjson::Value& v) {
 
 /// RedrivePolicy: {"deadLetterTargetArn": "<arn>", "maxReceiveCount": 1-1000 (a number or a
 /// string of digits)}.
-api::admin_result<redrive_policy> parse_redrive(const std::string& text, const arn_scheme& arns,
+api::backend_result<redrive_policy> parse_redrive(const std::string& text, const arn_scheme& arns,
                                                 std::string& normalized) {
     const std::string name = "RedrivePolicy";
     rapidjson::Document doc;
@@ -104,7 +104,7 @@ api::admin_result<redrive_policy> parse_redrive(const std::string& text, const a
     return p;
 }
 
-api::admin_result<redrive_allow_policy> parse_redrive_allow(const std::string& text,
+api::backend_result<redrive_allow_policy> parse_redrive_allow(const std::string& text,
                                                             const arn_scheme& arns,
                                                             std::string& normalized) {
     const std::string name = "RedriveAllowPolicy";
@@ -234,7 +234,7 @@ bool known_attribute_name(const std::string& name) {
     return names.contains(name);
 }
 
-api::admin_result<queue_config> apply_attributes(const queue_config& base,
+api::backend_result<queue_config> apply_attributes(const queue_config& base,
                                                  const api::attribute_map& attributes,
                                                  bool creating, const arn_scheme& arns,
                                                  api::attribute_map& stored) {
@@ -256,7 +256,7 @@ api::admin_result<queue_config> apply_attributes(const queue_config& base,
                 return std::unexpected(unknown_name(name));  // set at creation only
             }
             if (!v || *v != base.fifo) {
-                return std::unexpected(admin_error{
+                return std::unexpected(backend_error{
                     make_error_code(errc::invalid_parameter_value),
                     base.fifo ? "FifoQueue must be true for a queue whose name ends in .fifo."
                               : "A FIFO queue's name must end with the .fifo suffix."});
@@ -342,7 +342,7 @@ api::admin_result<queue_config> apply_attributes(const queue_config& base,
             c.sqs_managed_sse = *v;
             stored[name] = *v ? "true" : "false";
         } else if (read_only_names.contains(name)) {
-            return std::unexpected(admin_error{make_error_code(errc::invalid_attribute_name),
+            return std::unexpected(backend_error{make_error_code(errc::invalid_attribute_name),
                                                fmt::format("Attribute {} is read-only.", name)});
         } else {
             return std::unexpected(unknown_name(name));
@@ -413,7 +413,7 @@ api::attribute_map render_settable(const queue_config& c) {
     return out;
 }
 
-api::admin_error check_tag(const std::string& key, const std::string& value) {
+api::backend_error check_tag(const std::string& key, const std::string& value) {
     if (key.empty() || key.size() > 128) {
         return {make_error_code(errc::invalid_parameter_value),
                 "Tag keys must be between 1 and 128 characters."};

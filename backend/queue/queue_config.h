@@ -82,7 +82,7 @@ bool valid_new_queue_name(const std::string& name, bool fifo);
 /// invalid_attribute_name, bad values invalid_attribute_value, each with a message naming the
 /// attribute. `stored` receives the normalized values to persist (RedrivePolicy as compact JSON,
 /// numbers without leading zeros); the dead-letter target's existence is the caller's check.
-api::admin_result<queue_config> apply_attributes(const queue_config& base,
+api::backend_result<queue_config> apply_attributes(const queue_config& base,
                                                  const api::attribute_map& attributes,
                                                  bool creating, const arn_scheme& arns,
                                                  api::attribute_map& stored);
@@ -97,6 +97,6 @@ bool known_attribute_name(const std::string& name);
 api::attribute_map render_settable(const queue_config& c);
 
 /// SQS's tag rules: a key of 1-128 characters, a value of at most 256; invalid_parameter_value.
-api::admin_error check_tag(const std::string& key, const std::string& value);
+api::backend_error check_tag(const std::string& key, const std::string& value);
 
 }  // namespace sluice::backend::queue

@@ -10,11 +10,11 @@
 
 namespace sluice::backend::queue {
 
-inline api::admin_error no_queue() {
+inline api::backend_error no_queue() {
     return {make_error_code(api::errc::queue_does_not_exist), "The specified queue does not exist."};
 }
 
-inline api::admin_error invalid(std::string message) {
+inline api::backend_error invalid(std::string message) {
     return {make_error_code(api::errc::invalid_parameter_value), std::move(message)};
 }
 

@@ -17,7 +17,7 @@
 
 namespace sluice::backend::queue {
 namespace asio = boost::asio;
-using api::admin_error;
+using api::backend_error;
 using api::errc;
 
 namespace {
@@ -105,7 +105,7 @@ bool valid_number(std::string_view s) {
     return magnitude - 1 >= -128 && magnitude - 1 <= 126;
 }
 
-admin_error check_attributes(const std::vector<api::message_attribute>& attrs) {
+backend_error check_attributes(const std::vector<api::message_attribute>& attrs) {
     if (attrs.size() > max_message_attributes) {
         return invalid(fmt::format("Number of message attributes [{}] exceeds the allowed maximum [{}].",
                                    attrs.size(), max_message_attributes));
@@ -151,7 +151,7 @@ admin_error check_attributes(const std::vector<api::message_attribute>& attrs) {
 
 /// The checks of one message against its queue, and what it is sent with.
 struct prepared {
-    admin_error error;
+    backend_error error;
     std::int64_t visible_from_ms = 0;
     std::optional<std::string> trace;
     std::string dedup_key;  // FIFO
@@ -296,7 +296,7 @@ api::received_message queue_service::to_received(const queue_handle& q, const ta
 
 // --- send -----------------------------------------------------------------------------------
 
-api::awaitable<api::admin_result<std::vector<api::sent_message>>> queue_service::send_messages(
+api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_service::send_messages(
     api::queue_name name, std::vector<api::outgoing_message> messages) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
@@ -416,7 +416,7 @@ api::awaitable<api::admin_result<std::vector<api::sent_message>>> queue_service:
                 out[i].error = why == errc::message_too_large || why == errc::record_list_too_large
                                    ? invalid("The message is larger than the queue's topic accepts "
                                              "(max.message.bytes).")
-                                   : admin_error{make_error_code(errc::storage_error),
+                                   : backend_error{make_error_code(errc::storage_error),
                                                  fmt::format("The message could not be stored: {}",
                                                              off.error().message())};
                 if (config.fifo) {
@@ -550,7 +550,7 @@ api::awaitable<void> queue_service::dead_letter(handle_ptr q, std::vector<taken_
                       moved, dlq_name);
 }
 
-api::awaitable<api::admin_result<std::vector<api::received_message>>>
+api::awaitable<api::backend_result<std::vector<api::received_message>>>
 queue_service::receive_messages(api::receive_request req) {
     if (req.max_messages < 1 || req.max_messages > 10) {
         co_return std::unexpected(invalid(fmt::format(
@@ -600,14 +600,14 @@ queue_service::receive_messages(api::receive_request req) {
             const std::int64_t t = now();
             sel = q->state.select(req.max_messages, visibility_ms, t, req.attempt_id, changes);
             if (sel.over_limit) {
-                co_return std::unexpected(admin_error{
+                co_return std::unexpected(backend_error{
                     make_error_code(errc::over_limit),
                     fmt::format("The queue has {} messages in flight, the most it may have.",
                                 settings_.limits.max_in_flight)});
             }
             auto p = append_locked(*q, changes);
             if (!p) {
-                co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+                co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                                       p.error().message()});
             }
             keep_latest(pos, *p);
@@ -677,7 +677,7 @@ queue_service::receive_messages(api::receive_request req) {
         co_await dead_letter(q, std::move(moves), pos);
     }
     if (auto f = co_await flush(pos); !f) {
-        co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+        co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                               fmt::format("The receive could not be stored: {}",
                                                           f.error().message())});
     }
@@ -686,14 +686,14 @@ queue_service::receive_messages(api::receive_request req) {
 
 // --- delete and visibility ---------------------------------------------------------------------
 
-api::awaitable<api::admin_result<std::vector<api::admin_error>>> queue_service::delete_messages(
+api::awaitable<api::backend_result<std::vector<api::backend_error>>> queue_service::delete_messages(
     api::queue_name name, std::vector<std::string> receipt_handles) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
         co_return std::unexpected(found.error());
     }
     handle_ptr q = *found;
-    std::vector<admin_error> out(receipt_handles.size());
+    std::vector<backend_error> out(receipt_handles.size());
     std::optional<state_log::position> pos;
     {
         std::lock_guard lock(q->mu);
@@ -726,28 +726,28 @@ api::awaitable<api::admin_result<std::vector<api::admin_error>>> queue_service::
         }
         auto p = append_locked(*q, changes);
         if (!p) {
-            co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+            co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                                   p.error().message()});
         }
         keep_latest(pos, *p);
         after_change(*q, 0);
     }
     if (auto f = co_await flush(pos); !f) {
-        co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+        co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                               fmt::format("The deletion could not be stored: {}",
                                                           f.error().message())});
     }
     co_return out;
 }
 
-api::awaitable<api::admin_result<std::vector<api::admin_error>>> queue_service::change_visibility(
+api::awaitable<api::backend_result<std::vector<api::backend_error>>> queue_service::change_visibility(
     api::queue_name name, std::vector<api::visibility_change> changes_in) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
         co_return std::unexpected(found.error());
     }
     handle_ptr q = *found;
-    std::vector<admin_error> out(changes_in.size());
+    std::vector<backend_error> out(changes_in.size());
     std::optional<state_log::position> pos;
     {
         std::lock_guard lock(q->mu);
@@ -803,14 +803,14 @@ api::awaitable<api::admin_result<std::vector<api::admin_error>>> queue_service::
         }
         auto p = append_locked(*q, changes);
         if (!p) {
-            co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+            co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                                   p.error().message()});
         }
         keep_latest(pos, *p);
         after_change(*q, made_available);
     }
     if (auto f = co_await flush(pos); !f) {
-        co_return std::unexpected(admin_error{make_error_code(errc::storage_error),
+        co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                               fmt::format("The change could not be stored: {}",
                                                           f.error().message())});
     }

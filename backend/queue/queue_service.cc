@@ -19,7 +19,7 @@
 
 namespace sluice::backend::queue {
 namespace asio = boost::asio;
-using api::admin_error;
+using api::backend_error;
 using api::errc;
 
 namespace {
@@ -42,7 +42,7 @@ std::function<std::int64_t()> steady_wall_clock() {
     };
 }
 
-admin_error storage(const std::error_code& ec) {
+backend_error storage(const std::error_code& ec) {
     return {make_error_code(errc::storage_error),
             fmt::format("The queue's state could not be stored: {}", ec.message())};
 }
@@ -365,7 +365,7 @@ api::awaitable<std::vector<std::int64_t>> queue_service::log_ends(const std::str
     co_return ends;
 }
 
-api::admin_error queue_service::check_redrive(const queue_config& c, const std::string& name) const {
+api::backend_error queue_service::check_redrive(const queue_config& c, const std::string& name) const {
     if (!c.redrive) {
         return {};
     }
@@ -403,7 +403,7 @@ api::admin_error queue_service::check_redrive(const queue_config& c, const std::
 
 // --- creation and adoption ----------------------------------------------------------------------
 
-api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::find_or_adopt(
+api::awaitable<api::backend_result<queue_service::handle_ptr>> queue_service::find_or_adopt(
     const std::string& name) {
     if (auto q = find(name)) {
         co_return q;
@@ -413,7 +413,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::find
     co_return co_await make_queue(name, std::move(no_attributes), std::move(no_tags), true);
 }
 
-api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make_queue(
+api::awaitable<api::backend_result<queue_service::handle_ptr>> queue_service::make_queue(
     const std::string& name, api::attribute_map attributes, api::attribute_map tags,
     bool adopt_only) {
     auto guard = co_await lock_admin();
@@ -421,7 +421,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
         co_return q;  // made meanwhile
     }
     if (stopping_) {
-        co_return std::unexpected(admin_error{make_error_code(errc::not_leader), "Stopping."});
+        co_return std::unexpected(backend_error{make_error_code(errc::not_leader), "Stopping."});
     }
     // Named, not temporaries in a co_await's arguments (g++ 12 may destroy those twice).
     topic_name topic(name);
@@ -431,7 +431,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
         if (adopt_only) {
             co_return std::unexpected(no_queue());
         }
-        co_return std::unexpected(admin_error{
+        co_return std::unexpected(backend_error{
             make_error_code(errc::invalid_parameter_value),
             fmt::format("{} is a topic of sluice's own state (internal topics and names starting "
                         "with {}), not a queue: choose another name.",
@@ -442,7 +442,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
     }
     const bool fifo = is_fifo_name(name);
     if (!existing && !valid_new_queue_name(name, fifo)) {
-        co_return std::unexpected(admin_error{
+        co_return std::unexpected(backend_error{
             make_error_code(errc::invalid_parameter_value),
             "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in "
             "length; a FIFO queue's name ends in .fifo."});
@@ -452,7 +452,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
         std::lock_guard lock(registry_mu_);
         auto d = deleted_names_.find(name);
         if (d != deleted_names_.end() && t - d->second < settings_.deleted_name_reuse_ms) {
-            co_return std::unexpected(admin_error{
+            co_return std::unexpected(backend_error{
                 make_error_code(errc::queue_deleted_recently),
                 "You must wait 60 seconds after deleting a queue before you can create another "
                 "with the same name."});
@@ -461,7 +461,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
     bool start_latest = false;
     if (auto it = attributes.find("SluiceStartPosition"); it != attributes.end()) {
         if (it->second != "earliest" && it->second != "latest") {
-            co_return std::unexpected(admin_error{
+            co_return std::unexpected(backend_error{
                 make_error_code(errc::invalid_attribute_value),
                 "Invalid value for the parameter SluiceStartPosition. Reason: must be earliest or "
                 "latest."});
@@ -480,7 +480,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
         co_return std::unexpected(err);
     }
     if (tags.size() > max_tags) {
-        co_return std::unexpected(admin_error{make_error_code(errc::invalid_parameter_value),
+        co_return std::unexpected(backend_error{make_error_code(errc::invalid_parameter_value),
                                               "A queue has at most 50 tags."});
     }
     for (const auto& [k, v] : tags) {
@@ -523,7 +523,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
         spec.configs["max.message.bytes"] = std::to_string(2 * 1048576);
         auto made = co_await topics_.create(std::move(spec));
         if (!made) {
-            co_return std::unexpected(admin_error{
+            co_return std::unexpected(backend_error{
                 made.error().code, fmt::format("The queue's topic could not be created: {}",
                                                made.error().message.empty()
                                                    ? made.error().code.message()
@@ -562,7 +562,7 @@ api::awaitable<api::admin_result<queue_service::handle_ptr>> queue_service::make
     co_return q;
 }
 
-api::awaitable<api::admin_result<api::queue_name>> queue_service::create_queue(
+api::awaitable<api::backend_result<api::queue_name>> queue_service::create_queue(
     api::queue_name name, api::attribute_map attributes, api::attribute_map tags) {
     if (auto q = find(name.value)) {
         // An existing queue: answered when every given attribute has the value it has.
@@ -578,7 +578,7 @@ api::awaitable<api::admin_result<api::queue_name>> queue_service::create_queue(
             same = same && it != current.end() && it->second == v;
         }
         if (!same) {
-            co_return std::unexpected(admin_error{
+            co_return std::unexpected(backend_error{
                 make_error_code(errc::queue_already_exists),
                 "A queue already exists with the same name and a different value for an "
                 "attribute."});
@@ -592,7 +592,7 @@ api::awaitable<api::admin_result<api::queue_name>> queue_service::create_queue(
     co_return name;
 }
 
-api::awaitable<api::admin_result<api::queue_name>> queue_service::get_queue(api::queue_name name) {
+api::awaitable<api::backend_result<api::queue_name>> queue_service::get_queue(api::queue_name name) {
     auto q = co_await find_or_adopt(name.value);
     if (!q) {
         co_return std::unexpected(q.error());
@@ -616,7 +616,7 @@ api::awaitable<std::vector<api::queue_name>> queue_service::list_queues(std::str
     co_return out;
 }
 
-api::awaitable<api::admin_result<void>> queue_service::delete_queue(api::queue_name name) {
+api::awaitable<api::backend_result<void>> queue_service::delete_queue(api::queue_name name) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
         co_return std::unexpected(found.error());
@@ -658,12 +658,12 @@ api::awaitable<api::admin_result<void>> queue_service::delete_queue(api::queue_n
                          removed.error().code.message());
     }
     queue_log().info("queue {} deleted", q->meta.name);
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
 // --- attributes -----------------------------------------------------------------------------
 
-api::awaitable<api::admin_result<api::attribute_map>> queue_service::get_attributes(
+api::awaitable<api::backend_result<api::attribute_map>> queue_service::get_attributes(
     api::queue_name name, std::vector<std::string> attribute_names) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
@@ -671,7 +671,7 @@ api::awaitable<api::admin_result<api::attribute_map>> queue_service::get_attribu
     }
     for (const auto& n : attribute_names) {
         if (!known_attribute_name(n)) {
-            co_return std::unexpected(admin_error{make_error_code(errc::invalid_attribute_name),
+            co_return std::unexpected(backend_error{make_error_code(errc::invalid_attribute_name),
                                                   fmt::format("Unknown Attribute {}.", n)});
         }
     }
@@ -707,8 +707,8 @@ api::awaitable<api::admin_result<api::attribute_map>> queue_service::get_attribu
     co_return out;
 }
 
-api::awaitable<api::admin_result<void>> queue_service::write_meta(
-    handle_ptr q, std::function<api::admin_error(queue_handle&)> edit) {
+api::awaitable<api::backend_result<void>> queue_service::write_meta(
+    handle_ptr q, std::function<api::backend_error(queue_handle&)> edit) {
     std::optional<state_log::position> pos;
     {
         std::lock_guard lock(q->mu);
@@ -731,10 +731,10 @@ api::awaitable<api::admin_result<void>> queue_service::write_meta(
     if (auto f = co_await flush(pos); !f) {
         co_return std::unexpected(storage(f.error()));
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> queue_service::set_attributes(api::queue_name name,
+api::awaitable<api::backend_result<void>> queue_service::set_attributes(api::queue_name name,
                                                                       api::attribute_map attributes) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
@@ -759,10 +759,10 @@ api::awaitable<api::admin_result<void>> queue_service::set_attributes(api::queue
         std::lock_guard lock(q->mu);
         return q->state.config().retention_s;
     }();
-    std::function<admin_error(queue_handle&)> edit = [&](queue_handle& h) {
+    std::function<backend_error(queue_handle&)> edit = [&](queue_handle& h) {
         h.meta.attributes = stored;
         h.state.set_config(parsed);
-        return admin_error{};
+        return backend_error{};
     };
     auto written = co_await write_meta(q, std::move(edit));
     if (!written) {
@@ -782,10 +782,10 @@ api::awaitable<api::admin_result<void>> queue_service::set_attributes(api::queue
                              altered.error().code.message());
         }
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> queue_service::purge_queue(api::queue_name name) {
+api::awaitable<api::backend_result<void>> queue_service::purge_queue(api::queue_name name) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
         co_return std::unexpected(found.error());
@@ -795,7 +795,7 @@ api::awaitable<api::admin_result<void>> queue_service::purge_queue(api::queue_na
     {
         std::lock_guard lock(q->mu);
         if (q->meta.last_purge_ms > 0 && now() - q->meta.last_purge_ms < settings_.purge_interval_ms) {
-            co_return std::unexpected(admin_error{
+            co_return std::unexpected(backend_error{
                 make_error_code(errc::purge_queue_in_progress),
                 fmt::format("Only one PurgeQueue operation on {} is allowed every 60 seconds.",
                             q->meta.name)});
@@ -823,18 +823,18 @@ api::awaitable<api::admin_result<void>> queue_service::purge_queue(api::queue_na
     if (auto f = co_await flush(pos); !f) {
         co_return std::unexpected(storage(f.error()));
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
 // --- tags and permissions -------------------------------------------------------------------
 
-api::awaitable<api::admin_result<void>> queue_service::tag_queue(api::queue_name name,
+api::awaitable<api::backend_result<void>> queue_service::tag_queue(api::queue_name name,
                                                                  api::attribute_map tags) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
         co_return std::unexpected(found.error());
     }
-    std::function<admin_error(queue_handle&)> edit = [&](queue_handle& h) {
+    std::function<backend_error(queue_handle&)> edit = [&](queue_handle& h) {
         for (const auto& [k, v] : tags) {
             if (auto err = check_tag(k, v); err.code) {
                 return err;
@@ -842,30 +842,30 @@ api::awaitable<api::admin_result<void>> queue_service::tag_queue(api::queue_name
             h.meta.tags[k] = v;
         }
         if (h.meta.tags.size() > max_tags) {
-            return admin_error{make_error_code(errc::invalid_parameter_value),
+            return backend_error{make_error_code(errc::invalid_parameter_value),
                                "A queue has at most 50 tags."};
         }
-        return admin_error{};
+        return backend_error{};
     };
     co_return co_await write_meta(*found, std::move(edit));
 }
 
-api::awaitable<api::admin_result<void>> queue_service::untag_queue(api::queue_name name,
+api::awaitable<api::backend_result<void>> queue_service::untag_queue(api::queue_name name,
                                                                    std::vector<std::string> keys) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
         co_return std::unexpected(found.error());
     }
-    std::function<admin_error(queue_handle&)> edit = [&](queue_handle& h) {
+    std::function<backend_error(queue_handle&)> edit = [&](queue_handle& h) {
         for (const auto& k : keys) {
             h.meta.tags.erase(k);
         }
-        return admin_error{};
+        return backend_error{};
     };
     co_return co_await write_meta(*found, std::move(edit));
 }
 
-api::awaitable<api::admin_result<api::attribute_map>> queue_service::list_tags(api::queue_name name) {
+api::awaitable<api::backend_result<api::attribute_map>> queue_service::list_tags(api::queue_name name) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
         co_return std::unexpected(found.error());
@@ -874,7 +874,7 @@ api::awaitable<api::admin_result<api::attribute_map>> queue_service::list_tags(a
     co_return (*found)->meta.tags;
 }
 
-api::awaitable<api::admin_result<void>> queue_service::add_permission(
+api::awaitable<api::backend_result<void>> queue_service::add_permission(
     api::queue_name name, std::string label, std::vector<std::string> accounts,
     std::vector<std::string> actions) {
     auto found = co_await find_or_adopt(name.value);
@@ -882,7 +882,7 @@ api::awaitable<api::admin_result<void>> queue_service::add_permission(
         co_return std::unexpected(found.error());
     }
     const std::string arn = settings_.arns.arn(name.value);
-    std::function<admin_error(queue_handle&)> edit = [&](queue_handle& h) {
+    std::function<backend_error(queue_handle&)> edit = [&](queue_handle& h) {
         auto policy = add_permission_statement(h.state.config().policy, arn, label, accounts, actions);
         if (!policy) {
             return policy.error();
@@ -891,18 +891,18 @@ api::awaitable<api::admin_result<void>> queue_service::add_permission(
         auto c = h.state.config();
         c.policy = std::move(*policy);
         h.state.set_config(std::move(c));
-        return admin_error{};
+        return backend_error{};
     };
     co_return co_await write_meta(*found, std::move(edit));
 }
 
-api::awaitable<api::admin_result<void>> queue_service::remove_permission(api::queue_name name,
+api::awaitable<api::backend_result<void>> queue_service::remove_permission(api::queue_name name,
                                                                          std::string label) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {
         co_return std::unexpected(found.error());
     }
-    std::function<admin_error(queue_handle&)> edit = [&](queue_handle& h) {
+    std::function<backend_error(queue_handle&)> edit = [&](queue_handle& h) {
         auto policy = remove_permission_statement(h.state.config().policy, label);
         if (!policy) {
             return policy.error();
@@ -915,12 +915,12 @@ api::awaitable<api::admin_result<void>> queue_service::remove_permission(api::qu
         auto c = h.state.config();
         c.policy = std::move(*policy);
         h.state.set_config(std::move(c));
-        return admin_error{};
+        return backend_error{};
     };
     co_return co_await write_meta(*found, std::move(edit));
 }
 
-api::awaitable<api::admin_result<std::vector<api::queue_name>>>
+api::awaitable<api::backend_result<std::vector<api::queue_name>>>
 queue_service::dead_letter_source_queues(api::queue_name name) {
     auto found = co_await find_or_adopt(name.value);
     if (!found) {

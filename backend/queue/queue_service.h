@@ -85,43 +85,43 @@ public:
     void stop();
 
     // --- api::queues ----------------------------------------------------------------------------
-    api::awaitable<api::admin_result<api::queue_name>> create_queue(api::queue_name name,
+    api::awaitable<api::backend_result<api::queue_name>> create_queue(api::queue_name name,
                                                                     api::attribute_map attributes,
                                                                     api::attribute_map tags) override;
-    api::awaitable<api::admin_result<api::queue_name>> get_queue(api::queue_name name) override;
+    api::awaitable<api::backend_result<api::queue_name>> get_queue(api::queue_name name) override;
     api::awaitable<std::vector<api::queue_name>> list_queues(std::string prefix) override;
-    api::awaitable<api::admin_result<void>> delete_queue(api::queue_name name) override;
-    api::awaitable<api::admin_result<api::attribute_map>> get_attributes(
+    api::awaitable<api::backend_result<void>> delete_queue(api::queue_name name) override;
+    api::awaitable<api::backend_result<api::attribute_map>> get_attributes(
         api::queue_name name, std::vector<std::string> attribute_names) override;
-    api::awaitable<api::admin_result<void>> set_attributes(api::queue_name name,
+    api::awaitable<api::backend_result<void>> set_attributes(api::queue_name name,
                                                            api::attribute_map attributes) override;
-    api::awaitable<api::admin_result<void>> purge_queue(api::queue_name name) override;
-    api::awaitable<api::admin_result<void>> tag_queue(api::queue_name name,
+    api::awaitable<api::backend_result<void>> purge_queue(api::queue_name name) override;
+    api::awaitable<api::backend_result<void>> tag_queue(api::queue_name name,
                                                       api::attribute_map tags) override;
-    api::awaitable<api::admin_result<void>> untag_queue(api::queue_name name,
+    api::awaitable<api::backend_result<void>> untag_queue(api::queue_name name,
                                                         std::vector<std::string> keys) override;
-    api::awaitable<api::admin_result<api::attribute_map>> list_tags(api::queue_name name) override;
-    api::awaitable<api::admin_result<void>> add_permission(api::queue_name name, std::string label,
+    api::awaitable<api::backend_result<api::attribute_map>> list_tags(api::queue_name name) override;
+    api::awaitable<api::backend_result<void>> add_permission(api::queue_name name, std::string label,
                                                            std::vector<std::string> accounts,
                                                            std::vector<std::string> actions) override;
-    api::awaitable<api::admin_result<void>> remove_permission(api::queue_name name,
+    api::awaitable<api::backend_result<void>> remove_permission(api::queue_name name,
                                                               std::string label) override;
-    api::awaitable<api::admin_result<std::vector<api::queue_name>>> dead_letter_source_queues(
+    api::awaitable<api::backend_result<std::vector<api::queue_name>>> dead_letter_source_queues(
         api::queue_name name) override;
-    api::awaitable<api::admin_result<std::vector<api::sent_message>>> send_messages(
+    api::awaitable<api::backend_result<std::vector<api::sent_message>>> send_messages(
         api::queue_name name, std::vector<api::outgoing_message> messages) override;
-    api::awaitable<api::admin_result<std::vector<api::received_message>>> receive_messages(
+    api::awaitable<api::backend_result<std::vector<api::received_message>>> receive_messages(
         api::receive_request req) override;
-    api::awaitable<api::admin_result<std::vector<api::admin_error>>> delete_messages(
+    api::awaitable<api::backend_result<std::vector<api::backend_error>>> delete_messages(
         api::queue_name name, std::vector<std::string> receipt_handles) override;
-    api::awaitable<api::admin_result<std::vector<api::admin_error>>> change_visibility(
+    api::awaitable<api::backend_result<std::vector<api::backend_error>>> change_visibility(
         api::queue_name name, std::vector<api::visibility_change> changes) override;
-    api::awaitable<api::admin_result<std::string>> start_message_move_task(
+    api::awaitable<api::backend_result<std::string>> start_message_move_task(
         std::string source_arn, std::optional<std::string> destination_arn,
         std::optional<std::int32_t> max_per_second) override;
-    api::awaitable<api::admin_result<std::vector<api::move_task>>> list_message_move_tasks(
+    api::awaitable<api::backend_result<std::vector<api::move_task>>> list_message_move_tasks(
         std::string source_arn, std::int32_t max_results) override;
-    api::awaitable<api::admin_result<std::int64_t>> cancel_message_move_task(
+    api::awaitable<api::backend_result<std::int64_t>> cancel_message_move_task(
         std::string task_handle) override;
     std::optional<api::move_task> find_message_move_task(
         const std::string& task_handle) const override;
@@ -164,23 +164,23 @@ private:
 
     // registry and administration (queue_service.cc)
     handle_ptr find(const std::string& name) const;
-    api::awaitable<api::admin_result<handle_ptr>> find_or_adopt(const std::string& name);
-    api::awaitable<api::admin_result<handle_ptr>> make_queue(const std::string& name,
+    api::awaitable<api::backend_result<handle_ptr>> find_or_adopt(const std::string& name);
+    api::awaitable<api::backend_result<handle_ptr>> make_queue(const std::string& name,
                                                              api::attribute_map attributes,
                                                              api::attribute_map tags, bool adopt_only);
-    api::admin_error check_redrive(const queue_config& c, const std::string& name) const;
+    api::backend_error check_redrive(const queue_config& c, const std::string& name) const;
     result<state_log::position> append_locked(queue_handle& q, const change_list& changes,
                                               std::vector<encoded_record> extra = {});
     api::awaitable<result<void>> flush(std::optional<state_log::position> p);
-    api::awaitable<api::admin_result<void>> write_meta(handle_ptr q,
-                                                       std::function<api::admin_error(queue_handle&)> edit);
+    api::awaitable<api::backend_result<void>> write_meta(handle_ptr q,
+                                                       std::function<api::backend_error(queue_handle&)> edit);
     api::awaitable<std::vector<std::int64_t>> log_ends(const std::string& topic, std::int32_t partitions);
     void after_change(queue_handle& q, std::size_t made_available);
     std::int64_t now() const { return wall_(); }
 
     // the tailer and activation (queue_tailer.cc)
     api::awaitable<void> tail(handle_ptr q);
-    api::awaitable<api::admin_error> fit_to_topic(handle_ptr q, bool start_latest);
+    api::awaitable<api::backend_error> fit_to_topic(handle_ptr q, bool start_latest);
     api::awaitable<void> rebuild_deduplication(handle_ptr q);
     void spawn_tailer(const handle_ptr& q);
 

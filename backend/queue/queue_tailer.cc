@@ -10,7 +10,7 @@
 
 namespace sluice::backend::queue {
 namespace asio = boost::asio;
-using api::admin_error;
+using api::backend_error;
 using api::errc;
 
 namespace {
@@ -54,10 +54,10 @@ void queue_service::spawn_tailer(const handle_ptr& q) {
     });
 }
 
-api::awaitable<api::admin_error> queue_service::fit_to_topic(handle_ptr q, bool start_latest) {
+api::awaitable<api::backend_error> queue_service::fit_to_topic(handle_ptr q, bool start_latest) {
     auto desc = co_await topics_.describe(topic_name(q->meta.name));
     if (!desc || desc->internal) {
-        co_return admin_error{make_error_code(errc::queue_does_not_exist),
+        co_return backend_error{make_error_code(errc::queue_does_not_exist),
                               "The queue's topic no longer exists."};
     }
     std::optional<state_log::position> pos;
@@ -76,7 +76,7 @@ api::awaitable<api::admin_error> queue_service::fit_to_topic(handle_ptr q, bool 
         std::vector<encoded_record> recs{encode(q->meta)};
         auto p = append_locked(*q, {}, std::move(recs));
         if (!p) {
-            co_return admin_error{make_error_code(errc::storage_error), p.error().message()};
+            co_return backend_error{make_error_code(errc::storage_error), p.error().message()};
         }
     }
     std::vector<api::offset_query> queries;
@@ -92,9 +92,9 @@ api::awaitable<api::admin_error> queue_service::fit_to_topic(handle_ptr q, bool 
         const auto& start = found[static_cast<std::size_t>(2 * p)];
         const auto& end = found[static_cast<std::size_t>(2 * p + 1)];
         if (start.error || end.error) {
-            co_return admin_error{make_error_code(errc::storage_error),
+            co_return backend_error{make_error_code(errc::storage_error),
                                   fmt::format("The queue's topic cannot be read: {}",
-                                              (start.error ? start.error : end.error).message())};
+                                              (start.error ? start.error : end.error).code.message())};
         }
         if (start_latest) {
             q->state.start_at(p, end.off.value);
@@ -103,9 +103,9 @@ api::awaitable<api::admin_error> queue_service::fit_to_topic(handle_ptr q, bool 
     }
     auto p = append_locked(*q, changes);
     if (!p) {
-        co_return admin_error{make_error_code(errc::storage_error), p.error().message()};
+        co_return backend_error{make_error_code(errc::storage_error), p.error().message()};
     }
-    co_return admin_error{};
+    co_return backend_error{};
 }
 
 api::awaitable<void> queue_service::rebuild_deduplication(handle_ptr q) {
@@ -221,7 +221,7 @@ api::awaitable<void> queue_service::tail(handle_ptr q) {
             d.partition = fp.partition.value;
             d.high_watermark = fp.last_stable_offset.value;
             d.log_start = fp.log_start_offset.value;
-            d.error = fp.error;
+            d.error = fp.error.code;
             if (fp.error) {
                 topic_gone = topic_gone || api::reason(fp.error) == errc::unknown_topic_or_partition;
             } else if (fp.records.size() > 0) {

@@ -15,7 +15,9 @@ enum class code : std::int32_t {
     payload_too_large = 413,
     unprocessable = 422,         // valid JSON that the request cannot take
     kafka_bad_request = 40002,   // the backend refused the arguments (Kafka's bad request)
+    kafka_authentication_error = 40101,  // the backend refused the gateway's credentials (401)
     forbidden = 40301,           // writing an internal topic
+    kafka_authorization_error = 40301,   // the backend's ACLs refused the operation (403)
     topic_not_found = 40401,
     partition_not_found = 40402,
     consumer_instance_not_found = 40403,
@@ -37,6 +39,7 @@ enum class code : std::int32_t {
     internal = 500,
     kafka_error = 50002,          // a backend failure of no more specific kind
     kafka_retriable_error = 50003,  // a backend failure that a retry may not see
+    broker_not_available = 50302,   // the backend cannot be reached (503): retry
     insufficient_storage = 50701,   // the storage is full or failing: retry once it recovers
 };
 

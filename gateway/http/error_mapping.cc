@@ -61,6 +61,17 @@ error map(api::errc e, const std::error_code& ec, subject about) {
         // KAFKA_STORAGE_ERROR): 507, retried once space returns or the partition recovers.
         case errc::storage_error:
             return {code::insufficient_storage, "Insufficient storage: " + ec.message()};
+        // A remote backend's (compat: rest-utils' KafkaExceptionMapper): a timeout is a retriable
+        // Kafka error (500, 50003), an unreachable cluster BrokerNotAvailable (503, 50302), a
+        // refused login 401 (40101) and a refused ACL 403 (40301).
+        case errc::request_timed_out:
+            return retriable();
+        case errc::backend_unavailable:
+            return {code::broker_not_available, "Broker not available: " + ec.message()};
+        case errc::backend_authentication_failed:
+            return {code::kafka_authentication_error, "Authentication error: " + ec.message()};
+        case errc::backend_authorization_failed:
+            return {code::kafka_authorization_error, "Authorization error: " + ec.message()};
         case errc::message_too_large:
         case errc::record_list_too_large:
         case errc::corrupt_message:
@@ -117,6 +128,9 @@ error from_backend(const std::error_code& ec, subject about) {
 
 code produce_error_code(const std::error_code& ec) {
     const code c = from_backend(ec).code;
+    if (c == code::broker_not_available) {
+        return code::kafka_retriable_error;  // compat: a RetriableException of the producer
+    }
     return c == code::kafka_retriable_error || c == code::insufficient_storage ? c
                                                                                : code::kafka_error;
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "backend/api/common.h"
 #include "gateway/http/error_codes.h"
 #include "gateway/httpcore/router.h"
 
@@ -31,10 +32,26 @@ struct error {
 /// unknown or missing depends on the call: the caller says which resource a not-found names.
 enum class subject { topic, partition, record };
 error from_backend(const std::error_code& ec, subject about = subject::topic);
+inline error from_backend(const backend::api::backend_error& e, subject about = subject::topic) {
+    return from_backend(e.code, about);
+}
+template <typename E>
+    requires std::is_error_code_enum_v<E>
+error from_backend(E e, subject about = subject::topic) {
+    return from_backend(make_error_code(e), about);
+}
 
 /// The per-record error code of a produce answer for a partition's backend error: 50003 when a
 /// retry may succeed, 50002 otherwise (compat: AbstractProduceAction.errorCodeFromProducerException).
 code produce_error_code(const std::error_code& ec);
+inline code produce_error_code(const backend::api::backend_error& e) {
+    return produce_error_code(e.code);
+}
+template <typename E>
+    requires std::is_error_code_enum_v<E>
+code produce_error_code(E e) {
+    return produce_error_code(make_error_code(e));
+}
 
 /// {"error_code":<code>,"message":"..."} with the code's status and `content_type`.
 http_response error_response(const error& e, std::string_view content_type);

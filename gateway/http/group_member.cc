@@ -252,7 +252,7 @@ asio::awaitable<bool> group_member::join_and_sync() {
         if (api::reason(joined.error) == api::errc::unknown_member_id) {
             member_id_.clear();
         }
-        http_log().debug("group {}: join failed: {}", opts_.group.value, joined.error.message());
+        http_log().debug("group {}: join failed: {}", opts_.group.value, joined.error.code.message());
         co_return false;
     }
     member_id_ = joined.member_id;
@@ -284,7 +284,7 @@ asio::awaitable<bool> group_member::join_and_sync() {
         if (api::reason(synced.error) == api::errc::unknown_member_id) {
             member_id_.clear();
         }
-        http_log().debug("group {}: sync failed: {}", opts_.group.value, synced.error.message());
+        http_log().debug("group {}: sync failed: {}", opts_.group.value, synced.error.code.message());
         co_return false;
     }
     auto decoded = kafka::decode_assignment(
@@ -407,11 +407,11 @@ asio::awaitable<void> group_member::run(std::shared_ptr<group_member> self) {
             hb.generation_id = generation_;
             hb.member_id = member_id_;
             hb.group_instance_id = opts_.instance_id;
-            const std::error_code ec = co_await groups_.heartbeat(std::move(hb));
-            if (!ec) {
+            const auto beat = co_await groups_.heartbeat(std::move(hb));
+            if (beat) {
                 continue;
             }
-            const auto why = api::reason(ec);
+            const auto why = beat.error().reason();
             if (why == api::errc::coordinator_loading ||
                 why == api::errc::coordinator_not_available || why == api::errc::not_coordinator) {
                 continue;

@@ -118,7 +118,7 @@ void write_queue(json::writer& w, const queue_table& table, const api::queue_vie
 }
 
 /// The HTTP status for a backend error of the queue calls used here.
-unsigned status_of(const api::admin_error& e) {
+unsigned status_of(const api::backend_error& e) {
     switch (api::reason(e.code)) {
     case api::errc::queue_does_not_exist:
     case api::errc::resource_not_found:
@@ -136,7 +136,7 @@ unsigned status_of(const api::admin_error& e) {
     }
 }
 
-http_response backend_error(const api::admin_error& e, std::string_view what) {
+http_response backend_error(const api::backend_error& e, std::string_view what) {
     std::string message(what);
     if (!e.message.empty()) {
         message += ": " + e.message;
@@ -149,7 +149,7 @@ std::string not_found(std::string_view queue) {
 }
 
 /// The queue's ARN, as the move-task calls name queues.
-asio::awaitable<api::admin_result<std::string>> queue_arn(api::queues& queues,
+asio::awaitable<api::backend_result<std::string>> queue_arn(api::queues& queues,
                                                           std::string name) {
     std::vector<std::string> names{"QueueArn"};
     auto attrs = co_await queues.get_attributes(api::queue_name(std::move(name)), std::move(names));
@@ -159,7 +159,7 @@ asio::awaitable<api::admin_result<std::string>> queue_arn(api::queues& queues,
     auto it = attrs->find("QueueArn");
     if (it == attrs->end()) {
         co_return std::unexpected(
-            api::admin_error{api::make_error_code(api::errc::unknown), "the queue has no ARN"});
+            api::backend_error{api::make_error_code(api::errc::unknown), "the queue has no ARN"});
     }
     co_return it->second;
 }

@@ -198,7 +198,7 @@ boost::asio::awaitable<produce_outcome> record_producer::produce(
                 const std::size_t i = it->second.members[k];
                 auto& o = out.records[i];
                 o.partition = rp.partition.value;
-                o.error = rp.error;
+                o.error = rp.error.code;
                 if (!rp.error) {
                     o.offset = rp.base_offset.value + static_cast<std::int64_t>(k);
                     o.timestamp =

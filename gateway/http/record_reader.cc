@@ -50,7 +50,7 @@ boost::asio::awaitable<std::vector<partition_read>> read_records(
             o.high_watermark = fp.high_watermark;
             o.log_start = fp.log_start_offset;
             if (fp.error) {
-                o.error = fp.error;
+                o.error = fp.error.code;
                 continue;
             }
             if (stopped || fp.records.size() == 0) {

@@ -89,6 +89,18 @@ kafka::error_code from_backend(backend::api::errc e) {
         case errc::over_limit:
         case errc::resource_not_found:
         case errc::unsupported_operation: return kafka::error_code::invalid_request;
+        // A remote backend's (a cluster behind the gateway), answered as a broker would.
+        case errc::request_timed_out: return kafka::error_code::request_timed_out;
+        // compat: a broker that cannot reach a partition's leader answers LEADER_NOT_AVAILABLE,
+        // which clients retry after refreshing metadata.
+        case errc::backend_unavailable: return kafka::error_code::leader_not_available;
+        // The gateway cannot serve until an operator fixes its own credentials: to the client the
+        // broker is not available (not a SASL failure of the client's).
+        case errc::backend_authentication_failed: return kafka::error_code::broker_not_available;
+        // compat: a broker answers the refused resource's *_AUTHORIZATION_FAILED; topics are what
+        // the calls that reach a remote backend's ACLs touch.
+        case errc::backend_authorization_failed:
+            return kafka::error_code::topic_authorization_failed;
         case errc::invalid_request: return kafka::error_code::invalid_request;
         case errc::unsupported: return kafka::error_code::unsupported_version;
         case errc::unknown: return kafka::error_code::unknown_server_error;

@@ -5,7 +5,7 @@
 namespace sluice::gateway {
 namespace api = backend::api;
 
-boost::asio::awaitable<api::admin_result<api::topic_description>> auto_create_topic(
+boost::asio::awaitable<api::backend_result<api::topic_description>> auto_create_topic(
     api::topics& topics, topic_name name, std::int32_t partitions, std::string who) {
     // A named value: g++ 12 destroys an aggregate temporary argument of a co_await call twice.
     api::new_topic spec{name, partitions, {}, false};

@@ -28,7 +28,7 @@ struct topic_auto_creation {
 /// meanwhile by someone else is answered as found. `who` names the requester in the log line
 /// ("client 'rdkafka'", "http User:alice"). Errors: those of api::topics::create
 /// (invalid_topic_name, ...).
-boost::asio::awaitable<backend::api::admin_result<backend::api::topic_description>>
+boost::asio::awaitable<backend::api::backend_result<backend::api::topic_description>>
 auto_create_topic(backend::api::topics& topics, topic_name name, std::int32_t partitions,
                   std::string who);
 

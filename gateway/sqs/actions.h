@@ -65,7 +65,7 @@ struct action_context {
     std::string queue_url(const std::string& name) const;
     std::string queue_arn(const std::string& name) const;
     void fail(front_error e, std::string message) { error = to_sqs(e, std::move(message)); }
-    void fail(const backend::api::admin_error& e) { error = to_sqs(e); }
+    void fail(const backend::api::backend_error& e) { error = to_sqs(e); }
     /// The queue a QueueUrl parameter names (set `error` and nullopt when absent or not one).
     std::optional<backend::api::queue_name> queue_from_url();
     /// A required string parameter (MissingParameter when absent).

@@ -370,7 +370,7 @@ namespace {
 void write_batch_outcome(protocol::sqs::response_writer& out, std::string_view success_entry,
                          const std::vector<batch_entry>& entries,
                          const std::vector<std::optional<sqs_error>>& refused,
-                         const std::vector<api::admin_error>& answered) {
+                         const std::vector<api::backend_error>& answered) {
     out.begin_list("Successful", success_entry);
     for (std::size_t i = 0; i < entries.size(); ++i) {
         if (!refused[i] && !answered[i].code) {

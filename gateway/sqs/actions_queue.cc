@@ -124,7 +124,7 @@ std::optional<api::queue_name> action_context::queue_from_url() {
     const std::string_view name = slash == std::string_view::npos ? u : u.substr(slash + 1);
     if (name.empty() || name.size() > 249 || name == "." || name == ".." ||
         !std::all_of(name.begin(), name.end(), legal_topic_char)) {
-        error = to_sqs(api::admin_error{make_error_code(api::errc::queue_does_not_exist),
+        error = to_sqs(api::backend_error{make_error_code(api::errc::queue_does_not_exist),
                                         "The specified queue does not exist."});
         return std::nullopt;
     }

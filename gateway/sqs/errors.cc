@@ -67,9 +67,9 @@ sqs_error to_sqs(front_error e, std::string message) {
     return internal(std::move(message));
 }
 
-sqs_error to_sqs(const backend::api::admin_error& e) {
+sqs_error to_sqs(const backend::api::backend_error& e) {
     using backend::api::errc;
-    std::string m = e.message.empty() ? e.code.message() : e.message;
+    std::string m = e.text();
     // One exhaustive switch, no default: a new errc breaks the build until it is mapped here.
     switch (backend::api::reason(e.code)) {
         case errc::queue_does_not_exist:
@@ -125,6 +125,17 @@ sqs_error to_sqs(const backend::api::admin_error& e) {
         case errc::coordinator_not_available:
         case errc::not_coordinator:
             return make(503, "ServiceUnavailable", "ServiceUnavailable", false, m);
+        // A remote backend's. A timeout or an unreachable cluster is temporary: ServiceUnavailable
+        // (503), which the AWS SDKs retry (SQS has no RequestTimeout error). The gateway's own
+        // credentials refused is nothing the client can fix: InternalFailure (500). A refusal by
+        // the cluster's ACLs is answered as the front's own ACL refusals are.
+        case errc::request_timed_out:
+        case errc::backend_unavailable:
+            return make(503, "ServiceUnavailable", "ServiceUnavailable", false, m);
+        case errc::backend_authentication_failed:
+            return internal(m);
+        case errc::backend_authorization_failed:
+            return access_denied(m);
         case errc::storage_error:
         case errc::offset_out_of_range:
         case errc::corrupt_message:

@@ -46,6 +46,6 @@ sqs_error request_throttled(std::string message);
 /// AWS's AccessDenied (an ACL refused the action): 400, AccessDeniedException in JSON.
 sqs_error access_denied(std::string message);
 /// The error of a backend answer (its message, or the code's own when empty).
-sqs_error to_sqs(const backend::api::admin_error& e);
+sqs_error to_sqs(const backend::api::backend_error& e);
 
 }  // namespace sluice::gateway::sqs

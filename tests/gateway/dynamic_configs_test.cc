@@ -17,7 +17,7 @@ namespace {
 namespace api = backend::api;
 namespace kafka = protocol::kafka;
 
-api::admin_error fail(api::errc e, std::string message = {}) {
+api::backend_error fail(api::errc e, std::string message = {}) {
     return {api::make_error_code(e), std::move(message)};
 }
 
@@ -29,7 +29,7 @@ public:
     std::vector<std::string> dynamic_config_names() const override {
         return {"log.cleanup.policy", "log.retention.ms"};
     }
-    api::admin_result<void> set_dynamic_configs(api::dynamic_broker_configs c,
+    api::backend_result<void> set_dynamic_configs(api::dynamic_broker_configs c,
                                                 bool validate_only) override {
         for (const auto* layer : {&c.broker, &c.cluster_default}) {
             for (const auto& [k, v] : *layer) {
@@ -54,26 +54,26 @@ public:
     api::awaitable<std::vector<api::topic_description>> list() override {
         co_return std::vector<api::topic_description>{};
     }
-    api::awaitable<api::admin_result<api::created_topic>> create(api::new_topic) override {
+    api::awaitable<api::backend_result<api::created_topic>> create(api::new_topic) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> remove(topic_name) override {
+    api::awaitable<api::backend_result<void>> remove(topic_name) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> create_partitions(topic_name, std::int32_t,
+    api::awaitable<api::backend_result<void>> create_partitions(topic_name, std::int32_t,
                                                               bool) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<std::vector<api::config_entry>>> describe_configs(
+    api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_configs(
         topic_name) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> replace_configs(topic_name,
+    api::awaitable<api::backend_result<void>> replace_configs(topic_name,
                                                             std::map<std::string, std::string>,
                                                             bool) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> alter_configs(topic_name,
+    api::awaitable<api::backend_result<void>> alter_configs(topic_name,
                                                           std::vector<api::config_change>,
                                                           bool) override {
         co_return std::unexpected(fail(api::errc::unsupported));
@@ -90,7 +90,7 @@ class fake_groups final : public api::groups {
 public:
     std::map<std::string, std::map<std::string, std::string>> recorded;
 
-    api::admin_result<void> set_group_configs(const group_id& g,
+    api::backend_result<void> set_group_configs(const group_id& g,
                                               std::map<std::string, std::string> configs,
                                               bool validate_only) override {
         for (const auto& [k, v] : configs) {
@@ -114,8 +114,8 @@ public:
     api::awaitable<api::sync_group_result> sync_group(api::sync_group_request) override {
         co_return api::sync_group_result{};
     }
-    api::awaitable<std::error_code> heartbeat(api::heartbeat_request) override {
-        co_return std::error_code{};
+    api::awaitable<api::backend_result<void>> heartbeat(api::heartbeat_request) override {
+        co_return api::backend_result<void>();
     }
     api::awaitable<api::leave_group_result> leave_group(group_id,
                                                         std::vector<api::leave_member>) override {

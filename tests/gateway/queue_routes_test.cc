@@ -20,7 +20,7 @@ namespace http = boost::beast::http;
 namespace api = backend::api;
 using http::verb;
 
-api::admin_error fail(api::errc e, std::string message = {}) {
+api::backend_error fail(api::errc e, std::string message = {}) {
     return {api::make_error_code(e), std::move(message)};
 }
 
@@ -29,7 +29,7 @@ class fake_queues final : public api::queues {
 public:
     std::vector<api::queue_view> views;
     /// What start_message_move_task answers next, and what it was called with.
-    api::admin_result<std::string> start_answer = std::string("task-1");
+    api::backend_result<std::string> start_answer = std::string("task-1");
     std::optional<std::string> started_source;
     std::optional<std::string> started_destination;
     std::optional<std::int32_t> started_rate;
@@ -39,21 +39,21 @@ public:
         return "arn:aws:sqs:us-east-1:000000000000:" + q;
     }
 
-    api::awaitable<api::admin_result<api::queue_name>> create_queue(api::queue_name,
+    api::awaitable<api::backend_result<api::queue_name>> create_queue(api::queue_name,
                                                                     api::attribute_map,
                                                                     api::attribute_map) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<api::queue_name>> get_queue(api::queue_name) override {
+    api::awaitable<api::backend_result<api::queue_name>> get_queue(api::queue_name) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
     api::awaitable<std::vector<api::queue_name>> list_queues(std::string) override {
         co_return std::vector<api::queue_name>{};
     }
-    api::awaitable<api::admin_result<void>> delete_queue(api::queue_name) override {
+    api::awaitable<api::backend_result<void>> delete_queue(api::queue_name) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<api::attribute_map>> get_attributes(
+    api::awaitable<api::backend_result<api::attribute_map>> get_attributes(
         api::queue_name name, std::vector<std::string>) override {
         for (const auto& v : views) {
             if (v.name == name) {
@@ -62,54 +62,54 @@ public:
         }
         co_return std::unexpected(fail(api::errc::queue_does_not_exist, "no queue"));
     }
-    api::awaitable<api::admin_result<void>> set_attributes(api::queue_name,
+    api::awaitable<api::backend_result<void>> set_attributes(api::queue_name,
                                                            api::attribute_map) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> purge_queue(api::queue_name) override {
+    api::awaitable<api::backend_result<void>> purge_queue(api::queue_name) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> tag_queue(api::queue_name,
+    api::awaitable<api::backend_result<void>> tag_queue(api::queue_name,
                                                       api::attribute_map) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> untag_queue(api::queue_name,
+    api::awaitable<api::backend_result<void>> untag_queue(api::queue_name,
                                                         std::vector<std::string>) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<api::attribute_map>> list_tags(api::queue_name) override {
+    api::awaitable<api::backend_result<api::attribute_map>> list_tags(api::queue_name) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> add_permission(api::queue_name, std::string,
+    api::awaitable<api::backend_result<void>> add_permission(api::queue_name, std::string,
                                                            std::vector<std::string>,
                                                            std::vector<std::string>) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<void>> remove_permission(api::queue_name,
+    api::awaitable<api::backend_result<void>> remove_permission(api::queue_name,
                                                               std::string) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<std::vector<api::queue_name>>> dead_letter_source_queues(
+    api::awaitable<api::backend_result<std::vector<api::queue_name>>> dead_letter_source_queues(
         api::queue_name) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<std::vector<api::sent_message>>> send_messages(
+    api::awaitable<api::backend_result<std::vector<api::sent_message>>> send_messages(
         api::queue_name, std::vector<api::outgoing_message>) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<std::vector<api::received_message>>> receive_messages(
+    api::awaitable<api::backend_result<std::vector<api::received_message>>> receive_messages(
         api::receive_request) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<std::vector<api::admin_error>>> delete_messages(
+    api::awaitable<api::backend_result<std::vector<api::backend_error>>> delete_messages(
         api::queue_name, std::vector<std::string>) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<std::vector<api::admin_error>>> change_visibility(
+    api::awaitable<api::backend_result<std::vector<api::backend_error>>> change_visibility(
         api::queue_name, std::vector<api::visibility_change>) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
-    api::awaitable<api::admin_result<std::string>> start_message_move_task(
+    api::awaitable<api::backend_result<std::string>> start_message_move_task(
         std::string source_arn, std::optional<std::string> destination_arn,
         std::optional<std::int32_t> max_per_second) override {
         started_source = std::move(source_arn);
@@ -117,11 +117,11 @@ public:
         started_rate = max_per_second;
         co_return start_answer;
     }
-    api::awaitable<api::admin_result<std::vector<api::move_task>>> list_message_move_tasks(
+    api::awaitable<api::backend_result<std::vector<api::move_task>>> list_message_move_tasks(
         std::string, std::int32_t) override {
         co_return tasks;
     }
-    api::awaitable<api::admin_result<std::int64_t>> cancel_message_move_task(std::string) override {
+    api::awaitable<api::backend_result<std::int64_t>> cancel_message_move_task(std::string) override {
         co_return std::unexpected(fail(api::errc::unsupported));
     }
     std::optional<api::move_task> find_message_move_task(const std::string&) const override {

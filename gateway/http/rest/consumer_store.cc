@@ -265,7 +265,7 @@ boost::asio::awaitable<void> consumer_store::write_on_strand(std::string key,
         for (const auto& rp : rt.partitions) {
             if (rp.error) {
                 http_log().warn("REST consumers: storing an instance failed: {}",
-                                rp.error.message());
+                                rp.error.code.message());
             }
         }
     }

@@ -35,10 +35,10 @@ boost::asio::awaitable<add_offsets_to_txn_handler::response> add_offsets_to_txn_
         resp.error_code = kafka::error_code::group_authorization_failed;
         co_return resp;
     }
-    auto ec = co_await ctx.svc().txn.add_offsets(transactional_id(req.transactional_id),
-                                                 {req.producer_id, req.producer_epoch},
-                                                 group_id(req.group_id));
-    resp.error_code = txn_error(ec, ctx.version(), 2, 4);
+    auto added = co_await ctx.svc().txn.add_offsets(transactional_id(req.transactional_id),
+                                                    {req.producer_id, req.producer_epoch},
+                                                    group_id(req.group_id));
+    resp.error_code = txn_error(backend::api::error_of(added), ctx.version(), 2, 4);
     co_return resp;
 }
 

@@ -78,7 +78,9 @@ consumer_group_describe_handler::handle(request_context& ctx, request req) {
         auto& out = resp.groups.emplace_back();
         out.group_id = d.group_id.value;
         out.error_code = to_kafka(d.error);
-        out.error_message = d.error_message;
+        if (!d.error.message.empty()) {
+            out.error_message = d.error.message;
+        }
         out.group_state = d.state;
         out.group_epoch = d.group_epoch;
         out.assignment_epoch = d.assignment_epoch;

@@ -76,10 +76,12 @@ consumer_group_heartbeat_handler::handle(request_context& ctx, request req) {
 
     response resp;
     resp.error_code = to_kafka(res.error);
-    resp.error_message = std::move(res.error_message);
+    if (!res.error.message.empty()) {
+        resp.error_message = std::move(res.error.message);
+    }
     if (res.error) {
         kafka_log().debug("conn {} client '{}': ConsumerGroupHeartbeat failed: {}",
-                          ctx.connection().id, ctx.client_id(), res.error.message());
+                          ctx.connection().id, ctx.client_id(), res.error.code.message());
         co_return resp;
     }
     resp.member_id = std::move(res.member_id);

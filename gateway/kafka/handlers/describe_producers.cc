@@ -35,7 +35,7 @@ boost::asio::awaitable<describe_producers_handler::response> describe_producers_
             auto producers = co_await ctx.svc().txn.describe_producers(topic_name(t.name), p);
             if (!producers) {
                 pout.error_code = to_kafka(producers.error());
-                pout.error_message = producers.error().message();
+                pout.error_message = producers.error().code.message();
                 continue;
             }
             for (const auto& d : *producers) {

@@ -34,7 +34,7 @@ boost::asio::awaitable<end_txn_handler::response> end_txn_handler::handle(reques
         kafka_log().debug("conn {} client '{}': EndTxn v{} '{}' ({}) failed: {}",
                           ctx.connection().id, ctx.client_id(), ctx.version(),
                           req.transactional_id, req.committed ? "commit" : "abort",
-                          got.error().message());
+                          got.error().code.message());
         co_return resp;
     }
     resp.error_code = kafka::error_code::none;

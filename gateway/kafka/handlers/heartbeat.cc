@@ -23,9 +23,9 @@ boost::asio::awaitable<heartbeat_handler::response> heartbeat_handler::handle(re
     r.generation_id = req.generation_id;
     r.member_id = std::move(req.member_id);
     r.group_instance_id = std::move(req.group_instance_id);
-    auto ec = co_await ctx.svc().groups.heartbeat(std::move(r));
+    auto beat = co_await ctx.svc().groups.heartbeat(std::move(r));
     response resp;
-    resp.error_code = to_kafka(ec);
+    resp.error_code = beat ? kafka::error_code::none : to_kafka(beat.error());
     co_return resp;
 }
 

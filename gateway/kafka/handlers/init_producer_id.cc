@@ -58,7 +58,7 @@ boost::asio::awaitable<init_producer_id_handler::response> init_producer_id_hand
         resp.error_code = txn_error(got.error(), ctx.version(), 4, 6);
         kafka_log().debug("conn {} client '{}': InitProducerId v{} ('{}') failed: {}",
                           ctx.connection().id, ctx.client_id(), ctx.version(),
-                          req.transactional_id.value_or(""), got.error().message());
+                          req.transactional_id.value_or(""), got.error().code.message());
         co_return resp;
     }
     resp.error_code = kafka::error_code::none;

@@ -148,7 +148,7 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
             auto& pout = tout.partition_responses[sent[t][i]];
             pout.log_start_offset = p.log_start_offset.value;
             if (p.error) {
-                pout.error_code = produce_error(p.error, ctx.version());
+                pout.error_code = produce_error(p.error.code, ctx.version());
                 any_error = true;
                 // KIP-467 (v8+): which records the batch failed for, so that a client fails
                 // those with INVALID_RECORD and the others as collateral.
@@ -161,7 +161,7 @@ boost::asio::awaitable<produce_handler::response> produce_handler::handle(reques
                 }
                 kafka_log().debug("conn {} client '{}': produce to {}-{} failed: {}",
                                   ctx.connection().id, ctx.client_id(), tout.name,
-                                  p.partition.value, p.error.message());
+                                  p.partition.value, p.error.code.message());
                 continue;
             }
             pout.error_code = kafka::error_code::none;

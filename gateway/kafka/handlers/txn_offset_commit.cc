@@ -80,7 +80,7 @@ boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_ha
         call.group_instance_id = req.group_instance_id;
         call.generation_id = req.generation_id;
         call.implicit = ctx.version() >= 5;
-        auto ec = co_await ctx.svc().txn.txn_offset_commit(std::move(call));
+        const auto ec = api::error_of(co_await ctx.svc().txn.txn_offset_commit(std::move(call)));
         if (ec && api::reason(ec) == api::errc::producer_fenced) {
             // compat: the group coordinator's verification reports a fenced producer as
             // INVALID_PRODUCER_EPOCH (AddPartitionsToTxnManager).
@@ -91,7 +91,7 @@ boost::asio::awaitable<txn_offset_commit_handler::response> txn_offset_commit_ha
         if (ec) {
             kafka_log().debug("conn {} client '{}': TxnOffsetCommit v{} '{}' group '{}': {}",
                               ctx.connection().id, ctx.client_id(), ctx.version(),
-                              req.transactional_id, req.group_id, ec.message());
+                              req.transactional_id, req.group_id, ec.code.message());
         }
     }
     for (std::size_t i = 0; i < req.topics.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <system_error>
 
+#include "backend/api/common.h"
 #include "gateway/kafka/error_mapping.h"
 #include "protocol/kafka/error_code.h"
 
@@ -14,7 +15,8 @@ namespace sluice::gateway {
 /// `fenced_since`: the first version that knows PRODUCER_FENCED (older ones get
 /// INVALID_PRODUCER_EPOCH; compat: KafkaApis, KIP-588). `abortable_since`: the first version
 /// that knows TRANSACTION_ABORTABLE (older ones get INVALID_TXN_STATE; KIP-890).
-inline protocol::kafka::error_code txn_error(std::error_code ec, std::int16_t version,
+inline protocol::kafka::error_code txn_error(const backend::api::backend_error& ec,
+                                             std::int16_t version,
                                              std::int16_t fenced_since,
                                              std::int16_t abortable_since) {
     namespace kafka = protocol::kafka;

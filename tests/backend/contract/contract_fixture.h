@@ -101,7 +101,7 @@ std::vector<std::string> values_of(const std::vector<fetched_record>& records);
 std::int64_t now_ms();
 
 /// What `ec` means in api terms; errc{} (0) for success, so that EXPECT_EQ prints both.
-api::errc reason_of(const std::error_code& ec);
+api::errc reason_of(const api::backend_error& e);
 
 /// The typed fixture: opens a fresh backend for each test on a fresh factory, drives its
 /// awaitables on an io_context of this thread, and can close and reopen the backend on the
@@ -194,7 +194,7 @@ protected:
 
     // --- topics --------------------------------------------------------------------------
 
-    api::admin_result<api::created_topic> try_create(
+    api::backend_result<api::created_topic> try_create(
         const std::string& name, std::int32_t partitions,
         std::map<std::string, std::string> configs = {}, bool validate_only = false) {
         api::new_topic spec;
@@ -255,7 +255,7 @@ protected:
                                 std::int64_t timestamp_ms = 1'700'000'000'000) {
         auto batch = make_batch(values, timestamp_ms);
         auto r = produce(topic, partition, batch);
-        EXPECT_FALSE(r.error) << topic << "/" << partition << ": " << r.error.message();
+        EXPECT_FALSE(r.error) << topic << "/" << partition << ": " << r.error.text();
         return r.base_offset.value;
     }
 

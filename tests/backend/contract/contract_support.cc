@@ -151,8 +151,8 @@ std::int64_t now_ms() {
         .count();
 }
 
-api::errc reason_of(const std::error_code& ec) {
-    return ec ? api::reason(ec) : api::errc{};
+api::errc reason_of(const api::backend_error& e) {
+    return e ? e.reason() : api::errc{};
 }
 
 }  // namespace sluice::backend::contract

@@ -1,9 +1,10 @@
-// Contract: the error shapes of backend/api and where each is returned. `result<T>` (an
-// std::error_code: records.h delete_records, transactions.h), `admin_result<T>` (an
-// admin_error: code and client message; topics.h, queues.h), codes inside answers (records.h
-// per partition, groups.h per group and member) and `admin_error` values whose empty code
-// means success (queues.h per message). Every code a backend returns means an api::errc
-// (api::reason), never errc::unknown, and has a message.
+// Contract: the one error shape of backend/api (common.h) where each call answers it.
+// `backend_result<T>` for a call that gives a value or fails (topics.h, queues.h, records.h
+// delete_records per request, transactions.h, groups.h heartbeat), and a `backend_error` inside
+// an answer for each part that fails on its own, empty when that part succeeded (records.h per
+// partition, groups.h per group, member and partition, queues.h per message and handle). Every
+// code a backend answers means an api::errc (api::reason), never errc::unknown, and says
+// something (its message, or the client message the error carries).
 #include <algorithm>
 
 #include "tests/backend/contract/contract_backends.h"
@@ -14,29 +15,30 @@ namespace {
 template <typename F>
 class ErrorsContract : public BackendContract<F> {
 protected:
-    /// A code a backend answered: it means `want` in api terms and says something.
-    void expect_meaning(const std::error_code& ec, api::errc want, const char* where) {
-        ASSERT_TRUE(ec) << where << ": no error";
-        EXPECT_EQ(api::reason(ec), want) << where << ": " << ec.message();
-        EXPECT_NE(api::reason(ec), api::errc::unknown) << where;
-        EXPECT_FALSE(ec.message().empty()) << where;
+    /// An error a backend answered: it means `want` in api terms and says something.
+    void expect_meaning(const api::backend_error& e, api::errc want, const char* where) {
+        ASSERT_TRUE(e) << where << ": no error";
+        EXPECT_EQ(e.reason(), want) << where << ": " << e.text();
+        EXPECT_NE(e.reason(), api::errc::unknown) << where;
+        EXPECT_FALSE(e.code.message().empty()) << where;
+        EXPECT_FALSE(e.text().empty()) << where;
     }
 };
 TYPED_TEST_SUITE(ErrorsContract, backend_factories, factory_names);
 
-TYPED_TEST(ErrorsContract, AdminResultCarriesTheCodeAndAMessage) {
+TYPED_TEST(ErrorsContract, ResultCarriesTheCodeAndAMessage) {
     auto r = this->try_create("t", 1, {{"cleanup.policy", "sometimes"}});
     ASSERT_FALSE(r);
-    this->expect_meaning(r.error().code, api::errc::invalid_config, "create");
+    this->expect_meaning(r.error(), api::errc::invalid_config, "create");
     // The message for the client names the bad key (a front shows it as is).
     EXPECT_NE(r.error().message.find("cleanup.policy"), std::string::npos) << r.error().message;
 
     auto removed = this->run(this->topics().remove(topic_name("absent")));
     ASSERT_FALSE(removed);
-    this->expect_meaning(removed.error().code, api::errc::unknown_topic_or_partition, "remove");
+    this->expect_meaning(removed.error(), api::errc::unknown_topic_or_partition, "remove");
 }
 
-TYPED_TEST(ErrorsContract, ResultCarriesTheCodePerRequest) {
+TYPED_TEST(ErrorsContract, ResultPerRequest) {
     this->create_topic("t", 1);
     this->produce_values("t", 0, {"a"});
     std::vector<api::delete_records_request> reqs;
@@ -122,7 +124,7 @@ TYPED_TEST(ErrorsContract, WritingToAnInternalTopicIsRefused) {
 }
 
 TYPED_TEST(ErrorsContract, GroupAnswersCarryTheirCodes) {
-    // A group-level code in a struct (leave), a code as the whole answer (heartbeat), a code
+    // A group-level error in a struct (leave), a result without a value (heartbeat), an error
     // per group (delete) and per partition (commit).
     auto leave = this->run(this->groups().leave_group(
         group_id("absent"), {api::leave_member{"m", std::nullopt, std::nullopt}}));
@@ -132,8 +134,9 @@ TYPED_TEST(ErrorsContract, GroupAnswersCarryTheirCodes) {
     hb.group_id = group_id("absent");
     hb.generation_id = 1;
     hb.member_id = "m";
-    this->expect_meaning(this->run(this->groups().heartbeat(hb)), api::errc::unknown_member_id,
-                         "heartbeat");
+    auto beat = this->run(this->groups().heartbeat(hb));
+    ASSERT_FALSE(beat);
+    this->expect_meaning(beat.error(), api::errc::unknown_member_id, "heartbeat");
 
     auto del = this->run(this->groups().delete_groups({group_id("absent")}));
     ASSERT_EQ(del.size(), 1u);
@@ -151,7 +154,7 @@ TYPED_TEST(ErrorsContract, GroupAnswersCarryTheirCodes) {
                          "commit");
 }
 
-TYPED_TEST(ErrorsContract, AdminErrorWithAnEmptyCodeIsSuccess) {
+TYPED_TEST(ErrorsContract, AnEmptyErrorInAnAnswerIsSuccess) {
     if (this->queues() == nullptr) {
         GTEST_SKIP() << "the backend provides no queues interface";
     }
@@ -165,9 +168,11 @@ TYPED_TEST(ErrorsContract, AdminErrorWithAnEmptyCodeIsSuccess) {
     // The call succeeds; each message has its own answer.
     ASSERT_TRUE(r) << r.error().message;
     ASSERT_EQ(r->size(), 2u);
+    EXPECT_FALSE((*r)[0].error);
     EXPECT_FALSE((*r)[0].error.code);
+    EXPECT_TRUE((*r)[0].error.message.empty());
     EXPECT_FALSE((*r)[0].message_id.empty());
-    this->expect_meaning((*r)[1].error.code, api::errc::invalid_message_contents, "send");
+    this->expect_meaning((*r)[1].error, api::errc::invalid_message_contents, "send");
     EXPECT_FALSE((*r)[1].error.message.empty());
     EXPECT_TRUE((*r)[1].message_id.empty());
 
@@ -175,10 +180,12 @@ TYPED_TEST(ErrorsContract, AdminErrorWithAnEmptyCodeIsSuccess) {
     auto del = this->run(q.delete_messages(api::queue_name("jobs"), {"forged-handle"}));
     ASSERT_TRUE(del) << del.error().message;
     ASSERT_EQ(del->size(), 1u);
-    this->expect_meaning((*del)[0].code, api::errc::receipt_handle_invalid, "delete");
+    this->expect_meaning((*del)[0], api::errc::receipt_handle_invalid, "delete");
 }
 
 TYPED_TEST(ErrorsContract, TransactionErrorsAreResults) {
+    // A value or an error (init, describe_producers), an error per partition (add_partitions),
+    // a result without a value (add_offsets).
     if (this->transactions() == nullptr) {
         GTEST_SKIP() << "the backend provides no transactions interface";
     }
@@ -192,6 +199,17 @@ TYPED_TEST(ErrorsContract, TransactionErrorsAreResults) {
     ASSERT_FALSE(producers);
     this->expect_meaning(producers.error(), api::errc::unknown_topic_or_partition,
                          "describe_producers");
+
+    // A producer of another transactional id (none is open): the mapping is refused.
+    const api::producer_identity stranger{producer_id(424242), producer_epoch(0)};
+    auto added = this->run(tx.add_partitions(transactional_id("unknown-tx"), stranger,
+                                             {api::txn_partition{topic_name("t"), partition_id(0)}},
+                                             false));
+    ASSERT_EQ(added.size(), 1u);
+    this->expect_meaning(added[0], api::errc::invalid_producer_id_mapping, "add_partitions");
+    auto offsets = this->run(tx.add_offsets(transactional_id("unknown-tx"), stranger, group_id("g")));
+    ASSERT_FALSE(offsets);
+    this->expect_meaning(offsets.error(), api::errc::invalid_producer_id_mapping, "add_offsets");
 }
 
 }  // namespace

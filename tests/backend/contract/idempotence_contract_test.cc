@@ -24,7 +24,7 @@ protected:
         }
         auto r = this->run(this->transactions()->init_producer_id(
             id, 60000, api::producer_identity{no_producer_id, no_producer_epoch}));
-        EXPECT_TRUE(r) << (r ? "" : r.error().message());
+        EXPECT_TRUE(r) << (r ? "" : r.error().text());
         return r ? *r : api::producer_identity{};
     }
 
@@ -49,10 +49,10 @@ TYPED_TEST(IdempotenceContract, InitProducerIdHandsOutDistinctIdsWithEpochZero) 
 TYPED_TEST(IdempotenceContract, SequencesInOrderAreAccepted) {
     auto p = this->init();
     auto r0 = this->send(p, 0, {"a", "b", "c"});
-    ASSERT_FALSE(r0.error) << r0.error.message();
+    ASSERT_FALSE(r0.error) << r0.error.text();
     EXPECT_EQ(r0.base_offset.value, 0);
     auto r1 = this->send(p, 3, {"d", "e"});
-    ASSERT_FALSE(r1.error) << r1.error.message();
+    ASSERT_FALSE(r1.error) << r1.error.text();
     EXPECT_EQ(r1.base_offset.value, 3);
     EXPECT_EQ(values_of(decode_fetched(this->fetch("t", 0, 0))),
               (std::vector<std::string>{"a", "b", "c", "d", "e"}));
@@ -66,7 +66,7 @@ TYPED_TEST(IdempotenceContract, DuplicateBatchIsAnsweredWithoutASecondWrite) {
     auto retry = this->send(p, 0, {"a", "b"});
     // compat: Kafka answers a duplicate of one of the last five batches with the original
     // offset and no error.
-    EXPECT_FALSE(retry.error) << retry.error.message();
+    EXPECT_FALSE(retry.error) << retry.error.text();
     EXPECT_EQ(retry.base_offset.value, 0);
     EXPECT_EQ(this->latest("t"), 3);
     EXPECT_EQ(values_of(decode_fetched(this->fetch("t", 0, 0))),
@@ -99,7 +99,7 @@ TYPED_TEST(IdempotenceContract, OlderEpochIsFencedOnThePartition) {
     EXPECT_GT(newer.epoch.value, p.epoch.value);
     // Write with the newer epoch (not transactional: the partition's producer state only).
     auto fresh = this->send(newer, 0, {"new"});
-    ASSERT_FALSE(fresh.error) << fresh.error.message();
+    ASSERT_FALSE(fresh.error) << fresh.error.text();
     auto old = this->send(p, 1, {"old"});
     EXPECT_EQ(reason_of(old.error), api::errc::invalid_producer_epoch);
     EXPECT_EQ(this->latest("t"), 1);
@@ -111,11 +111,11 @@ TYPED_TEST(IdempotenceContract, SequencesSurviveReopening) {
     this->reopen();
     // The retry is still recognised, and the next sequence is still expected.
     auto retry = this->send(p, 0, {"a", "b"});
-    EXPECT_FALSE(retry.error) << retry.error.message();
+    EXPECT_FALSE(retry.error) << retry.error.text();
     EXPECT_EQ(retry.base_offset.value, 0);
     EXPECT_EQ(reason_of(this->send(p, 3, {"x"}).error), api::errc::out_of_order_sequence);
     auto next = this->send(p, 2, {"c"});
-    EXPECT_FALSE(next.error) << next.error.message();
+    EXPECT_FALSE(next.error) << next.error.text();
     EXPECT_EQ(next.base_offset.value, 2);
 }
 

@@ -16,7 +16,7 @@ TYPED_TEST(RecordsContract, ProducedRecordsAreFetchedBackInOrder) {
     this->create_topic("t", 1);
     EXPECT_EQ(this->produce_values("t", 0, {"a", "b", "c"}), 0);
     auto f = this->fetch("t", 0, 0);
-    ASSERT_FALSE(f.error) << f.error.message();
+    ASSERT_FALSE(f.error) << f.error.text();
     EXPECT_EQ(f.high_watermark.value, 3);
     EXPECT_EQ(f.log_start_offset.value, 0);
     auto recs = decode_fetched(f);
@@ -92,7 +92,7 @@ TYPED_TEST(RecordsContract, FetchAtTheEndIsEmptyWithoutError) {
     this->create_topic("t", 1);
     this->produce_values("t", 0, {"a", "b"});
     auto f = this->fetch("t", 0, 2);
-    EXPECT_FALSE(f.error) << f.error.message();
+    EXPECT_FALSE(f.error) << f.error.text();
     EXPECT_EQ(f.records.size(), 0u);
     EXPECT_EQ(f.high_watermark.value, 2);
 }
@@ -254,7 +254,7 @@ TYPED_TEST(RecordsContract, DeleteRecordsMovesTheLogStart) {
     reqs.push_back({topic_name("t"), partition_id(0), offset(2)});
     auto r = this->run(this->records().delete_records(std::move(reqs)));
     ASSERT_EQ(r.size(), 1u);
-    ASSERT_TRUE(r[0]) << r[0].error().message();
+    ASSERT_TRUE(r[0]) << r[0].error().text();
     EXPECT_EQ(r[0]->value, 2);
 
     EXPECT_EQ(this->earliest("t"), 2);

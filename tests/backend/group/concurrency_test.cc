@@ -45,7 +45,7 @@ TEST_F(GroupTest, AnswerBlockedInOneGroupDoesNotStallOtherGroups) {
     };
     auto other = std::async(std::launch::async, [&] {
         served s;
-        s.commit = commit("b", -1, "", {{0, 42}}).topics.at(0).partitions.at(0).error;
+        s.commit = commit("b", -1, "", {{0, 42}}).topics.at(0).partitions.at(0).error.code;
         s.committed = committed("b", 0);
         s.heartbeat = beat("a", member, 1);
         return s;
@@ -105,8 +105,8 @@ TEST_F(GroupTest, SlowPendingTransactionCheckDoesNotHoldTheGroup) {
         std::error_code beat_ec = beat("g", member, gen);
         auto c = commit("g", gen, member, {{1, 7}});
         auto b = commit("b", -1, "", {{0, 9}});
-        return std::vector<std::error_code>{beat_ec, c.topics[0].partitions[0].error,
-                                            b.topics[0].partitions[0].error};
+        return std::vector<std::error_code>{beat_ec, c.topics[0].partitions[0].error.code,
+                                            b.topics[0].partitions[0].error.code};
     });
     const bool done = other.wait_for(deadlock_guard) == std::future_status::ready;
     unblock.set_value();
@@ -143,7 +143,7 @@ TEST_F(GroupTest, TickerOnAnExecutorEndsTheInitialRebalanceDelay) {
     ticker_thread.join();
     ASSERT_TRUE(done) << "the ticker never completed the barrier";
     auto j = result.get();
-    EXPECT_FALSE(j.error) << j.error.message();
+    EXPECT_FALSE(j.error) << j.error.text();
     EXPECT_EQ(j.generation_id, 1);
 }
 

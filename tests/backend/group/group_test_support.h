@@ -188,7 +188,7 @@ protected:
         auto j = join_new(group);
         advance(cfg.initial_rebalance_delay_ms);
         EXPECT_TRUE(j.done());
-        EXPECT_FALSE(j.get().error) << j.get().error.message();
+        EXPECT_FALSE(j.get().error) << j.get().error.text();
         auto s = sync(group, j.get().member_id, j.get().generation_id,
                       {{j.get().member_id, assignment("t", {0, 1, 2, 3, 4, 5})}});
         EXPECT_TRUE(s.done());

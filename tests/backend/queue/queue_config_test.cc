@@ -9,14 +9,14 @@
 namespace sluice::backend::queue {
 namespace {
 
-api::admin_result<queue_config> apply(const api::attribute_map& a, bool fifo = false) {
+api::backend_result<queue_config> apply(const api::attribute_map& a, bool fifo = false) {
     queue_config base;
     base.fifo = fifo;
     api::attribute_map stored;
     return apply_attributes(base, a, true, arn_scheme{}, stored);
 }
 
-api::errc error_of(const api::admin_result<queue_config>& r) {
+api::errc error_of(const api::backend_result<queue_config>& r) {
     return r ? api::errc::unknown : api::reason(r.error().code);
 }
 

@@ -135,10 +135,10 @@ protected:
         return r ? *r : std::vector<api::received_message>{};
     }
 
-    std::vector<api::admin_error> remove(const std::string& q, std::vector<std::string> handles) {
+    std::vector<api::backend_error> remove(const std::string& q, std::vector<std::string> handles) {
         auto r = run(queues().delete_messages(queue_name(q), std::move(handles)));
         EXPECT_TRUE(r) << r.error().message;
-        return r ? *r : std::vector<api::admin_error>{};
+        return r ? *r : std::vector<api::backend_error>{};
     }
 };
 
@@ -318,7 +318,7 @@ TEST_F(QueueServiceTest, ALongPollReturnsWhenAMessageArrives) {
     api::receive_request req;
     req.queue = queue_name("lp");
     req.wait = std::chrono::seconds(20);
-    std::optional<api::admin_result<std::vector<api::received_message>>> got;
+    std::optional<api::backend_result<std::vector<api::received_message>>> got;
     asio::co_spawn(*io, queues().receive_messages(std::move(req)),
                    [&](std::exception_ptr, auto r) { got.emplace(std::move(r)); });
     io->restart();
