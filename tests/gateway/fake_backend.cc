@@ -16,8 +16,8 @@ namespace sluice::gateway::testing {
 namespace asio = boost::asio;
 using api::errc;
 
-api::admin_error scripted_error(api::errc e, std::string message) {
-    return api::admin_error{api::make_error_code(e), std::move(message)};
+api::backend_error scripted_error(api::errc e, std::string message) {
+    return api::backend_error{api::make_error_code(e), std::move(message)};
 }
 
 namespace {
@@ -80,7 +80,7 @@ api::awaitable<void> pause(std::chrono::milliseconds d) {
 }
 
 /// What every call does first: log itself, wait as scripted, and take a scripted failure.
-api::awaitable<std::optional<api::admin_error>> enter(fake_script& script, fake_call c,
+api::awaitable<std::optional<api::backend_error>> enter(fake_script& script, fake_call c,
                                                       std::string args) {
     script.record(c, std::move(args));
     co_await pause(script.take_delay(c));
@@ -90,7 +90,7 @@ api::awaitable<std::optional<api::admin_error>> enter(fake_script& script, fake_
 std::error_code code(errc e) { return api::make_error_code(e); }
 
 template <typename T>
-api::admin_result<T> failure(errc e, std::string message = {}) {
+api::backend_result<T> failure(errc e, std::string message = {}) {
     return std::unexpected(scripted_error(e, std::move(message)));
 }
 
@@ -197,7 +197,7 @@ std::vector<std::string> fake_script::args_of(fake_call c) const {
     return out;
 }
 
-std::optional<api::admin_error> fake_script::take_failure(fake_call c) {
+std::optional<api::backend_error> fake_script::take_failure(fake_call c) {
     auto it = failures_.find(c);
     if (it == failures_.end() || it->second.empty()) {
         return std::nullopt;
@@ -282,7 +282,7 @@ api::awaitable<std::vector<api::topic_description>> fake_topics::list() {
     co_return out;
 }
 
-api::awaitable<api::admin_result<api::created_topic>> fake_topics::create(api::new_topic spec) {
+api::awaitable<api::backend_result<api::created_topic>> fake_topics::create(api::new_topic spec) {
     std::string args = fmt::format("{} partitions={}{}", spec.name.value, spec.partitions,
                                    spec.validate_only ? " validate_only" : "");
     auto failed = co_await enter(script_, fake_call::create_topic, std::move(args));
@@ -313,7 +313,7 @@ api::awaitable<api::admin_result<api::created_topic>> fake_topics::create(api::n
     co_return out;
 }
 
-api::awaitable<api::admin_result<void>> fake_topics::remove(topic_name name) {
+api::awaitable<api::backend_result<void>> fake_topics::remove(topic_name name) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::remove_topic, std::move(args));
     if (failed) {
@@ -327,10 +327,10 @@ api::awaitable<api::admin_result<void>> fake_topics::remove(topic_name name) {
         co_return failure<void>(errc::policy_violation);
     }
     s_.topics.erase(name);
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> fake_topics::create_partitions(topic_name name,
+api::awaitable<api::backend_result<void>> fake_topics::create_partitions(topic_name name,
                                                                        std::int32_t total,
                                                                        bool validate_only) {
     std::string args = fmt::format("{} total={}", name.value, total);
@@ -349,10 +349,10 @@ api::awaitable<api::admin_result<void>> fake_topics::create_partitions(topic_nam
         t->description.partitions = total;
         t->partitions.resize(static_cast<std::size_t>(total));
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<std::vector<api::config_entry>>> fake_topics::describe_configs(
+api::awaitable<api::backend_result<std::vector<api::config_entry>>> fake_topics::describe_configs(
     topic_name name) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::describe_configs, std::move(args));
@@ -379,7 +379,7 @@ api::awaitable<api::admin_result<std::vector<api::config_entry>>> fake_topics::d
     co_return out;
 }
 
-api::awaitable<api::admin_result<void>> fake_topics::replace_configs(
+api::awaitable<api::backend_result<void>> fake_topics::replace_configs(
     topic_name name, std::map<std::string, std::string> configs, bool validate_only) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::replace_configs, std::move(args));
@@ -393,10 +393,10 @@ api::awaitable<api::admin_result<void>> fake_topics::replace_configs(
     if (!validate_only) {
         t->description.overrides = std::move(configs);
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> fake_topics::alter_configs(
+api::awaitable<api::backend_result<void>> fake_topics::alter_configs(
     topic_name name, std::vector<api::config_change> changes, bool validate_only) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::alter_configs, std::move(args));
@@ -416,7 +416,7 @@ api::awaitable<api::admin_result<void>> fake_topics::alter_configs(
             }
         }
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
 std::vector<api::partition_state> fake_topics::partition_states() const {
@@ -654,7 +654,7 @@ api::awaitable<std::vector<api::found_offset>> fake_records::list_offsets(
     co_return out;
 }
 
-api::awaitable<std::vector<result<offset>>> fake_records::delete_records(
+api::awaitable<std::vector<api::backend_result<offset>>> fake_records::delete_records(
     std::vector<api::delete_records_request> reqs) {
     std::string args;
     for (const auto& r : reqs) {
@@ -662,20 +662,20 @@ api::awaitable<std::vector<result<offset>>> fake_records::delete_records(
                             r.partition.value, r.before.value);
     }
     auto failed = co_await enter(script_, fake_call::delete_records, std::move(args));
-    std::vector<result<offset>> out;
+    std::vector<api::backend_result<offset>> out;
     for (const auto& r : reqs) {
         auto* part = find_partition(s_, r.topic, r.partition);
         if (failed) {
-            out.push_back(std::unexpected(failed->code));
+            out.push_back(std::unexpected(*failed));
             continue;
         }
         if (part == nullptr) {
-            out.push_back(std::unexpected(code(errc::unknown_topic_or_partition)));
+            out.push_back(std::unexpected(api::backend_error(code(errc::unknown_topic_or_partition))));
             continue;
         }
         const std::int64_t before = r.before.value < 0 ? part->next : r.before.value;
         if (before > part->next) {
-            out.push_back(std::unexpected(code(errc::offset_out_of_range)));
+            out.push_back(std::unexpected(api::backend_error(code(errc::offset_out_of_range))));
             continue;
         }
         part->log_start = std::max(part->log_start, before);
@@ -776,23 +776,23 @@ api::awaitable<api::sync_group_result> fake_groups::sync_group(api::sync_group_r
     co_return out;
 }
 
-api::awaitable<std::error_code> fake_groups::heartbeat(api::heartbeat_request req) {
+api::awaitable<api::backend_result<void>> fake_groups::heartbeat(api::heartbeat_request req) {
     std::string args = fmt::format("{} member '{}' generation {}", req.group_id.value,
                                    req.member_id, req.generation_id);
     auto failed = co_await enter(script_, fake_call::heartbeat, std::move(args));
     if (failed) {
-        co_return failed->code;
+        co_return std::unexpected(*failed);
     }
     auto g = s_.groups.find(req.group_id);
     if (g == s_.groups.end() ||
         std::none_of(g->second.members.begin(), g->second.members.end(),
                      [&](const auto& x) { return x.member_id == req.member_id; })) {
-        co_return code(errc::unknown_member_id);
+        co_return std::unexpected(api::backend_error(code(errc::unknown_member_id)));
     }
     if (req.generation_id != g->second.generation) {
-        co_return code(errc::illegal_generation);
+        co_return std::unexpected(api::backend_error(code(errc::illegal_generation)));
     }
-    co_return std::error_code();
+    co_return api::backend_result<void>{};
 }
 
 api::awaitable<api::leave_group_result> fake_groups::leave_group(
@@ -1125,7 +1125,7 @@ std::optional<std::string> dead_letter_target(const api::attribute_map& attribut
 
 }  // namespace
 
-api::admin_result<fake_queue*> fake_queues::find(const api::queue_name& name) {
+api::backend_result<fake_queue*> fake_queues::find(const api::queue_name& name) {
     auto it = s_.queues.find(name);
     if (it == s_.queues.end()) {
         return std::unexpected(scripted_error(errc::queue_does_not_exist,
@@ -1134,7 +1134,7 @@ api::admin_result<fake_queue*> fake_queues::find(const api::queue_name& name) {
     return &it->second;
 }
 
-api::awaitable<api::admin_result<api::queue_name>> fake_queues::create_queue(
+api::awaitable<api::backend_result<api::queue_name>> fake_queues::create_queue(
     api::queue_name name, api::attribute_map attributes, api::attribute_map tags) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::create_queue, std::move(args));
@@ -1175,7 +1175,7 @@ api::awaitable<api::admin_result<api::queue_name>> fake_queues::create_queue(
     co_return name;
 }
 
-api::awaitable<api::admin_result<api::queue_name>> fake_queues::get_queue(api::queue_name name) {
+api::awaitable<api::backend_result<api::queue_name>> fake_queues::get_queue(api::queue_name name) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::get_queue, std::move(args));
     if (failed) {
@@ -1206,7 +1206,7 @@ api::awaitable<std::vector<api::queue_name>> fake_queues::list_queues(std::strin
     co_return out;
 }
 
-api::awaitable<api::admin_result<void>> fake_queues::delete_queue(api::queue_name name) {
+api::awaitable<api::backend_result<void>> fake_queues::delete_queue(api::queue_name name) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::delete_queue, std::move(args));
     if (failed) {
@@ -1218,10 +1218,10 @@ api::awaitable<api::admin_result<void>> fake_queues::delete_queue(api::queue_nam
     }
     s_.queues.erase(name);
     s_.topics.erase(topic_name(name.value));
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<api::attribute_map>> fake_queues::get_attributes(
+api::awaitable<api::backend_result<api::attribute_map>> fake_queues::get_attributes(
     api::queue_name name, std::vector<std::string> attribute_names) {
     std::string args = name.value;
     for (const auto& n : attribute_names) {
@@ -1263,7 +1263,7 @@ api::awaitable<api::admin_result<api::attribute_map>> fake_queues::get_attribute
     co_return out;
 }
 
-api::awaitable<api::admin_result<void>> fake_queues::set_attributes(api::queue_name name,
+api::awaitable<api::backend_result<void>> fake_queues::set_attributes(api::queue_name name,
                                                                     api::attribute_map attributes) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::set_attributes, std::move(args));
@@ -1284,10 +1284,10 @@ api::awaitable<api::admin_result<void>> fake_queues::set_attributes(api::queue_n
     for (auto& [k, v] : attributes) {
         (*q)->attributes[k] = std::move(v);
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> fake_queues::purge_queue(api::queue_name name) {
+api::awaitable<api::backend_result<void>> fake_queues::purge_queue(api::queue_name name) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::purge_queue, std::move(args));
     if (failed) {
@@ -1298,10 +1298,10 @@ api::awaitable<api::admin_result<void>> fake_queues::purge_queue(api::queue_name
         co_return std::unexpected(q.error());
     }
     (*q)->messages.clear();
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> fake_queues::tag_queue(api::queue_name name,
+api::awaitable<api::backend_result<void>> fake_queues::tag_queue(api::queue_name name,
                                                                api::attribute_map tags) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::tag_queue, std::move(args));
@@ -1315,10 +1315,10 @@ api::awaitable<api::admin_result<void>> fake_queues::tag_queue(api::queue_name n
     for (auto& [k, v] : tags) {
         (*q)->tags[k] = std::move(v);
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> fake_queues::untag_queue(api::queue_name name,
+api::awaitable<api::backend_result<void>> fake_queues::untag_queue(api::queue_name name,
                                                                  std::vector<std::string> keys) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::untag_queue, std::move(args));
@@ -1332,10 +1332,10 @@ api::awaitable<api::admin_result<void>> fake_queues::untag_queue(api::queue_name
     for (const auto& k : keys) {
         (*q)->tags.erase(k);
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<api::attribute_map>> fake_queues::list_tags(
+api::awaitable<api::backend_result<api::attribute_map>> fake_queues::list_tags(
     api::queue_name name) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::list_tags, std::move(args));
@@ -1349,7 +1349,7 @@ api::awaitable<api::admin_result<api::attribute_map>> fake_queues::list_tags(
     co_return (*q)->tags;
 }
 
-api::awaitable<api::admin_result<void>> fake_queues::add_permission(api::queue_name name,
+api::awaitable<api::backend_result<void>> fake_queues::add_permission(api::queue_name name,
                                                                     std::string label,
                                                                     std::vector<std::string>,
                                                                     std::vector<std::string>) {
@@ -1362,10 +1362,10 @@ api::awaitable<api::admin_result<void>> fake_queues::add_permission(api::queue_n
     if (!q) {
         co_return std::unexpected(q.error());
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<void>> fake_queues::remove_permission(api::queue_name name,
+api::awaitable<api::backend_result<void>> fake_queues::remove_permission(api::queue_name name,
                                                                        std::string label) {
     std::string args = name.value + " " + label;
     auto failed = co_await enter(script_, fake_call::remove_permission, std::move(args));
@@ -1376,10 +1376,10 @@ api::awaitable<api::admin_result<void>> fake_queues::remove_permission(api::queu
     if (!q) {
         co_return std::unexpected(q.error());
     }
-    co_return api::admin_result<void>{};
+    co_return api::backend_result<void>{};
 }
 
-api::awaitable<api::admin_result<std::vector<api::queue_name>>>
+api::awaitable<api::backend_result<std::vector<api::queue_name>>>
 fake_queues::dead_letter_source_queues(api::queue_name name) {
     std::string args = name.value;
     auto failed = co_await enter(script_, fake_call::dead_letter_source_queues, std::move(args));
@@ -1399,7 +1399,7 @@ fake_queues::dead_letter_source_queues(api::queue_name name) {
     co_return out;
 }
 
-api::awaitable<api::admin_result<std::vector<api::sent_message>>> fake_queues::send_messages(
+api::awaitable<api::backend_result<std::vector<api::sent_message>>> fake_queues::send_messages(
     api::queue_name name, std::vector<api::outgoing_message> messages) {
     std::string args = fmt::format("{} messages={}", name.value, messages.size());
     auto failed = co_await enter(script_, fake_call::send_messages, std::move(args));
@@ -1435,7 +1435,7 @@ api::awaitable<api::admin_result<std::vector<api::sent_message>>> fake_queues::s
     co_return out;
 }
 
-api::awaitable<api::admin_result<std::vector<api::received_message>>>
+api::awaitable<api::backend_result<std::vector<api::received_message>>>
 fake_queues::receive_messages(api::receive_request req) {
     std::string args = fmt::format("{} max={}", req.queue.value, req.max_messages);
     s_.receives.push_back(req);
@@ -1487,7 +1487,7 @@ fake_queues::receive_messages(api::receive_request req) {
     co_return out;
 }
 
-api::awaitable<api::admin_result<std::vector<api::admin_error>>> fake_queues::delete_messages(
+api::awaitable<api::backend_result<std::vector<api::backend_error>>> fake_queues::delete_messages(
     api::queue_name name, std::vector<std::string> receipt_handles) {
     std::string args = name.value;
     for (const auto& h : receipt_handles) {
@@ -1502,11 +1502,11 @@ api::awaitable<api::admin_result<std::vector<api::admin_error>>> fake_queues::de
     if (!q) {
         co_return std::unexpected(q.error());
     }
-    std::vector<api::admin_error> out;
+    std::vector<api::backend_error> out;
     for (const auto& h : receipt_handles) {
         const auto erased = std::erase_if(
             (*q)->messages, [&](const auto& m) { return !h.empty() && m.receipt_handle == h; });
-        out.push_back(erased > 0 ? api::admin_error{}
+        out.push_back(erased > 0 ? api::backend_error{}
                                  : scripted_error(errc::receipt_handle_invalid,
                                                   "The input receipt handle \"" + h +
                                                       "\" is not a valid receipt handle."));
@@ -1514,7 +1514,7 @@ api::awaitable<api::admin_result<std::vector<api::admin_error>>> fake_queues::de
     co_return out;
 }
 
-api::awaitable<api::admin_result<std::vector<api::admin_error>>> fake_queues::change_visibility(
+api::awaitable<api::backend_result<std::vector<api::backend_error>>> fake_queues::change_visibility(
     api::queue_name name, std::vector<api::visibility_change> changes) {
     std::string args = name.value;
     for (const auto& c : changes) {
@@ -1529,7 +1529,7 @@ api::awaitable<api::admin_result<std::vector<api::admin_error>>> fake_queues::ch
     if (!q) {
         co_return std::unexpected(q.error());
     }
-    std::vector<api::admin_error> out;
+    std::vector<api::backend_error> out;
     for (const auto& c : changes) {
         auto m = std::find_if((*q)->messages.begin(), (*q)->messages.end(), [&](const auto& x) {
             return !c.receipt_handle.empty() && x.receipt_handle == c.receipt_handle;
@@ -1549,7 +1549,7 @@ api::awaitable<api::admin_result<std::vector<api::admin_error>>> fake_queues::ch
     co_return out;
 }
 
-api::awaitable<api::admin_result<std::string>> fake_queues::start_message_move_task(
+api::awaitable<api::backend_result<std::string>> fake_queues::start_message_move_task(
     std::string source_arn, std::optional<std::string> destination_arn,
     std::optional<std::int32_t> max_per_second) {
     std::string args = source_arn;
@@ -1573,7 +1573,7 @@ api::awaitable<api::admin_result<std::string>> fake_queues::start_message_move_t
     co_return t.task_handle;
 }
 
-api::awaitable<api::admin_result<std::vector<api::move_task>>>
+api::awaitable<api::backend_result<std::vector<api::move_task>>>
 fake_queues::list_message_move_tasks(std::string source_arn, std::int32_t max_results) {
     std::string args = source_arn;
     auto failed = co_await enter(script_, fake_call::list_message_move_tasks, std::move(args));
@@ -1589,7 +1589,7 @@ fake_queues::list_message_move_tasks(std::string source_arn, std::int32_t max_re
     co_return out;
 }
 
-api::awaitable<api::admin_result<std::int64_t>> fake_queues::cancel_message_move_task(
+api::awaitable<api::backend_result<std::int64_t>> fake_queues::cancel_message_move_task(
     std::string task_handle) {
     std::string args = task_handle;
     auto failed = co_await enter(script_, fake_call::cancel_message_move_task, std::move(args));

@@ -40,8 +40,8 @@ namespace sluice::gateway::testing {
 namespace api = backend::api;
 
 /// The one place the fake builds a backend error: the shape backend/api gives errors (an
-/// admin_error: code and client message; per-partition calls use its code alone).
-api::admin_error scripted_error(api::errc e, std::string message = {});
+/// backend_error: code and client message; per-partition calls use its code alone).
+api::backend_error scripted_error(api::errc e, std::string message = {});
 
 /// Every call of the fake, by the interface method's name.
 enum class fake_call {
@@ -123,12 +123,12 @@ public:
 
     // Used by the fake itself.
     void record(fake_call c, std::string args) { calls_.push_back({c, std::move(args)}); }
-    std::optional<api::admin_error> take_failure(fake_call c);
+    std::optional<api::backend_error> take_failure(fake_call c);
     std::chrono::milliseconds take_delay(fake_call c);
 
 private:
     struct scripted {
-        api::admin_error error;
+        api::backend_error error;
         int times = 0;
     };
     std::map<fake_call, std::deque<scripted>> failures_;
@@ -211,7 +211,7 @@ struct fake_state {
     std::vector<std::pair<api::queue_name, api::visibility_change>> visibility_changes;
     /// A message sent with this body is refused with the error (per message; the others of
     /// the call go through), for batch answers with partial failures.
-    std::map<std::string, api::admin_error> refused_bodies;
+    std::map<std::string, api::backend_error> refused_bodies;
 
     std::int64_t next_id = 1;
     std::string region = "us-east-1";
@@ -228,20 +228,20 @@ public:
     api::awaitable<std::optional<api::topic_description>> describe(topic_name name) override;
     api::awaitable<std::optional<api::topic_description>> describe(uuid id) override;
     api::awaitable<std::vector<api::topic_description>> list() override;
-    api::awaitable<api::admin_result<api::created_topic>> create(api::new_topic spec) override;
-    api::awaitable<api::admin_result<void>> remove(topic_name name) override;
-    api::awaitable<api::admin_result<void>> create_partitions(topic_name name, std::int32_t total,
+    api::awaitable<api::backend_result<api::created_topic>> create(api::new_topic spec) override;
+    api::awaitable<api::backend_result<void>> remove(topic_name name) override;
+    api::awaitable<api::backend_result<void>> create_partitions(topic_name name, std::int32_t total,
                                                               bool validate_only) override;
-    api::awaitable<api::admin_result<std::vector<api::config_entry>>> describe_configs(
+    api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_configs(
         topic_name name) override;
-    api::awaitable<api::admin_result<void>> replace_configs(
+    api::awaitable<api::backend_result<void>> replace_configs(
         topic_name name, std::map<std::string, std::string> configs, bool validate_only) override;
-    api::awaitable<api::admin_result<void>> alter_configs(topic_name name,
+    api::awaitable<api::backend_result<void>> alter_configs(topic_name name,
                                                           std::vector<api::config_change> changes,
                                                           bool validate_only) override;
     std::vector<api::config_entry> backend_configs() const override { return {}; }
     std::vector<std::string> dynamic_config_names() const override { return {}; }
-    api::admin_result<void> set_dynamic_configs(api::dynamic_broker_configs,
+    api::backend_result<void> set_dynamic_configs(api::dynamic_broker_configs,
                                                 bool) override {
         return {};
     }
@@ -263,7 +263,7 @@ public:
     api::awaitable<api::fetch_result> fetch(api::fetch_request req) override;
     api::awaitable<std::vector<api::found_offset>> list_offsets(
         std::vector<api::offset_query> queries, api::isolation isolation) override;
-    api::awaitable<std::vector<result<offset>>> delete_records(
+    api::awaitable<std::vector<api::backend_result<offset>>> delete_records(
         std::vector<api::delete_records_request> reqs) override;
     std::int64_t parked_fetches() const override { return parked_; }
 
@@ -282,7 +282,7 @@ public:
     bool loaded() const override { return true; }
     api::awaitable<api::join_group_result> join_group(api::join_group_request req) override;
     api::awaitable<api::sync_group_result> sync_group(api::sync_group_request req) override;
-    api::awaitable<std::error_code> heartbeat(api::heartbeat_request req) override;
+    api::awaitable<api::backend_result<void>> heartbeat(api::heartbeat_request req) override;
     api::awaitable<api::leave_group_result> leave_group(
         group_id group, std::vector<api::leave_member> members) override;
     api::awaitable<api::consumer_heartbeat_result> consumer_heartbeat(
@@ -304,7 +304,7 @@ public:
     std::vector<api::group_view> view_groups() override;
     std::optional<api::group_view> view_group(const group_id& id) override;
     api::group_counters counters() const override { return counters_; }
-    api::admin_result<void> set_group_configs(const group_id&, std::map<std::string, std::string>,
+    api::backend_result<void> set_group_configs(const group_id&, std::map<std::string, std::string>,
                                               bool) override {
         return {};
     }
@@ -322,42 +322,42 @@ class fake_queues final : public api::queues {
 public:
     fake_queues(fake_state& s, fake_script& script) : s_(s), script_(script) {}
 
-    api::awaitable<api::admin_result<api::queue_name>> create_queue(
+    api::awaitable<api::backend_result<api::queue_name>> create_queue(
         api::queue_name name, api::attribute_map attributes, api::attribute_map tags) override;
-    api::awaitable<api::admin_result<api::queue_name>> get_queue(api::queue_name name) override;
+    api::awaitable<api::backend_result<api::queue_name>> get_queue(api::queue_name name) override;
     api::awaitable<std::vector<api::queue_name>> list_queues(std::string prefix) override;
-    api::awaitable<api::admin_result<void>> delete_queue(api::queue_name name) override;
-    api::awaitable<api::admin_result<api::attribute_map>> get_attributes(
+    api::awaitable<api::backend_result<void>> delete_queue(api::queue_name name) override;
+    api::awaitable<api::backend_result<api::attribute_map>> get_attributes(
         api::queue_name name, std::vector<std::string> attribute_names) override;
-    api::awaitable<api::admin_result<void>> set_attributes(api::queue_name name,
+    api::awaitable<api::backend_result<void>> set_attributes(api::queue_name name,
                                                            api::attribute_map attributes) override;
-    api::awaitable<api::admin_result<void>> purge_queue(api::queue_name name) override;
-    api::awaitable<api::admin_result<void>> tag_queue(api::queue_name name,
+    api::awaitable<api::backend_result<void>> purge_queue(api::queue_name name) override;
+    api::awaitable<api::backend_result<void>> tag_queue(api::queue_name name,
                                                       api::attribute_map tags) override;
-    api::awaitable<api::admin_result<void>> untag_queue(api::queue_name name,
+    api::awaitable<api::backend_result<void>> untag_queue(api::queue_name name,
                                                         std::vector<std::string> keys) override;
-    api::awaitable<api::admin_result<api::attribute_map>> list_tags(api::queue_name name) override;
-    api::awaitable<api::admin_result<void>> add_permission(
+    api::awaitable<api::backend_result<api::attribute_map>> list_tags(api::queue_name name) override;
+    api::awaitable<api::backend_result<void>> add_permission(
         api::queue_name name, std::string label, std::vector<std::string> accounts,
         std::vector<std::string> actions) override;
-    api::awaitable<api::admin_result<void>> remove_permission(api::queue_name name,
+    api::awaitable<api::backend_result<void>> remove_permission(api::queue_name name,
                                                               std::string label) override;
-    api::awaitable<api::admin_result<std::vector<api::queue_name>>> dead_letter_source_queues(
+    api::awaitable<api::backend_result<std::vector<api::queue_name>>> dead_letter_source_queues(
         api::queue_name name) override;
-    api::awaitable<api::admin_result<std::vector<api::sent_message>>> send_messages(
+    api::awaitable<api::backend_result<std::vector<api::sent_message>>> send_messages(
         api::queue_name name, std::vector<api::outgoing_message> messages) override;
-    api::awaitable<api::admin_result<std::vector<api::received_message>>> receive_messages(
+    api::awaitable<api::backend_result<std::vector<api::received_message>>> receive_messages(
         api::receive_request req) override;
-    api::awaitable<api::admin_result<std::vector<api::admin_error>>> delete_messages(
+    api::awaitable<api::backend_result<std::vector<api::backend_error>>> delete_messages(
         api::queue_name name, std::vector<std::string> receipt_handles) override;
-    api::awaitable<api::admin_result<std::vector<api::admin_error>>> change_visibility(
+    api::awaitable<api::backend_result<std::vector<api::backend_error>>> change_visibility(
         api::queue_name name, std::vector<api::visibility_change> changes) override;
-    api::awaitable<api::admin_result<std::string>> start_message_move_task(
+    api::awaitable<api::backend_result<std::string>> start_message_move_task(
         std::string source_arn, std::optional<std::string> destination_arn,
         std::optional<std::int32_t> max_per_second) override;
-    api::awaitable<api::admin_result<std::vector<api::move_task>>> list_message_move_tasks(
+    api::awaitable<api::backend_result<std::vector<api::move_task>>> list_message_move_tasks(
         std::string source_arn, std::int32_t max_results) override;
-    api::awaitable<api::admin_result<std::int64_t>> cancel_message_move_task(
+    api::awaitable<api::backend_result<std::int64_t>> cancel_message_move_task(
         std::string task_handle) override;
     std::optional<api::move_task> find_message_move_task(
         const std::string& task_handle) const override;
@@ -365,7 +365,7 @@ public:
 
 private:
     /// The queue, or the queue_does_not_exist error.
-    api::admin_result<fake_queue*> find(const api::queue_name& name);
+    api::backend_result<fake_queue*> find(const api::queue_name& name);
 
     fake_state& s_;
     fake_script& script_;
