@@ -75,7 +75,14 @@ public:
     writer(const writer&) = delete;
     writer& operator=(const writer&) = delete;
 
-    void start_object() { w_.StartObject(); }
+    /// An object after a complete top-level value starts the next one of a sequence of JSON
+    /// texts (v3 produce answers one report per record, one after another).
+    void start_object() {
+        if (w_.IsComplete()) {
+            w_.Reset(buf_);
+        }
+        w_.StartObject();
+    }
     void end_object() { w_.EndObject(); }
     void start_array() { w_.StartArray(); }
     void end_array() { w_.EndArray(); }
