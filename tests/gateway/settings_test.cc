@@ -155,7 +155,8 @@ TEST(Settings, TheCatalogKnowsNamesAliasesAndPrefixedNames) {
 }
 
 TEST(Settings, EveryDeclaredNameHasAVariableThatMapsBack) {
-    for (const auto& t : test_catalog().tables()) {
+    const auto catalog = test_catalog();  // a named catalog: tables() refers into it
+    for (const auto& t : catalog.tables()) {
         for (const auto& s : t.settings) {
             EXPECT_EQ(variable_to_setting(setting_to_variable(s.name)), std::string(s.name));
         }
