@@ -30,16 +30,17 @@ inline http_request make_request(boost::beast::http::verb method, std::string ta
     return req;
 }
 
-/// Runs `req` through `r` on a private io_context, to the handler's answer (which must not
-/// take the stream).
-inline http_response dispatch(const router& r, http_request req) {
+/// Runs the handler `start(ctx)` returns for `req` (from 127.0.0.1:40000) on a private
+/// io_context, to its answer (which must not take the stream).
+template <typename Start>
+http_response answer_of(http_request req, Start start) {
     boost::asio::io_context io;
     std::optional<handler_result> out;
     std::exception_ptr failure;
     http_request_context ctx;
     ctx.req = std::move(req);
     ctx.peer = {boost::asio::ip::make_address("127.0.0.1"), 40000};
-    boost::asio::co_spawn(io, r.dispatch(std::move(ctx)),
+    boost::asio::co_spawn(io, start(std::move(ctx)),
                           [&](std::exception_ptr e, handler_result result) {
                               failure = e;
                               if (!e) {
@@ -53,6 +54,12 @@ inline http_response dispatch(const router& r, http_request req) {
     EXPECT_TRUE(out.has_value());
     EXPECT_TRUE(std::holds_alternative<http_response>(*out));
     return std::get<http_response>(std::move(*out));
+}
+
+/// Runs `req` through `r`, to the handler's answer.
+inline http_response dispatch(const router& r, http_request req) {
+    return answer_of(std::move(req),
+                     [&](http_request_context ctx) { return r.dispatch(std::move(ctx)); });
 }
 
 /// The answer's body as JSON (a test failure when it is not).

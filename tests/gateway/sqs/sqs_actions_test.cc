@@ -39,24 +39,9 @@ protected:
     }
 
     http_response run(http_request req) {
-        boost::asio::io_context io;
-        std::optional<handler_result> out;
-        std::exception_ptr failure;
-        http_request_context ctx;
-        ctx.req = std::move(req);
-        ctx.peer = {boost::asio::ip::make_address("127.0.0.1"), 40000};
-        boost::asio::co_spawn(io, front.handle(std::move(ctx)),
-                              [&](std::exception_ptr e, handler_result r) {
-                                  failure = e;
-                                  if (!e) {
-                                      out.emplace(std::move(r));
-                                  }
-                              });
-        io.run();
-        if (failure) {
-            std::rethrow_exception(failure);
-        }
-        return std::get<http_response>(std::move(*out));
+        return testing::answer_of(std::move(req), [&](http_request_context ctx) {
+            return front.handle(std::move(ctx));
+        });
     }
     /// An action in the JSON protocol; `body` is the request's JSON object.
     http_response json_call(const std::string& action, std::string body) {
