@@ -32,6 +32,7 @@
 #include "gateway/core/tcp_listener.h"
 #include "gateway/policy/chain.h"
 
+#include "backend/api/client.h"
 #include "backend/api/groups.h"
 #include "backend/api/queues.h"
 #include "backend/api/records.h"
@@ -56,6 +57,9 @@ class metrics_registry;
 /// run_server; owns nothing, and run_server's objects outlive every connection.
 struct http_services {
     metrics_registry& metrics;
+    /// The client level (producer, consumers, admin, topology): what the REST, WebSocket and
+    /// SSE fronts move onto so that they run the same over a Kafka cluster (upstream mode).
+    backend::api::client& client;
     backend::api::topics& topics;
     backend::api::records& records;
     backend::api::groups& groups;

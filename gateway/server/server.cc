@@ -38,6 +38,7 @@
 #include "auth/failure_limiter.h"
 #include "auth/sasl/sasl_server.h"
 #include "backend/group/group_records.h"
+#include "backend/client/broker_client.h"
 #include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
 #include "backend/native/native_settings.h"
@@ -453,6 +454,16 @@ int run_server(const config& cfg) {
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
+    // The client level the HTTP front stands on: over this backend's broker level.
+    backend::client::broker_client_options client_opts;
+    client_opts.cluster_id = svc.kafka.cluster_id;
+    client_opts.self.node_id = svc.kafka.node_id;
+    client_opts.self.host = svc.kafka.advertised.host;
+    client_opts.self.port = svc.kafka.advertised.port;
+    std::unique_ptr<backend::api::client> broker_client =
+        backend::client::make_broker_client(svc.topics, svc.records, svc.groups,
+                                            std::move(client_opts));
+
     std::vector<std::unique_ptr<kafka_listener>> kafka;
     std::unique_ptr<http_server> http;
     std::unique_ptr<sqs::sqs_server> sqs_front;
@@ -474,7 +485,7 @@ int run_server(const config& cfg) {
     if (cfg.http.enabled) {
         http = std::make_unique<http_server>(
             pool,
-            http_services{svc.metrics, svc.topics, svc.records, svc.groups, queues,
+            http_services{svc.metrics, *broker_client, svc.topics, svc.records, svc.groups, queues,
                           svc.kafka.cluster_id, svc.kafka.node_id, svc.kafka.auto_create_topics,
                           svc.kafka.num_partitions, svc.users, svc.auth_failures,
                           svc.tokens, svc.chain},
