@@ -338,6 +338,31 @@ class client {
         std::string reason;
     };
     virtual health check() const = 0;
+
+    /// What the client level reports on /metrics (upstream mode: librdkafka's statistics,
+    /// refreshed every few seconds; the native backend reports nothing here).
+    struct broker_stats {
+        std::string name;   // host:port/node id as the client names it
+        std::int32_t node_id = -1;
+        std::string state;  // UP, DOWN, CONNECT, AUTH, ...
+        std::int64_t requests_sent = 0;
+        std::int64_t request_errors = 0;  // transmit, receive and request timeout errors
+        std::int64_t rtt_avg_us = 0;
+        std::int64_t rtt_p99_us = 0;
+        std::int64_t throttle_avg_ms = 0;
+    };
+    struct stats {
+        /// One entry per librdkafka handle ("producer", "admin", "consumer:<group>").
+        struct handle {
+            std::string name;
+            std::vector<broker_stats> brokers;
+            std::int64_t queued_messages = 0;
+        };
+        std::vector<handle> handles;
+        /// Calls that failed since start, by api errc name.
+        std::map<std::string, std::int64_t> errors;
+    };
+    virtual stats statistics() const = 0;
 };
 
 }  // namespace sluice::backend::api

@@ -26,6 +26,7 @@ class broker_client final : public api::client {
     }
     api::admin& admin() override { return *admin_; }
     health check() const override { return {}; }
+    stats statistics() const override { return {}; }
 
   private:
     api::topics& topics_;

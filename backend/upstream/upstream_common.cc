@@ -1,0 +1,168 @@
+#include "backend/upstream/upstream_common.h"
+
+#include <stdexcept>
+
+namespace sluice::backend::upstream {
+namespace {
+
+void log_line(const rd_kafka_t* rk, int level, const char* facility, const char* buf) {
+    // syslog levels: 0-3 error, 4 warning, 5-6 info, 7 debug.
+    auto& log = upstream_log();
+    const char* name = rk ? rd_kafka_name(rk) : "rdkafka";
+    if (level <= 3) {
+        log.error("{} {}: {}", name, facility, buf);
+    } else if (level == 4) {
+        log.warn("{} {}: {}", name, facility, buf);
+    } else if (level <= 6) {
+        log.info("{} {}: {}", name, facility, buf);
+    } else {
+        log.debug("{} {}: {}", name, facility, buf);
+    }
+}
+
+void set_one(rd_kafka_conf_t* conf, const std::string& name, const std::string& value) {
+    char err[512];
+    if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), err, sizeof err) !=
+        RD_KAFKA_CONF_OK) {
+        throw std::invalid_argument("upstream." + name + ": " + err);
+    }
+}
+
+}  // namespace
+
+conf_ptr make_conf(const std::map<std::string, std::string>& props,
+                   const std::map<std::string, std::string>& extra) {
+    conf_ptr conf(rd_kafka_conf_new());
+    for (const auto& [k, v] : props) {
+        set_one(conf.get(), k, v);
+    }
+    for (const auto& [k, v] : extra) {
+        set_one(conf.get(), k, v);
+    }
+    rd_kafka_conf_set_log_cb(conf.get(), log_line);
+    return conf;
+}
+
+handle_ptr make_handle(rd_kafka_type_t type, conf_ptr conf) {
+    char err[512];
+    rd_kafka_t* rk = rd_kafka_new(type, conf.get(), err, sizeof err);
+    if (!rk) {
+        throw std::invalid_argument(std::string("upstream: ") + err);
+    }
+    conf.release();  // rd_kafka_new took it
+    return handle_ptr(rk);
+}
+
+std::error_code to_error_code(rd_kafka_resp_err_t err) noexcept {
+    using api::errc;
+    auto e = [](errc c) { return api::make_error_code(c); };
+    switch (err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+        return {};
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+        return e(errc::unknown_topic_or_partition);
+    case RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS:
+        return e(errc::topic_already_exists);
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+        return e(errc::invalid_topic_name);
+    case RD_KAFKA_RESP_ERR_INVALID_PARTITIONS:
+    case RD_KAFKA_RESP_ERR_INVALID_REPLICATION_FACTOR:
+    case RD_KAFKA_RESP_ERR_INVALID_REPLICA_ASSIGNMENT:
+        return e(errc::invalid_partitions);
+    case RD_KAFKA_RESP_ERR_INVALID_CONFIG:
+        return e(errc::invalid_config);
+    case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
+        return e(errc::policy_violation);
+    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+        return e(errc::offset_out_of_range);
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+        return e(errc::message_too_large);
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+        return e(errc::record_list_too_large);
+    case RD_KAFKA_RESP_ERR_INVALID_MSG:
+    case RD_KAFKA_RESP_ERR__BAD_MSG:
+        return e(errc::corrupt_message);
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+        return e(errc::invalid_record);
+    case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
+        return e(errc::storage_error);
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_FENCED_LEADER_EPOCH:
+        return e(errc::not_leader);
+    case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
+        return e(errc::out_of_order_sequence);
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+        return e(errc::invalid_producer_epoch);
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+        return e(errc::coordinator_loading);
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+        return e(errc::coordinator_not_available);
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+        return e(errc::not_coordinator);
+    case RD_KAFKA_RESP_ERR_INVALID_GROUP_ID:
+        return e(errc::invalid_group_id);
+    case RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND:
+        return e(errc::group_id_not_found);
+    case RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID:
+        return e(errc::unknown_member_id);
+    case RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION:
+        return e(errc::illegal_generation);
+    case RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS:
+        return e(errc::rebalance_in_progress);
+    case RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID:
+        return e(errc::fenced_instance_id);
+    case RD_KAFKA_RESP_ERR_NON_EMPTY_GROUP:
+        return e(errc::non_empty_group);
+    case RD_KAFKA_RESP_ERR_GROUP_SUBSCRIBED_TO_TOPIC:
+        return e(errc::group_subscribed_to_topic);
+    case RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE:
+        return e(errc::offset_metadata_too_large);
+    case RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT:
+        return e(errc::unstable_offset_commit);
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION:
+    case RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE:
+        return e(errc::unsupported);
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+        return e(errc::request_timed_out);
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+        return e(errc::backend_unavailable);
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+    case RD_KAFKA_RESP_ERR_ILLEGAL_SASL_STATE:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_SASL_MECHANISM:
+    case RD_KAFKA_RESP_ERR__SSL:
+        return e(errc::backend_authentication_failed);
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_DELEGATION_TOKEN_AUTHORIZATION_FAILED:
+        return e(errc::backend_authorization_failed);
+    case RD_KAFKA_RESP_ERR_INVALID_REQUEST:
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+        return e(errc::invalid_request);
+    default:
+        return e(errc::unknown);
+    }
+}
+
+api::backend_error to_backend_error(rd_kafka_resp_err_t err, const char* message) {
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return {};
+    }
+    std::string text = (message && *message) ? message : rd_kafka_err2str(err);
+    return api::backend_error(to_error_code(err), std::move(text));
+}
+
+}  // namespace sluice::backend::upstream
