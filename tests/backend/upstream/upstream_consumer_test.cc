@@ -496,6 +496,28 @@ TEST_F(UpstreamConsumer, SinkStoppingMidBatchReadsTheRestNextPoll) {
     EXPECT_EQ(rest[2].offset, 4);
 }
 
+TEST_F(UpstreamConsumer, UnpolledConsumerBuffersBoundedAndLosesNothing) {
+    // 40 records of 100 KB: more than a partition's buffer holds (2 MiB), so the keep-alive
+    // drain pauses the partition and the polls resume it.
+    const auto t = topic("bounded", 1);
+    const std::string big(100 * 1024, 'b');
+    for (int i = 0; i < 40; ++i) {
+        produce(t, 0, "k" + std::to_string(i), big);
+    }
+    flush();
+    auto c = open(manual());
+    c->assign({tp_of(t, 0)});
+    run_until([] { return false; }, 1500ms);  // nobody polls: only the keep-alive drains
+
+    auto got = poll_records(*c, 40);
+
+    ASSERT_EQ(got.size(), 40u);
+    for (int i = 0; i < 40; ++i) {
+        EXPECT_EQ(got[i].offset, i);
+        EXPECT_EQ(got[i].value->size(), big.size());
+    }
+}
+
 // --- groups ----------------------------------------------------------------------------------
 
 TEST_F(UpstreamConsumer, GroupMembersSplitPartitionsAndRebalance) {
