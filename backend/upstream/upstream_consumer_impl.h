@@ -149,6 +149,7 @@ private:
         std::int64_t buffered_bytes = 0;
         api::backend_error error;  // reported by the next poll
         bool sticky = false;       // the error stays until a seek (offset_out_of_range)
+        bool reported = false;     // a sticky error was answered once: it no longer ends a park
         bool in_rdkafka = false;   // part of librdkafka's assignment
         bool seeking = false;      // a seek librdkafka has not confirmed yet: nothing handed out
         bool paused = false;

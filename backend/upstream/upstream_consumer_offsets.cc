@@ -124,6 +124,7 @@ api::awaitable<void> upstream_consumer::resolve_then_assign(
             ps.error = api::backend_error(api::make_error_code(api::errc::offset_out_of_range),
                                           "no committed offset and the reset policy is none");
             ps.sticky = true;
+            ps.reported = false;
         }
     }
     self->assign_held_locked(true);

@@ -148,6 +148,7 @@ void upstream_consumer::accept_locked(message_ptr m) {
                 ps->error = api::backend_error(api::make_error_code(api::errc::offset_out_of_range),
                                                rd_kafka_message_errstr(m.get()));
                 ps->sticky = true;
+                ps->reported = false;
                 return;
             default:
                 if (!ps->sticky) {
@@ -204,7 +205,7 @@ bool upstream_consumer::ready_locked(std::int32_t min_bytes) const {
         if (ps.seeking) {
             continue;
         }
-        if (ps.error) {
+        if (ps.error && !(ps.sticky && ps.reported)) {
             return true;
         }
         bytes += ps.buffered_bytes;
@@ -319,7 +320,9 @@ api::awaitable<api::backend_result<std::vector<api::polled_partition>>> upstream
             api::polled_partition p;
             p.tp = it->first;
             p.error = ps.error;
-            if (!ps.sticky) {
+            if (ps.sticky) {
+                ps.reported = true;
+            } else {
                 ps.error = {};
             }
             result.push_back(std::move(p));

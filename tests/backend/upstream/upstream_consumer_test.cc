@@ -642,6 +642,15 @@ TEST_F(UpstreamConsumer, ResetNoneReportsOffsetOutOfRangeUntilASeek) {
     EXPECT_EQ((*r)[0].error.reason(), api::errc::offset_out_of_range);
     EXPECT_TRUE(got.empty());
 
+    // Reported again, but no longer ending a park at once (no busy polling).
+    limits.max_wait = 300ms;
+    const auto start = std::chrono::steady_clock::now();
+    auto again = poll_once(*c, got, limits);
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 290ms);
+    ASSERT_TRUE(again.has_value());
+    ASSERT_EQ(again->size(), 1u);
+    EXPECT_EQ((*again)[0].error.reason(), api::errc::offset_out_of_range);
+
     c->seek({{tp_of(t, 0), offset(0)}});
     auto after = poll_records(*c, 2);
     ASSERT_EQ(after.size(), 2u);
