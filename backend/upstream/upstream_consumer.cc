@@ -475,6 +475,9 @@ void upstream_consumer::subscribe_locked(const std::vector<topic_name>& topics) 
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
     if (sorted == resolved_topics_ && (!sorted.empty() || held_.empty())) {
+        if (sorted.empty()) {
+            stable_ = true;  // a pattern that matches nothing yet: nothing to join
+        }
         return;
     }
     resolved_topics_ = sorted;

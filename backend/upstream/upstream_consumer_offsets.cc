@@ -115,9 +115,11 @@ api::awaitable<void> upstream_consumer::resolve_then_assign(
         }
         partition_state& ps = it->second;
         if (r.error) {
-            // librdkafka resolves it itself (the offset stays INVALID in the assignment).
+            // Told once by the next poll; librdkafka resolves it itself (the offset stays
+            // INVALID in the assignment), e.g. once a topic that is missing appears.
             upstream_log().warn("upstream consumer: position of {}-{}: {}", r.tp.topic.value,
                                 r.tp.partition.value, r.error.text());
+            ps.error = r.error;
         } else if (r.offset >= 0) {
             ps.position = r.offset;
         } else {

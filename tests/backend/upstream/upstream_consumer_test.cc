@@ -419,6 +419,25 @@ TEST_F(UpstreamConsumer, SeekBeforeAssignmentIsAppliedAtAssignment) {
     EXPECT_EQ(got[0].offset, 2);
 }
 
+// The mock creates a topic a client asks for; its metadata error stands in for a missing one.
+TEST_F(UpstreamConsumer, AssigningAMissingTopicReportsUnknownTopic) {
+    const auto t = topic("missing", 1);
+    rd_kafka_mock_topic_set_error(cluster_, t.c_str(), RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+    auto c = open(manual());
+    c->assign({tp_of(t, 0)});
+
+    std::vector<got_record> got;
+    api::poll_limits limits;
+    limits.max_wait = 10s;
+    auto r = poll_once(*c, got, limits);
+
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->size(), 1u);
+    ASSERT_TRUE((*r)[0].error);
+    EXPECT_EQ((*r)[0].error.reason(), api::errc::unknown_topic_or_partition)
+        << (*r)[0].error.text();
+}
+
 // --- waiting ---------------------------------------------------------------------------------
 
 TEST_F(UpstreamConsumer, LongPollIsWokenByAProduce) {
