@@ -90,6 +90,15 @@ partition_list_ptr make_partition_list(const std::vector<api::topic_partition>& 
 /// partition's buffer; a buffer over buffer_cap pauses its partition (librdkafka then fetches
 /// again from the offset after the last message it gave us when it is resumed).
 ///
+/// Seeks: the position is ours at once; the partition hands out nothing until librdkafka has
+/// taken rd_kafka_seek_partitions (on the pool, waiting for its answer, under mu_ so that no
+/// drain slips between dropping the buffer and the seek). A fetcher that has not started yet
+/// (_STATE: its assignment waits for an earlier one to stop) is tried again every 20 ms; a
+/// fetcher librdkafka stopped (auto.offset.reset=error) is restarted by an assignment
+/// (incremental without group management). Whole re-assignments are kept rare on purpose:
+/// two in quick succession trip librdkafka's assignment state machine (2.0.2 asserts
+/// rktp_started in rd_kafka_assignment_partition_stopped).
+///
 /// Rebalances (classic eager protocol, range or roundrobin):
 ///   REVOKE: stable_ = false, on_change; the revoke hook runs on ex_ with the partitions still
 ///           held (its commits use the generation that is still valid) and poll hands out

@@ -576,6 +576,23 @@ TEST_F(UpstreamConsumer, GroupMembersSplitPartitionsAndRebalance) {
     EXPECT_EQ(a->assignment().topics, std::vector<topic_name>{topic_name(t)});
 }
 
+TEST_F(UpstreamConsumer, UnsubscribeRunsTheRevokeHookAndEmptiesTheAssignment) {
+    const auto t = topic("unsub", 2);
+    auto c = open(member("g-unsub"));
+    auto revoked = std::make_shared<std::vector<api::assignment_state>>();
+    c->on_revoke(record_revokes(revoked));
+    c->subscribe({topic_name(t)});
+    ASSERT_TRUE(wait_partitions(*c, 2));
+
+    c->unsubscribe();
+
+    ASSERT_TRUE(run_until([&] { return c->assignment().partitions.empty(); }));
+    ASSERT_EQ(revoked->size(), 1u);
+    EXPECT_EQ(revoked->front().partitions.size(), 2u);
+    EXPECT_TRUE(c->subscribed_topics().empty());
+    EXPECT_TRUE(c->assignment().stable);
+}
+
 TEST_F(UpstreamConsumer, CommitThenCommittedAlsoForAPlainConsumer) {
     const auto t = topic("commit", 1);
     produce_n(t, 0, 3);
