@@ -161,6 +161,7 @@ private:
         bool reported = false;     // a sticky error was answered once: it no longer ends a park
         bool in_rdkafka = false;   // part of librdkafka's assignment
         bool seeking = false;      // a seek librdkafka has not confirmed yet: nothing handed out
+        bool resolving = false;    // its position is being looked up (committed, reset)
         bool paused = false;
         std::uint64_t epoch = 0;  // bumped whenever the position is set from outside
     };
@@ -242,6 +243,7 @@ private:
     void accept_locked(message_ptr m);
     partition_state* find_locked(rd_kafka_topic_t* rkt, std::int32_t partition);
     bool ready_locked(std::int32_t min_bytes) const;
+    bool resolving_locked() const;
     void pause_full_locked();
 
     // --- state ---------------------------------------------------------------------------

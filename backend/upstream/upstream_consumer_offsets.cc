@@ -74,6 +74,7 @@ void upstream_consumer::hold_and_resolve_locked(const std::vector<api::topic_par
             pending_seeks_.erase(it);
         }
         if (!ps.position) {
+            ps.resolving = true;
             unknown.push_back(tp);
         }
         next.emplace(tp, std::move(ps));
@@ -110,10 +111,14 @@ api::awaitable<void> upstream_consumer::resolve_then_assign(
     }
     for (auto& r : found) {
         auto it = self->held_.find(r.tp);
-        if (it == self->held_.end() || it->second.position) {
-            continue;  // gone, or sought meanwhile
+        if (it == self->held_.end()) {
+            continue;
         }
         partition_state& ps = it->second;
+        ps.resolving = false;
+        if (ps.position) {
+            continue;  // sought meanwhile
+        }
         if (r.error) {
             // Told once by the next poll; librdkafka resolves it itself (the offset stays
             // INVALID in the assignment), e.g. once a topic that is missing appears.
@@ -207,6 +212,7 @@ void upstream_consumer::assign_held_locked(bool notify) {
         release_buffer_locked(ps);
         ++ps.epoch;
         ps.seeking = false;
+        ps.resolving = false;
         if (ps.sticky && !ps.position) {
             // Reset none and nothing committed: not fetched until the owner seeks.
             ps.in_rdkafka = false;
@@ -253,6 +259,7 @@ void upstream_consumer::seek(std::vector<std::pair<api::topic_partition, offset>
         }
         partition_state& ps = it->second;
         ps.position = off.value;
+        ps.resolving = false;
         release_buffer_locked(ps);
         ps.error = {};
         ++ps.epoch;

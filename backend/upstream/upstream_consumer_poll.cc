@@ -213,6 +213,18 @@ bool upstream_consumer::ready_locked(std::int32_t min_bytes) const {
     return bytes > 0 && bytes >= min_bytes;
 }
 
+bool upstream_consumer::resolving_locked() const {
+    if (revoking_) {
+        return false;
+    }
+    for (const auto& [tp, ps] : held_) {
+        if (ps.resolving) {
+            return true;
+        }
+    }
+    return false;
+}
+
 api::awaitable<api::backend_result<std::vector<api::polled_partition>>> upstream_consumer::poll(
     api::poll_limits limits, const api::message_sink& sink) {
     using result_t = api::backend_result<std::vector<api::polled_partition>>;
@@ -236,27 +248,37 @@ api::awaitable<api::backend_result<std::vector<api::polled_partition>>> upstream
 
     // Park: the librdkafka queue's io event, a seek or an assignment, a close and the
     // max_wait timer all write a byte to the wake pipe.
-    const auto deadline = clock::now() + std::max(limits.max_wait, std::chrono::milliseconds(0));
-    std::optional<asio::steady_timer> timer;
-    if (limits.max_wait.count() > 0) {
-        timer.emplace(co_await asio::this_coro::executor, deadline);
-        timer->async_wait([self](const boost::system::error_code& ec) {
-            if (!ec) {
-                self->wake_poll();
-            }
-        });
-    }
+    // Positions are resolved first: past max_wait the poll still waits (up to the request
+    // timeout) for held partitions whose position is being looked up.
+    const auto start = clock::now();
+    const auto deadline = start + std::max(limits.max_wait, std::chrono::milliseconds(0));
+    const auto hard_deadline = std::max(deadline, start + opts_.request_timeout);
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    std::optional<clock::time_point> armed;
     for (;;) {
         drain_wake_pipe();
         bool ready = false;
+        bool resolving = false;
         {
             std::lock_guard lock(mu_);
             drain_locked();
             ready = closing_ || destroy_started_ || static_cast<bool>(call_error_) ||
                     ready_locked(limits.min_bytes);
+            resolving = !ready && resolving_locked();
         }
-        if (ready || clock::now() >= deadline) {
+        const auto now = clock::now();
+        if (ready || (now >= deadline && (!resolving || now >= hard_deadline))) {
             break;
+        }
+        const auto wake_at = now < deadline ? deadline : hard_deadline;
+        if (armed != wake_at) {
+            armed = wake_at;
+            timer.expires_at(wake_at);  // cancels the previous wait (no byte written)
+            timer.async_wait([self](const boost::system::error_code& ec) {
+                if (!ec) {
+                    self->wake_poll();
+                }
+            });
         }
         boost::system::error_code ec;
         co_await wake_.async_wait(asio::posix::descriptor_base::wait_read,
@@ -265,9 +287,7 @@ api::awaitable<api::backend_result<std::vector<api::polled_partition>>> upstream
             break;
         }
     }
-    if (timer) {
-        timer->cancel();
-    }
+    timer.cancel();
 
     struct taken {
         api::topic_partition tp;

@@ -17,6 +17,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -331,7 +334,14 @@ TEST_F(UpstreamConsumer, AssignFromLatestReadsOnlyNewRecords) {
     produce_n(t, 0, 2);
     auto c = open(manual(api::offset_reset::latest));
     c->assign({tp_of(t, 0)});
-    ASSERT_TRUE(wait_position(*c, tp_of(t, 0), 2));
+    // A poll resolves positions first, even without a max_wait.
+    std::vector<got_record> none;
+    auto first = poll_once(*c, none);
+    ASSERT_TRUE(first.has_value());
+    EXPECT_TRUE(none.empty());
+    ASSERT_EQ(first->size(), 1u);
+    EXPECT_EQ((*first)[0].next, offset(2));
+    EXPECT_EQ(c->positions().at(tp_of(t, 0)), offset(2));
 
     produce(t, 0, "new", "record");
     flush();
@@ -388,6 +398,17 @@ TEST_F(UpstreamConsumer, SeekToEarliestAndLatest) {
     auto late = run(c->seek_to({tp_of(t, 0)}, {api::offset_spec::kind::latest, -1}));
     ASSERT_TRUE(late.has_value());
     EXPECT_EQ(c->positions().at(tp_of(t, 0)), offset(3));
+}
+
+TEST_F(UpstreamConsumer, SeekToAMissingPartitionIsUnknown) {
+    const auto t = topic("seekmissing", 1);
+    auto c = open(manual());
+    c->assign({tp_of(t, 0)});
+
+    auto r = run(c->seek_to({tp_of(t, 7)}, {api::offset_spec::kind::latest, -1}));
+
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().reason(), api::errc::unknown_topic_or_partition) << r.error().text();
 }
 
 // The 2.0.2 mock answers every ListOffsets by timestamp with -1 (its FIXME), so only "no record
@@ -549,7 +570,8 @@ TEST_F(UpstreamConsumer, GroupMembersSplitPartitionsAndRebalance) {
     a->on_change([changes] { ++*changes; });
     a->subscribe({topic_name(t)});
     ASSERT_TRUE(wait_partitions(*a, 4));
-    EXPECT_GE(a->assignment().generation, 1);
+    const std::int32_t first_generation = a->assignment().generation;
+    EXPECT_GE(first_generation, 1);
     EXPECT_FALSE(a->assignment().member_id.empty());
     const int changes_before = *changes;
 
@@ -564,6 +586,9 @@ TEST_F(UpstreamConsumer, GroupMembersSplitPartitionsAndRebalance) {
 
     ASSERT_FALSE(revoked->empty());
     EXPECT_EQ(revoked->front().partitions.size(), 4u);
+    EXPECT_EQ(revoked->front().generation, first_generation);
+    EXPECT_GT(a->assignment().generation, first_generation);
+    EXPECT_EQ(a->assignment().generation, b->assignment().generation);
     EXPECT_GT(*changes, changes_before);
     std::set<api::topic_partition> all;
     for (auto& p : a->assignment().partitions) {
@@ -655,6 +680,40 @@ TEST_F(UpstreamConsumer, ExplicitCommitWithMetadataAndANewMemberResumesThere) {
     EXPECT_EQ(records[0].offset, 4);
 }
 
+/// A revoke hook that waits until `gate` is cancelled.
+asio::awaitable<void> hold_at(std::shared_ptr<asio::steady_timer> gate,
+                              std::shared_ptr<bool> entered) {
+    *entered = true;
+    boost::system::error_code ec;
+    co_await gate->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+TEST_F(UpstreamConsumer, CommitAfterTheGroupMovedOnFails) {
+    const auto t = topic("moved", 2);
+    produce_n(t, 0, 1);
+    auto a = open(member("g-moved"));
+    // A's revoke hook holds A back: the group's rebalance times A out and goes on without it.
+    auto gate = std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
+    auto entered = std::make_shared<bool>(false);
+    a->on_revoke([gate, entered](const api::assignment_state&) { return hold_at(gate, entered); });
+    a->subscribe({topic_name(t)});
+    ASSERT_TRUE(wait_partitions(*a, 2));
+    ASSERT_EQ(poll_records(*a, 1).size(), 1u);
+    auto b = open(member("g-moved"));
+    b->subscribe({topic_name(t)});
+    ASSERT_TRUE(run_until([&] { return *entered; }));
+    ASSERT_TRUE(wait_partitions(*b, 2));
+
+    auto late = run(a->commit(std::nullopt));
+    gate->cancel();
+
+    ASSERT_FALSE(late.has_value());
+    const auto why = late.error().reason();
+    EXPECT_TRUE(why == api::errc::rebalance_in_progress || why == api::errc::illegal_generation ||
+                why == api::errc::unknown_member_id)
+        << late.error().text();
+}
+
 TEST_F(UpstreamConsumer, CommitWithoutAGroupIsAnInvalidRequest) {
     auto c = open(manual());
     auto r = run(c->commit(std::nullopt));
@@ -669,8 +728,7 @@ TEST_F(UpstreamConsumer, ResetNoneReportsOffsetOutOfRangeUntilASeek) {
     c->assign({tp_of(t, 0)});
 
     std::vector<got_record> got;
-    api::poll_limits limits;
-    limits.max_wait = 5s;
+    api::poll_limits limits;  // no max_wait: the position lookup is waited for all the same
     auto r = poll_once(*c, got, limits);
 
     ASSERT_TRUE(r.has_value());
