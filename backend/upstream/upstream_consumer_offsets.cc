@@ -351,6 +351,7 @@ std::vector<upstream_consumer::seek_item> upstream_consumer::seek_blocking(
         upstream_log().warn("upstream consumer: seek: {}", rd_kafka_error_string(e));
         rd_kafka_error_destroy(e);
     }
+    partition_list_ptr resume;
     for (int i = 0; i < l->cnt; ++i) {
         const auto& e = l->elems[i];
         api::topic_partition tp{topic_name(e.topic), partition_id(e.partition)};
@@ -367,6 +368,17 @@ std::vector<upstream_consumer::seek_item> upstream_consumer::seek_blocking(
                                 rd_kafka_err2str(e.err));
         }
         it->second.seeking = false;
+        if (it->second.paused) {
+            // Its buffer is empty now: fetching goes on from the sought offset.
+            if (!resume) {
+                resume.reset(rd_kafka_topic_partition_list_new(1));
+            }
+            rd_kafka_topic_partition_list_add(resume.get(), e.topic, e.partition);
+            it->second.paused = false;
+        }
+    }
+    if (resume) {
+        rd_kafka_resume_partitions(rk_.get(), resume.get());
     }
     wake_poll();
     return again;

@@ -558,6 +558,25 @@ TEST_F(UpstreamConsumer, UnpolledConsumerBuffersBoundedAndLosesNothing) {
     }
 }
 
+TEST_F(UpstreamConsumer, SeekOnAPausedPartitionReadsFromThere) {
+    const auto t = topic("pausedseek", 1);
+    const std::string big(100 * 1024, 'p');
+    for (int i = 0; i < 40; ++i) {
+        produce(t, 0, "k" + std::to_string(i), big);
+    }
+    flush();
+    auto c = open(manual());
+    c->assign({tp_of(t, 0)});
+    run_until([] { return false; }, 1500ms);  // the keep-alive fills the buffer: paused
+
+    c->seek({{tp_of(t, 0), offset(10)}});
+    auto got = poll_records(*c, 30);
+
+    ASSERT_EQ(got.size(), 30u);
+    EXPECT_EQ(got.front().offset, 10);
+    EXPECT_EQ(got.back().offset, 39);
+}
+
 // --- groups ----------------------------------------------------------------------------------
 
 TEST_F(UpstreamConsumer, GroupMembersSplitPartitionsAndRebalance) {
