@@ -1,10 +1,10 @@
-#include "gateway/http/record_reader.h"
+#include "backend/client/record_reader.h"
 
 #include <map>
 
 #include "backend/api/records_memory.h"
 
-namespace sluice::gateway {
+namespace sluice::backend::client {
 namespace api = backend::api;
 namespace kafka = protocol::kafka;
 
@@ -24,6 +24,7 @@ boost::asio::awaitable<std::vector<partition_read>> read_records(
     req.min_bytes = std::max(limits.min_bytes, 1);
     req.max_wait = limits.max_wait;
     req.max_bytes = limits.max_bytes;
+    req.isolation = limits.isolation;
     std::map<std::string, std::size_t> topic_index;
     std::vector<std::vector<std::size_t>> order;  // per fetch topic: position indexes
     for (std::size_t i = 0; i < positions.size(); ++i) {
@@ -102,4 +103,4 @@ boost::asio::awaitable<std::vector<partition_read>> read_records(
     co_return out;
 }
 
-}  // namespace sluice::gateway
+}  // namespace sluice::backend::client
