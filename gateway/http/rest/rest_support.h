@@ -39,9 +39,11 @@ struct rest_context {
     /// The policy chain, for the ACL checks the routes cannot make from the path alone
     /// (listings, bodies, instances) and the quotas of the streams.
     policy_chain chain = {};
-    /// The client level: consumers (REST instances, WebSocket and SSE streams) and the REST
-    /// consumer store stand on it only, so that they run the same over a Kafka cluster.
+    /// The client level (producer, admin, topology) the metadata and administration routes
+    /// stand on; set by the HTTP server (never null there).
     backend::api::client* client = nullptr;
+
+    backend::api::admin& admin() const { return client->admin(); }
 };
 
 /// Topics the REST front keeps its own state in (not listed to REST clients).
