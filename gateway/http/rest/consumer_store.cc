@@ -6,7 +6,6 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/httpcore/logger.h"
-#include "protocol/kafka/record_batch_builder.h"
 
 namespace sluice::gateway::rest {
 namespace api = backend::api;
@@ -32,9 +31,8 @@ const char* reset_name(offset_reset r) {
 
 }  // namespace
 
-consumer_store::consumer_store(api::client& client, api::topics& topics, api::records& records,
-                               boost::asio::any_io_executor ex)
-    : client_(client), topics_(topics), records_(records), strand_(boost::asio::make_strand(ex)) {}
+consumer_store::consumer_store(api::client& client, boost::asio::any_io_executor ex)
+    : client_(client), strand_(boost::asio::make_strand(ex)) {}
 
 std::string consumer_store::encode(const stored_instance& s) {
     json::writer w;
@@ -252,36 +250,27 @@ boost::asio::awaitable<void> consumer_store::write_on_strand(std::string key,
         spec.name = name;
         spec.partitions = 1;
         spec.configs = {{"cleanup.policy", "compact"}};
-        auto created = co_await topics_.create(std::move(spec));
-        if (!created && api::reason(created.error().code) != api::errc::topic_already_exists) {
-            http_log().warn("REST consumers: cannot create {}: {}", topic,
-                            created.error().message.empty() ? created.error().code.message()
-                                                            : created.error().message);
+        auto created = co_await client_.admin().create_topic(std::move(spec));
+        if (!created && created.error().reason() != api::errc::topic_already_exists) {
+            http_log().warn("REST consumers: cannot create {}: {}", topic, created.error().text());
             co_return;
         }
         topic_ready_ = true;
     }
-    kafka::record_batch_builder builder;
-    builder.add(protocol::as_bytes(key),
-                value ? std::optional<protocol::bytes_view>(protocol::as_bytes(*value))
-                      : std::nullopt,
-                now_ms());
-    auto batch = builder.finish();
-    if (!batch) {
+    std::vector<api::outgoing_record> records(1);
+    records[0].key = std::move(key);
+    records[0].value = std::move(value);
+    records[0].partition = 0;
+    api::send_options opts;
+    opts.acks = api::acks::leader;
+    auto res = co_await client_.producer().send(name, std::move(records), opts);
+    if (!res) {
+        http_log().warn("REST consumers: storing an instance failed: {}", res.error().text());
         co_return;
     }
-    api::produce_request req;
-    req.acks = api::acks::leader;
-    auto& t = req.topics.emplace_back();
-    t.topic = name;
-    t.partitions.push_back(api::produce_partition{partition_id(0), batch->mutable_view()});
-    auto res = co_await records_.produce(std::move(req));
-    for (const auto& rt : res.topics) {
-        for (const auto& rp : rt.partitions) {
-            if (rp.error) {
-                http_log().warn("REST consumers: storing an instance failed: {}",
-                                rp.error.code.message());
-            }
+    for (const auto& d : *res) {
+        if (d.error) {
+            http_log().warn("REST consumers: storing an instance failed: {}", d.error.text());
         }
     }
 }
