@@ -178,11 +178,11 @@ boost::asio::awaitable<std::optional<rest::error>> topic_subscription::poll(
     if (!out) {
         co_return rest::from_backend(out.error(), rest::subject::partition);
     }
-    const auto known = consumer_->positions();
     for (const auto& pp : *out) {
         const partition_key k{pp.tp.topic, pp.tp.partition};
         if (pp.error) {
             if (pp.error.reason() == api::errc::offset_out_of_range) {
+                const auto known = consumer_->positions();
                 auto it = known.find(pp.tp);
                 if (it == known.end()) {
                     // Nothing committed (a commit that went away): start at `from`.
