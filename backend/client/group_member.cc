@@ -263,7 +263,8 @@ asio::awaitable<bool> group_member::join_and_sync() {
         if (api::reason(joined.error) == api::errc::unknown_member_id) {
             member_id_.clear();
         }
-        member_log().debug("group {}: join failed: {}", opts_.group.value, joined.error.code.message());
+        member_log().debug("group {}: join failed: {}", opts_.group.value,
+                           joined.error.code.message());
         co_return false;
     }
     member_id_ = joined.member_id;
@@ -295,7 +296,8 @@ asio::awaitable<bool> group_member::join_and_sync() {
         if (api::reason(synced.error) == api::errc::unknown_member_id) {
             member_id_.clear();
         }
-        member_log().debug("group {}: sync failed: {}", opts_.group.value, synced.error.code.message());
+        member_log().debug("group {}: sync failed: {}", opts_.group.value,
+                           synced.error.code.message());
         co_return false;
     }
     auto decoded = kafka::decode_assignment(

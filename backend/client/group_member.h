@@ -1,7 +1,8 @@
 // A member of a classic consumer group, the group side of the native client level's consumer
-// (owned by backend/client; broker_consumer runs one per consumer that subscribes). It speaks the group protocol through api::groups exactly as a Kafka consumer does (JoinGroup
-// with the "consumer" protocol type offering range and roundrobin, SyncGroup, Heartbeat,
-// LeaveGroup), so it shares a group's partitions with Kafka consumers: either may lead.
+// (owned by backend/client; broker_consumer runs one per consumer that subscribes). It speaks
+// the group protocol through api::groups exactly as a Kafka consumer does (JoinGroup with the
+// "consumer" protocol type offering range and roundrobin, SyncGroup, Heartbeat, LeaveGroup),
+// so it shares a group's partitions with Kafka consumers: either may lead.
 //
 //        subscribe()/unsubscribe()                        assignment()  (any thread)
 //                 |                                            ^

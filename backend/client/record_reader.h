@@ -1,8 +1,8 @@
 // Reading records for the native client level's consumer (owned by backend/client): one
-// api::records::fetch from a set of positions, then the
-// records of the answer decoded one by one, from each position on (a fetch returns whole
-// batches, which may begin before it), control batches skipped (read_committed: aborted
-// transactions' batches too), compressed batches inflated with a bound.
+// api::records::fetch from a set of positions, then the records of the answer decoded one by
+// one, from each position on (a fetch returns whole batches, which may begin before it),
+// control batches skipped (read_committed: aborted transactions' batches too), compressed
+// batches inflated with a bound.
 #pragma once
 
 #include <chrono>

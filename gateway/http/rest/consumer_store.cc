@@ -194,7 +194,8 @@ boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
             return true;
         }
         std::string key(protocol::as_chars(*r.key));
-        latest[key] = r.value ? std::optional<std::string>(std::string(protocol::as_chars(*r.value)))
+        latest[key] = r.value ? std::optional<std::string>(
+                                    std::string(protocol::as_chars(*r.value)))
                               : std::nullopt;
         return true;
     };

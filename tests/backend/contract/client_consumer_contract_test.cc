@@ -79,8 +79,8 @@ boost::asio::awaitable<poll_answer> poll_into(std::shared_ptr<api::consumer> c,
     co_return out;
 }
 
-boost::asio::awaitable<void> run_revoke_count(std::shared_ptr<std::vector<api::assignment_state>> log,
-                                              api::assignment_state held) {
+boost::asio::awaitable<void> record_revoke(
+    std::shared_ptr<std::vector<api::assignment_state>> log, api::assignment_state held) {
     log->push_back(std::move(held));
     co_return;
 }
@@ -251,7 +251,8 @@ TYPED_TEST(ClientConsumerContract, PositionsStartByResetAndMoveWithSeeks) {
     ASSERT_TRUE(at_time);
     EXPECT_EQ(latest->positions().at(this->tp(t, 0)).value, 3);
 
-    auto earliest = this->run(latest->seek_to({this->tp(t, 0)}, {api::offset_spec::kind::earliest, -1}));
+    auto earliest =
+        this->run(latest->seek_to({this->tp(t, 0)}, {api::offset_spec::kind::earliest, -1}));
     ASSERT_TRUE(earliest);
     auto all = this->poll_records(latest, 3);
     ASSERT_EQ(all.size(), 3u);
@@ -261,7 +262,8 @@ TYPED_TEST(ClientConsumerContract, PositionsStartByResetAndMoveWithSeeks) {
     ASSERT_TRUE(end);
     EXPECT_EQ(latest->positions().at(this->tp(t, 0)).value, 3);
 
-    auto missing = this->run(latest->seek_to({this->tp(t, 7)}, {api::offset_spec::kind::latest, -1}));
+    auto missing =
+        this->run(latest->seek_to({this->tp(t, 7)}, {api::offset_spec::kind::latest, -1}));
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().reason(), api::errc::unknown_topic_or_partition);
 }
@@ -277,7 +279,9 @@ TYPED_TEST(ClientConsumerContract, LongPollIsWokenByAProduce) {
     auto answer = std::make_shared<std::optional<poll_answer>>();
     const auto started = std::chrono::steady_clock::now();
     boost::asio::co_spawn(*this->io_, poll_into(c, l),
-                          [answer](std::exception_ptr, poll_answer a) { answer->emplace(std::move(a)); });
+                          [answer](std::exception_ptr, poll_answer a) {
+                              answer->emplace(std::move(a));
+                          });
     // Let the poll park (it cannot finish: nothing is there), then produce.
     EXPECT_FALSE(this->run_until([&] { return answer->has_value(); }, 300ms));
     this->send(t, {this->rec("late")});
@@ -337,7 +341,7 @@ TYPED_TEST(ClientConsumerContract, TwoMembersSplitPartitionsAndARebalanceMovesTh
     auto a = this->open(group);
     auto revoked = std::make_shared<std::vector<api::assignment_state>>();
     a->on_revoke([revoked](const api::assignment_state& held) {
-        return run_revoke_count(revoked, held);
+        return record_revoke(revoked, held);
     });
     auto changes = std::make_shared<int>(0);
     a->on_change([changes] { ++*changes; });
@@ -419,8 +423,8 @@ TYPED_TEST(ClientConsumerContract, CommitAfterTheGroupMovedOnFails) {
     this->send(t, {this->rec("a")});
     auto a = this->open(group);
     // A's revoke hook holds A back: the group's rebalance times A out and goes on without it.
-    auto gate = std::make_shared<boost::asio::steady_timer>(*this->io_,
-                                                            std::chrono::steady_clock::time_point::max());
+    auto gate = std::make_shared<boost::asio::steady_timer>(
+        *this->io_, std::chrono::steady_clock::time_point::max());
     auto entered = std::make_shared<bool>(false);
     a->on_revoke([gate, entered](const api::assignment_state&) { return wait_at(gate, entered); });
     a->subscribe({topic_name(t)});
