@@ -504,8 +504,11 @@ asio::awaitable<api::backend_result<std::vector<api::polled_partition>>> broker_
         }
     }
     read_limits rl;
-    rl.max_wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::max(deadline - clock::now(), clock::duration::zero()));
+    // A partition that could not be positioned is reported at once, as Kafka's poll throws
+    // NoOffsetForPartition: the fetch does not park then.
+    rl.max_wait = failed.empty() ? std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
+                                       deadline - clock::now(), clock::duration::zero()))
+                                 : std::chrono::milliseconds(0);
     rl.min_bytes = limits.min_bytes;
     rl.max_bytes = limits.max_bytes;
     rl.partition_max_bytes = limits.partition_max_bytes;
