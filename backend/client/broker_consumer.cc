@@ -276,7 +276,8 @@ class broker_consumer final : public api::consumer,
     }
 
     /// The member's revoke hook: the owner's hook, then the revoked partitions' positions go
-    /// (the next assignment starts from the group's commits), except at close.
+    /// (the next assignment starts from the group's commits), except at close or once the
+    /// consumer reads partitions assigned by hand.
     asio::awaitable<void> revoke(group_member::state held) {
         revoke_hook hook;
         {
@@ -288,7 +289,7 @@ class broker_consumer final : public api::consumer,
             co_await hook(state);
         }
         std::lock_guard lock(mu_);
-        if (!closing_) {
+        if (!closing_ && !manual_mode_) {
             for (const auto& tp : state.partitions) {
                 positions_.erase(tp);
             }
