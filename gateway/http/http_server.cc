@@ -119,7 +119,7 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     add_queue_routes(router_, svc_.queues, svc_.chain);
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         svc_.topics, svc_.records, svc_.groups, settings_, svc_.cluster_id, svc_.node_id,
-        producer_, svc_.chain});
+        producer_, svc_.chain, &svc_.client});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {
