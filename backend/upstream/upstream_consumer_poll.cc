@@ -404,6 +404,9 @@ api::awaitable<api::backend_result<std::vector<api::polled_partition>>> upstream
     if (resume) {
         rd_kafka_resume_partitions(rk_.get(), resume.get());
     }
+    // The budget went round starting elsewhere; the outcomes come in partition order.
+    std::sort(result.begin(), result.end(),
+              [](const auto& a, const auto& b) { return a.tp < b.tp; });
     co_return result;
 }
 

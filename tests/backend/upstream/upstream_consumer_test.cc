@@ -733,19 +733,27 @@ TEST_F(UpstreamConsumer, CommitWithoutAGroupIsAnInvalidRequest) {
 }
 
 TEST_F(UpstreamConsumer, ResetNoneReportsOffsetOutOfRangeUntilASeek) {
-    const auto t = topic("none", 1);
+    const auto t = topic("none", 2);
     produce_n(t, 0, 2);
     auto c = open(member("g-none", api::offset_reset::none));
-    c->assign({tp_of(t, 0)});
+    c->assign({tp_of(t, 0), tp_of(t, 1)});
+    c->seek({{tp_of(t, 1), offset(0)}});  // empty: alone it would park
 
     std::vector<got_record> got;
-    api::poll_limits limits;  // no max_wait: the position lookup is waited for all the same
+    api::poll_limits limits;
+    limits.max_wait = 10s;
+    const auto first_start = std::chrono::steady_clock::now();
     auto r = poll_once(*c, got, limits);
 
+    // Reported at once, in partition order; the partition without a position has none.
+    EXPECT_LT(std::chrono::steady_clock::now() - first_start, 5s);
     ASSERT_TRUE(r.has_value());
-    ASSERT_EQ(r->size(), 1u);
+    ASSERT_EQ(r->size(), 2u);
+    EXPECT_EQ((*r)[0].tp, tp_of(t, 0));
     EXPECT_EQ((*r)[0].error.reason(), api::errc::offset_out_of_range);
+    EXPECT_FALSE((*r)[1].error);
     EXPECT_TRUE(got.empty());
+    EXPECT_FALSE(c->positions().contains(tp_of(t, 0)));
 
     // Reported again, but no longer ending a park at once (no busy polling).
     limits.max_wait = 300ms;
@@ -753,7 +761,7 @@ TEST_F(UpstreamConsumer, ResetNoneReportsOffsetOutOfRangeUntilASeek) {
     auto again = poll_once(*c, got, limits);
     EXPECT_GE(std::chrono::steady_clock::now() - start, 290ms);
     ASSERT_TRUE(again.has_value());
-    ASSERT_EQ(again->size(), 1u);
+    ASSERT_EQ(again->size(), 2u);
     EXPECT_EQ((*again)[0].error.reason(), api::errc::offset_out_of_range);
 
     c->seek({{tp_of(t, 0), offset(0)}});
