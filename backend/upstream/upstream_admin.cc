@@ -280,7 +280,7 @@ upstream_admin::upstream_admin(rd_kafka_t* rk, boost::asio::thread_pool& pool,
 // --- topology --------------------------------------------------------------------------------
 
 api::awaitable<api::backend_result<api::cluster_info>> upstream_admin::describe_cluster() {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_]()
+    auto blocking_job = [rk = rk_, timeout = timeout_]()
                                               -> api::backend_result<api::cluster_info> {
         auto f = fetch_metadata(rk, metadata_scope::known, {}, timeout);
         if (f.err) {
@@ -300,12 +300,13 @@ api::awaitable<api::backend_result<api::cluster_info>> upstream_admin::describe_
         std::sort(out.brokers.begin(), out.brokers.end(),
                   [](const auto& a, const auto& b) { return a.node_id < b.node_id; });
         return out;
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<std::vector<api::topic_info>>> upstream_admin::list_topics() {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_]()
+    auto blocking_job = [rk = rk_, timeout = timeout_]()
                                               -> api::backend_result<std::vector<api::topic_info>> {
         auto f = fetch_metadata(rk, metadata_scope::all, {}, timeout);
         if (f.err) {
@@ -320,15 +321,17 @@ api::awaitable<api::backend_result<std::vector<api::topic_info>>> upstream_admin
         std::sort(out.begin(), out.end(),
                   [](const auto& a, const auto& b) { return a.name < b.name; });
         return out;
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<api::topic_info>> upstream_admin::describe_topic(
     topic_name name) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, n = name.value] {
+    auto blocking_job = [rk = rk_, timeout = timeout_, n = name.value] {
         return describe_one(rk, n, timeout);
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
@@ -336,7 +339,7 @@ api::awaitable<api::backend_result<api::topic_info>> upstream_admin::describe_to
 
 api::awaitable<api::backend_result<api::topic_info>> upstream_admin::create_topic(
     api::new_topic spec) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, spec]()
+    auto blocking_job = [rk = rk_, timeout = timeout_, spec]()
                                               -> api::backend_result<api::topic_info> {
         char err[512];
         // Replication factor -1: the cluster's default.replication.factor (KIP-464).
@@ -391,13 +394,14 @@ api::awaitable<api::backend_result<api::topic_info>> upstream_admin::create_topi
             }
             std::this_thread::sleep_for(milliseconds(50));
         }
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     producer_.forget(spec.name.value);
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<void>> upstream_admin::delete_topic(topic_name name) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_,
+    auto blocking_job = [rk = rk_, timeout = timeout_,
                                            n = name.value]() -> api::backend_result<void> {
         rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(n.c_str());
         auto ev = admin_request(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS, timeout, false,
@@ -425,14 +429,15 @@ api::awaitable<api::backend_result<void>> upstream_admin::delete_topic(topic_nam
             }
         }
         return {};
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     producer_.forget(name.value);
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<void>> upstream_admin::create_partitions(topic_name name,
                                                                             std::int32_t total) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, n = name.value,
+    auto blocking_job = [rk = rk_, timeout = timeout_, n = name.value,
                                            total]() -> api::backend_result<void> {
         if (total < 1) {
             return api::backend_failure(api::make_error_code(api::errc::invalid_partitions),
@@ -469,16 +474,18 @@ api::awaitable<api::backend_result<void>> upstream_admin::create_partitions(topi
             }
         }
         return {};
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     producer_.forget(name.value);
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<std::vector<api::config_entry>>>
 upstream_admin::describe_topic_configs(topic_name name) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, n = name.value] {
+    auto blocking_job = [rk = rk_, timeout = timeout_, n = name.value] {
         return describe_configs(rk, RD_KAFKA_RESOURCE_TOPIC, n, timeout);
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
@@ -487,7 +494,7 @@ api::awaitable<api::backend_result<void>> upstream_admin::alter_topic_configs(
     // librdkafka 2.0.2 has AlterConfigs (which replaces a topic's whole set of overrides) but
     // not IncrementalAlterConfigs: read the topic's own overrides, apply the changes, write the
     // whole set back. Not atomic: a concurrent writer between the read and the write loses.
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, n = name.value,
+    auto blocking_job = [rk = rk_, timeout = timeout_, n = name.value,
                                            changes = std::move(changes),
                                            validate_only]() -> api::backend_result<void> {
         auto current = describe_configs(rk, RD_KAFKA_RESOURCE_TOPIC, n, timeout);
@@ -562,15 +569,17 @@ api::awaitable<api::backend_result<void>> upstream_admin::alter_topic_configs(
             }
         }
         return {};
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<std::vector<api::config_entry>>>
 upstream_admin::describe_broker_configs(std::int32_t node_id) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, node_id] {
+    auto blocking_job = [rk = rk_, timeout = timeout_, node_id] {
         return describe_configs(rk, RD_KAFKA_RESOURCE_BROKER, std::to_string(node_id), timeout);
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
@@ -633,10 +642,10 @@ api::awaitable<std::vector<api::found_offset>> upstream_admin::list_offsets(
             ->offset = ts;
     }
     if (list->cnt > 0) {
-        auto answered = co_await run_blocking(
-            pool_, [rk = rk_, timeout = timeout_, l = list.get()] {
+        auto blocking_job = [rk = rk_, timeout = timeout_, l = list.get()] {
                 return rd_kafka_offsets_for_times(rk, l, static_cast<int>(timeout.count()));
-            });
+            };
+        auto answered = co_await run_blocking(pool_, std::move(blocking_job));
         for (std::size_t i = 0; i < queries.size(); ++i) {
             if (asked[i] < 0) {
                 continue;
@@ -658,7 +667,7 @@ api::awaitable<std::vector<api::found_offset>> upstream_admin::list_offsets(
 api::awaitable<std::vector<api::backend_result<offset>>> upstream_admin::delete_records(
     std::vector<api::delete_records_request> reqs) {
     using answer = std::vector<api::backend_result<offset>>;
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, reqs]() -> answer {
+    auto blocking_job = [rk = rk_, timeout = timeout_, reqs]() -> answer {
         answer out;
         rk_partitions_ptr list(rd_kafka_topic_partition_list_new(static_cast<int>(reqs.size())));
         for (const auto& q : reqs) {
@@ -704,7 +713,8 @@ api::awaitable<std::vector<api::backend_result<offset>>> upstream_admin::delete_
             }
         }
         return out;
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     for (const auto& one : r) {
         if (!one) {
             monitor_.count_error(one.error());
@@ -717,7 +727,7 @@ api::awaitable<std::vector<api::backend_result<offset>>> upstream_admin::delete_
 
 api::awaitable<api::backend_result<std::vector<api::listed_group>>>
 upstream_admin::list_groups() {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_]()
+    auto blocking_job = [rk = rk_, timeout = timeout_]()
                                               -> api::backend_result<std::vector<api::listed_group>> {
         auto ev = admin_request(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS, timeout, false,
                                 [&](auto* options, auto* queue) {
@@ -757,12 +767,13 @@ upstream_admin::list_groups() {
         std::sort(out.begin(), out.end(),
                   [](const auto& a, const auto& b) { return a.group_id < b.group_id; });
         return out;
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<api::group_view>> upstream_admin::describe_group(group_id id) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_,
+    auto blocking_job = [rk = rk_, timeout = timeout_,
                                            g = id.value]() -> api::backend_result<api::group_view> {
         const char* names[] = {g.c_str()};
         auto ev = admin_request(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS, timeout, false,
@@ -848,12 +859,13 @@ api::awaitable<api::backend_result<api::group_view>> upstream_admin::describe_gr
             return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
         });
         return view;
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<void>> upstream_admin::delete_group(group_id id) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_,
+    auto blocking_job = [rk = rk_, timeout = timeout_,
                                            g = id.value]() -> api::backend_result<void> {
         rd_kafka_DeleteGroup_t* dg = rd_kafka_DeleteGroup_new(g.c_str());
         auto ev = admin_request(rk, RD_KAFKA_ADMIN_OP_DELETEGROUPS, timeout, false,
@@ -877,13 +889,14 @@ api::awaitable<api::backend_result<void>> upstream_admin::delete_group(group_id 
             }
         }
         return {};
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<std::vector<api::committed_offset>>>
 upstream_admin::committed_offsets(group_id id, std::vector<api::topic_partition> parts) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, g = id.value,
+    auto blocking_job = [rk = rk_, timeout = timeout_, g = id.value,
                                            parts = std::move(parts)]()
                                               -> api::backend_result<std::vector<api::committed_offset>> {
         rk_partitions_ptr asked;
@@ -916,13 +929,14 @@ upstream_admin::committed_offsets(group_id id, std::vector<api::topic_partition>
         std::sort(out.begin(), out.end(),
                   [](const auto& a, const auto& b) { return a.tp < b.tp; });
         return out;
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 
 api::awaitable<api::backend_result<void>> upstream_admin::alter_committed_offsets(
     group_id id, std::vector<api::offset_commit> offsets) {
-    auto r = co_await run_blocking(pool_, [rk = rk_, timeout = timeout_, g = id.value,
+    auto blocking_job = [rk = rk_, timeout = timeout_, g = id.value,
                                            offsets = std::move(offsets)]()
                                               -> api::backend_result<void> {
         rk_partitions_ptr list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
@@ -970,7 +984,8 @@ api::awaitable<api::backend_result<void>> upstream_admin::alter_committed_offset
             }
         }
         return {};
-    });
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
 }
 

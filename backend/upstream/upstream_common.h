@@ -98,13 +98,18 @@ api::backend_error to_backend_error(rd_kafka_resp_err_t err, const char* message
 
 /// Runs `f` (a blocking librdkafka call) on `pool` and resumes on the caller's executor with
 /// its value. `f` must not throw.
+/// compat: g++ 12 destroys a temporary of a co_await expression twice when it has a
+/// destructor: a lambda that captures by value (a string, a vector) must be a named variable
+/// passed with std::move, never written inside `co_await run_blocking(pool, [...] {...})`.
 template <typename F>
 auto run_blocking(boost::asio::thread_pool& pool, F f)
     -> api::awaitable<std::invoke_result_t<F&>> {
     using R = std::invoke_result_t<F&>;
+    // `f` lives in this frame until the pool's coroutine completes; the lambda handed to
+    // co_spawn only refers to it (co_spawn takes its function by value into a coroutine, and
+    // a lambda with by-value captures passed that way is destroyed twice by g++ 12).
     co_return co_await boost::asio::co_spawn(
-        pool.get_executor(),
-        [f = std::move(f)]() mutable -> api::awaitable<R> { co_return f(); },
+        pool.get_executor(), [&f]() -> api::awaitable<R> { co_return f(); },
         boost::asio::use_awaitable);
 }
 

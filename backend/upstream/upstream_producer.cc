@@ -119,8 +119,8 @@ api::awaitable<api::backend_result<std::int32_t>> upstream_producer::partition_c
             co_return it->second.partitions;
         }
     }
-    auto fetched = co_await run_blocking(
-        pool_, [rk = rk_, name = topic.value, timeout] { return fetch_metadata(rk, metadata_scope::one, name, timeout); });
+    auto blocking_job = [rk = rk_, name = topic.value, timeout] { return fetch_metadata(rk, metadata_scope::one, name, timeout); };
+    auto fetched = co_await run_blocking(pool_, std::move(blocking_job));
     if (fetched.err) {
         co_return api::backend_failure(to_backend_error(fetched.err));
     }
