@@ -597,12 +597,12 @@ api::awaitable<std::vector<api::found_offset>> upstream_admin::list_offsets(
             counts[q.topic.value] = c ? *c : -1;
         }
     }
-    // One ListOffsets round (offsets_for_times) for every query: Kafka's timestamps -2
-    // (earliest) and -1 (latest) ask for the log start and the high watermark. compat: 2.0.2
-    // has no ListOffsets with an isolation level, so a read_committed `latest` is the high
-    // watermark.
-    rk_partitions_ptr list(rd_kafka_topic_partition_list_new(static_cast<int>(queries.size())));
-    std::vector<int> asked;  // query index -> list index (-1: answered here)
+    // Earliest and latest from the partition's watermarks (one lookup per partition);
+    // timestamps with offsets_for_times, in rounds that ask each partition once (it answers a
+    // list keyed by partition). compat: 2.0.2 has no ListOffsets with an isolation level, so a
+    // read_committed `latest` is the high watermark.
+    std::vector<std::size_t> by_watermark;
+    std::vector<std::size_t> by_time;
     for (std::size_t i = 0; i < queries.size(); ++i) {
         const auto& q = queries[i];
         const auto count = counts[q.topic.value];
@@ -612,54 +612,93 @@ api::awaitable<std::vector<api::found_offset>> upstream_admin::list_offsets(
                 count < 0 ? fmt::format("topic '{}' does not exist", q.topic.value)
                           : fmt::format("topic '{}' has no partition {}", q.topic.value,
                                         q.partition.value));
-            asked.push_back(-1);
             continue;
         }
-        std::int64_t ts = 0;
         switch (q.spec.what) {
             case api::offset_spec::kind::earliest:
             case api::offset_spec::kind::earliest_local:
-                ts = -2;
-                break;
             case api::offset_spec::kind::latest:
-                ts = -1;
+                by_watermark.push_back(i);
                 break;
             case api::offset_spec::kind::timestamp:
-                ts = q.spec.timestamp_ms;
+                by_time.push_back(i);
                 break;
             case api::offset_spec::kind::latest_tiered:
-                asked.push_back(-1);  // no tiered storage: no such offset
-                continue;
+                break;  // no tiered storage: no such offset (-1)
             case api::offset_spec::kind::max_timestamp:
                 out[i].error = api::backend_error(
                     api::make_error_code(api::errc::unsupported),
                     "max_timestamp offsets need ListOffsets v7, which librdkafka 2.0.2 lacks");
-                asked.push_back(-1);
-                continue;
+                break;
         }
-        asked.push_back(list->cnt);
-        rd_kafka_topic_partition_list_add(list.get(), q.topic.value.c_str(), q.partition.value)
-            ->offset = ts;
     }
-    if (list->cnt > 0) {
-        auto blocking_job = [rk = rk_, timeout = timeout_, l = list.get()] {
-                return rd_kafka_offsets_for_times(rk, l, static_cast<int>(timeout.count()));
+    if (!by_watermark.empty() || !by_time.empty()) {
+        auto blocking_job = [&, rk = rk_, ms = static_cast<int>(timeout_.count())] {
+            struct marks {
+                rd_kafka_resp_err_t err;
+                std::int64_t low;
+                std::int64_t high;
             };
-        auto answered = co_await run_blocking(pool_, std::move(blocking_job));
-        for (std::size_t i = 0; i < queries.size(); ++i) {
-            if (asked[i] < 0) {
-                continue;
+            std::map<std::pair<std::string, std::int32_t>, marks> known;
+            for (auto i : by_watermark) {
+                const auto& q = queries[i];
+                auto key = std::make_pair(q.topic.value, q.partition.value);
+                auto it = known.find(key);
+                if (it == known.end()) {
+                    marks m{};
+                    m.err = rd_kafka_query_watermark_offsets(rk, q.topic.value.c_str(),
+                                                             q.partition.value, &m.low, &m.high,
+                                                             ms);
+                    it = known.emplace(key, m).first;
+                }
+                if (it->second.err) {
+                    out[i].error = to_backend_error(it->second.err);
+                } else {
+                    out[i].off = offset(q.spec.what == api::offset_spec::kind::latest
+                                            ? it->second.high
+                                            : it->second.low);
+                }
             }
-            const auto& p = list->elems[asked[i]];
-            if (answered) {
-                out[i].error = to_backend_error(answered);
-            } else if (p.err) {
-                out[i].error = to_backend_error(p.err);
-            } else {
-                out[i].off = offset(p.offset);
+            std::vector<std::size_t> pending = by_time;
+            while (!pending.empty()) {
+                rk_partitions_ptr list(rd_kafka_topic_partition_list_new(
+                    static_cast<int>(pending.size())));
+                std::vector<std::size_t> round;
+                std::vector<std::size_t> later;
+                for (auto i : pending) {
+                    const auto& q = queries[i];
+                    if (rd_kafka_topic_partition_list_find(list.get(), q.topic.value.c_str(),
+                                                           q.partition.value)) {
+                        later.push_back(i);
+                        continue;
+                    }
+                    rd_kafka_topic_partition_list_add(list.get(), q.topic.value.c_str(),
+                                                      q.partition.value)
+                        ->offset = q.spec.timestamp_ms;
+                    round.push_back(i);
+                }
+                const auto err = rd_kafka_offsets_for_times(rk, list.get(), ms);
+                for (auto i : round) {
+                    const auto& q = queries[i];
+                    const auto* p = rd_kafka_topic_partition_list_find(
+                        list.get(), q.topic.value.c_str(), q.partition.value);
+                    if (err) {
+                        out[i].error = to_backend_error(err);
+                    } else if (!p || p->err) {
+                        out[i].error = to_backend_error(
+                            p ? p->err : RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION);
+                    } else {
+                        out[i].off = offset(p->offset);
+                    }
+                }
+                pending = std::move(later);
             }
-            monitor_.count_error(out[i].error);
-        }
+            return 0;
+        };
+        co_await run_blocking(pool_, std::move(blocking_job));
+    }
+    for (const auto& f : out) {
+        monitor_.count_error(f.error);
     }
     co_return out;
 }
@@ -842,18 +881,16 @@ api::awaitable<api::backend_result<api::group_view>> upstream_admin::describe_gr
             return api::backend_failure(committed.error());
         }
         auto& list = **committed;
-        // The high watermarks of the committed partitions, in one ListOffsets round.
-        rk_partitions_ptr ends(rd_kafka_topic_partition_list_copy(&list));
-        for (int i = 0; i < ends->cnt; ++i) {
-            ends->elems[i].offset = -1;  // latest
-        }
-        const bool have_ends =
-            ends->cnt == 0 ||
-            rd_kafka_offsets_for_times(rk, ends.get(), static_cast<int>(timeout.count())) ==
-                RD_KAFKA_RESP_ERR_NO_ERROR;
+        // The high watermark of each committed partition (-1 when the partition is gone).
         for (int i = 0; i < list.cnt; ++i) {
-            const auto& e = ends->elems[i];
-            view.offsets.push_back(lag_of(list.elems[i], have_ends && !e.err ? e.offset : -1));
+            const auto& c = list.elems[i];
+            std::int64_t low = -1;
+            std::int64_t high = -1;
+            if (rd_kafka_query_watermark_offsets(rk, c.topic, c.partition, &low, &high,
+                                                 static_cast<int>(timeout.count()))) {
+                high = -1;
+            }
+            view.offsets.push_back(lag_of(c, high));
         }
         std::sort(view.offsets.begin(), view.offsets.end(), [](const auto& a, const auto& b) {
             return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
