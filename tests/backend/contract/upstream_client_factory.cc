@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -163,6 +165,30 @@ private:
 };
 
 }  // namespace
+
+std::string_view upstream_client_factory::lacks(std::string_view feature) {
+    static const std::map<std::string_view, std::string_view> reasons = {
+        {"topic_configs",
+         "the librdkafka 2.0.2 mock has no CreateTopics, DescribeConfigs or AlterConfigs: its "
+         "topics have no configs"},
+        {"delete_topics", "the librdkafka 2.0.2 mock has no DeleteTopics"},
+        {"create_partitions", "the librdkafka 2.0.2 mock has no CreatePartitions"},
+        {"delete_records", "the librdkafka 2.0.2 mock has no DeleteRecords"},
+        {"group_admin",
+         "the librdkafka 2.0.2 mock has no ListGroups, DescribeGroups or DeleteGroups (and "
+         "librdkafka 2.0.2 hangs in rd_kafka_destroy after a DescribeConsumerGroups it refused)"},
+        {"all_committed_offsets",
+         "the librdkafka mock's OffsetFetch does not answer every partition of a group"},
+        {"offsets_by_timestamp",
+         "the librdkafka 2.0.2 mock does not look offsets up by timestamp, and librdkafka "
+         "2.0.2's offsets_for_times does not answer the record's timestamp"},
+        {"produce_timestamps",
+         "the librdkafka 2.0.2 mock answers every Produce with LogAppendTime 1234"},
+        {"controller", "the librdkafka 2.0.2 mock names controller 0, which is no broker"},
+    };
+    auto it = reasons.find(feature);
+    return it == reasons.end() ? std::string_view() : it->second;
+}
 
 std::unique_ptr<client_under_test> upstream_client_factory::open() {
     return std::make_unique<upstream_client>();

@@ -20,6 +20,24 @@ class upstream_client_factory {
 public:
     static constexpr std::string_view name = "upstream";
     std::unique_ptr<client_under_test> open();
+    /// Why the mock cannot serve `feature` (see stand_in_lacks), or "" when it can.
+    static std::string_view lacks(std::string_view feature);
 };
+
+/// Why the cluster under factory F cannot serve `feature`, or "" when it can (a factory
+/// without `lacks` serves everything): what the client suite's tests skip, saying why.
+/// Features: "topic_configs" (configs at creation, DescribeConfigs, AlterConfigs, limits and
+/// timestamp types from configs), "delete_topics", "create_partitions", "delete_records",
+/// "group_admin" (ListGroups, DescribeGroups, DeleteGroups), "all_committed_offsets"
+/// (OffsetFetch of every partition), "offsets_by_timestamp", "produce_timestamps" (the stored
+/// timestamp in a delivery), "controller" (a controller that is one of the brokers).
+template <typename F>
+std::string_view stand_in_lacks(std::string_view feature) {
+    if constexpr (requires { F::lacks(feature); }) {
+        return F::lacks(feature);
+    } else {
+        return {};
+    }
+}
 
 }  // namespace sluice::backend::contract
