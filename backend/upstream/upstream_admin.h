@@ -4,8 +4,8 @@
 
 #include <chrono>
 
-#include <boost/asio/thread_pool.hpp>
 #include <librdkafka/rdkafka.h>
+#include <boost/asio/thread_pool.hpp>
 
 #include "backend/api/client.h"
 #include "backend/upstream/upstream_monitor.h"
@@ -37,8 +37,7 @@ class upstream_admin final : public api::admin {
     api::awaitable<api::backend_result<std::vector<api::topic_info>>> list_topics() override;
     api::awaitable<api::backend_result<api::topic_info>> describe_topic(topic_name name) override;
 
-    api::awaitable<api::backend_result<api::topic_info>> create_topic(
-        api::new_topic spec) override;
+    api::awaitable<api::backend_result<api::topic_info>> create_topic(api::new_topic spec) override;
     api::awaitable<api::backend_result<void>> delete_topic(topic_name name) override;
     api::awaitable<api::backend_result<void>> create_partitions(topic_name name,
                                                                 std::int32_t total) override;

@@ -83,8 +83,8 @@ class upstream_client final : public api::client {
             milliseconds(max_age > 0 ? max_age : 300000));
         admin_ = std::make_unique<upstream_admin>(handle_.get(), pool_, monitor_, *producer_,
                                                   opts_.request_timeout);
-        upstream_log().info("upstream {}: producer {} started",
-                            props["bootstrap.servers"], rd_kafka_name(handle_.get()));
+        upstream_log().info("upstream {}: producer {} started", props["bootstrap.servers"],
+                            rd_kafka_name(handle_.get()));
         poller_ = std::thread([this] { poll_loop(); });
     }
 
@@ -94,8 +94,8 @@ class upstream_client final : public api::client {
         rd_kafka_t* rk = handle_.get();
         // What is queued gets a bounded chance to be delivered; the rest is purged, and its
         // reports (served by flush) answer the calls still waiting.
-        const int grace = static_cast<int>(std::min<std::int64_t>(opts_.request_timeout.count(),
-                                                                  5000));
+        const int grace =
+            static_cast<int>(std::min<std::int64_t>(opts_.request_timeout.count(), 5000));
         if (rd_kafka_flush(rk, grace) != RD_KAFKA_RESP_ERR_NO_ERROR) {
             rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
             rd_kafka_flush(rk, 1000);

@@ -64,8 +64,8 @@ api::client::stats::handle parse_statistics(std::string_view name, std::string_v
         s.node_id = static_cast<std::int32_t>(json_int(b, "nodeid"));
         s.state = json_string(b, "state");
         s.requests_sent = json_int(b, "tx");
-        s.request_errors = json_int(b, "txerrs") + json_int(b, "rxerrs") +
-                           json_int(b, "req_timeouts");
+        s.request_errors =
+            json_int(b, "txerrs") + json_int(b, "rxerrs") + json_int(b, "req_timeouts");
         s.rtt_avg_us = window_field(b, "rtt", "avg");
         s.rtt_p99_us = window_field(b, "rtt", "p99");
         s.throttle_avg_ms = window_field(b, "throttle", "avg");
@@ -102,8 +102,7 @@ void upstream_monitor::on_error(rd_kafka_resp_err_t err, const char* reason) {
     last_reason_ = reason ? reason : rd_kafka_err2str(err);
     if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
         if (!all_down_) {
-            upstream_log().warn("upstream {}: every broker is down ({})", bootstrap_,
-                                last_reason_);
+            upstream_log().warn("upstream {}: every broker is down ({})", bootstrap_, last_reason_);
         }
         all_down_ = true;
     }

@@ -5,12 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 #include "backend/upstream/upstream_common.h"
 
@@ -44,10 +44,10 @@ struct send_call : std::enable_shared_from_this<send_call> {
     std::mutex mu;
     std::vector<api::delivery> results;
     std::vector<send_slot> slots;
-    std::vector<bool> done;     // by index, under mu: answered (report, refusal or timeout)
-    std::size_t waiting = 0;    // records queued whose report has not arrived, under mu
+    std::vector<bool> done;         // by index, under mu: answered (report, refusal or timeout)
+    std::size_t waiting = 0;        // records queued whose report has not arrived, under mu
     std::size_t in_librdkafka = 0;  // records librdkafka holds, under mu
-    bool answered = false;      // the call answered; later reports are ignored
+    bool answered = false;          // the call answered; later reports are ignored
     std::shared_ptr<send_call> self;
     upstream_producer& owner;
 
@@ -119,7 +119,9 @@ api::awaitable<api::backend_result<std::int32_t>> upstream_producer::partition_c
             co_return it->second.partitions;
         }
     }
-    auto blocking_job = [rk = rk_, name = topic.value, timeout] { return fetch_metadata(rk, metadata_scope::one, name, timeout); };
+    auto blocking_job = [rk = rk_, name = topic.value, timeout] {
+        return fetch_metadata(rk, metadata_scope::one, name, timeout);
+    };
     auto fetched = co_await run_blocking(pool_, std::move(blocking_job));
     if (fetched.err) {
         co_return api::backend_failure(to_backend_error(fetched.err));
@@ -145,8 +147,7 @@ api::awaitable<api::backend_result<std::int32_t>> upstream_producer::partition_c
                                    fmt::format("topic '{}' does not exist", topic.value));
 }
 
-api::awaitable<api::backend_result<std::int32_t>> upstream_producer::partitions(
-    topic_name topic) {
+api::awaitable<api::backend_result<std::int32_t>> upstream_producer::partitions(topic_name topic) {
     auto r = co_await partition_count(topic, false, request_timeout_);
     if (!r) {
         monitor_.count_error(r.error());
@@ -179,10 +180,10 @@ api::awaitable<api::backend_result<std::vector<api::delivery>>> upstream_produce
     }
     for (const auto& r : records) {
         if (r.partition && (*r.partition < 0 || *r.partition >= *count)) {
-            co_return fail(api::backend_error(
-                api::make_error_code(api::errc::unknown_topic_or_partition),
-                fmt::format("topic '{}' has no partition {} (it has {})", topic.value,
-                            *r.partition, *count)));
+            co_return fail(
+                api::backend_error(api::make_error_code(api::errc::unknown_topic_or_partition),
+                                   fmt::format("topic '{}' has no partition {} (it has {})",
+                                               topic.value, *r.partition, *count)));
         }
     }
     if (records.empty()) {
@@ -191,9 +192,8 @@ api::awaitable<api::backend_result<std::vector<api::delivery>>> upstream_produce
 
     auto call = std::make_shared<send_call>(ex, records.size(), *this);
     call->done.assign(records.size(), false);
-    const std::int32_t sticky =
-        static_cast<std::int32_t>(round_robin_.fetch_add(1, std::memory_order_relaxed) %
-                                  static_cast<std::uint32_t>(*count));
+    const std::int32_t sticky = static_cast<std::int32_t>(
+        round_robin_.fetch_add(1, std::memory_order_relaxed) % static_cast<std::uint32_t>(*count));
     topic_handle_ptr rkt(rd_kafka_topic_new(rk_, topic.value.c_str(), nullptr));
     if (!rkt) {
         co_return fail(to_backend_error(rd_kafka_last_error()));

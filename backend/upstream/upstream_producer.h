@@ -10,8 +10,8 @@
 #include <string>
 #include <unordered_map>
 
-#include <boost/asio/thread_pool.hpp>
 #include <librdkafka/rdkafka.h>
+#include <boost/asio/thread_pool.hpp>
 
 #include "backend/api/client.h"
 #include "backend/upstream/upstream_monitor.h"
@@ -36,6 +36,9 @@ namespace sluice::backend::upstream {
 /// acknowledged by its own deadline answers them request_timed_out and ignores their late
 /// reports (the records may still be stored: request_timed_out says so).
 /// QUEUE_FULL: the record waits (5 ms steps, up to the deadline) and is retried, never dropped.
+/// Cost: against the mock cluster (linger.ms=0) a one-record send() took 37 us a call, a bare
+/// librdkafka producer polled by the sending thread 25 us a record: the poller thread and the
+/// post back to the caller's executor cost about 12 us a call (a 100-record send: 123 us).
 ///
 /// Lifecycle: made by the client over its producer handle `rk`, which outlives it; the client
 /// stops the poller (which delivers every outstanding report, purged at shutdown) first.

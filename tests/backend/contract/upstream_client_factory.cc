@@ -73,8 +73,7 @@ public:
     api::awaitable<api::backend_result<std::vector<api::topic_info>>> list_topics() override {
         return inner_.list_topics();
     }
-    api::awaitable<api::backend_result<api::topic_info>> describe_topic(
-        topic_name name) override {
+    api::awaitable<api::backend_result<api::topic_info>> describe_topic(topic_name name) override {
         return inner_.describe_topic(std::move(name));
     }
     api::awaitable<api::backend_result<void>> delete_topic(topic_name name) override {
@@ -152,8 +151,8 @@ public:
         upstream::upstream_options opts;
         opts.properties = {{"bootstrap.servers", shared_mock_cluster().bootstrap()}};
         opts.request_timeout = std::chrono::seconds(5);
-        client_ = std::make_unique<mock_backed_client>(
-            upstream::make_upstream_client(std::move(opts)));
+        client_ =
+            std::make_unique<mock_backed_client>(upstream::make_upstream_client(std::move(opts)));
     }
 
     api::client& client() override { return *client_; }

@@ -101,8 +101,8 @@ TEST_F(UpstreamAdmin, ListOffsetsEarliestLatestAndByTimestamp) {
     };
     auto found = run(client.admin().list_offsets(
         {q(0, kind::earliest), q(0, kind::latest), q(1, kind::latest),
-         q(0, kind::timestamp, 1'001'000), q(0, kind::timestamp, 9'000'000),
-         q(7, kind::latest), q(0, kind::max_timestamp)},
+         q(0, kind::timestamp, 1'001'000), q(0, kind::timestamp, 9'000'000), q(7, kind::latest),
+         q(0, kind::max_timestamp)},
         api::isolation::read_uncommitted));
     ASSERT_EQ(found.size(), 7u);
     for (int i = 0; i < 5; ++i) {
@@ -130,8 +130,8 @@ TEST_F(UpstreamAdmin, GroupsAreListedAndDescribedWithMembersAndLag) {
     ASSERT_TRUE(member.commit(0, 2));
 
     // (By partition: the 2.0.2 mock's OffsetFetch does not answer "every partition".)
-    auto committed = run(client.admin().committed_offsets(
-        group_id(group), {{topic_name(topic), partition_id(0)}}));
+    auto committed = run(
+        client.admin().committed_offsets(group_id(group), {{topic_name(topic), partition_id(0)}}));
     ASSERT_TRUE(committed) << committed.error().text();
     ASSERT_EQ(committed->size(), 1u);
     EXPECT_EQ((*committed)[0].tp.topic.value, topic);
@@ -174,8 +174,8 @@ TEST_F(UpstreamAdmin, AlterCommittedOffsetsOfAnEmptyGroup) {
     api::offset_commit c{{topic_name(topic), partition_id(1)}, offset(7), "meta"};
     auto altered = run(client.admin().alter_committed_offsets(group_id(group), {c}));
     ASSERT_TRUE(altered) << altered.error().text();
-    auto committed = run(client.admin().committed_offsets(
-        group_id(group), {{topic_name(topic), partition_id(1)}}));
+    auto committed = run(
+        client.admin().committed_offsets(group_id(group), {{topic_name(topic), partition_id(1)}}));
     ASSERT_TRUE(committed) << committed.error().text();
     ASSERT_EQ(committed->size(), 1u);
     EXPECT_EQ((*committed)[0].next.value, 7);

@@ -48,8 +48,7 @@ TEST(UpstreamClientOptions, ARefusedValueThrowsWithItsName) {
 
 TEST_F(UpstreamClient, ReadyOnceTheClusterAnswers) {
     auto& client = open();
-    EXPECT_TRUE(run_until([&] { return client.check().ready; }))
-        << client.check().reason;
+    EXPECT_TRUE(run_until([&] { return client.check().ready; })) << client.check().reason;
 }
 
 TEST_F(UpstreamClient, AnUnreachableBootstrapIsNotReadyAndSendsFailInTime) {
@@ -62,8 +61,8 @@ TEST_F(UpstreamClient, AnUnreachableBootstrapIsNotReadyAndSendsFailInTime) {
 
     EXPECT_FALSE(client.check().ready);
     // librdkafka reports the refused connection through its error callback.
-    EXPECT_TRUE(run_until(
-        [&] { return client.check().reason.find("refused") != std::string::npos; }, 10s))
+    EXPECT_TRUE(
+        run_until([&] { return client.check().reason.find("refused") != std::string::npos; }, 10s))
         << client.check().reason;
     auto h = client.check();
     EXPECT_FALSE(h.ready);

@@ -15,9 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <librdkafka/rdkafka.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <librdkafka/rdkafka.h>
 
 #include "backend/api/client.h"
 #include "backend/upstream/upstream_client.h"
@@ -45,8 +45,7 @@ std::vector<read_record> read_partition(const std::string& bootstrap, const std:
 /// destruction.
 class group_member {
   public:
-    group_member(const std::string& bootstrap, const std::string& group,
-                 const std::string& topic);
+    group_member(const std::string& bootstrap, const std::string& group, const std::string& topic);
     ~group_member();
     group_member(const group_member&) = delete;
     group_member& operator=(const group_member&) = delete;
