@@ -153,6 +153,43 @@ TEST_F(UpstreamProducer, RecordsNotAcknowledgedByTheDeadlineTimeOut) {
     EXPECT_EQ(client.statistics().errors.at("request_timed_out"), 1);
 }
 
+TEST_F(UpstreamProducer, AFullLocalQueueWaitsInsteadOfDropping) {
+    const auto topic = unique_name("queue-full");
+    ASSERT_TRUE(cluster().create_topic(topic, 1));
+    // Room for 5 records: a 40-record call fills the queue many times over.
+    auto& client = open({{"queue.buffering.max.messages", "5"}});
+    std::vector<api::outgoing_record> records;
+    for (int i = 0; i < 40; ++i) {
+        records.push_back(record(std::nullopt, "v" + std::to_string(i)));
+        records.back().partition = 0;
+    }
+    auto sent = run(client.producer().send(topic_name(topic), records, {}));
+    ASSERT_TRUE(sent) << sent.error().text();
+    ASSERT_EQ(sent->size(), 40u);
+    for (int i = 0; i < 40; ++i) {
+        EXPECT_FALSE((*sent)[i].error) << i << ": " << (*sent)[i].error.text();
+        EXPECT_EQ((*sent)[i].offset, i);
+    }
+}
+
+TEST_F(UpstreamProducer, ARecordOverTheSizeLimitFailsAlone) {
+    const auto topic = unique_name("too-large");
+    ASSERT_TRUE(cluster().create_topic(topic, 1));
+    auto& client = open({{"message.max.bytes", "2000"}});
+    std::vector<api::outgoing_record> records = {record("a", "small"),
+                                                 record("b", std::string(10'000, 'x')),
+                                                 record("c", "small")};
+    for (auto& r : records) {
+        r.partition = 0;
+    }
+    auto sent = run(client.producer().send(topic_name(topic), records, {}));
+    ASSERT_TRUE(sent) << sent.error().text();
+    EXPECT_FALSE((*sent)[0].error);
+    EXPECT_EQ((*sent)[1].error.reason(), api::errc::message_too_large);
+    EXPECT_FALSE((*sent)[2].error);
+    EXPECT_EQ((*sent)[2].offset, (*sent)[0].offset + 1);
+}
+
 TEST_F(UpstreamProducer, AcksNoneAnswersOnceQueued) {
     const auto topic = unique_name("acks0");
     ASSERT_TRUE(cluster().create_topic(topic, 1));
