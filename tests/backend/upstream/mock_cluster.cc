@@ -42,8 +42,15 @@ mock_cluster::~mock_cluster() {
 }
 
 bool mock_cluster::create_topic(const std::string& name, int partitions) {
-    return rd_kafka_mock_topic_create(cluster_, name.c_str(), partitions, 3) ==
-           RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (rd_kafka_mock_topic_create(cluster_, name.c_str(), partitions, 3) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return false;
+    }
+    // The mock picks leaders at random; round-robin makes "leaders spread" certain.
+    for (int p = 0; p < partitions; ++p) {
+        rd_kafka_mock_partition_set_leader(cluster_, name.c_str(), p, p % 3 + 1);
+    }
+    return true;
 }
 
 void mock_cluster::set_rtt(std::int32_t broker, int rtt_ms) {

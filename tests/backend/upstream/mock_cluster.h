@@ -23,8 +23,8 @@ class mock_cluster {
 
     /// "127.0.0.1:port,..." of the three brokers.
     const std::string& bootstrap() const { return bootstrap_; }
-    /// Creates a topic (replicated on every broker; leaders spread over the brokers). False
-    /// when the mock refuses (it exists).
+    /// Creates a topic (replicated on every broker; partition p led by broker p % 3 + 1).
+    /// False when the mock refuses (it exists).
     bool create_topic(const std::string& name, int partitions);
     /// Adds `rtt` ms to every answer of `broker` (0: back to normal).
     void set_rtt(std::int32_t broker, int rtt_ms);
