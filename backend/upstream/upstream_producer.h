@@ -34,7 +34,9 @@ namespace sluice::backend::upstream {
 /// (partition as asked or -1, offset -1) and their reports are ignored.
 /// Deadline: librdkafka's message.timeout.ms is per handle, so a call whose records are not
 /// acknowledged by its own deadline answers them request_timed_out and ignores their late
-/// reports (the records may still be stored: request_timed_out says so).
+/// reports (the records may still be stored: request_timed_out says so). The handle's own
+/// message.timeout.ms defaults to the client's request timeout: a call with a longer deadline
+/// sees its records fail at that bound (also request_timed_out).
 /// QUEUE_FULL: the record waits (5 ms steps, up to the deadline) and is retried, never dropped.
 /// Cost: against the mock cluster (linger.ms=0) a one-record send() took 37 us a call, a bare
 /// librdkafka producer polled by the sending thread 25 us a record: the poller thread and the
