@@ -10,12 +10,17 @@ namespace {
 using broker_stats = backend::api::client::broker_stats;
 using handle_stats = backend::api::client::stats::handle;
 
-/// handle="producer",broker="host:port/1",node_id="1" plus `extra`.
+/// {name="value",...}: format_labels writes the pairs without the braces.
+std::string upstream_labels(const labels& l) {
+    return "{" + metrics_registry::format_labels(l) + "}";
+}
+
+/// {handle="producer",broker="host:port/1",node_id="1"} plus `extra`.
 std::string upstream_broker_labels(const handle_stats& h, const broker_stats& b,
                                    labels extra = {}) {
     labels l{{"handle", h.name}, {"broker", b.name}, {"node_id", std::to_string(b.node_id)}};
     l.insert(l.end(), extra.begin(), extra.end());
-    return metrics_registry::format_labels(l);
+    return upstream_labels(l);
 }
 
 /// One family over every broker of every handle: # HELP, # TYPE, then `line` per broker.
@@ -81,14 +86,14 @@ void render_upstream_metrics(const backend::api::client::stats& stats, std::stri
            "sent or acknowledged\n# TYPE sluice_upstream_queued_messages gauge\n";
     for (const auto& h : stats.handles) {
         out += fmt::format("sluice_upstream_queued_messages{} {}\n",
-                           metrics_registry::format_labels({{"handle", h.name}}),
+                           upstream_labels({{"handle", h.name}}),
                            h.queued_messages);
     }
     out += "# HELP sluice_upstream_call_errors_total Calls to the upstream cluster that failed, "
            "by error\n# TYPE sluice_upstream_call_errors_total counter\n";
     for (const auto& [error, count] : stats.errors) {
         out += fmt::format("sluice_upstream_call_errors_total{} {}\n",
-                           metrics_registry::format_labels({{"error", error}}), count);
+                           upstream_labels({{"error", error}}), count);
     }
 }
 

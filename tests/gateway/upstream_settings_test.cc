@@ -129,8 +129,8 @@ TEST(UpstreamMetrics, BrokersAndErrorsAsPrometheusLines) {
     render_upstream_metrics(s, out);
     const std::string labels1 = R"(handle="producer",broker="127.0.0.1:9092/1",node_id="1")";
     const std::string labels2 = R"(handle="producer",broker="127.0.0.1:9093/2",node_id="2")";
-    for (const std::string line :
-         {"# TYPE sluice_upstream_broker_up gauge",
+    for (const std::string& line : std::vector<std::string>{
+             "# TYPE sluice_upstream_broker_up gauge",
           "sluice_upstream_broker_up{" + labels1 + "} 1",
           "sluice_upstream_broker_up{" + labels2 + "} 0",
           "sluice_upstream_broker_rtt_seconds{" + labels1 + R"(,quantile="0.99"} 0.004)",
