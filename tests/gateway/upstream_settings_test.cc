@@ -72,7 +72,8 @@ TEST(UpstreamSettings, EmptyFlagIsRefused) {
 }
 
 TEST(UpstreamSettings, OtherPropertiesPassThroughWithoutPrefix) {
-    auto c = parse_upstream_args({"--upstream", "k:9092", "--set", "upstream.sasl.mechanism=SCRAM-SHA-512",
+    auto c = parse_upstream_args({"--upstream", "k:9092",
+                                  "--set", "upstream.sasl.mechanism=SCRAM-SHA-512",
                                   "--set", "upstream.client.id=edge",
                                   "--set", "upstream.request.timeout.ms=1500"});
     ASSERT_TRUE(c);
@@ -96,7 +97,8 @@ TEST(UpstreamSettings, PrefixAloneIsNotAProperty) {
 }
 
 TEST(UpstreamSettings, TimeoutOutOfRangeIsRefused) {
-    auto c = parse_upstream_args({"--upstream", "k:9092", "--set", "upstream.request.timeout.ms=0"});
+    auto c = parse_upstream_args(
+        {"--upstream", "k:9092", "--set", "upstream.request.timeout.ms=0"});
     ASSERT_TRUE(c);
     EXPECT_THROW(read_upstream_settings(*c), config_error);
 }
