@@ -142,12 +142,16 @@ def test_metrics_show_librdkafka_statistics_and_no_native_lines():
             Gateway(mock.bootstrap, settings={"upstream.statistics.interval.ms": 500}) as g:
         wait_ready(g)
 
-        def brokers_up():
+        def brokers_listed():
+            # librdkafka connects to a broker when it needs one: every broker is listed, the
+            # bootstrap's connection is up.
             text = requests.get(g.http_url + "/metrics", timeout=10).text
-            ups = re.findall(r'^sluice_upstream_broker_up\{[^}]*node_id="([1-3])"\} 1$', text,
-                             re.M)
-            return len(set(ups)) == 3 and text
-        text = wait_for(brokers_up, 30, "3 upstream brokers up on /metrics", interval=0.2)
+            listed = re.findall(r'^sluice_upstream_broker_up\{[^}]*node_id="([1-3])"\} [01]$',
+                                text, re.M)
+            up = re.findall(r'^sluice_upstream_broker_up\{[^}]*node_id="[1-3]"\} 1$', text, re.M)
+            return len(set(listed)) == 3 and up and text
+        text = wait_for(brokers_listed, 30, "the 3 upstream brokers on /metrics, one up",
+                        interval=0.2)
         for family in ["sluice_upstream_broker_up", "sluice_upstream_broker_rtt_seconds",
                        "sluice_upstream_broker_throttle_seconds",
                        "sluice_upstream_requests_total", "sluice_upstream_request_errors_total",
