@@ -280,6 +280,31 @@ std::unique_ptr<backend::api::client> open_upstream_client(const upstream_settin
     }
 }
 
+/// The upstream cluster's id, asked once at start (REST v3 names the cluster by it); empty,
+/// with a warning, when the cluster cannot be reached within the call's deadline
+/// (upstream.request.timeout.ms): sluice serves anyway, /readyz saying why it is not ready.
+std::string upstream_cluster_id(backend::api::client& client, const upstream_settings& upstream) {
+    asio::io_context asking;
+    backend::api::backend_result<backend::api::cluster_info> found =
+        std::unexpected(backend::api::backend_error{});
+    asio::co_spawn(
+        asking,
+        [](backend::api::client* c, backend::api::backend_result<backend::api::cluster_info>* out)
+            -> asio::awaitable<void> { *out = co_await c->admin().describe_cluster(); }(&client,
+                                                                                     &found),
+        asio::detached);
+    asking.run();  // describe_cluster has the upstream deadline: this ends
+    if (!found) {
+        server_log().warn("upstream {}: cluster id unknown ({}): REST v3 answers 404 for the "
+                          "cluster's paths until a restart reaches the cluster",
+                          upstream.bootstrap_servers,
+                          found.error().message.empty() ? found.error().code.message()
+                                                        : found.error().message);
+        return {};
+    }
+    return found->cluster_id;
+}
+
 }  // namespace
 
 setting_catalog settings_catalog() {
@@ -555,6 +580,12 @@ int run_server(const config& given) {
             native->topics(), native->records(), native->groups(), std::move(client_opts));
     }
     backend::api::client& client = native ? *broker_client : *upstream_client;
+    if (!native) {
+        kafka_cfg.cluster_id = upstream_cluster_id(client, upstream);
+        if (!kafka_cfg.cluster_id.empty()) {
+            log.info("upstream cluster id {}", kafka_cfg.cluster_id);
+        }
+    }
 
     std::vector<std::unique_ptr<kafka_listener>> kafka;
     std::unique_ptr<http_server> http;
