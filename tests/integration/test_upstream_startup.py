@@ -5,13 +5,14 @@ refusing a property librdkafka refuses with librdkafka's message, logging its mo
 unreachable bootstrap answering /readyz 503 with a reason; /metrics showing librdkafka's
 statistics and none of the native backend's lines."""
 import json
+import os
 import re
 import subprocess
 
 import pytest
 import requests
 
-from harness import sluice_binary, wait_for
+from harness import ROOT, sluice_binary, wait_for
 from upstream_support import (Gateway, MockCluster, mock_cluster_binary, newer_mock_available,
                               unreachable_bootstrap, wait_ready)
 
@@ -158,5 +159,10 @@ def test_metrics_show_librdkafka_statistics_and_no_native_lines():
                        "sluice_upstream_call_errors_total"]:
             assert f"# TYPE {family} " in text and f"# HELP {family} " in text, family
         assert re.search(r'sluice_upstream_broker_rtt_seconds\{[^}]*quantile="0.99"\}', text)
+        # Each upstream family is described in docs/operations.md.
+        with open(os.path.join(ROOT, "docs", "operations.md")) as f:
+            doc = f.read()
+        for family in set(re.findall(r"^# TYPE (sluice_upstream_[a-z_]+) ", text, re.M)):
+            assert f"`{family}`" in doc, family
         # The native backend's lines are not there.
         assert "sluice_partition_" not in text and "sluice_fsync_seconds" not in text
