@@ -166,3 +166,19 @@ def test_metrics_show_librdkafka_statistics_and_no_native_lines():
             assert f"`{family}`" in doc, family
         # The native backend's lines are not there.
         assert "sluice_partition_" not in text and "sluice_fsync_seconds" not in text
+
+
+# --- the harness's rerun mode -------------------------------------------------------------------
+
+def test_rerun_mode_puts_a_gateway_in_front_of_every_sluice(monkeypatch):
+    from harness import Sluice
+    monkeypatch.setenv("SLUICE_TEST_UPSTREAM", "native")
+    with Sluice(settings={"num.partitions": 2}) as s:
+        assert s.upstream is not None and s.upstream.alive()
+        # Kafka clients talk to the upstream, HTTP clients to the gateway.
+        assert s.kafka_port == s.upstream.kafka_port
+        assert s.http_port != s.upstream.http_port
+        assert s.wait_log("sluice starting in upstream mode")
+        wait_ready(s)
+        gateway, upstream = s.proc, s.upstream.proc
+    assert gateway.returncode == 0 and upstream.returncode == 0
