@@ -247,19 +247,25 @@ void add_native_metrics(metrics_registry& metrics, backend::native::native_backe
 
 /// The configuration upstream mode runs with: the Kafka listener (the Kafka port as a proxy of
 /// the cluster) and the SQS front (queues in a fleet) are not served over an upstream cluster
-/// yet, so they are off; one given explicitly stops the start, saying so.
+/// yet, so they are off. One given explicitly (a flag, --set, the config file) stops the start,
+/// saying so; one from a SLUICE_* variable is taken as a default, as the container image's
+/// SLUICE_LISTENERS and SLUICE_SQS_LISTENER are, and turned off like the defaults.
 config upstream_mode_config(const config& given) {
-    auto refuse = [&](const std::string& key, const std::string& flag, const std::string& what) {
+    auto refuse_explicit = [&](const std::string& key, const std::string& flag,
+                               const std::string& what) {
         const std::string from = given.origin(key);
+        if (from.empty() || from.starts_with("SLUICE_")) {
+            return;
+        }
         throw config_error((from == flag ? flag : key) + ": " + what +
                            " is not served in upstream mode (--upstream) yet; leave " + flag +
                            " out or give " + flag + " off");
     };
-    if (!given.kafka.empty() && !given.origin("listeners").empty()) {
-        refuse("listeners", "--kafka", "the Kafka listener");
+    if (!given.kafka.empty()) {
+        refuse_explicit("listeners", "--kafka", "the Kafka listener");
     }
-    if (given.sqs.enabled && !given.origin("sqs.listener").empty()) {
-        refuse("sqs.listener", "--sqs", "the SQS front");
+    if (given.sqs.enabled) {
+        refuse_explicit("sqs.listener", "--sqs", "the SQS front");
     }
     config c = given;
     c.kafka.clear();

@@ -79,13 +79,22 @@ def test_explicit_kafka_or_sqs_listener_stops_the_start(extra, words):
     assert code == 2 and words in err, err
 
 
-def test_listeners_setting_from_the_environment_stops_the_start_too():
-    g = Gateway(unreachable_bootstrap(), env={"SLUICE_LISTENERS": "PLAINTEXT://127.0.0.1:0"})
+def test_listeners_setting_from_set_or_the_file_stops_the_start_too():
+    g = Gateway(unreachable_bootstrap(), settings={"listeners": "PLAINTEXT://127.0.0.1:0"})
     try:
         code, err = g.run_to_exit()
     finally:
         g.close()
-    assert code == 2 and "listeners (from SLUICE_LISTENERS)" in err, err
+    assert code == 2 and "listeners: the Kafka listener is not served" in err, err
+
+
+def test_listeners_from_the_environment_are_defaults_turned_off():
+    # The container image sets SLUICE_LISTENERS and SLUICE_SQS_LISTENER.
+    env = {"SLUICE_LISTENERS": "PLAINTEXT://127.0.0.1:0", "SLUICE_SQS_LISTENER": "127.0.0.1:0"}
+    with MockCluster({"t": 1}) as mock, Gateway(mock.bootstrap, env=env) as g:
+        listening = g.wait_log("listening:")
+        assert "kafka=" not in listening and "sqs=" not in listening
+        assert g.wait_log("the Kafka and SQS listeners are off")
 
 
 def test_refused_property_stops_the_start_with_librdkafkas_message():
