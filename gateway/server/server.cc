@@ -573,26 +573,9 @@ int run_server(const config& given) {
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
-    // The client level the HTTP front stands on: over the native backend's broker level, or
-    // the upstream cluster's clients.
+    // The native client level (made once the Kafka listeners are bound), declared before the
+    // fronts so that it outlives them.
     std::unique_ptr<backend::api::client> broker_client;
-    if (native) {
-        backend::client::broker_client_options client_opts;
-        client_opts.cluster_id = kafka_cfg.cluster_id;
-        client_opts.self.node_id = kafka_cfg.node_id;
-        client_opts.self.host = kafka_cfg.advertised.host;
-        client_opts.self.port = kafka_cfg.advertised.port;
-        broker_client = backend::client::make_broker_client(
-            native->topics(), native->records(), native->groups(), std::move(client_opts));
-    }
-    backend::api::client& client = native ? *broker_client : *upstream_client;
-    if (!native) {
-        kafka_cfg.cluster_id = upstream_cluster_id(client, upstream);
-        if (!kafka_cfg.cluster_id.empty()) {
-            log.info("upstream cluster id {}", kafka_cfg.cluster_id);
-        }
-    }
-
     std::vector<std::unique_ptr<kafka_listener>> kafka;
     std::unique_ptr<http_server> http;
     std::unique_ptr<sqs::sqs_server> sqs_front;
@@ -611,6 +594,24 @@ int run_server(const config& given) {
             name += "_" + proto;
         }
         listening += " " + name + "=" + ep.address().to_string() + ":" + std::to_string(ep.port());
+    }
+    // The client level the HTTP front stands on: over the native backend's broker level, or
+    // the upstream cluster's clients.
+    if (native) {
+        backend::client::broker_client_options client_opts;
+        client_opts.cluster_id = kafka_cfg.cluster_id;
+        client_opts.self.node_id = kafka_cfg.node_id;
+        client_opts.self.host = kafka_cfg.advertised.host;
+        client_opts.self.port = kafka_cfg.advertised.port;
+        broker_client = backend::client::make_broker_client(
+            native->topics(), native->records(), native->groups(), std::move(client_opts));
+    }
+    backend::api::client& client = native ? *broker_client : *upstream_client;
+    if (!native) {
+        kafka_cfg.cluster_id = upstream_cluster_id(client, upstream);
+        if (!kafka_cfg.cluster_id.empty()) {
+            log.info("upstream cluster id {}", kafka_cfg.cluster_id);
+        }
     }
     if (cfg.http.enabled) {
         http_services hs{metrics,
