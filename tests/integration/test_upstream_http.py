@@ -1,4 +1,5 @@
-"""The HTTP fronts in upstream mode against the stand-ins (upstream_support.py), with real
+"""The HTTP fronts in upstream mode against the stand-ins (upstream_support.py: the mock cluster
+on librdkafka 2.0.2 and, when node-rdkafka has built it, 2.12; a native sluice), with real
 clients: REST v2 produce through the gateway read directly from the upstream with kcat, and kcat
 produce to the upstream read by a REST v2 consumer instance of the gateway; a REST consumer's
 commit is the upstream group's committed offset as confluent-kafka sees it; two gateways sharing
@@ -20,7 +21,7 @@ from confluent_kafka import Consumer, TopicPartition
 from harness import ROOT, wait_for
 from rest_support import V2, V2_BINARY, V2_JSON, Rest, b64, create_topic, unb64
 from upstream_support import (Gateway, MockCluster, NativeUpstream, kcat_produce, kcat_read,
-                              unreachable_bootstrap, wait_ready)
+                              newer_mock_available, unreachable_bootstrap, wait_ready)
 from ws_support import WsClient
 
 JS = os.path.join(ROOT, "tests", "integration", "js")
@@ -28,12 +29,16 @@ JS = os.path.join(ROOT, "tests", "integration", "js")
 FAST_GROUPS = {"upstream.topic.metadata.refresh.interval.ms": 1000}
 
 
-@pytest.fixture(scope="module")
-def mock():
-    """One mock cluster (3 brokers) for the module; each test uses topics of its own."""
+@pytest.fixture(scope="module", params=["mock-2.0.2", "mock-2.12"])
+def mock(request):
+    """One mock cluster (3 brokers) per librdkafka version: Debian's 2.0.2 and, when
+    node-rdkafka has built it, 2.12 (TOOLCHAIN.md); each test uses topics of its own."""
+    newer = request.param == "mock-2.12"
+    if newer and not newer_mock_available():
+        pytest.skip("node-rdkafka's librdkafka 2.12 is not built")
     topics = {"produced": 3, "kcat-in": 2, "commits": 2, "shared": 4, "v3t": 3, "lagging": 2,
               "ws-in": 1, "ws-group": 2, "sse-in": 2, "big": 1}
-    with MockCluster(topics) as m:
+    with MockCluster(topics, newer=newer) as m:
         yield m
 
 
