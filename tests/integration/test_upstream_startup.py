@@ -191,3 +191,30 @@ def test_rerun_mode_puts_a_gateway_in_front_of_every_sluice(monkeypatch):
         wait_ready(s)
         gateway, upstream = s.proc, s.upstream.proc
     assert gateway.returncode == 0 and upstream.returncode == 0
+
+
+# --- pass-through properties: a SASL/SCRAM upstream ---------------------------------------------
+
+def test_pass_through_properties_reach_a_sasl_scram_upstream():
+    from sasl_support import PASSWORDS, SaslSluice
+    upstream = SaslSluice().start()
+    try:
+        good = {"upstream.security.protocol": "SASL_PLAINTEXT",
+                "upstream.sasl.mechanism": "SCRAM-SHA-256",
+                "upstream.sasl.username": "alice",
+                "upstream.sasl.password": PASSWORDS["alice"]}
+        with Gateway(upstream.sasl_bootstrap, settings=good) as g:
+            wait_ready(g)
+            assert g.wait_log("upstream cluster id")  # asked over the SASL connection
+            assert PASSWORDS["alice"] not in g.log_text()
+        bad = dict(good, **{"upstream.sasl.password": "not-the-password",
+                            "upstream.request.timeout.ms": 2000})
+        with Gateway(upstream.sasl_bootstrap, settings=bad) as g:
+            def refused():
+                r = requests.get(g.http_url + "/readyz", timeout=10)
+                return r.status_code == 503 and r.json().get("reason") and r.json()
+            body = wait_for(refused, 30, "/readyz 503 after a refused login", interval=0.2)
+            assert "auth" in body["reason"].lower(), body
+            assert "not-the-password" not in g.log_text()
+    finally:
+        upstream.close()
