@@ -134,9 +134,10 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     if (svc_.queues != nullptr) {
         add_queue_routes(router_, *svc_.queues, svc_.chain);
     }
-    // TODO(issue 26): the REST, WebSocket and SSE fronts still reach the broker level for part
-    // of their work while they move onto the client level; until then they are served in the
-    // native mode only.
+    // TODO(issue 26): the REST, WebSocket and SSE fronts still reach the broker level (their
+    // rest_context holds topics, records and groups) while they move onto the client level;
+    // until then they are served in the native mode only. Once nothing in them reads those,
+    // rest_context takes the pointers as they are and this condition goes.
     if (svc_.topics != nullptr && svc_.records != nullptr && svc_.groups != nullptr) {
         add_rest_and_stream_routes(pool);
     } else {
