@@ -1,11 +1,265 @@
 #include "backend/client/broker_admin.h"
 
-namespace sluice::backend::client {
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
-// Placeholder until admin lands (issue 26, in progress).
-std::unique_ptr<api::admin> make_broker_admin(api::topics&, api::records&, api::groups&,
-                                              const broker_client_options&) {
-    return nullptr;
+#include <fmt/format.h>
+
+namespace sluice::backend::client {
+namespace {
+
+/// A topic as the one-node topology shows it: this node leads every partition and is its
+/// only replica.
+api::topic_info topic_info_of(const api::topic_description& d, std::int32_t self) {
+    api::topic_info t;
+    t.name = d.name;
+    t.id = d.id;
+    t.internal = d.internal;
+    t.partitions.reserve(static_cast<std::size_t>(std::max(d.partitions, 0)));
+    for (std::int32_t p = 0; p < d.partitions; ++p) {
+        api::partition_info pi;
+        pi.partition = partition_id(p);
+        pi.leader = self;
+        pi.replicas = {self};
+        pi.isr = {self};
+        t.partitions.push_back(std::move(pi));
+    }
+    return t;
+}
+
+api::backend_error unknown_topic_error(const topic_name& name) {
+    return api::backend_error(api::errc::unknown_topic_or_partition,
+                              fmt::format("Topic '{}' does not exist", name.value));
+}
+
+/// The first error of a commit or offset fetch answer, with the partition it concerns.
+api::backend_error first_commit_error(const api::offset_commit_result& res) {
+    for (const auto& t : res.topics) {
+        for (const auto& p : t.partitions) {
+            if (p.error) {
+                return p.error;
+            }
+        }
+    }
+    return {};
+}
+
+/// The native admin: every call is the broker level's, answered at once (no remote cluster,
+/// so no deadline is ever reached).
+class broker_admin final : public api::admin {
+public:
+    broker_admin(api::topics& topics, api::records& records, api::groups& groups,
+                 broker_client_options opts)
+        : topics_(topics), records_(records), groups_(groups), opts_(std::move(opts)) {}
+
+    // --- topology -------------------------------------------------------------------------
+    api::awaitable<api::backend_result<api::cluster_info>> describe_cluster() override {
+        api::cluster_info c;
+        c.cluster_id = opts_.cluster_id;
+        c.controller_id = self();
+        c.brokers.push_back(opts_.self);
+        co_return c;
+    }
+
+    api::awaitable<api::backend_result<std::vector<api::topic_info>>> list_topics() override {
+        auto all = co_await topics_.list();
+        std::vector<api::topic_info> out;
+        out.reserve(all.size());
+        for (const auto& d : all) {
+            out.push_back(topic_info_of(d, self()));
+        }
+        std::sort(out.begin(), out.end(),
+                  [](const auto& a, const auto& b) { return a.name.value < b.name.value; });
+        co_return out;
+    }
+
+    api::awaitable<api::backend_result<api::topic_info>> describe_topic(
+        topic_name name) override {
+        auto d = co_await topics_.describe(name);
+        if (!d) {
+            co_return std::unexpected(unknown_topic_error(name));
+        }
+        co_return topic_info_of(*d, self());
+    }
+
+    // --- topics and configs ---------------------------------------------------------------
+    api::awaitable<api::backend_result<api::topic_info>> create_topic(
+        api::new_topic spec) override {
+        auto created = co_await topics_.create(std::move(spec));
+        if (!created) {
+            co_return std::unexpected(std::move(created.error()));
+        }
+        co_return topic_info_of(created->topic, self());
+    }
+
+    api::awaitable<api::backend_result<void>> delete_topic(topic_name name) override {
+        co_return co_await topics_.remove(std::move(name));
+    }
+
+    api::awaitable<api::backend_result<void>> create_partitions(topic_name name,
+                                                                std::int32_t total) override {
+        co_return co_await topics_.create_partitions(std::move(name), total, false);
+    }
+
+    api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_topic_configs(
+        topic_name name) override {
+        co_return co_await topics_.describe_configs(std::move(name));
+    }
+
+    api::awaitable<api::backend_result<void>> alter_topic_configs(
+        topic_name name, std::vector<api::config_change> changes, bool validate_only) override {
+        co_return co_await topics_.alter_configs(std::move(name), std::move(changes),
+                                                 validate_only);
+    }
+
+    api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_broker_configs(
+        std::int32_t node_id) override {
+        if (node_id != self()) {
+            co_return api::backend_failure(
+                api::errc::invalid_request,
+                fmt::format("Broker {} is not in the cluster (the only broker is {})", node_id,
+                            self()));
+        }
+        co_return topics_.backend_configs();
+    }
+
+    // --- offsets and records --------------------------------------------------------------
+    api::awaitable<std::vector<api::found_offset>> list_offsets(
+        std::vector<api::offset_query> queries, api::isolation isolation) override {
+        co_return co_await records_.list_offsets(std::move(queries), isolation);
+    }
+
+    api::awaitable<std::vector<api::backend_result<offset>>> delete_records(
+        std::vector<api::delete_records_request> reqs) override {
+        co_return co_await records_.delete_records(std::move(reqs));
+    }
+
+    // --- groups ---------------------------------------------------------------------------
+    api::awaitable<api::backend_result<std::vector<api::listed_group>>> list_groups() override {
+        if (!groups_.loaded()) {
+            co_return api::backend_failure(api::errc::coordinator_loading,
+                                           "The group coordinator is still loading");
+        }
+        std::vector<std::string> states;
+        std::vector<std::string> types;
+        auto listed = co_await groups_.list_groups(std::move(states), std::move(types));
+        std::sort(listed.begin(), listed.end(), [](const auto& a, const auto& b) {
+            return a.group_id.value < b.group_id.value;
+        });
+        co_return listed;
+    }
+
+    api::awaitable<api::backend_result<api::group_view>> describe_group(group_id id) override {
+        if (!groups_.loaded()) {
+            co_return api::backend_failure(api::errc::coordinator_loading,
+                                           "The group coordinator is still loading");
+        }
+        auto view = groups_.view_group(id);
+        if (!view) {
+            co_return api::backend_failure(api::errc::group_id_not_found,
+                                           fmt::format("Group '{}' does not exist", id.value));
+        }
+        co_return std::move(*view);
+    }
+
+    api::awaitable<api::backend_result<void>> delete_group(group_id id) override {
+        std::vector<group_id> ids{id};
+        auto done = co_await groups_.delete_groups(std::move(ids));
+        for (auto& d : done) {
+            if (d.error) {
+                co_return std::unexpected(std::move(d.error));
+            }
+        }
+        co_return api::backend_result<void>{};
+    }
+
+    api::awaitable<api::backend_result<std::vector<api::committed_offset>>> committed_offsets(
+        group_id id, std::vector<api::topic_partition> parts) override {
+        api::offset_fetch_request req;
+        req.group_id = id;
+        if (!parts.empty()) {
+            std::map<topic_name, std::vector<partition_id>> by_topic;
+            for (const auto& tp : parts) {
+                by_topic[tp.topic].push_back(tp.partition);
+            }
+            std::vector<api::topic_partition_list> lists;
+            for (auto& [t, ps] : by_topic) {
+                lists.push_back(api::topic_partition_list{t, std::move(ps)});
+            }
+            req.topics = std::move(lists);
+        }
+        std::vector<api::offset_fetch_request> reqs;
+        reqs.push_back(std::move(req));
+        auto answers = co_await groups_.fetch_offsets(std::move(reqs));
+        std::vector<api::committed_offset> out;
+        for (auto& a : answers) {
+            if (a.error) {
+                co_return std::unexpected(std::move(a.error));
+            }
+            for (auto& t : a.topics) {
+                for (auto& p : t.partitions) {
+                    if (p.error) {
+                        co_return std::unexpected(std::move(p.error));
+                    }
+                    if (parts.empty() && p.committed.value < 0) {
+                        continue;  // every committed partition: only those with an offset
+                    }
+                    out.push_back(api::committed_offset{
+                        api::topic_partition{t.topic, p.partition}, p.committed,
+                        std::move(p.metadata)});
+                }
+            }
+        }
+        std::sort(out.begin(), out.end(),
+                  [](const auto& a, const auto& b) { return a.tp < b.tp; });
+        co_return out;
+    }
+
+    /// As Kafka's AdminClient does: generation -1 and no member id, which the coordinator takes
+    /// from an empty (or new) group only; a group with members answers unknown_member_id
+    /// (rebalance_in_progress while it completes a rebalance).
+    api::awaitable<api::backend_result<void>> alter_committed_offsets(
+        group_id id, std::vector<api::offset_commit> offsets) override {
+        api::offset_commit_request req;
+        req.group_id = id;
+        req.generation_id_or_member_epoch = -1;
+        std::map<topic_name, std::vector<api::commit_partition>> by_topic;
+        for (auto& c : offsets) {
+            api::commit_partition cp;
+            cp.partition = c.tp.partition;
+            cp.committed = c.next;
+            cp.metadata = std::move(c.metadata);
+            by_topic[c.tp.topic].push_back(std::move(cp));
+        }
+        for (auto& [t, ps] : by_topic) {
+            req.topics.push_back(api::commit_topic{t, std::move(ps)});
+        }
+        auto res = co_await groups_.commit_offsets(std::move(req));
+        if (auto e = first_commit_error(res)) {
+            co_return std::unexpected(std::move(e));
+        }
+        co_return api::backend_result<void>{};
+    }
+
+private:
+    std::int32_t self() const { return opts_.self.node_id; }
+
+    api::topics& topics_;
+    api::records& records_;
+    api::groups& groups_;
+    broker_client_options opts_;
+};
+
+}  // namespace
+
+std::unique_ptr<api::admin> make_broker_admin(api::topics& topics, api::records& records,
+                                              api::groups& groups,
+                                              const broker_client_options& opts) {
+    return std::make_unique<broker_admin>(topics, records, groups, opts);
 }
 
 }  // namespace sluice::backend::client

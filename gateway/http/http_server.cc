@@ -164,7 +164,7 @@ void http_server::add_rest_and_stream_routes(io_pool& pool) {
         topic_auto_creation{svc_.auto_create_topics, svc_.num_partitions});
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         *svc_.topics, *svc_.records, *svc_.groups, settings_, svc_.cluster_id, svc_.node_id,
-        *producer_, svc_.chain});
+        *producer_, svc_.chain, &svc_.client});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {

@@ -19,6 +19,7 @@
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 
+#include "backend/client/broker_client.h"
 #include "tests/gateway/fake_backend.h"
 #include "tests/gateway/front_support.h"
 
@@ -35,7 +36,10 @@ class RestConsumers : public ::testing::Test {
 protected:
     RestConsumers()
         : producer(fake.topics(), fake.records(), api::acks::all),
-          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer},
+          client(backend::client::make_broker_client(fake.topics(), fake.records(),
+                                                     fake.groups(), {})),
+          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer,
+             {}, client.get()},
           registry(rc, [this] { return asio::any_io_executor(io.get_executor()); }) {
         fake.add_topic("orders", 3);
         rest::add_v2_consumer_routes(routes, rc, registry);
@@ -105,6 +109,7 @@ protected:
     testing::fake_backend fake;
     http_settings settings;
     record_producer producer;
+    std::unique_ptr<api::client> client;
     rest::rest_context rc;
     asio::io_context io;
     rest::consumer_registry registry;

@@ -26,6 +26,7 @@
 #include "gateway/core/metrics.h"
 #include "gateway/http/ws/ws_session.h"
 
+#include "backend/client/broker_client.h"
 #include "tests/gateway/fake_backend.h"
 #include "tests/gateway/front_support.h"
 
@@ -42,7 +43,10 @@ class WsSession : public ::testing::Test {
 public:
     WsSession()
         : producer(fake.topics(), fake.records(), api::acks::all),
-          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer},
+          client_level(backend::client::make_broker_client(fake.topics(), fake.records(),
+                                                           fake.groups(), {})),
+          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer,
+             {}, client_level.get()},
           wsctx{rc, [this] { return asio::any_io_executor(io.get_executor()); }},
           acceptor(io, {asio::ip::make_address("127.0.0.1"), 0}) {
         settings.streams.fetch_max_wait = std::chrono::milliseconds(20);
@@ -97,6 +101,7 @@ public:
     testing::fake_backend fake;
     http_settings settings;
     record_producer producer;
+    std::unique_ptr<api::client> client_level;
     rest::rest_context rc;
     asio::io_context io;
     ws_context wsctx;
