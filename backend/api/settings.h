@@ -76,6 +76,10 @@ struct setting_table {
     /// "listener.name.<name>." with <name> one of `prefix_names` (Kafka's per-listener keys).
     std::string_view prefix = {};
     std::span<const std::string_view> prefix_names = {};
+    /// Every key under this prefix ("upstream.") that no setting of the table names is accepted
+    /// as it is and handed on by its module, prefix stripped (a client library's own
+    /// properties); "" for none.
+    std::string_view passthrough_prefix = {};
 };
 
 /// The values of declared settings, parsed and checked: what a backend reads its tables

@@ -299,6 +299,11 @@ sluice --data-dir DIR --kafka [PROTOCOL://]HOST:PORT --http [https://]HOST:PORT
                             ssl.* settings (listener.name.https.ssl.* for this one only)
   --sqs [http://|https://]HOST:PORT|off
                             SQS API listener (default 0.0.0.0:9324); https:// as for --http
+  --upstream HOST:PORT[,HOST:PORT...]
+                            upstream mode: serve the HTTP, WebSocket and SSE fronts over this
+                            Kafka cluster (bootstrap servers) instead of a local log; every
+                            upstream.PROPERTY setting goes to librdkafka as PROPERTY
+                            (docs/configuration.md#upstream-mode)
   --advertise-kafka HOST:PORT
                             the address Kafka clients are told to connect to (default: the
                             Kafka listener's address, or 127.0.0.1 when it listens on 0.0.0.0)
@@ -325,10 +330,10 @@ sluice --data-dir DIR --kafka [PROTOCOL://]HOST:PORT --http [https://]HOST:PORT
                                             change or list the client quotas
 
 Every flag above except --config and --set is also a setting (data.dir, listeners,
-http.listener, sqs.listener, advertised.listeners, log.level, log.format, io.threads), and
-every setting can be given as an environment variable: SLUICE_ and the key in capitals with
-'.' as '_', '_' as '__' and '-' as '___' (SLUICE_LOG_RETENTION_HOURS=48). SLUICE_CONFIG names
-the config file. A flag wins over a variable, a variable over the file, the file over the
+http.listener, sqs.listener, upstream.bootstrap.servers, advertised.listeners, log.level,
+log.format, io.threads), and every setting can be given as an environment variable: SLUICE_
+and the key in capitals with '.' as '_', '_' as '__' and '-' as '___'
+(SLUICE_LOG_RETENTION_HOURS=48). SLUICE_CONFIG names the config file. A flag wins over a variable, a variable over the file, the file over the
 default. A listener given as 'off' is not opened. Settings: docs/configuration.md.
 )";
 }
@@ -345,6 +350,7 @@ constexpr flag_setting flag_settings[] = {
     {"--kafka", "listeners"},
     {"--http", "http.listener"},
     {"--sqs", "sqs.listener"},
+    {"--upstream", "upstream.bootstrap.servers"},
     {"--advertise-kafka", "advertised.listeners"},
     {"--log-level", "log.level"},
     {"--log-format", "log.format"},
@@ -423,6 +429,12 @@ void apply_setting(config& c, std::string_view key, const std::vector<std::strin
         c.log_format = v;
     } else if (key == "io.threads") {
         c.io_threads = parse_io_threads(v, name);
+    } else if (key == "upstream.bootstrap.servers") {
+        // Read through the upstream table (gateway/server/upstream_settings.h) like any setting.
+        if (v.empty()) {
+            throw config_error(name + ": needs HOST:PORT[,HOST:PORT...]");
+        }
+        c.properties[std::string(key)] = v;
     }
 }
 

@@ -215,6 +215,16 @@ const setting* setting_catalog::find(std::string_view name) const {
     return nullptr;
 }
 
+bool setting_catalog::passed_through(std::string_view name) const {
+    for (const auto& t : tables_) {
+        if (!t.passthrough_prefix.empty() && name.size() > t.passthrough_prefix.size() &&
+            name.starts_with(t.passthrough_prefix)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::vector<std::string_view> setting_catalog::names() const {
     std::vector<std::string_view> out;
     for (const auto& t : tables_) {
@@ -361,6 +371,10 @@ std::string settings_help_text(const setting_catalog& catalog) {
             }
             out += "    each also as " + std::string(t.prefix) + "KEY, <name>: " + names + "\n";
         }
+        if (!t.passthrough_prefix.empty()) {
+            out += "    " + std::string(t.passthrough_prefix) +
+                   "PROPERTY: any other, handed on as PROPERTY\n";
+        }
     }
     return out;
 }
@@ -385,6 +399,10 @@ std::string settings_markdown(const setting_table& table) {
         }
         out += "| `" + std::string(table.prefix) + "*` | | | any setting above for one " +
                "listener, winning over the plain key (`<name>`: " + names + ") |\n";
+    }
+    if (!table.passthrough_prefix.empty()) {
+        out += "| `" + std::string(table.passthrough_prefix) + "*` | | | any other key under " +
+               "the prefix is handed on as it is, prefix stripped |\n";
     }
     return out;
 }

@@ -51,7 +51,12 @@ public:
     /// The declaration `name` is given as: its own name, its alias, or a table's prefix with
     /// one of its names ("listener.name.sasl_ssl.ssl.key.location"). Null when none.
     const setting* find(std::string_view name) const;
-    bool known(std::string_view name) const { return find(name) != nullptr; }
+    /// A declared setting, or a key under a table's passthrough_prefix.
+    bool known(std::string_view name) const {
+        return find(name) != nullptr || passed_through(name);
+    }
+    /// Whether `name` is under a table's passthrough_prefix (and longer than it).
+    bool passed_through(std::string_view name) const;
     /// Every plain name and alias, for "did you mean".
     std::vector<std::string_view> names() const;
 

@@ -7,6 +7,7 @@
 #include "gateway/http/queue_routes.h"
 #include "gateway/http/http_auth.h"
 #include "gateway/http/http_quotas.h"
+#include "gateway/http/json.h"
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/sse_stream.h"
@@ -26,12 +27,24 @@ asio::awaitable<handler_result> healthz(http_request_context) {
     co_return make_response({200, "application/json", "{\"status\":\"ok\"}"});
 }
 
+/// 200 once every listener is open and the client level reaches its cluster; else 503 with
+/// the reason the client level gives (upstream mode: "upstream 127.0.0.1:9092: connection
+/// refused", say).
 asio::awaitable<handler_result> readyz(std::shared_ptr<std::atomic<bool>> ready,
-                                      http_request_context) {
-    if (ready->load(std::memory_order_relaxed)) {
-        co_return make_response({200, "application/json", "{\"status\":\"ready\"}"});
+                                      const backend::api::client* client, http_request_context) {
+    if (!ready->load(std::memory_order_relaxed)) {
+        co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
     }
-    co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
+    const backend::api::client::health health = client->check();
+    if (!health.ready) {
+        json::writer w;
+        w.start_object();
+        w.field("status", "not ready");
+        w.field("reason", health.reason);
+        w.end_object();
+        co_return make_response({503, "application/json", w.str()});
+    }
+    co_return make_response({200, "application/json", "{\"status\":\"ready\"}"});
 }
 
 /// The policy half of the guard, after authentication: the chain decides on the route's facts
@@ -99,8 +112,6 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
                          std::shared_ptr<auth::tls_context_holder> tls)
     : svc_(std::move(svc)),
       settings_(std::move(settings)),
-      producer_(svc_.topics, svc_.records, settings_.producer_acks,
-                topic_auto_creation{svc_.auto_create_topics, svc_.num_partitions}),
       requests_(svc_.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
       timing_(svc_.metrics, "http"),
       tls_(std::move(tls)),
@@ -109,17 +120,51 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
                     return open(std::move(socket), id);
                 }) {
     router_.add(verb::get, "/healthz", healthz);
-    router_.add(verb::get, "/readyz", [ready = ready_](http_request_context ctx) {
-        return readyz(ready, std::move(ctx));
-    });
+    router_.add(verb::get, "/readyz",
+                [ready = ready_, client = &svc_.client](http_request_context ctx) {
+                    return readyz(ready, client, std::move(ctx));
+                });
     router_.add(verb::get, "/metrics", [m = &svc_.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    add_group_routes(router_, svc_.groups, svc_.chain);
-    add_queue_routes(router_, svc_.queues, svc_.chain);
+    // The group and queue views read the native backend's broker level: not in upstream mode.
+    if (svc_.groups != nullptr) {
+        add_group_routes(router_, *svc_.groups, svc_.chain);
+    }
+    if (svc_.queues != nullptr) {
+        add_queue_routes(router_, *svc_.queues, svc_.chain);
+    }
+    // TODO(issue 26): the REST, WebSocket and SSE fronts still reach the broker level (their
+    // rest_context holds topics, records and groups) while they move onto the client level;
+    // until then they are served in the native mode only. Once nothing in them reads those,
+    // rest_context takes the pointers as they are and this condition goes.
+    if (svc_.topics != nullptr && svc_.records != nullptr && svc_.groups != nullptr) {
+        add_rest_and_stream_routes(pool);
+    } else {
+        http_log().warn("upstream mode: the REST, WebSocket and SSE routes are not served yet "
+                        "(only /healthz, /readyz, /metrics and the console's pages)");
+    }
+    add_ui_routes(router_);
+    // After the REST Proxy's GET /, which the console's hands every non-browser request to.
+    add_console_route(router_);
+    auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc_.users, svc_.tokens,
+                                                 svc_.auth_failures, svc_.metrics);
+    add_console_session_routes(router_, *auth_);
+    router_.set_guard([o = &settings_.cors, a = auth_.get(), chain = svc_.chain](
+                          http_request_context* ctx, std::string pattern) {
+        return guard(o, a, chain, ctx, std::move(pattern));
+    });
+}
+
+http_server::~http_server() = default;
+
+void http_server::add_rest_and_stream_routes(io_pool& pool) {
+    producer_ = std::make_unique<record_producer>(
+        *svc_.topics, *svc_.records, settings_.producer_acks,
+        topic_auto_creation{svc_.auto_create_topics, svc_.num_partitions});
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
-        svc_.topics, svc_.records, svc_.groups, settings_, svc_.cluster_id, svc_.node_id,
-        producer_, svc_.chain, &svc_.client});
+        *svc_.topics, *svc_.records, *svc_.groups, settings_, svc_.cluster_id, svc_.node_id,
+        *producer_, svc_.chain, &svc_.client});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {
@@ -142,31 +187,23 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
                                  {{"reason", "idle_timeout"}})});
     ws::add_ws_route(router_, *ws_);
     add_sse_routes(router_, *rest_, [&pool] { return pool.next().get_executor(); });
-    add_ui_routes(router_);
-    // After the REST Proxy's GET /, which the console's hands every non-browser request to.
-    add_console_route(router_);
-    auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc_.users, svc_.tokens,
-                                                 svc_.auth_failures, svc_.metrics);
-    add_console_session_routes(router_, *auth_);
-    router_.set_guard([o = &settings_.cors, a = auth_.get(), chain = svc_.chain](
-                          http_request_context* ctx, std::string pattern) {
-        return guard(o, a, chain, ctx, std::move(pattern));
-    });
 }
 
-http_server::~http_server() = default;
-
 void http_server::start() {
-    consumers_->start();
+    if (consumers_) {
+        consumers_->start();
+    }
     listener_.start();
 }
 
 void http_server::stop() {
     listener_.stop();
-    consumers_->stop();
+    if (consumers_) {
+        consumers_->stop();
+    }
 }
 
-std::size_t http_server::pending() const { return consumers_->pending(); }
+std::size_t http_server::pending() const { return consumers_ ? consumers_->pending() : 0; }
 
 connection_session http_server::open(tcp::socket socket, std::uint64_t id) {
     auto conn = std::make_shared<http_connection>(std::move(socket), id, router_, requests_,

@@ -60,11 +60,13 @@ struct http_services {
     /// The client level (producer, consumers, admin, topology): what the REST, WebSocket and
     /// SSE fronts move onto so that they run the same over a Kafka cluster (upstream mode).
     backend::api::client& client;
-    backend::api::topics& topics;
-    backend::api::records& records;
-    backend::api::groups& groups;
-    /// The SQS front's queues, behind the queue views (/v1/queues).
-    backend::api::queues& queues;
+    /// The broker level of the native backend; all null in upstream mode (a Kafka cluster
+    /// behind the client level), where the routes that need them are not registered.
+    backend::api::topics* topics = nullptr;
+    backend::api::records* records = nullptr;
+    backend::api::groups* groups = nullptr;
+    /// The SQS front's queues, behind the queue views (/v1/queues); null in upstream mode.
+    backend::api::queues* queues = nullptr;
     std::string cluster_id;
     std::int32_t node_id = 0;
     bool auto_create_topics = true;    // auto.create.topics.enable
@@ -92,8 +94,9 @@ public:
 
     void start();
     /// What /readyz answers: 200 once the server says every listener is open (the storage has
-    /// been recovered before any listener exists), 503 before that and from the start of the
-    /// shutdown, so that a load balancer stops sending new work first.
+    /// been recovered before any listener exists) and the client level can reach its cluster
+    /// (client().check(): always in native mode), 503 with the reason before that and from the
+    /// start of the shutdown, so that a load balancer stops sending new work first.
     void set_ready(bool ready) { ready_->store(ready, std::memory_order_relaxed); }
     /// Stops accepting and ends the background work (REST consumer members); pending() tells
     /// when that has finished.
@@ -101,13 +104,15 @@ public:
     std::size_t pending() const;
 
 private:
+    /// The REST Proxy (v2, v3), WebSocket and SSE routes with what they share.
+    void add_rest_and_stream_routes(io_pool& pool);
     /// The connection_handler: an http_connection per socket.
     connection_session open(boost::asio::ip::tcp::socket socket, std::uint64_t id);
 
     http_services svc_;
     http_settings settings_;
     router router_;
-    record_producer producer_;
+    std::unique_ptr<record_producer> producer_;
     std::unique_ptr<rest::rest_context> rest_;
     std::unique_ptr<rest::consumer_registry> consumers_;
     std::unique_ptr<ws::ws_context> ws_;

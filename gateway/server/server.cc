@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <system_error>
@@ -39,6 +40,7 @@
 #include "auth/sasl/sasl_server.h"
 #include "backend/group/group_records.h"
 #include "backend/client/broker_client.h"
+#include "backend/upstream/upstream_client.h"
 #include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
 #include "backend/native/native_settings.h"
@@ -68,6 +70,8 @@
 #include "gateway/core/tls_settings.h"
 #include "gateway/sqs/sqs_server.h"
 #include "gateway/sqs/sqs_settings.h"
+#include "gateway/server/upstream_metrics.h"
+#include "gateway/server/upstream_settings.h"
 #include "protocol/core/uuid.h"
 
 namespace sluice::gateway {
@@ -216,6 +220,97 @@ backend::native::native_options read_native_options(const config& cfg) {
     }
 }
 
+/// What /metrics shows in native mode: the backend's partitions and groups, the process, the
+/// backend's syncs and queues (in this order, as always).
+void add_native_metrics(metrics_registry& metrics, backend::native::native_backend& native) {
+    backend::api::backend& be = native;
+    metrics.add_collector([&be](std::string& out) {
+        render_partition_metrics(be.topics(), be.records(), out);
+    });
+    metrics.add_collector([&be](std::string& out) { render_group_metrics(be.groups(), out); });
+    metrics.add_collector(render_process_metrics);
+    // The native backend's syncs (the real file system's fdatasync and directory fsync).
+    metrics.add_collector([](std::string& out) {
+        out += "# HELP sluice_fsync_seconds Time of each fdatasync (kind=file) and directory "
+               "fsync (kind=directory) of the data dir\n# TYPE sluice_fsync_seconds histogram\n";
+        for (auto [kind, name] : {std::pair{backend::io::sync_kind::file, "file"},
+                                  std::pair{backend::io::sync_kind::directory, "directory"}}) {
+            const auto s = backend::io::sync_latency(kind);
+            render_histogram(out, "sluice_fsync_seconds",
+                             metrics_registry::format_labels({{"kind", name}}),
+                             backend::io::sync_latency_bounds, s.buckets, s.sum_seconds, s.count);
+        }
+    });
+    backend::api::queues& queues = native.queues();
+    metrics.add_collector([&queues](std::string& out) { sqs::render_queue_metrics(queues, out); });
+}
+
+/// The configuration upstream mode runs with: the Kafka listener (the Kafka port as a proxy of
+/// the cluster) and the SQS front (queues in a fleet) are not served over an upstream cluster
+/// yet, so they are off. One given explicitly (a flag, --set, the config file) stops the start,
+/// saying so; one from a SLUICE_* variable is taken as a default, as the container image's
+/// SLUICE_LISTENERS and SLUICE_SQS_LISTENER are, and turned off like the defaults.
+config upstream_mode_config(const config& given) {
+    auto refuse_explicit = [&](const std::string& key, const std::string& flag,
+                               const std::string& what) {
+        const std::string from = given.origin(key);
+        if (from.empty() || from.starts_with("SLUICE_")) {
+            return;
+        }
+        throw config_error((from == flag ? flag : key) + ": " + what +
+                           " is not served in upstream mode (--upstream) yet; leave " + flag +
+                           " out or give " + flag + " off");
+    };
+    if (!given.kafka.empty()) {
+        refuse_explicit("listeners", "--kafka", "the Kafka listener");
+    }
+    if (given.sqs.enabled) {
+        refuse_explicit("sqs.listener", "--sqs", "the SQS front");
+    }
+    config c = given;
+    c.kafka.clear();
+    c.sqs.enabled = false;
+    return c;
+}
+
+/// The client level over the upstream cluster; a property librdkafka refuses stops the start
+/// with librdkafka's message.
+std::unique_ptr<backend::api::client> open_upstream_client(const upstream_settings& upstream) {
+    backend::upstream::upstream_options opts;
+    opts.properties = upstream.properties;
+    opts.request_timeout = upstream.request_timeout;
+    try {
+        return backend::upstream::make_upstream_client(std::move(opts));
+    } catch (const std::invalid_argument& e) {
+        throw config_error(e.what());
+    }
+}
+
+/// The upstream cluster's id, asked once at start (REST v3 names the cluster by it); empty,
+/// with a warning, when the cluster cannot be reached within the call's deadline
+/// (upstream.request.timeout.ms): sluice serves anyway, /readyz saying why it is not ready.
+std::string upstream_cluster_id(backend::api::client& client, const upstream_settings& upstream) {
+    asio::io_context asking;
+    backend::api::backend_result<backend::api::cluster_info> found =
+        std::unexpected(backend::api::backend_error{});
+    asio::co_spawn(
+        asking,
+        [](backend::api::client* c, backend::api::backend_result<backend::api::cluster_info>* out)
+            -> asio::awaitable<void> { *out = co_await c->admin().describe_cluster(); }(&client,
+                                                                                     &found),
+        asio::detached);
+    asking.run();  // describe_cluster has the upstream deadline: this ends
+    if (!found) {
+        server_log().warn("upstream {}: cluster id unknown ({}): REST v3 answers 404 for the "
+                          "cluster's paths until a restart reaches the cluster",
+                          upstream.bootstrap_servers,
+                          found.error().message.empty() ? found.error().code.message()
+                                                        : found.error().message);
+        return {};
+    }
+    return found->cluster_id;
+}
+
 }  // namespace
 
 setting_catalog settings_catalog() {
@@ -229,16 +324,25 @@ setting_catalog settings_catalog() {
     c.add(authorizer_setting_table());
     c.add(sqs::sqs_setting_table());
     c.add(audit_setting_table());
+    c.add(upstream_setting_table());
     c.add(backend::native::native_setting_tables());
     return c;
 }
 
-int run_server(const config& cfg) {
-    configure_logging(parse_log_levels(cfg.log_level), parse_log_format(cfg.log_format));
+int run_server(const config& given) {
+    configure_logging(parse_log_levels(given.log_level), parse_log_format(given.log_format));
     auto& log = server_log();
     // A peer that closes its connection while a response is sent with sendfile (which has no
     // MSG_NOSIGNAL) would kill the process with SIGPIPE; the write fails with EPIPE instead.
     std::signal(SIGPIPE, SIG_IGN);
+
+    // Upstream mode (--upstream): the HTTP fronts over a Kafka cluster, no local log.
+    const upstream_settings upstream = read_upstream_settings(given);
+    const config cfg = upstream.enabled() ? upstream_mode_config(given) : given;
+    if (upstream.enabled() && (!given.kafka.empty() || given.sqs.enabled)) {
+        log.info("upstream mode: the Kafka and SQS listeners are off (not served over an "
+                 "upstream cluster yet)");
+    }
 
     // TLS contexts are built (and their files checked) before the data dir is touched.
     read_tls_settings(cfg, "ssl");  // a bad ssl.client.auth stops even a start without TLS
@@ -289,6 +393,12 @@ int run_server(const config& cfg) {
         for (const auto& v : ignored) {
             native_opts.properties.erase(v.key);
         }
+    }
+    // Upstream mode: the clients start connecting now; a property librdkafka refuses stops
+    // the start before anything is bound or created.
+    std::unique_ptr<backend::api::client> upstream_client;
+    if (upstream.enabled()) {
+        upstream_client = open_upstream_client(upstream);
     }
 
     const bool any_sasl = std::any_of(cfg.kafka.begin(), cfg.kafka.end(), [](const auto& l) {
@@ -358,11 +468,19 @@ int run_server(const config& cfg) {
     }
 
     // The state files were only read; the files a start writes come last, after everything
-    // that can refuse the start short of a disk failure.
-    const std::string cluster_id = load_or_create_cluster_id(cfg.data_dir);
-    kafka_cfg.cluster_id = cluster_id;
-    log.info("sluice starting: data dir {}, cluster id {}, memory allocator {}",
-             std::filesystem::absolute(cfg.data_dir).string(), cluster_id, memory_allocator());
+    // that can refuse the start short of a disk failure. Upstream mode writes none: the
+    // cluster's identity is the upstream cluster's.
+    if (upstream.enabled()) {
+        log.info("sluice starting in upstream mode: bootstrap {}, data dir {} (users, ACLs, "
+                 "quotas, keys), memory allocator {}",
+                 upstream.bootstrap_servers, std::filesystem::absolute(cfg.data_dir).string(),
+                 memory_allocator());
+    } else {
+        kafka_cfg.cluster_id = load_or_create_cluster_id(cfg.data_dir);
+        log.info("sluice starting: data dir {}, cluster id {}, memory allocator {}",
+                 std::filesystem::absolute(cfg.data_dir).string(), kafka_cfg.cluster_id,
+                 memory_allocator());
+    }
 
     // The audit log, installed for every front until run_server returns (or throws).
     audit_log audit(audit_cfg, true);
@@ -371,32 +489,24 @@ int run_server(const config& cfg) {
         log.info("audit log: {}", audit_cfg.path);
     }
 
-    // The one place that names a backend implementation: the fronts get its interfaces.
-    auto native = backend::native::native_backend::open(std::move(native_opts));
-    backend::api::backend& be = *native;
+    // The one place that names a backend implementation: the fronts get its interfaces. The
+    // native backend (the local log) in native mode only.
+    std::unique_ptr<backend::native::native_backend> native;
+    if (!upstream.enabled()) {
+        native = backend::native::native_backend::open(std::move(native_opts));
+    }
 
     metrics_registry metrics;
     register_authentication_metrics(metrics, kafka_cfg.sasl_mechanisms);
     audit.register_metrics(metrics);
-    metrics.add_collector([&be](std::string& out) {
-        render_partition_metrics(be.topics(), be.records(), out);
-    });
-    metrics.add_collector([&be](std::string& out) { render_group_metrics(be.groups(), out); });
-    metrics.add_collector(render_process_metrics);
-    // The native backend's syncs (the real file system's fdatasync and directory fsync).
-    metrics.add_collector([](std::string& out) {
-        out += "# HELP sluice_fsync_seconds Time of each fdatasync (kind=file) and directory "
-               "fsync (kind=directory) of the data dir\n# TYPE sluice_fsync_seconds histogram\n";
-        for (auto [kind, name] : {std::pair{backend::io::sync_kind::file, "file"},
-                                  std::pair{backend::io::sync_kind::directory, "directory"}}) {
-            const auto s = backend::io::sync_latency(kind);
-            render_histogram(out, "sluice_fsync_seconds",
-                             metrics_registry::format_labels({{"kind", name}}),
-                             backend::io::sync_latency_bounds, s.buckets, s.sum_seconds, s.count);
-        }
-    });
-    backend::api::queues& queues = native->queues();
-    metrics.add_collector([&queues](std::string& out) { sqs::render_queue_metrics(queues, out); });
+    if (native) {
+        add_native_metrics(metrics, *native);
+    } else {
+        metrics.add_collector([client = upstream_client.get()](std::string& out) {
+            render_upstream_metrics(client->statistics(), out);
+        });
+        metrics.add_collector(render_process_metrics);
+    }
     // Kafka requests read but not yet answered, across all connections. Declared before the io
     // threads so that it outlives every connection coroutine (and the reservations they hold).
     request_budget kafka_budget(kafka_cfg.queued_max_request_bytes, kafka_cfg.queued_max_requests,
@@ -405,72 +515,75 @@ int run_server(const config& cfg) {
     // before the io threads.
     body_budget http_bodies(http_cfg.body_budget_bytes, http_cfg.body_budget_wait, metrics);
     http_cfg.limits.bodies = &http_bodies;
-    services svc{cfg,         kafka_cfg,   metrics,
-                 be.topics(), be.records(), be.groups(),
-                 native->transactions(), kafka_budget, users, auth_failures, *authz,
-                 tokens.get()};
     quota_meter quota_use(*quotas, metrics);
-    svc.quotas = &quota_use;
     // The policy chain every front asks (gateway/policy/chain.h).
-    svc.chain = policy_chain(authz.get(), &quota_use);
-    // The dynamic broker and group configs (AlterConfigs, IncrementalAlterConfigs), in force
-    // before any listener starts. A name sluice reads at start (or shows as a broker config)
-    // is static: refused as Kafka refuses read-only configs, not as an unknown name.
-    std::set<std::string> shown_broker_configs;
-    for (const auto& e : describe_broker_configs(svc)) {
-        shown_broker_configs.insert(e.name);
+    const policy_chain chain(authz.get(), &quota_use);
+    // The Kafka front's services: native mode only.
+    std::optional<services> kafka_svc;
+    std::optional<dynamic_configs> dynamic;
+    if (native) {
+        kafka_svc.emplace(services{cfg, kafka_cfg, metrics, native->topics(), native->records(),
+                                   native->groups(), native->transactions(), kafka_budget, users,
+                                   auth_failures, *authz, tokens.get()});
+        kafka_svc->quotas = &quota_use;
+        kafka_svc->chain = chain;
+        // The dynamic broker and group configs (AlterConfigs, IncrementalAlterConfigs), in
+        // force before any listener starts. A name sluice reads at start (or shows as a broker
+        // config) is static: refused as Kafka refuses read-only configs, not as an unknown name.
+        std::set<std::string> shown_broker_configs;
+        for (const auto& e : describe_broker_configs(*kafka_svc)) {
+            shown_broker_configs.insert(e.name);
+        }
+        dynamic.emplace(dynamic_configs::path_in(cfg.data_dir), kafka_cfg.node_id,
+                        native->topics(), native->groups(),
+                        [&catalog, shown = std::move(shown_broker_configs)](const std::string& n) {
+                            return catalog.known(n) || shown.count(n) != 0;
+                        });
+        load_state("dynamic configs", [&] {
+            dynamic->load();
+            return 0;
+        });
+        {
+            asio::io_context applying;
+            asio::co_spawn(applying, native->topics().apply_dynamic_configs(), asio::detached);
+            applying.run();
+        }
+        kafka_svc->dynamic = &*dynamic;
     }
-    dynamic_configs dynamic(dynamic_configs::path_in(cfg.data_dir), kafka_cfg.node_id,
-                            be.topics(), be.groups(),
-                            [&catalog, shown = std::move(shown_broker_configs)](const std::string& n) {
-                                return catalog.known(n) || shown.count(n) != 0;
-                            });
-    load_state("dynamic configs", [&] {
-        dynamic.load();
-        return 0;
-    });
-    {
-        asio::io_context applying;
-        asio::co_spawn(applying, be.topics().apply_dynamic_configs(), asio::detached);
-        applying.run();
-    }
-    svc.dynamic = &dynamic;
     io_pool pool(cfg.io_threads);
     pool.adopt_listening_sockets(std::move(bound));
     // Group and transaction timeouts run on the first io thread.
-    be.start(pool.context(0).get_executor());
+    if (native) {
+        native->start(pool.context(0).get_executor());
+    }
     // When start-up fails from here on (a listener's port is taken, say), the backend closes
     // while the io contexts it posts to still exist; after a normal shutdown this does nothing
     // (close() runs once).
     struct close_backend_first {
         io_pool& pool;
-        backend::api::backend& be;
+        backend::api::backend* be;
         ~close_backend_first() {
             pool.stop();
             pool.join();
-            be.close();
+            if (be != nullptr) {
+                be->close();
+            }
         }
-    } close_on_failure{pool, be};
+    } close_on_failure{pool, native.get()};
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
-    // The client level the HTTP front stands on: over this backend's broker level.
-    backend::client::broker_client_options client_opts;
-    client_opts.cluster_id = svc.kafka.cluster_id;
-    client_opts.self.node_id = svc.kafka.node_id;
-    client_opts.self.host = svc.kafka.advertised.host;
-    client_opts.self.port = svc.kafka.advertised.port;
-    std::unique_ptr<backend::api::client> broker_client =
-        backend::client::make_broker_client(svc.topics, svc.records, svc.groups,
-                                            std::move(client_opts));
-
+    // The native client level (made once the Kafka listeners are bound), declared before the
+    // fronts so that it outlives them.
+    std::unique_ptr<backend::api::client> broker_client;
     std::vector<std::unique_ptr<kafka_listener>> kafka;
     std::unique_ptr<http_server> http;
     std::unique_ptr<sqs::sqs_server> sqs_front;
     std::string listening;
     for (std::size_t i = 0; i < cfg.kafka.size(); ++i) {
         const auto& where = cfg.kafka[i];
-        kafka.push_back(std::make_unique<kafka_listener>(pool, svc, tracker, where, kafka_tls[i]));
+        kafka.push_back(
+            std::make_unique<kafka_listener>(pool, *kafka_svc, tracker, where, kafka_tls[i]));
         auto ep = kafka.back()->local_endpoint();
         // "kafka=" for plaintext (what scripts have always read), "kafka_sasl_plaintext=" etc.
         std::string name = "kafka";
@@ -482,14 +595,41 @@ int run_server(const config& cfg) {
         }
         listening += " " + name + "=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
+    // The client level the HTTP front stands on: over the native backend's broker level, or
+    // the upstream cluster's clients.
+    if (native) {
+        backend::client::broker_client_options client_opts;
+        client_opts.cluster_id = kafka_cfg.cluster_id;
+        client_opts.self.node_id = kafka_cfg.node_id;
+        client_opts.self.host = kafka_cfg.advertised.host;
+        client_opts.self.port = kafka_cfg.advertised.port;
+        broker_client = backend::client::make_broker_client(
+            native->topics(), native->records(), native->groups(), std::move(client_opts));
+    }
+    backend::api::client& client = native ? *broker_client : *upstream_client;
+    if (!native) {
+        kafka_cfg.cluster_id = upstream_cluster_id(client, upstream);
+        if (!kafka_cfg.cluster_id.empty()) {
+            log.info("upstream cluster id {}", kafka_cfg.cluster_id);
+        }
+    }
     if (cfg.http.enabled) {
-        http = std::make_unique<http_server>(
-            pool,
-            http_services{svc.metrics, *broker_client, svc.topics, svc.records, svc.groups, queues,
-                          svc.kafka.cluster_id, svc.kafka.node_id, svc.kafka.auto_create_topics,
-                          svc.kafka.num_partitions, svc.users, svc.auth_failures,
-                          svc.tokens, svc.chain},
-            tracker, cfg.http, std::move(http_cfg), http_tls);
+        http_services hs{metrics,
+                         client,
+                         native ? &native->topics() : nullptr,
+                         native ? &native->records() : nullptr,
+                         native ? &native->groups() : nullptr,
+                         native ? &native->queues() : nullptr,
+                         kafka_cfg.cluster_id,
+                         kafka_cfg.node_id,
+                         kafka_cfg.auto_create_topics,
+                         kafka_cfg.num_partitions,
+                         users,
+                         auth_failures,
+                         tokens.get(),
+                         chain};
+        http = std::make_unique<http_server>(pool, std::move(hs), tracker, cfg.http,
+                                             std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();
         listening += std::string(http_tls ? " https=" : " http=") + ep.address().to_string() +
                      ":" + std::to_string(ep.port());
@@ -500,10 +640,10 @@ int run_server(const config& cfg) {
             sqs_front_cfg.origins.sibling_ports.push_back(http->local_endpoint().port());
         }
         sqs_front = std::make_unique<sqs::sqs_server>(
-            pool, tracker, metrics, queues, std::move(sqs_front_cfg), cfg.sqs,
+            pool, tracker, metrics, native->queues(), std::move(sqs_front_cfg), cfg.sqs,
             http_limits{.bodies = &http_bodies},
             sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures,
-                                 svc.chain},
+                                 chain},
             sqs_tls);
         auto ep = sqs_front->local_endpoint();
         listening += std::string(sqs_tls ? " sqs_https=" : " sqs=") + ep.address().to_string() +
@@ -587,7 +727,9 @@ int run_server(const config& cfg) {
     }
     // Parked JoinGroup/SyncGroup calls and SQS long polls are answered now so that
     // connections can finish.
-    be.stop();
+    if (native) {
+        native->stop();
+    }
     tracker.stop_all(stop_mode::finish);
     // Connections, and the HTTP front's background work (REST consumers' group members).
     auto busy = [&] { return tracker.size() + (http ? http->pending() : 0); };
@@ -610,7 +752,9 @@ int run_server(const config& cfg) {
     http_bodies.close();
     pool.stop();
     pool.join();
-    be.close();
+    if (native) {
+        native->close();
+    }
     log.info("sluice stopped");
     return 0;
 }

@@ -3,6 +3,13 @@
 A test gets a running broker on free ports (listeners bound to port 0 on 127.0.0.1, the real
 ports read from the "listening:" log line), a temporary data directory, and helpers to stop it
 (SIGTERM), kill it (SIGKILL) and restart it on the same data. Every wait has a bound.
+
+Upstream rerun mode: with SLUICE_TEST_UPSTREAM=native in the environment, every Sluice a test
+starts is two processes: a sluice in native mode (the "upstream": the test's data dir, args and
+settings, its Kafka port as `bootstrap`) and in front of it a gateway `sluice --upstream
+<the upstream's Kafka port> --http ...` (its own data dir, the same settings), whose HTTP port
+the test gets. The HTTP suites run unchanged against upstream mode that way; a test that reads
+or produces with a Kafka client talks to the upstream directly.
 """
 import os
 import re
@@ -36,8 +43,25 @@ def wait_for(predicate, timeout, what, interval=0.02):
         time.sleep(interval)
 
 
+def upstream_rerun_mode():
+    """What SLUICE_TEST_UPSTREAM asks for: None (plain native mode) or "native"."""
+    mode = os.environ.get("SLUICE_TEST_UPSTREAM", "")
+    if mode in ("", "0", "off"):
+        return None
+    if mode != "native":
+        raise RuntimeError(f"SLUICE_TEST_UPSTREAM={mode}: only 'native' is known")
+    return mode
+
+
 class Sluice:
-    def __init__(self, data_dir=None, args=(), settings=None, sqs=False, env=None):
+    def __init__(self, data_dir=None, args=(), settings=None, sqs=False, env=None,
+                 rerun=True):
+        # Upstream rerun mode (module doc): this object is the gateway, self.upstream the
+        # native sluice behind it. rerun=False: a plain sluice whatever the environment.
+        self.upstream = None
+        self._rerun = rerun and upstream_rerun_mode() is not None
+        self._env_given = env
+        self._gateway_tmp = None
         self._tmp = None
         self.env = None if env is None else {**os.environ, **env}
         if data_dir is None:
@@ -56,10 +80,37 @@ class Sluice:
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self, timeout=30):
+        if self._rerun:
+            return self._start_behind_gateway(timeout)
         cmd = [sluice_binary(), "--data-dir", self.data_dir, "--kafka", "127.0.0.1:0",
                "--http", "127.0.0.1:0", "--sqs", "127.0.0.1:0" if self.sqs else "off"] + self.args
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
+        return self._launch(cmd, timeout)
+
+    def _start_behind_gateway(self, timeout):
+        """Upstream rerun mode: the native upstream on this object's data dir, then the
+        gateway in front of it on a data dir of its own."""
+        if self.upstream is None:
+            self.upstream = Sluice(self.data_dir, self.args, self.settings, self.sqs,
+                                   self._env_given, rerun=False)
+        self.upstream.start(timeout)
+        if self._gateway_tmp is None:
+            self._gateway_tmp = tempfile.TemporaryDirectory(prefix="sluice-gateway-")
+        cmd = [sluice_binary(), "--data-dir", self._gateway_tmp.name,
+               "--upstream", self.upstream.bootstrap, "--http", "127.0.0.1:0"]
+        for k, v in self.settings.items():
+            cmd += ["--set", f"{k}={v}"]
+        try:
+            self._launch(cmd, timeout)
+        except BaseException:
+            self.upstream.stop()
+            raise
+        self.kafka_port = self.upstream.kafka_port
+        self.sqs_port = self.upstream.sqs_port
+        return self
+
+    def _launch(self, cmd, timeout):
         with self._log_lock:
             self.log_lines = []  # a restart must not find the previous run's "listening:" line
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -98,10 +149,15 @@ class Sluice:
 
     def log_text(self):
         with self._log_lock:
-            return "\n".join(self.log_lines)
+            text = "\n".join(self.log_lines)
+        if self.upstream is not None:
+            text += "\n--- upstream ---\n" + self.upstream.log_text()
+        return text
 
     def wait_log(self, needle, timeout=10):
-        return wait_for(lambda: self._find_line(needle), timeout, f"log line '{needle}'")
+        def find():
+            return self._find_line(needle) or (self.upstream and self.upstream._find_line(needle))
+        return wait_for(find, timeout, f"log line '{needle}'")
 
     def stop(self, timeout=30):
         """SIGTERM and wait; returns the exit code."""
@@ -114,6 +170,8 @@ class Sluice:
                 self.proc.wait(10)
                 raise RuntimeError("sluice did not stop within %ss of SIGTERM" % timeout)
         self._reader.join(5)
+        if self.upstream is not None:
+            self.upstream.stop(timeout)
         return self.proc.returncode
 
     def kill(self):
@@ -122,6 +180,8 @@ class Sluice:
             self.proc.kill()
             self.proc.wait(10)
         self._reader.join(5)
+        if self.upstream is not None:
+            self.upstream.kill()
 
     def restart(self):
         self.stop()
@@ -139,6 +199,8 @@ class Sluice:
         finally:
             if self._tmp:
                 self._tmp.cleanup()
+            if self._gateway_tmp:
+                self._gateway_tmp.cleanup()
 
     # --- addresses ---------------------------------------------------------------------------
     @property

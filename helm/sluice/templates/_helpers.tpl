@@ -85,14 +85,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - --data-dir=/data
 - --config=/etc/sluice/sluice.properties
 - --log-level={{ .Values.logLevel }}
-{{- if .Values.ports.kafka }}
-- --kafka=0.0.0.0:{{ .Values.ports.kafka }}
+{{- if (include "sluice.kafkaPort" .) }}
+- --kafka=0.0.0.0:{{ (include "sluice.kafkaPort" .) }}
 {{- if .Values.kafka.advertisedHost }}
-- --advertise-kafka={{ .Values.kafka.advertisedHost }}:{{ .Values.ports.kafka }}
+- --advertise-kafka={{ .Values.kafka.advertisedHost }}:{{ (include "sluice.kafkaPort" .) }}
 {{- else if eq .Values.mode "native" }}
-- --advertise-kafka=$(POD_NAME).{{ include "sluice.fullname" . }}-headless.$(POD_NAMESPACE).svc.{{ .Values.kafka.clusterDomain }}:{{ .Values.ports.kafka }}
+- --advertise-kafka=$(POD_NAME).{{ include "sluice.fullname" . }}-headless.$(POD_NAMESPACE).svc.{{ .Values.kafka.clusterDomain }}:{{ (include "sluice.kafkaPort" .) }}
 {{- else }}
-- --advertise-kafka=$(POD_IP):{{ .Values.ports.kafka }}
+- --advertise-kafka=$(POD_IP):{{ (include "sluice.kafkaPort" .) }}
 {{- end }}
 {{- else }}
 - --kafka=off
@@ -102,8 +102,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- else }}
 - --http=off
 {{- end }}
-{{- if .Values.ports.sqs }}
-- --sqs=0.0.0.0:{{ .Values.ports.sqs }}
+{{- if (include "sluice.sqsPort" .) }}
+- --sqs=0.0.0.0:{{ (include "sluice.sqsPort" .) }}
 {{- else }}
 - --sqs=off
 {{- end }}
@@ -136,9 +136,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
   ports:
-    {{- if .Values.ports.kafka }}
+    {{- if (include "sluice.kafkaPort" .) }}
     - name: kafka
-      containerPort: {{ .Values.ports.kafka }}
+      containerPort: {{ (include "sluice.kafkaPort" .) }}
       protocol: TCP
     {{- end }}
     {{- if .Values.ports.http }}
@@ -146,9 +146,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
       containerPort: {{ .Values.ports.http }}
       protocol: TCP
     {{- end }}
-    {{- if .Values.ports.sqs }}
+    {{- if (include "sluice.sqsPort" .) }}
     - name: sqs
-      containerPort: {{ .Values.ports.sqs }}
+      containerPort: {{ (include "sluice.sqsPort" .) }}
       protocol: TCP
     {{- end }}
   {{- if .Values.ports.http }}
@@ -175,7 +175,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
     timeoutSeconds: {{ .Values.probes.readiness.timeoutSeconds }}
     failureThreshold: {{ .Values.probes.readiness.failureThreshold }}
   {{- else }}
-  {{- $port := ternary "kafka" "sqs" (gt (int .Values.ports.kafka) 0) }}
+  {{- $port := ternary "kafka" "sqs" (gt (int (include "sluice.kafkaPort" .)) 0) }}
   livenessProbe:
     tcpSocket:
       port: {{ $port }}
@@ -254,4 +254,14 @@ topologySpreadConstraints:
     secretName: {{ include "sluice.secretName" . }}
     defaultMode: 0400
 {{- end }}
+{{- end -}}
+
+{{/* The Kafka and SQS ports sluice serves: none in upstream mode, where the Kafka port as a
+proxy and SQS queues shared by a fleet are not served yet (sluice refuses --kafka and --sqs
+there). Empty when off. */}}
+{{- define "sluice.kafkaPort" -}}
+{{- if and .Values.ports.kafka (eq .Values.mode "native") -}}{{ .Values.ports.kafka }}{{- end -}}
+{{- end -}}
+{{- define "sluice.sqsPort" -}}
+{{- if and .Values.ports.sqs (eq .Values.mode "native") -}}{{ .Values.ports.sqs }}{{- end -}}
 {{- end -}}

@@ -1,0 +1,196 @@
+"""Upstream mode in tests: a stand-in Kafka cluster and a sluice gateway in front of it.
+
+Two stand-ins (../shared/TOOLCHAIN.md): librdkafka's mock cluster, run as the process
+sluice_mock_cluster (tests/tools/mock_cluster.c; 3 brokers; topics named at start, since the
+2.0.2 mock has no CreateTopics), and a second sluice in native mode (full admin API). A gateway
+is `sluice --upstream BOOTSTRAP --http 127.0.0.1:0` on a data dir of its own, started and
+stopped by harness.Sluice's machinery. Every wait has a bound.
+"""
+import os
+import select
+import signal
+import subprocess
+import time
+
+from harness import ROOT, Sluice, sluice_binary, wait_for
+
+NEWER_LIBRDKAFKA = os.path.join(ROOT, "tests", "integration", "js", "node_modules", "node-rdkafka",
+                                "build", "deps")
+
+
+def mock_cluster_binary():
+    """SLUICE_MOCK_CLUSTER, else sluice_mock_cluster beside the sluice binary (the build dir)."""
+    path = os.environ.get("SLUICE_MOCK_CLUSTER") or os.path.join(
+        os.path.dirname(sluice_binary()), "sluice_mock_cluster")
+    if not os.path.exists(path):
+        raise RuntimeError(f"sluice_mock_cluster not found at {path}; build the "
+                           "sluice_mock_cluster target or set SLUICE_MOCK_CLUSTER")
+    return path
+
+
+def newer_mock_available():
+    """Whether node-rdkafka's librdkafka 2.12 is built (then MockCluster(newer=True) runs)."""
+    return os.path.exists(os.path.join(NEWER_LIBRDKAFKA, "librdkafka.so.1"))
+
+
+class MockCluster:
+    """librdkafka's mock cluster in a process of its own. `topics`: {name: partitions}.
+    newer=True runs the same binary on librdkafka 2.12 (LD_LIBRARY_PATH; same ABI)."""
+
+    def __init__(self, topics=None, brokers=3, newer=False):
+        self.topics = dict(topics or {})
+        self.brokers = brokers
+        self.newer = newer
+        self.proc = None
+        self.bootstrap = None
+        self.stderr_lines = []
+
+    def start(self, timeout=30):
+        cmd = [mock_cluster_binary(), "--brokers", str(self.brokers)]
+        for name, partitions in self.topics.items():
+            cmd += ["--topic", f"{name}:{partitions}"]
+        env = dict(os.environ)
+        if self.newer:
+            env["LD_LIBRARY_PATH"] = NEWER_LIBRDKAFKA
+        # stdin stays a pipe: the cluster stops when it closes (also when this test dies).
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env)
+        line = self._read_line(self.proc.stdout, timeout)
+        if not line.startswith("bootstrap="):
+            self.stop()
+            raise RuntimeError(f"sluice_mock_cluster did not start: {line!r}\n" +
+                               self.proc.stderr.read())
+        self.bootstrap = line.strip()[len("bootstrap="):]
+        return self
+
+    @staticmethod
+    def _read_line(stream, timeout):
+        deadline = time.monotonic() + timeout
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise TimeoutError(f"sluice_mock_cluster printed nothing within {timeout}s")
+        return stream.readline()
+
+    def stop(self, timeout=15):
+        """Closes stdin (the cluster's stop signal) and waits; returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+                raise RuntimeError(f"sluice_mock_cluster did not stop within {timeout}s")
+        for f in (self.proc.stdout, self.proc.stderr):
+            f.close()
+        return self.proc.returncode
+
+    def terminate(self, timeout=15):
+        """SIGTERM; returns the exit code."""
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout)
+        return self.stop()
+
+    def __enter__(self):
+        return self if self.proc is not None else self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class NativeUpstream(Sluice):
+    """A second sluice in native mode playing the cluster (full admin API); `bootstrap` is
+    its Kafka port. Never itself put behind a gateway (harness rerun mode)."""
+
+    def __init__(self, settings=None, **kw):
+        s = {"group.initial.rebalance.delay.ms": 0}
+        s.update(settings or {})
+        super().__init__(settings=s, rerun=False, **kw)
+
+
+class Gateway(Sluice):
+    """`sluice --upstream BOOTSTRAP --http 127.0.0.1:0` on a data dir of its own; settings as
+    --set (upstream.PROPERTY for librdkafka). Its `bootstrap` is meaningless: read and write
+    the upstream directly with the cluster's own bootstrap."""
+
+    def __init__(self, upstream_bootstrap, settings=None, args=(), env=None):
+        super().__init__(settings=settings, args=args, env=env, rerun=False)
+        self.upstream_bootstrap = upstream_bootstrap
+
+    def command(self):
+        cmd = [sluice_binary(), "--data-dir", self.data_dir, "--upstream",
+               self.upstream_bootstrap, "--http", "127.0.0.1:0"] + self.args
+        for k, v in self.settings.items():
+            cmd += ["--set", f"{k}={v}"]
+        return cmd
+
+    def start(self, timeout=30):
+        return self._launch(self.command(), timeout)
+
+    def run_to_exit(self, timeout=30):
+        """Runs the gateway's command expecting it NOT to start: (exit code, stderr)."""
+        r = subprocess.run(self.command(), capture_output=True, text=True, timeout=timeout,
+                           env=self.env)
+        return r.returncode, r.stderr
+
+    def close(self):
+        if self.proc is None:  # never started (run_to_exit): only the data dir to remove
+            if self._tmp:
+                self._tmp.cleanup()
+            return
+        super().close()
+
+    @property
+    def bootstrap(self):
+        return self.upstream_bootstrap
+
+
+def unreachable_bootstrap():
+    """127.0.0.1:PORT with nothing listening (a port bound, then closed)."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return f"127.0.0.1:{port}"
+
+
+def kcat_read(bootstrap, topic, count, timeout=60, partition=None, fmt="%p %o %k %s\\n"):
+    """`count` records of `topic` read with kcat from the beginning (-e: stop at the end is
+    not used: kcat waits for `count` with -c)."""
+    cmd = ["kcat", "-b", bootstrap, "-C", "-t", topic, "-o", "beginning", "-c", str(count),
+           "-f", fmt]
+    if partition is not None:
+        cmd += ["-p", str(partition)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return [line for line in r.stdout.split("\n") if line]
+
+
+def kcat_produce(bootstrap, topic, lines, partition=None, keyed=False, timeout=60):
+    """Produces `lines` (key:value when keyed) with kcat."""
+    cmd = ["kcat", "-b", bootstrap, "-P", "-t", topic]
+    if partition is not None:
+        cmd += ["-p", str(partition)]
+    if keyed:
+        cmd += ["-K", ":"]
+    r = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True,
+                       timeout=timeout)
+    assert r.returncode == 0, r.stderr
+
+
+def wait_ready(gateway, timeout=30):
+    """Waits until the gateway's /readyz answers 200 (the cluster reached)."""
+    import requests
+
+    def ready():
+        try:
+            return requests.get(gateway.http_url + "/readyz", timeout=5).status_code == 200
+        except requests.RequestException:
+            return False
+    wait_for(ready, timeout, "the gateway's /readyz to answer 200", interval=0.1)
