@@ -184,6 +184,9 @@ std::string_view upstream_client_factory::lacks(std::string_view feature) {
         {"produce_timestamps",
          "the librdkafka 2.0.2 mock answers every Produce with LogAppendTime 1234"},
         {"controller", "the librdkafka 2.0.2 mock names controller 0, which is no broker"},
+        {"prompt_rebalance",
+         "the librdkafka 2.0.2 mock's rebalance after a LeaveGroup waits session.timeout.ms - "
+         "1 s for the remaining members"},
     };
     auto it = reasons.find(feature);
     return it == reasons.end() ? std::string_view() : it->second;

@@ -30,7 +30,9 @@ public:
 /// timestamp types from configs), "delete_topics", "create_partitions", "delete_records",
 /// "group_admin" (ListGroups, DescribeGroups, DeleteGroups), "all_committed_offsets"
 /// (OffsetFetch of every partition), "offsets_by_timestamp", "produce_timestamps" (the stored
-/// timestamp in a delivery), "controller" (a controller that is one of the brokers).
+/// timestamp in a delivery), "controller" (a controller that is one of the brokers),
+/// "prompt_rebalance" (a rebalance after a LeaveGroup that does not wait for the remaining
+/// members' session).
 template <typename F>
 std::string_view stand_in_lacks(std::string_view feature) {
     if constexpr (requires { F::lacks(feature); }) {
