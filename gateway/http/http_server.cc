@@ -99,7 +99,7 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
                          std::shared_ptr<auth::tls_context_holder> tls)
     : svc_(std::move(svc)),
       settings_(std::move(settings)),
-      producer_(svc_.topics, svc_.records, settings_.producer_acks,
+      producer_(svc_.client, settings_.producer_acks,
                 topic_auto_creation{svc_.auto_create_topics, svc_.num_partitions}),
       requests_(svc_.metrics.get_counter("sluice_http_requests_total", "HTTP requests served")),
       timing_(svc_.metrics, "http"),
@@ -115,11 +115,11 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     router_.add(verb::get, "/metrics", [m = &svc_.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    add_group_routes(router_, svc_.groups, svc_.chain);
+    add_group_routes(router_, svc_.client.admin(), svc_.chain);
     add_queue_routes(router_, svc_.queues, svc_.chain);
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         svc_.topics, svc_.records, svc_.groups, settings_, svc_.cluster_id, svc_.node_id,
-        producer_, svc_.chain});
+        producer_, svc_.chain, &svc_.client});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {

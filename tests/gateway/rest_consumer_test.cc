@@ -20,6 +20,7 @@
 #include "gateway/http/rest/rest_routes.h"
 
 #include "tests/gateway/fake_backend.h"
+#include "tests/gateway/fake_client.h"
 #include "tests/gateway/front_support.h"
 
 namespace sluice::gateway {
@@ -34,8 +35,9 @@ constexpr const char* v2 = "application/vnd.kafka.v2+json";
 class RestConsumers : public ::testing::Test {
 protected:
     RestConsumers()
-        : producer(fake.topics(), fake.records(), api::acks::all),
-          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer},
+        : producer(*client_level, api::acks::all),
+          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer, {},
+             client_level.get()},
           registry(rc, [this] { return asio::any_io_executor(io.get_executor()); }) {
         fake.add_topic("orders", 3);
         rest::add_v2_consumer_routes(routes, rc, registry);
@@ -103,6 +105,7 @@ protected:
     const std::string base = "/consumers/g/instances/c1";
 
     testing::fake_backend fake;
+    std::unique_ptr<backend::api::client> client_level = testing::client_over(fake);
     http_settings settings;
     record_producer producer;
     rest::rest_context rc;

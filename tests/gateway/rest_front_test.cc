@@ -9,6 +9,7 @@
 #include "gateway/http/rest/rest_routes.h"
 
 #include "tests/gateway/fake_backend.h"
+#include "tests/gateway/fake_client.h"
 #include "tests/gateway/front_support.h"
 
 namespace sluice::gateway {
@@ -23,8 +24,9 @@ constexpr const char* json_embedded = "application/vnd.kafka.json.v2+json";
 class RestFront : public ::testing::Test {
 protected:
     explicit RestFront(topic_auto_creation creation = {})
-        : producer(fake.topics(), fake.records(), api::acks::all, creation),
-          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer} {
+        : producer(*client_level, api::acks::all, creation),
+          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer, {},
+             client_level.get()} {
         fake.add_topic("orders", 3);
         fake.add_topic("__consumer_offsets", 1, true);
         fake.add_topic("_sluice_rest_consumers", 1);
@@ -44,6 +46,7 @@ protected:
     }
 
     testing::fake_backend fake;
+    std::unique_ptr<backend::api::client> client_level = testing::client_over(fake);
     http_settings settings;
     record_producer producer;
     rest::rest_context rc;
@@ -90,7 +93,8 @@ TEST_F(RestFront, V2ProduceKeyedRecordsGoWhereKafkasPartitionerPutsThem) {
     auto res = produce("/topics/orders", R"({"records":[{"key":"dXNlci00Mg==","value":"eA=="}]})");
     ASSERT_EQ(res.result_int(), 200) << res.body();
     ASSERT_EQ(fake.state().produced.size(), 1u);
-    EXPECT_EQ(fake.state().produced[0].partition.value, partition_for_key("user-42", 3));
+    EXPECT_EQ(fake.state().produced[0].partition.value,
+              backend::client::partition_for_key("user-42", 3));
 }
 
 TEST_F(RestFront, V2ProduceToThePartitionOfThePath) {

@@ -19,6 +19,7 @@
 #include "gateway/policy/chain.h"
 #include "gateway/policy/front_acls.h"
 
+#include "backend/api/client.h"
 #include "backend/api/groups.h"
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
@@ -38,6 +39,11 @@ struct rest_context {
     /// The policy chain, for the ACL checks the routes cannot make from the path alone
     /// (listings, bodies, instances) and the quotas of the streams.
     policy_chain chain = {};
+    /// The client level (producer, admin, topology) the metadata and administration routes
+    /// stand on; set by the HTTP server (never null there).
+    backend::api::client* client = nullptr;
+
+    backend::api::admin& admin() const { return client->admin(); }
 };
 
 /// Topics the REST front keeps its own state in (not listed to REST clients).
