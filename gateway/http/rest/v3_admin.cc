@@ -1,0 +1,747 @@
+// REST Proxy API v3 administration over the client level's admin (api::admin), in the REST
+// Proxy's shapes (api/v3/openapi.yaml): brokers (GET .../brokers[/{broker_id}]), topics
+// (POST .../topics to create, validate_only too; DELETE .../topics/{t}; PATCH .../topics/{t}
+// with partitions_count to add partitions), topic configs (GET .../configs[/{name}], PUT and
+// DELETE .../configs/{name}, POST .../configs:alter) and consumer groups (GET
+// .../consumer-groups[/{g}[/consumers|/lags|/lag-summary]]). Each handler checks the ACL of its
+// operation (CREATE, DELETE, ALTER, ALTER_CONFIGS, DESCRIBE_CONFIGS; DESCRIBE of groups).
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <variant>
+
+#include "gateway/http/rest/rest_routes.h"
+#include "gateway/http/rest/v3_support.h"
+
+namespace sluice::gateway::rest {
+namespace api = backend::api;
+using boost::beast::http::verb;
+
+namespace {
+
+http_response v3_no_content() { return json_response(204, v3_type, std::string()); }
+
+std::string_view source_name(api::config_source s) {
+    switch (s) {
+        case api::config_source::dynamic_topic: return "DYNAMIC_TOPIC_CONFIG";
+        case api::config_source::dynamic_broker: return "DYNAMIC_BROKER_CONFIG";
+        case api::config_source::dynamic_default_broker: return "DYNAMIC_DEFAULT_BROKER_CONFIG";
+        case api::config_source::static_broker: return "STATIC_BROKER_CONFIG";
+        case api::config_source::default_config: return "DEFAULT_CONFIG";
+        case api::config_source::dynamic_broker_logger: return "DYNAMIC_BROKER_LOGGER_CONFIG";
+        case api::config_source::client_metrics: return "CLIENT_METRICS_CONFIG";
+        case api::config_source::dynamic_group: return "DYNAMIC_GROUP_CONFIG";
+        case api::config_source::unknown: return "UNKNOWN";
+    }
+    return "UNKNOWN";
+}
+
+/// The first of `checks` refused, as a v3 answer.
+std::optional<http_response> v3_refused(const rest_context* rc, const http_request_context& ctx,
+                                        acl_checks checks) {
+    return refuse_checks(*rc, ctx, checks, false);
+}
+
+acl_check topic_acl(auth::acl_operation op, std::string_view topic) {
+    return acl_check{op, auth::resource_type::topic, std::string(topic)};
+}
+
+// --- brokers ---------------------------------------------------------------------------------
+
+void write_broker(json::writer& w, const v3_links& l, const api::broker_info& b) {
+    const std::string self = l.of_cluster() + "/brokers/" + std::to_string(b.node_id);
+    w.start_object();
+    w.field("kind", "KafkaBroker");
+    metadata(w, self, l.crn() + "/broker=" + std::to_string(b.node_id));
+    w.field("cluster_id", l.cluster);
+    w.field("broker_id", b.node_id);
+    w.field("host", b.host);
+    w.field("port", b.port);
+    if (b.rack) {
+        w.field("rack", *b.rack);
+    } else {
+        w.null_field("rack");
+    }
+    related(w, "configs", self + "/configs");
+    related(w, "partition_replicas", self + "/partition-replicas");
+    w.end_object();
+}
+
+boost::asio::awaitable<handler_result> v3_list_brokers(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto cluster = co_await rc->admin().describe_cluster();
+    if (!cluster) {
+        co_return v3_backend_error(cluster.error());
+    }
+    const auto l = links_for(rc, ctx);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaBrokerList");
+    list_metadata(w, l.of_cluster() + "/brokers");
+    w.key("data");
+    w.start_array();
+    for (const auto& b : cluster->brokers) {
+        write_broker(w, l, b);
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_get_broker(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto cluster = co_await rc->admin().describe_cluster();
+    if (!cluster) {
+        co_return v3_backend_error(cluster.error());
+    }
+    const auto id = parse_partition(*ctx.params.get("broker_id"));
+    for (const auto& b : cluster->brokers) {
+        if (id && b.node_id == *id) {
+            json::writer w;
+            write_broker(w, links_for(rc, ctx), b);
+            co_return v3_ok(w.str());
+        }
+    }
+    co_return v3_error(code::not_found,
+                       "Broker " + std::string(*ctx.params.get("broker_id")) + " cannot be found.");
+}
+
+// --- topics ----------------------------------------------------------------------------------
+
+void write_topic_data(json::writer& w, const v3_links& l, const api::topic_info& t) {
+    const std::string self = l.of_topic(t.name.value);
+    w.start_object();
+    w.field("kind", "KafkaTopic");
+    metadata(w, self, l.crn() + "/topic=" + t.name.value);
+    w.field("cluster_id", l.cluster);
+    w.field("topic_name", t.name.value);
+    w.key("is_internal");
+    w.boolean(t.internal);
+    w.field("replication_factor",
+            t.partitions.empty() ? 0 : static_cast<std::int64_t>(t.partitions[0].replicas.size()));
+    w.field("partitions_count", static_cast<std::int64_t>(t.partitions.size()));
+    related(w, "partitions", self + "/partitions");
+    related(w, "configs", self + "/configs");
+    related(w, "partition_reassignments", self + "/partitions/-/reassignment");
+    w.end_object();
+}
+
+boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    if (!doc.IsObject()) {
+        co_return v3_error(code::bad_request, "The request body must be a JSON object");
+    }
+    const auto name = json::get_string(doc, "topic_name");
+    if (!name || name->empty()) {
+        co_return v3_error(code::bad_request, "topic_name is required");
+    }
+    api::new_topic spec;
+    spec.name = topic_name(std::string(*name));
+    spec.partitions = static_cast<std::int32_t>(
+        json::get_int(doc, "partitions_count").value_or(1));
+    if (const auto rf = json::get_int(doc, "replication_factor"); rf && *rf > 1) {
+        // The cluster decides what it can place; a one-node cluster has one replica.
+        auto cluster = co_await rc->admin().describe_cluster();
+        if (cluster && static_cast<std::int64_t>(cluster->brokers.size()) < *rf) {
+            co_return v3_error(code::kafka_bad_request,
+                               "Replication factor: " + std::to_string(*rf) +
+                                   " larger than available brokers: " +
+                                   std::to_string(cluster->brokers.size()) + ".");
+        }
+    }
+    if (const auto* configs = json::member(doc, "configs")) {
+        if (!configs->IsArray()) {
+            co_return v3_error(code::bad_request, "configs must be an array");
+        }
+        for (const auto& c : configs->GetArray()) {
+            const auto cname = c.IsObject() ? json::get_string(c, "name") : std::nullopt;
+            const auto cvalue = c.IsObject() ? json::get_string(c, "value") : std::nullopt;
+            if (!cname || !cvalue) {
+                co_return v3_error(code::bad_request,
+                                   "Each config needs a string name and a string value");
+            }
+            spec.configs[std::string(*cname)] = std::string(*cvalue);
+        }
+    }
+    spec.validate_only = json::get_bool(doc, "validate_only").value_or(false);
+    // Kafka's rule: CREATE on the cluster, else CREATE on the topic.
+    if (rc->chain.authorizing()) {
+        const std::string host = authorizer_host(ctx.peer);
+        requester who = rest_requester(ctx);
+        who.host = host;
+        if (!rc->chain.visible(who, auth::acl_operation::create, auth::resource_type::cluster,
+                               auth::cluster_resource_name)) {
+            if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::create, *name)})) {
+                co_return std::move(*bad);
+            }
+        }
+    }
+    auto created = co_await rc->admin().create_topic(std::move(spec));
+    if (!created) {
+        if (created.error().reason() == api::errc::topic_already_exists) {
+            // compat: TopicExistsException is a 400 with code 40002.
+            co_return v3_error(code::kafka_bad_request,
+                               "Topic '" + std::string(*name) + "' already exists.");
+        }
+        co_return v3_backend_error(created.error());
+    }
+    json::writer w;
+    write_topic_data(w, links_for(rc, ctx), *created);
+    co_return json_response(201, v3_type, w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_delete_topic(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::remove, topic)})) {
+        co_return std::move(*bad);
+    }
+    auto done = co_await rc->admin().delete_topic(topic_name(topic));
+    if (!done) {
+        co_return v3_backend_error(done.error());
+    }
+    co_return v3_no_content();
+}
+
+/// PATCH .../topics/{t}: {"partitions_count": n} raises the partition count.
+boost::asio::awaitable<handler_result> v3_update_topic(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    const auto count = doc.IsObject() ? json::get_int(doc, "partitions_count") : std::nullopt;
+    if (!count || *count < 1 || *count > std::numeric_limits<std::int32_t>::max()) {
+        co_return v3_error(code::bad_request, "partitions_count must be a positive integer");
+    }
+    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::alter, topic)})) {
+        co_return std::move(*bad);
+    }
+    auto grown = co_await rc->admin().create_partitions(topic_name(topic),
+                                                        static_cast<std::int32_t>(*count));
+    if (!grown) {
+        co_return v3_backend_error(grown.error());
+    }
+    auto d = co_await rc->admin().describe_topic(topic_name(topic));
+    if (!d) {
+        co_return v3_backend_error(d.error());
+    }
+    json::writer w;
+    write_topic_data(w, links_for(rc, ctx), *d);
+    co_return v3_ok(w.str());
+}
+
+// --- topic configs ---------------------------------------------------------------------------
+
+void write_topic_config(json::writer& w, const v3_links& l, std::string_view topic,
+                        const api::config_entry& e) {
+    const std::string self = l.of_topic(topic) + "/configs/" + url_segment(e.name);
+    w.start_object();
+    w.field("kind", "KafkaTopicConfig");
+    metadata(w, self, l.crn() + "/topic=" + std::string(topic) + "/config=" + e.name);
+    w.field("cluster_id", l.cluster);
+    w.field("topic_name", topic);
+    w.field("name", e.name);
+    if (e.value) {
+        w.field("value", *e.value);
+    } else {
+        w.null_field("value");
+    }
+    w.key("is_default");
+    w.boolean(e.source == api::config_source::default_config);
+    w.key("is_read_only");
+    w.boolean(e.read_only);
+    w.key("is_sensitive");
+    w.boolean(false);
+    w.field("source", source_name(e.source));
+    w.key("synonyms");
+    w.start_array();
+    for (const auto& s : e.synonyms) {
+        w.start_object();
+        w.field("name", s.name);
+        if (s.value) {
+            w.field("value", *s.value);
+        } else {
+            w.null_field("value");
+        }
+        w.field("source", source_name(s.source));
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+}
+
+boost::asio::awaitable<handler_result> v3_list_topic_configs(rest_context* rc,
+                                                             http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::describe_configs, topic)})) {
+        co_return std::move(*bad);
+    }
+    auto configs = co_await rc->admin().describe_topic_configs(topic_name(topic));
+    if (!configs) {
+        co_return v3_backend_error(configs.error());
+    }
+    const auto l = links_for(rc, ctx);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaTopicConfigList");
+    list_metadata(w, l.of_topic(topic) + "/configs");
+    w.key("data");
+    w.start_array();
+    for (const auto& e : *configs) {
+        write_topic_config(w, l, topic, e);
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_get_topic_config(rest_context* rc,
+                                                           http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    const std::string name(*ctx.params.get("name"));
+    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::describe_configs, topic)})) {
+        co_return std::move(*bad);
+    }
+    auto configs = co_await rc->admin().describe_topic_configs(topic_name(topic));
+    if (!configs) {
+        co_return v3_backend_error(configs.error());
+    }
+    for (const auto& e : *configs) {
+        if (e.name == name) {
+            json::writer w;
+            write_topic_config(w, links_for(rc, ctx), topic, e);
+            co_return v3_ok(w.str());
+        }
+    }
+    co_return v3_error(code::not_found,
+                       "Config " + name + " cannot be found for topic " + topic + ".");
+}
+
+/// Applies `changes` to the topic's configs: 204, or the backend's error.
+boost::asio::awaitable<handler_result> alter_topic_configs(rest_context* rc,
+                                                           http_request_context ctx,
+                                                           std::vector<api::config_change> changes,
+                                                           bool validate_only) {
+    const std::string topic(*ctx.params.get("topic_name"));
+    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::alter_configs, topic)})) {
+        co_return std::move(*bad);
+    }
+    auto done = co_await rc->admin().alter_topic_configs(topic_name(topic), std::move(changes),
+                                                         validate_only);
+    if (!done) {
+        co_return v3_backend_error(done.error());
+    }
+    co_return v3_no_content();
+}
+
+/// PUT .../configs/{name} {"value": "..."}.
+boost::asio::awaitable<handler_result> v3_put_topic_config(rest_context* rc,
+                                                           http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    const auto value = doc.IsObject() ? json::get_string(doc, "value") : std::nullopt;
+    if (!value) {
+        co_return v3_error(code::bad_request, "value must be a string");
+    }
+    std::vector<api::config_change> changes{{std::string(*ctx.params.get("name")),
+                                             api::config_change::op::set, std::string(*value)}};
+    co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), false);
+}
+
+/// DELETE .../configs/{name}: back to the default.
+boost::asio::awaitable<handler_result> v3_reset_topic_config(rest_context* rc,
+                                                             http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    std::vector<api::config_change> changes{
+        {std::string(*ctx.params.get("name")), api::config_change::op::remove, std::nullopt}};
+    co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), false);
+}
+
+/// POST .../configs:alter {"data":[{"name","value","operation":"SET"|"DELETE"}],
+/// "validate_only"}.
+boost::asio::awaitable<handler_result> v3_batch_alter_topic_configs(rest_context* rc,
+                                                                    http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    const auto* data = doc.IsObject() ? json::member(doc, "data") : nullptr;
+    if (data == nullptr || !data->IsArray()) {
+        co_return v3_error(code::bad_request, "data must be an array of configs");
+    }
+    std::vector<api::config_change> changes;
+    for (const auto& c : data->GetArray()) {
+        const auto name = c.IsObject() ? json::get_string(c, "name") : std::nullopt;
+        if (!name) {
+            co_return v3_error(code::bad_request, "Each config needs a string name");
+        }
+        std::string op(c.IsObject() ? json::get_string(c, "operation").value_or("SET") : "SET");
+        std::transform(op.begin(), op.end(), op.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+        api::config_change change;
+        change.name = std::string(*name);
+        if (op == "DELETE") {
+            change.operation = api::config_change::op::remove;
+        } else if (op == "SET") {
+            const auto value = json::get_string(c, "value");
+            if (!value) {
+                co_return v3_error(code::bad_request,
+                                   "Config " + change.name + " needs a string value to SET");
+            }
+            change.value = std::string(*value);
+        } else {
+            co_return v3_error(code::bad_request, "Unknown operation " + op +
+                                                      " (SET or DELETE) for config " +
+                                                      change.name);
+        }
+        changes.push_back(std::move(change));
+    }
+    const bool validate_only = json::get_bool(doc, "validate_only").value_or(false);
+    co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), validate_only);
+}
+
+// --- consumer groups -------------------------------------------------------------------------
+
+/// A group state as the REST Proxy names it (Kafka's ConsumerGroupState constants:
+/// PreparingRebalance -> PREPARING_REBALANCE, Stable -> STABLE; UNKNOWN when none).
+std::string v3_group_state(std::string_view state) {
+    if (state.empty()) {
+        return "UNKNOWN";
+    }
+    std::string out;
+    for (std::size_t i = 0; i < state.size(); ++i) {
+        const auto ch = static_cast<unsigned char>(state[i]);
+        if (i > 0 && std::isupper(ch)) {
+            out += '_';
+        }
+        out += static_cast<char>(std::toupper(ch));
+    }
+    return out;
+}
+
+bool may_describe_group(const rest_context* rc, const requester& who, std::string_view g) {
+    return rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::group, g);
+}
+
+void write_group(json::writer& w, const v3_links& l, const api::group_view& g,
+                 std::int32_t coordinator) {
+    const std::string self = l.of_group(g.group_id.value);
+    w.start_object();
+    w.field("kind", "KafkaConsumerGroup");
+    metadata(w, self, l.crn() + "/consumer-group=" + g.group_id.value);
+    w.field("cluster_id", l.cluster);
+    w.field("consumer_group_id", g.group_id.value);
+    w.key("is_simple");
+    w.boolean(g.protocol_type.empty());
+    w.field("partition_assignor", g.protocol);
+    w.field("state", v3_group_state(g.state));
+    w.field("type", g.type);
+    related(w, "coordinator", l.of_cluster() + "/brokers/" + std::to_string(coordinator));
+    related(w, "consumers", self + "/consumers");
+    related(w, "lag_summary", self + "/lag-summary");
+    w.end_object();
+}
+
+/// The group of the path (DESCRIBE checked), or the answer.
+boost::asio::awaitable<std::variant<api::group_view, http_response>> find_v3_group(
+    rest_context* rc, const http_request_context& ctx) {
+    const std::string g(*ctx.params.get("consumer_group_id"));
+    if (auto bad = v3_refused(
+            rc, ctx, {acl_check{auth::acl_operation::describe, auth::resource_type::group, g}})) {
+        co_return std::move(*bad);
+    }
+    auto view = co_await rc->admin().describe_group(group_id(g));
+    if (!view) {
+        if (view.error().reason() == api::errc::group_id_not_found) {
+            co_return v3_error(code::not_found, "Consumer group " + g + " cannot be found.");
+        }
+        co_return v3_backend_error(view.error());
+    }
+    co_return std::move(*view);
+}
+
+std::int32_t controller_of(const api::backend_result<api::cluster_info>& c) {
+    return c ? c->controller_id : -1;
+}
+
+boost::asio::awaitable<handler_result> v3_list_groups(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto listed = co_await rc->admin().list_groups();
+    if (!listed) {
+        co_return v3_backend_error(listed.error());
+    }
+    const auto cluster = co_await rc->admin().describe_cluster();
+    const std::string host = authorizer_host(ctx.peer);
+    requester who = rest_requester(ctx);
+    who.host = host;
+    const auto l = links_for(rc, ctx);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaConsumerGroupList");
+    list_metadata(w, l.of_cluster() + "/consumer-groups");
+    w.key("data");
+    w.start_array();
+    for (const auto& g : *listed) {
+        if (!may_describe_group(rc, who, g.group_id.value)) {
+            continue;
+        }
+        auto view = co_await rc->admin().describe_group(g.group_id);
+        if (view) {
+            write_group(w, l, *view, controller_of(cluster));
+        }
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_get_group(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto cluster = co_await rc->admin().describe_cluster();
+    json::writer w;
+    write_group(w, links_for(rc, ctx), std::get<api::group_view>(found), controller_of(cluster));
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_list_consumers(rest_context* rc,
+                                                         http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const auto l = links_for(rc, ctx);
+    const std::string group_url = l.of_group(g.group_id.value);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaConsumerList");
+    list_metadata(w, group_url + "/consumers");
+    w.key("data");
+    w.start_array();
+    for (const auto& m : g.members) {
+        const std::string self = group_url + "/consumers/" + url_segment(m.member_id);
+        w.start_object();
+        w.field("kind", "KafkaConsumer");
+        metadata(w, self,
+                 l.crn() + "/consumer-group=" + g.group_id.value + "/consumer=" + m.member_id);
+        w.field("cluster_id", l.cluster);
+        w.field("consumer_group_id", g.group_id.value);
+        w.field("consumer_id", m.member_id);
+        if (m.instance_id) {
+            w.field("instance_id", *m.instance_id);
+        } else {
+            w.null_field("instance_id");
+        }
+        w.field("client_id", m.client_id);
+        w.key("assignments");
+        w.start_array();
+        for (const auto& [topic, parts] : m.assignment) {
+            for (const auto p : parts) {
+                w.start_object();
+                w.field("topic_name", topic.value);
+                w.field("partition_id", p.value);
+                w.end_object();
+            }
+        }
+        w.end_array();
+        related(w, "assignments_url", self + "/assignments");
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+/// The member holding each partition (by the members' assignments).
+std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*> holders_of(
+    const api::group_view& g) {
+    std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*> out;
+    for (const auto& m : g.members) {
+        for (const auto& [topic, parts] : m.assignment) {
+            for (const auto p : parts) {
+                out[{topic.value, p.value}] = &m;
+            }
+        }
+    }
+    return out;
+}
+
+void write_holder(json::writer& w, const api::group_view::member* m) {
+    w.field("consumer_id", m ? std::string_view(m->member_id) : std::string_view());
+    if (m && m->instance_id) {
+        w.field("instance_id", *m->instance_id);
+    } else {
+        w.null_field("instance_id");
+    }
+    w.field("client_id", m ? std::string_view(m->client_id) : std::string_view());
+}
+
+boost::asio::awaitable<handler_result> v3_list_lags(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const auto holders = holders_of(g);
+    const auto l = links_for(rc, ctx);
+    const std::string group_url = l.of_group(g.group_id.value);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaConsumerLagList");
+    list_metadata(w, group_url + "/lags");
+    w.key("data");
+    w.start_array();
+    for (const auto& p : g.offsets) {
+        const std::string self = group_url + "/lags/" + url_segment(p.topic.value) +
+                                 "/partitions/" + std::to_string(p.partition.value);
+        w.start_object();
+        w.field("kind", "KafkaConsumerLag");
+        metadata(w, self,
+                 l.crn() + "/consumer-group=" + g.group_id.value + "/lag=" + p.topic.value +
+                     "/partition=" + std::to_string(p.partition.value));
+        w.field("cluster_id", l.cluster);
+        w.field("consumer_group_id", g.group_id.value);
+        w.field("topic_name", p.topic.value);
+        w.field("partition_id", p.partition.value);
+        w.field("current_offset", p.committed.value);
+        w.field("log_end_offset", p.log_end.value);
+        w.field("lag", p.lag);
+        auto it = holders.find({p.topic.value, p.partition.value});
+        write_holder(w, it == holders.end() ? nullptr : it->second);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_lag_summary(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const auto holders = holders_of(g);
+    const api::group_view::partition* max = nullptr;
+    std::int64_t total = 0;
+    for (const auto& p : g.offsets) {
+        if (p.lag > 0) {
+            total += p.lag;
+        }
+        if (max == nullptr || p.lag > max->lag) {
+            max = &p;
+        }
+    }
+    const auto l = links_for(rc, ctx);
+    const std::string group_url = l.of_group(g.group_id.value);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaConsumerGroupLagSummary");
+    metadata(w, group_url + "/lag-summary",
+             l.crn() + "/consumer-group=" + g.group_id.value + "/lag-summary");
+    w.field("cluster_id", l.cluster);
+    w.field("consumer_group_id", g.group_id.value);
+    const api::group_view::member* holder = nullptr;
+    if (max != nullptr) {
+        auto it = holders.find({max->topic.value, max->partition.value});
+        holder = it == holders.end() ? nullptr : it->second;
+    }
+    w.field("max_lag_consumer_id", holder ? std::string_view(holder->member_id) : "");
+    if (holder && holder->instance_id) {
+        w.field("max_lag_instance_id", *holder->instance_id);
+    } else {
+        w.null_field("max_lag_instance_id");
+    }
+    w.field("max_lag_client_id", holder ? std::string_view(holder->client_id) : "");
+    w.field("max_lag_topic_name", max ? std::string_view(max->topic.value) : "");
+    w.field("max_lag_partition_id", max ? max->partition.value : 0);
+    w.field("max_lag", max ? std::max<std::int64_t>(max->lag, 0) : 0);
+    w.field("total_lag", total);
+    if (holder) {
+        related(w, "max_lag_consumer", group_url + "/consumers/" + url_segment(holder->member_id));
+    }
+    if (max) {
+        related(w, "max_lag_partition", l.of_topic(max->topic.value) + "/partitions/" +
+                                            std::to_string(max->partition.value));
+    }
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+}  // namespace
+
+void add_v3_admin_routes(router& routes, rest_context& ctx) {
+    auto bind = [rc = &ctx](auto fn) {
+        return [rc, fn](http_request_context c) { return fn(rc, std::move(c)); };
+    };
+    const std::string cluster = "/v3/clusters/{cluster_id}";
+    const std::string topic = cluster + "/topics/{topic_name}";
+    const std::string group = cluster + "/consumer-groups/{consumer_group_id}";
+    routes.add(verb::get, cluster + "/brokers", bind(v3_list_brokers));
+    routes.add(verb::get, cluster + "/brokers/{broker_id}", bind(v3_get_broker));
+    routes.add(verb::post, cluster + "/topics", bind(v3_create_topic));
+    routes.add(verb::delete_, topic, bind(v3_delete_topic));
+    routes.add(verb::patch, topic, bind(v3_update_topic));
+    routes.add(verb::get, topic + "/configs", bind(v3_list_topic_configs));
+    routes.add(verb::post, topic + "/configs:alter", bind(v3_batch_alter_topic_configs));
+    routes.add(verb::get, topic + "/configs/{name}", bind(v3_get_topic_config));
+    routes.add(verb::put, topic + "/configs/{name}", bind(v3_put_topic_config));
+    routes.add(verb::delete_, topic + "/configs/{name}", bind(v3_reset_topic_config));
+    routes.add(verb::get, cluster + "/consumer-groups", bind(v3_list_groups));
+    routes.add(verb::get, group, bind(v3_get_group));
+    routes.add(verb::get, group + "/consumers", bind(v3_list_consumers));
+    routes.add(verb::get, group + "/lags", bind(v3_list_lags));
+    routes.add(verb::get, group + "/lag-summary", bind(v3_lag_summary));
+}
+
+}  // namespace sluice::gateway::rest
