@@ -24,6 +24,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/host_name.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -454,16 +455,8 @@ int run_server(const config& cfg) {
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
-    // The client level the HTTP front stands on: over this backend's broker level.
-    backend::client::broker_client_options client_opts;
-    client_opts.cluster_id = svc.kafka.cluster_id;
-    client_opts.self.node_id = svc.kafka.node_id;
-    client_opts.self.host = svc.kafka.advertised.host;
-    client_opts.self.port = svc.kafka.advertised.port;
-    std::unique_ptr<backend::api::client> broker_client =
-        backend::client::make_broker_client(svc.topics, svc.records, svc.groups,
-                                            std::move(client_opts));
-
+    // The client level the HTTP front stands on (made once the Kafka listeners are bound).
+    std::unique_ptr<backend::api::client> broker_client;
     std::vector<std::unique_ptr<kafka_listener>> kafka;
     std::unique_ptr<http_server> http;
     std::unique_ptr<sqs::sqs_server> sqs_front;
@@ -482,6 +475,22 @@ int run_server(const config& cfg) {
         }
         listening += " " + name + "=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
+    // The client level the HTTP front stands on: over this backend's broker level. Its one
+    // broker is this node as Kafka clients see it: --advertise-kafka, else the first Kafka
+    // listener's bound address (the host name when it listens on every address).
+    backend::client::broker_client_options client_opts;
+    client_opts.cluster_id = svc.kafka.cluster_id;
+    client_opts.self.node_id = svc.kafka.node_id;
+    client_opts.self.host = svc.kafka.advertised.host;
+    client_opts.self.port = svc.kafka.advertised.port;
+    if (client_opts.self.host.empty() && !kafka.empty()) {
+        const auto ep = kafka.front()->local_endpoint();
+        client_opts.self.host = ep.address().is_unspecified() ? boost::asio::ip::host_name()
+                                                              : ep.address().to_string();
+        client_opts.self.port = ep.port();
+    }
+    broker_client = backend::client::make_broker_client(svc.topics, svc.records, svc.groups,
+                                                        std::move(client_opts));
     if (cfg.http.enabled) {
         http = std::make_unique<http_server>(
             pool,

@@ -34,7 +34,7 @@ def test_brokers(broker):
     b = brokers["data"][0]
     assert b["kind"] == "KafkaBroker" and b["cluster_id"] == cid
     assert b["metadata"]["resource_name"] == f"crn:///kafka={cid}/broker={b['broker_id']}"
-    assert b["port"] > 0 and b["host"]
+    assert b["port"] == broker.kafka_port and b["host"] == "127.0.0.1"
     one = rest.get(f"{base}/brokers/{b['broker_id']}")
     assert one.status_code == 200 and one.json()["broker_id"] == b["broker_id"]
     # The cluster's controller link names that broker.
