@@ -336,5 +336,76 @@ TEST_F(RestFront, V3ProduceSeveralRecordsGetOneReportEach) {
     EXPECT_EQ(fake.state().produced[1].value, "b");
 }
 
+// --- v3 administration (v3_admin.cc, over api::admin) -----------------------------------------
+
+TEST_F(RestFront, V3CreateTopicAsksTheBackendAndAnswersTheTopic) {
+    auto res = call(verb::post, "/v3/clusters/cluster-1/topics",
+                    R"({"topic_name":"made","partitions_count":4,)"
+                    R"("configs":[{"name":"cleanup.policy","value":"compact"}]})",
+                    "application/json");
+    ASSERT_EQ(res.result_int(), 201) << res.body();
+    auto doc = testing::parse_json(res.body());
+    EXPECT_EQ(json::as_view(doc["kind"]), "KafkaTopic");
+    EXPECT_EQ(doc["partitions_count"].GetInt(), 4);
+    EXPECT_EQ(doc["replication_factor"].GetInt(), 1);
+    EXPECT_EQ(fake.script().args_of(fake_call::create_topic),
+              std::vector<std::string>{"made partitions=4"});
+    EXPECT_EQ(fake.state().topics.at(topic_name("made")).description.overrides.at(
+                  "cleanup.policy"),
+              "compact");
+    // validate_only creates nothing; a duplicate and a missing name are 400.
+    res = call(verb::post, "/v3/clusters/cluster-1/topics",
+               R"({"topic_name":"checked","partitions_count":1,"validate_only":true})",
+               "application/json");
+    EXPECT_EQ(res.result_int(), 201) << res.body();
+    EXPECT_FALSE(fake.state().topics.contains(topic_name("checked")));
+    res = call(verb::post, "/v3/clusters/cluster-1/topics", R"({"topic_name":"made"})",
+               "application/json");
+    EXPECT_EQ(res.result_int(), 400) << res.body();
+    EXPECT_EQ(testing::parse_json(res.body())["error_code"].GetInt(), 40002);
+    res = call(verb::post, "/v3/clusters/cluster-1/topics", R"({"partitions_count":1})",
+               "application/json");
+    EXPECT_EQ(res.result_int(), 400) << res.body();
+}
+
+TEST_F(RestFront, V3DeleteTopicAndBackendFailures) {
+    auto res = call(verb::delete_, "/v3/clusters/cluster-1/topics/orders");
+    EXPECT_EQ(res.result_int(), 204) << res.body();
+    EXPECT_FALSE(fake.state().topics.contains(topic_name("orders")));
+    res = call(verb::delete_, "/v3/clusters/cluster-1/topics/orders");
+    EXPECT_EQ(res.result_int(), 404) << res.body();
+    EXPECT_EQ(testing::parse_json(res.body())["error_code"].GetInt(), 40403);
+    fake.script().fail_next(fake_call::remove_topic, api::errc::backend_unavailable);
+    res = call(verb::delete_, "/v3/clusters/cluster-1/topics/__consumer_offsets");
+    EXPECT_EQ(res.result_int() / 100, 5u) << res.body();
+}
+
+TEST_F(RestFront, V3ConfigAlterationsReachTheBackend) {
+    auto res = call(verb::post, "/v3/clusters/cluster-1/topics/orders/configs:alter",
+                    R"({"data":[{"name":"retention.ms","value":"1000"},)"
+                    R"({"name":"cleanup.policy","operation":"DELETE"}]})",
+                    "application/json");
+    EXPECT_EQ(res.result_int(), 204) << res.body();
+    EXPECT_EQ(fake.state().topics.at(topic_name("orders")).description.overrides.at(
+                  "retention.ms"),
+              "1000");
+    res = call(verb::post, "/v3/clusters/cluster-1/topics/orders/configs:alter",
+               R"({"data":[{"name":"retention.ms"}]})", "application/json");
+    EXPECT_EQ(res.result_int(), 400) << res.body();
+    EXPECT_EQ(fake.script().count(fake_call::alter_configs), 1u);
+}
+
+TEST_F(RestFront, V3BrokersAreTheClusterTopology) {
+    auto res = call(verb::get, "/v3/clusters/cluster-1/brokers");
+    ASSERT_EQ(res.result_int(), 200) << res.body();
+    auto doc = testing::parse_json(res.body());
+    ASSERT_EQ(doc["data"].Size(), 1u);
+    EXPECT_EQ(doc["data"][0]["broker_id"].GetInt(), 0);
+    EXPECT_EQ(json::as_view(doc["data"][0]["host"]), "localhost");
+    EXPECT_EQ(doc["data"][0]["port"].GetInt(), 9092);
+    EXPECT_EQ(call(verb::get, "/v3/clusters/cluster-1/brokers/7").result_int(), 404);
+    EXPECT_EQ(call(verb::get, "/v3/clusters/cluster-1/consumer-groups/none").result_int(), 404);
+}
+
 }  // namespace
 }  // namespace sluice::gateway
