@@ -41,6 +41,21 @@ def test_brokers(broker):
     c = rest.get(base).json()
     assert c["controller"]["related"].endswith(f"/brokers/{b['broker_id']}")
     assert rest.get(base + "/brokers/42").status_code == 404
+    # Its configs, as DescribeConfigs shows them to a Kafka client.
+    configs = rest.get(f"{base}/brokers/{b['broker_id']}/configs").json()
+    assert configs["kind"] == "KafkaBrokerConfigList"
+    by_name = {c["name"]: c for c in configs["data"]}
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})
+    res = ConfigResource(ConfigResource.Type.BROKER, str(b["broker_id"]))
+    kafka_view = a.describe_configs([res])[res].result(10)
+    # The backend's own settings (the Kafka front adds the gateway's, num.partitions...).
+    assert "log.retention.ms" in by_name
+    for name, c in by_name.items():
+        if name in kafka_view:
+            assert c["value"] == kafka_view[name].value, name
+    assert all(c["kind"] == "KafkaBrokerConfig" and c["broker_id"] == b["broker_id"]
+               for c in configs["data"])
+    assert rest.get(base + "/brokers/42/configs").status_code == 404
 
 
 def test_create_grow_and_delete_topics(broker):
@@ -199,6 +214,12 @@ def test_consumer_groups_with_lag(broker):
         assert by_part[0]["lag"] == 3 and by_part[1]["lag"] == 0
         assert by_part[0]["consumer_id"] == member["consumer_id"]
         assert by_part[0]["client_id"] == "lag-client"
+        one_lag = rest.get(base + "/consumer-groups/g1/lags/lagged/partitions/0").json()
+        assert one_lag["kind"] == "KafkaConsumerLag" and one_lag["lag"] == 3
+        assert rest.get(base + "/consumer-groups/g1/lags/lagged/partitions/9").status_code == 404
+        one = rest.get(base + "/consumer-groups/g1/consumers/" + member["consumer_id"]).json()
+        assert one["kind"] == "KafkaConsumer" and one["client_id"] == "lag-client"
+        assert rest.get(base + "/consumer-groups/g1/consumers/nobody").status_code == 404
 
         summary = rest.get(base + "/consumer-groups/g1/lag-summary").json()
         assert summary["kind"] == "KafkaConsumerGroupLagSummary"

@@ -1,10 +1,10 @@
 // REST Proxy API v3 administration over the client level's admin (api::admin), in the REST
-// Proxy's shapes (api/v3/openapi.yaml): brokers (GET .../brokers[/{broker_id}]), topics
-// (POST .../topics to create, validate_only too; DELETE .../topics/{t}; PATCH .../topics/{t}
-// with partitions_count to add partitions), topic configs (GET .../configs[/{name}], PUT and
-// DELETE .../configs/{name}, POST .../configs:alter) and consumer groups (GET
-// .../consumer-groups[/{g}[/consumers|/lags|/lag-summary]]). Each handler checks the ACL of its
-// operation (CREATE, DELETE, ALTER, ALTER_CONFIGS, DESCRIBE_CONFIGS; DESCRIBE of groups).
+// Proxy's shapes (api/v3/openapi.yaml): brokers (GET .../brokers[/{broker_id}[/configs]]),
+// topics (POST .../topics to create, validate_only too; DELETE .../topics/{t}; PATCH
+// .../topics/{t} with partitions_count to add partitions) and topic configs (GET
+// .../configs[/{name}], PUT and DELETE .../configs/{name}, POST .../configs:alter). Each handler
+// checks the ACL of its operation (CREATE, DELETE, ALTER, ALTER_CONFIGS, DESCRIBE_CONFIGS).
+// Consumer groups are in v3_groups.cc.
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -19,8 +19,6 @@ namespace api = backend::api;
 using boost::beast::http::verb;
 
 namespace {
-
-http_response v3_no_content() { return json_response(204, v3_type, std::string()); }
 
 std::string_view source_name(api::config_source s) {
     switch (s) {
@@ -37,14 +35,40 @@ std::string_view source_name(api::config_source s) {
     return "UNKNOWN";
 }
 
-/// The first of `checks` refused, as a v3 answer.
-std::optional<http_response> v3_refused(const rest_context* rc, const http_request_context& ctx,
-                                        acl_checks checks) {
-    return refuse_checks(*rc, ctx, checks, false);
-}
-
 acl_check topic_acl(auth::acl_operation op, std::string_view topic) {
     return acl_check{op, auth::resource_type::topic, std::string(topic)};
+}
+
+/// What every config entry shows after its identity: name, value, is_default, is_read_only,
+/// is_sensitive, source and synonyms.
+void write_config_fields(json::writer& w, const api::config_entry& e) {
+    w.field("name", e.name);
+    if (e.value) {
+        w.field("value", *e.value);
+    } else {
+        w.null_field("value");
+    }
+    w.key("is_default");
+    w.boolean(e.source == api::config_source::default_config);
+    w.key("is_read_only");
+    w.boolean(e.read_only);
+    w.key("is_sensitive");
+    w.boolean(false);
+    w.field("source", source_name(e.source));
+    w.key("synonyms");
+    w.start_array();
+    for (const auto& syn : e.synonyms) {
+        w.start_object();
+        w.field("name", syn.name);
+        if (syn.value) {
+            w.field("value", *syn.value);
+        } else {
+            w.null_field("value");
+        }
+        w.field("source", source_name(syn.source));
+        w.end_object();
+    }
+    w.end_array();
 }
 
 // --- brokers ---------------------------------------------------------------------------------
@@ -109,6 +133,55 @@ boost::asio::awaitable<handler_result> v3_get_broker(rest_context* rc, http_requ
     }
     co_return v3_error(code::not_found,
                        "Broker " + std::string(*ctx.params.get("broker_id")) + " cannot be found.");
+}
+
+/// GET .../brokers/{b}/configs: the broker's configs (DESCRIBE_CONFIGS on the cluster).
+boost::asio::awaitable<handler_result> v3_list_broker_configs(rest_context* rc,
+                                                              http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const auto id = parse_partition(*ctx.params.get("broker_id"));
+    if (!id) {
+        co_return v3_error(code::not_found, "Broker " +
+                                                std::string(*ctx.params.get("broker_id")) +
+                                                " cannot be found.");
+    }
+    if (auto bad = v3_refused(rc, ctx,
+                              {acl_check{auth::acl_operation::describe_configs,
+                                         auth::resource_type::cluster,
+                                         std::string(auth::cluster_resource_name)}})) {
+        co_return std::move(*bad);
+    }
+    auto configs = co_await rc->admin().describe_broker_configs(*id);
+    if (!configs) {
+        if (configs.error().reason() == api::errc::invalid_request) {
+            co_return v3_error(code::not_found, "Broker " + std::to_string(*id) +
+                                                    " cannot be found.");
+        }
+        co_return v3_backend_error(configs.error());
+    }
+    const auto l = links_for(rc, ctx);
+    const std::string broker = l.of_cluster() + "/brokers/" + std::to_string(*id);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaBrokerConfigList");
+    list_metadata(w, broker + "/configs");
+    w.key("data");
+    w.start_array();
+    for (const auto& e : *configs) {
+        w.start_object();
+        w.field("kind", "KafkaBrokerConfig");
+        metadata(w, broker + "/configs/" + url_segment(e.name),
+                 l.crn() + "/broker=" + std::to_string(*id) + "/config=" + e.name);
+        w.field("cluster_id", l.cluster);
+        w.field("broker_id", *id);
+        write_config_fields(w, e);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
 }
 
 // --- topics ----------------------------------------------------------------------------------
@@ -257,33 +330,7 @@ void write_topic_config(json::writer& w, const v3_links& l, std::string_view top
     metadata(w, self, l.crn() + "/topic=" + std::string(topic) + "/config=" + e.name);
     w.field("cluster_id", l.cluster);
     w.field("topic_name", topic);
-    w.field("name", e.name);
-    if (e.value) {
-        w.field("value", *e.value);
-    } else {
-        w.null_field("value");
-    }
-    w.key("is_default");
-    w.boolean(e.source == api::config_source::default_config);
-    w.key("is_read_only");
-    w.boolean(e.read_only);
-    w.key("is_sensitive");
-    w.boolean(false);
-    w.field("source", source_name(e.source));
-    w.key("synonyms");
-    w.start_array();
-    for (const auto& s : e.synonyms) {
-        w.start_object();
-        w.field("name", s.name);
-        if (s.value) {
-            w.field("value", *s.value);
-        } else {
-            w.null_field("value");
-        }
-        w.field("source", source_name(s.source));
-        w.end_object();
-    }
-    w.end_array();
+    write_config_fields(w, e);
     w.end_object();
 }
 
@@ -433,291 +480,6 @@ boost::asio::awaitable<handler_result> v3_batch_alter_topic_configs(rest_context
     co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), validate_only);
 }
 
-// --- consumer groups -------------------------------------------------------------------------
-
-/// A group state as the REST Proxy names it (Kafka's ConsumerGroupState constants:
-/// PreparingRebalance -> PREPARING_REBALANCE, Stable -> STABLE; UNKNOWN when none).
-std::string v3_group_state(std::string_view state) {
-    if (state.empty()) {
-        return "UNKNOWN";
-    }
-    std::string out;
-    for (std::size_t i = 0; i < state.size(); ++i) {
-        const auto ch = static_cast<unsigned char>(state[i]);
-        if (i > 0 && std::isupper(ch)) {
-            out += '_';
-        }
-        out += static_cast<char>(std::toupper(ch));
-    }
-    return out;
-}
-
-bool may_describe_group(const rest_context* rc, const requester& who, std::string_view g) {
-    return rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::group, g);
-}
-
-void write_group(json::writer& w, const v3_links& l, const api::group_view& g,
-                 std::int32_t coordinator) {
-    const std::string self = l.of_group(g.group_id.value);
-    w.start_object();
-    w.field("kind", "KafkaConsumerGroup");
-    metadata(w, self, l.crn() + "/consumer-group=" + g.group_id.value);
-    w.field("cluster_id", l.cluster);
-    w.field("consumer_group_id", g.group_id.value);
-    w.key("is_simple");
-    w.boolean(g.protocol_type.empty());
-    w.field("partition_assignor", g.protocol);
-    w.field("state", v3_group_state(g.state));
-    w.field("type", g.type);
-    related(w, "coordinator", l.of_cluster() + "/brokers/" + std::to_string(coordinator));
-    related(w, "consumers", self + "/consumers");
-    related(w, "lag_summary", self + "/lag-summary");
-    w.end_object();
-}
-
-/// The group of the path (DESCRIBE checked), or the answer.
-boost::asio::awaitable<std::variant<api::group_view, http_response>> find_v3_group(
-    rest_context* rc, const http_request_context& ctx) {
-    const std::string g(*ctx.params.get("consumer_group_id"));
-    if (auto bad = v3_refused(
-            rc, ctx, {acl_check{auth::acl_operation::describe, auth::resource_type::group, g}})) {
-        co_return std::move(*bad);
-    }
-    auto view = co_await rc->admin().describe_group(group_id(g));
-    if (!view) {
-        if (view.error().reason() == api::errc::group_id_not_found) {
-            co_return v3_error(code::not_found, "Consumer group " + g + " cannot be found.");
-        }
-        co_return v3_backend_error(view.error());
-    }
-    co_return std::move(*view);
-}
-
-std::int32_t controller_of(const api::backend_result<api::cluster_info>& c) {
-    return c ? c->controller_id : -1;
-}
-
-boost::asio::awaitable<handler_result> v3_list_groups(rest_context* rc, http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
-    auto listed = co_await rc->admin().list_groups();
-    if (!listed) {
-        co_return v3_backend_error(listed.error());
-    }
-    const auto cluster = co_await rc->admin().describe_cluster();
-    const std::string host = authorizer_host(ctx.peer);
-    requester who = rest_requester(ctx);
-    who.host = host;
-    const auto l = links_for(rc, ctx);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaConsumerGroupList");
-    list_metadata(w, l.of_cluster() + "/consumer-groups");
-    w.key("data");
-    w.start_array();
-    for (const auto& g : *listed) {
-        if (!may_describe_group(rc, who, g.group_id.value)) {
-            continue;
-        }
-        auto view = co_await rc->admin().describe_group(g.group_id);
-        if (view) {
-            write_group(w, l, *view, controller_of(cluster));
-        }
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
-}
-
-boost::asio::awaitable<handler_result> v3_get_group(rest_context* rc, http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
-    auto found = co_await find_v3_group(rc, ctx);
-    if (auto* bad = std::get_if<http_response>(&found)) {
-        co_return std::move(*bad);
-    }
-    const auto cluster = co_await rc->admin().describe_cluster();
-    json::writer w;
-    write_group(w, links_for(rc, ctx), std::get<api::group_view>(found), controller_of(cluster));
-    co_return v3_ok(w.str());
-}
-
-boost::asio::awaitable<handler_result> v3_list_consumers(rest_context* rc,
-                                                         http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
-    auto found = co_await find_v3_group(rc, ctx);
-    if (auto* bad = std::get_if<http_response>(&found)) {
-        co_return std::move(*bad);
-    }
-    const auto& g = std::get<api::group_view>(found);
-    const auto l = links_for(rc, ctx);
-    const std::string group_url = l.of_group(g.group_id.value);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaConsumerList");
-    list_metadata(w, group_url + "/consumers");
-    w.key("data");
-    w.start_array();
-    for (const auto& m : g.members) {
-        const std::string self = group_url + "/consumers/" + url_segment(m.member_id);
-        w.start_object();
-        w.field("kind", "KafkaConsumer");
-        metadata(w, self,
-                 l.crn() + "/consumer-group=" + g.group_id.value + "/consumer=" + m.member_id);
-        w.field("cluster_id", l.cluster);
-        w.field("consumer_group_id", g.group_id.value);
-        w.field("consumer_id", m.member_id);
-        if (m.instance_id) {
-            w.field("instance_id", *m.instance_id);
-        } else {
-            w.null_field("instance_id");
-        }
-        w.field("client_id", m.client_id);
-        w.key("assignments");
-        w.start_array();
-        for (const auto& [topic, parts] : m.assignment) {
-            for (const auto p : parts) {
-                w.start_object();
-                w.field("topic_name", topic.value);
-                w.field("partition_id", p.value);
-                w.end_object();
-            }
-        }
-        w.end_array();
-        related(w, "assignments_url", self + "/assignments");
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
-}
-
-/// The member holding each partition (by the members' assignments).
-std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*> holders_of(
-    const api::group_view& g) {
-    std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*> out;
-    for (const auto& m : g.members) {
-        for (const auto& [topic, parts] : m.assignment) {
-            for (const auto p : parts) {
-                out[{topic.value, p.value}] = &m;
-            }
-        }
-    }
-    return out;
-}
-
-void write_holder(json::writer& w, const api::group_view::member* m) {
-    w.field("consumer_id", m ? std::string_view(m->member_id) : std::string_view());
-    if (m && m->instance_id) {
-        w.field("instance_id", *m->instance_id);
-    } else {
-        w.null_field("instance_id");
-    }
-    w.field("client_id", m ? std::string_view(m->client_id) : std::string_view());
-}
-
-boost::asio::awaitable<handler_result> v3_list_lags(rest_context* rc, http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
-    auto found = co_await find_v3_group(rc, ctx);
-    if (auto* bad = std::get_if<http_response>(&found)) {
-        co_return std::move(*bad);
-    }
-    const auto& g = std::get<api::group_view>(found);
-    const auto holders = holders_of(g);
-    const auto l = links_for(rc, ctx);
-    const std::string group_url = l.of_group(g.group_id.value);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaConsumerLagList");
-    list_metadata(w, group_url + "/lags");
-    w.key("data");
-    w.start_array();
-    for (const auto& p : g.offsets) {
-        const std::string self = group_url + "/lags/" + url_segment(p.topic.value) +
-                                 "/partitions/" + std::to_string(p.partition.value);
-        w.start_object();
-        w.field("kind", "KafkaConsumerLag");
-        metadata(w, self,
-                 l.crn() + "/consumer-group=" + g.group_id.value + "/lag=" + p.topic.value +
-                     "/partition=" + std::to_string(p.partition.value));
-        w.field("cluster_id", l.cluster);
-        w.field("consumer_group_id", g.group_id.value);
-        w.field("topic_name", p.topic.value);
-        w.field("partition_id", p.partition.value);
-        w.field("current_offset", p.committed.value);
-        w.field("log_end_offset", p.log_end.value);
-        w.field("lag", p.lag);
-        auto it = holders.find({p.topic.value, p.partition.value});
-        write_holder(w, it == holders.end() ? nullptr : it->second);
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
-}
-
-boost::asio::awaitable<handler_result> v3_lag_summary(rest_context* rc, http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
-    auto found = co_await find_v3_group(rc, ctx);
-    if (auto* bad = std::get_if<http_response>(&found)) {
-        co_return std::move(*bad);
-    }
-    const auto& g = std::get<api::group_view>(found);
-    const auto holders = holders_of(g);
-    const api::group_view::partition* max = nullptr;
-    std::int64_t total = 0;
-    for (const auto& p : g.offsets) {
-        if (p.lag > 0) {
-            total += p.lag;
-        }
-        if (max == nullptr || p.lag > max->lag) {
-            max = &p;
-        }
-    }
-    const auto l = links_for(rc, ctx);
-    const std::string group_url = l.of_group(g.group_id.value);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaConsumerGroupLagSummary");
-    metadata(w, group_url + "/lag-summary",
-             l.crn() + "/consumer-group=" + g.group_id.value + "/lag-summary");
-    w.field("cluster_id", l.cluster);
-    w.field("consumer_group_id", g.group_id.value);
-    const api::group_view::member* holder = nullptr;
-    if (max != nullptr) {
-        auto it = holders.find({max->topic.value, max->partition.value});
-        holder = it == holders.end() ? nullptr : it->second;
-    }
-    w.field("max_lag_consumer_id", holder ? std::string_view(holder->member_id) : "");
-    if (holder && holder->instance_id) {
-        w.field("max_lag_instance_id", *holder->instance_id);
-    } else {
-        w.null_field("max_lag_instance_id");
-    }
-    w.field("max_lag_client_id", holder ? std::string_view(holder->client_id) : "");
-    w.field("max_lag_topic_name", max ? std::string_view(max->topic.value) : "");
-    w.field("max_lag_partition_id", max ? max->partition.value : 0);
-    w.field("max_lag", max ? std::max<std::int64_t>(max->lag, 0) : 0);
-    w.field("total_lag", total);
-    if (holder) {
-        related(w, "max_lag_consumer", group_url + "/consumers/" + url_segment(holder->member_id));
-    }
-    if (max) {
-        related(w, "max_lag_partition", l.of_topic(max->topic.value) + "/partitions/" +
-                                            std::to_string(max->partition.value));
-    }
-    w.end_object();
-    co_return v3_ok(w.str());
-}
-
 }  // namespace
 
 void add_v3_admin_routes(router& routes, rest_context& ctx) {
@@ -726,9 +488,9 @@ void add_v3_admin_routes(router& routes, rest_context& ctx) {
     };
     const std::string cluster = "/v3/clusters/{cluster_id}";
     const std::string topic = cluster + "/topics/{topic_name}";
-    const std::string group = cluster + "/consumer-groups/{consumer_group_id}";
     routes.add(verb::get, cluster + "/brokers", bind(v3_list_brokers));
     routes.add(verb::get, cluster + "/brokers/{broker_id}", bind(v3_get_broker));
+    routes.add(verb::get, cluster + "/brokers/{broker_id}/configs", bind(v3_list_broker_configs));
     routes.add(verb::post, cluster + "/topics", bind(v3_create_topic));
     routes.add(verb::delete_, topic, bind(v3_delete_topic));
     routes.add(verb::patch, topic, bind(v3_update_topic));
@@ -737,11 +499,7 @@ void add_v3_admin_routes(router& routes, rest_context& ctx) {
     routes.add(verb::get, topic + "/configs/{name}", bind(v3_get_topic_config));
     routes.add(verb::put, topic + "/configs/{name}", bind(v3_put_topic_config));
     routes.add(verb::delete_, topic + "/configs/{name}", bind(v3_reset_topic_config));
-    routes.add(verb::get, cluster + "/consumer-groups", bind(v3_list_groups));
-    routes.add(verb::get, group, bind(v3_get_group));
-    routes.add(verb::get, group + "/consumers", bind(v3_list_consumers));
-    routes.add(verb::get, group + "/lags", bind(v3_list_lags));
-    routes.add(verb::get, group + "/lag-summary", bind(v3_lag_summary));
+    add_v3_group_routes(routes, ctx);
 }
 
 }  // namespace sluice::gateway::rest

@@ -77,6 +77,16 @@ inline http_response unknown_topic_partition() {
                     "This server does not host this topic-partition.");
 }
 
+/// The first of `checks` the chain refuses, as a v3 answer (rest_support.h refuse_checks).
+inline std::optional<http_response> v3_refused(const rest_context* rc,
+                                               const http_request_context& ctx,
+                                               const acl_checks& checks) {
+    return refuse_checks(*rc, ctx, checks, false);
+}
+
+/// 204 No Content.
+inline http_response v3_no_content() { return json_response(204, v3_type, std::string()); }
+
 /// A backend error as the v3 API answers it (KafkaExceptionMapper's codes; the backend's own
 /// message where it has one, for the errors a client caused).
 inline http_response v3_backend_error(const backend::api::backend_error& e) {
