@@ -2,8 +2,10 @@
 // Proxy's shapes (api/v3/openapi.yaml): brokers (GET .../brokers[/{broker_id}[/configs]]),
 // topics (POST .../topics to create, validate_only too; DELETE .../topics/{t}; PATCH
 // .../topics/{t} with partitions_count to add partitions) and topic configs (GET
-// .../configs[/{name}], PUT and DELETE .../configs/{name}, POST .../configs:alter). Each handler
-// checks the ACL of its operation (CREATE, DELETE, ALTER, ALTER_CONFIGS, DESCRIBE_CONFIGS).
+// .../configs[/{name}], PUT and DELETE .../configs/{name}, POST .../configs:alter). The router's
+// guard checks each route's Kafka operation (gateway/policy/front_acls.cc: DELETE, ALTER,
+// DESCRIBE_CONFIGS, ALTER_CONFIGS); creating a topic checks CREATE here (the cluster's, else
+// the topic's).
 // Consumer groups are in v3_groups.cc.
 #include <algorithm>
 #include <cctype>
@@ -147,12 +149,6 @@ boost::asio::awaitable<handler_result> v3_list_broker_configs(rest_context* rc,
                                                 std::string(*ctx.params.get("broker_id")) +
                                                 " cannot be found.");
     }
-    if (auto bad = v3_refused(rc, ctx,
-                              {acl_check{auth::acl_operation::describe_configs,
-                                         auth::resource_type::cluster,
-                                         std::string(auth::cluster_resource_name)}})) {
-        co_return std::move(*bad);
-    }
     auto configs = co_await rc->admin().describe_broker_configs(*id);
     if (!configs) {
         if (configs.error().reason() == api::errc::invalid_request) {
@@ -279,9 +275,6 @@ boost::asio::awaitable<handler_result> v3_delete_topic(rest_context* rc, http_re
         co_return std::move(*bad);
     }
     const std::string topic(*ctx.params.get("topic_name"));
-    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::remove, topic)})) {
-        co_return std::move(*bad);
-    }
     auto done = co_await rc->admin().delete_topic(topic_name(topic));
     if (!done) {
         co_return v3_backend_error(done.error());
@@ -302,9 +295,6 @@ boost::asio::awaitable<handler_result> v3_update_topic(rest_context* rc, http_re
     const auto count = doc.IsObject() ? json::get_int(doc, "partitions_count") : std::nullopt;
     if (!count || *count < 1 || *count > std::numeric_limits<std::int32_t>::max()) {
         co_return v3_error(code::bad_request, "partitions_count must be a positive integer");
-    }
-    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::alter, topic)})) {
-        co_return std::move(*bad);
     }
     auto grown = co_await rc->admin().create_partitions(topic_name(topic),
                                                         static_cast<std::int32_t>(*count));
@@ -340,9 +330,6 @@ boost::asio::awaitable<handler_result> v3_list_topic_configs(rest_context* rc,
         co_return std::move(*bad);
     }
     const std::string topic(*ctx.params.get("topic_name"));
-    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::describe_configs, topic)})) {
-        co_return std::move(*bad);
-    }
     auto configs = co_await rc->admin().describe_topic_configs(topic_name(topic));
     if (!configs) {
         co_return v3_backend_error(configs.error());
@@ -369,9 +356,6 @@ boost::asio::awaitable<handler_result> v3_get_topic_config(rest_context* rc,
     }
     const std::string topic(*ctx.params.get("topic_name"));
     const std::string name(*ctx.params.get("name"));
-    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::describe_configs, topic)})) {
-        co_return std::move(*bad);
-    }
     auto configs = co_await rc->admin().describe_topic_configs(topic_name(topic));
     if (!configs) {
         co_return v3_backend_error(configs.error());
@@ -393,9 +377,6 @@ boost::asio::awaitable<handler_result> alter_topic_configs(rest_context* rc,
                                                            std::vector<api::config_change> changes,
                                                            bool validate_only) {
     const std::string topic(*ctx.params.get("topic_name"));
-    if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::alter_configs, topic)})) {
-        co_return std::move(*bad);
-    }
     auto done = co_await rc->admin().alter_topic_configs(topic_name(topic), std::move(changes),
                                                          validate_only);
     if (!done) {

@@ -2,7 +2,7 @@
 // describe_group with lag), in the REST Proxy's shapes (api/v3/openapi.yaml): GET
 // .../consumer-groups[/{g}], .../{g}/consumers[/{consumer_id}], .../{g}/lags[/{topic}/partitions/
 // {p}] and .../{g}/lag-summary. A listing shows the groups the caller may DESCRIBE; one group
-// needs DESCRIBE on it.
+// needs DESCRIBE on it (the router's guard, gateway/policy/front_acls.cc).
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -36,8 +36,12 @@ std::string v3_group_state(std::string_view state) {
     return out;
 }
 
+/// Kafka's ListGroups rule: every group for a principal that may DESCRIBE the cluster, else
+/// the groups it may DESCRIBE.
 bool may_describe_group(const rest_context* rc, const requester& who, std::string_view g) {
-    return rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::group, g);
+    return rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::cluster,
+                             auth::cluster_resource_name) ||
+           rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::group, g);
 }
 
 void write_group(json::writer& w, const v3_links& l, const api::group_view& g,
@@ -59,14 +63,10 @@ void write_group(json::writer& w, const v3_links& l, const api::group_view& g,
     w.end_object();
 }
 
-/// The group of the path (DESCRIBE checked), or the answer.
+/// The group of the path (its DESCRIBE checked by the router's guard), or the answer.
 boost::asio::awaitable<std::variant<api::group_view, http_response>> find_v3_group(
     rest_context* rc, const http_request_context& ctx) {
     const std::string g(*ctx.params.get("consumer_group_id"));
-    if (auto bad = v3_refused(
-            rc, ctx, {acl_check{auth::acl_operation::describe, auth::resource_type::group, g}})) {
-        co_return std::move(*bad);
-    }
     auto view = co_await rc->admin().describe_group(group_id(g));
     if (!view) {
         if (view.error().reason() == api::errc::group_id_not_found) {
