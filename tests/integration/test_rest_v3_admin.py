@@ -115,6 +115,10 @@ def test_create_grow_and_delete_topics(broker):
     assert r.status_code == 404 and r.json()["error_code"] == 40403, r.text
     md = a.list_topics(timeout=10)
     assert "made" not in md.topics
+    # Topics of sluice's own state are not deleted (as Kafka's DeleteTopics answers).
+    for own in ("__consumer_offsets", "_sluice_rest_consumers"):
+        r = rest.delete(f"{base}/topics/{own}")
+        assert r.status_code == 400 and "sluice's own state" in r.json()["message"], r.text
 
 
 def test_topic_configs(broker):

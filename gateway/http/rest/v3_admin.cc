@@ -13,6 +13,7 @@
 #include <map>
 #include <variant>
 
+#include "backend/api/sluice_topics.h"
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/rest/v3_support.h"
 
@@ -275,6 +276,11 @@ boost::asio::awaitable<handler_result> v3_delete_topic(rest_context* rc, http_re
         co_return std::move(*bad);
     }
     const std::string topic(*ctx.params.get("topic_name"));
+    if (backend::api::is_sluice_owned_topic(topic)) {
+        // As the Kafka front's DeleteTopics (POLICY_VIOLATION): losing one breaks a module.
+        co_return v3_error(code::kafka_bad_request,
+                           "Topic " + topic + " holds sluice's own state and cannot be deleted.");
+    }
     auto done = co_await rc->admin().delete_topic(topic_name(topic));
     if (!done) {
         co_return v3_backend_error(done.error());
