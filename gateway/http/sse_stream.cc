@@ -162,10 +162,9 @@ asio::awaitable<handler_result> serve_events(sse_context c, bool v3, http_reques
         spec.resume = std::move(*resume);
     }
     spec.client = backend::api::client_info{"sluice-sse", ctx.peer.address().to_string()};
-    topic_subscription::services svc{rc->topics, rc->records, rc->groups,
-                                     rc->settings.member_session_timeout_ms};
-    auto member_executor = c.next_executor();
-    auto opened = co_await topic_subscription::open(svc, std::move(spec), member_executor);
+    topic_subscription::services svc{*rc->client, rc->settings.member_session_timeout_ms};
+    auto consumer_executor = c.next_executor();
+    auto opened = co_await topic_subscription::open(svc, std::move(spec), consumer_executor);
     if (auto* e = std::get_if<rest::error>(&opened)) {
         co_return answer_error(e->code, e->message);
     }
@@ -216,7 +215,7 @@ asio::awaitable<handler_result> serve_events(sse_context c, bool v3, http_reques
             ++n;
             return true;
         };
-        read_limits limits;
+        backend::api::poll_limits limits;
         limits.max_wait = std::min(st.fetch_max_wait, st.sse_keepalive_interval);
         limits.max_bytes = static_cast<std::int64_t>(st.sse_queue_max_bytes);
         limits.partition_max_bytes = static_cast<std::int32_t>(

@@ -1,15 +1,16 @@
 // A live read of topics for a browser stream (WebSocket subscribe, SSE events; owned by
-// gateway/http): either every partition of the topics from a starting point, or, with a group,
-// the partitions a group_member holds, resuming at the group's committed offsets ("from" then
-// applies only where nothing is committed, as Kafka's auto.offset.reset does).
+// gateway/http), over one api::consumer of the client level: either every partition of the
+// topics from a starting point (manual assignment), or, with a group, the partitions the group
+// gives the consumer, resuming at the group's committed offsets ("from" then applies only where
+// nothing is committed, as Kafka's auto.offset.reset does).
 //
-//   open(): topics exist? --> [group: member joins]  --> poll(): positions --> read_records
-//                                                          ^                      |
-//                                                          +------ advance -------+
+//   open(): topics exist? --> consumer: assign + seek | subscribe  --> poll(): consumer.poll
+//                                                                       ^          |
+//                                                                       +----------+
 //
 // Lifecycle: open() builds it; the owner calls poll() in a loop and close() at the end (the
-// member leaves the group). Concurrency: poll(), positions() and commit() are called from the
-// owner's executor only, one at a time; the member runs on its own strand.
+// consumer leaves the group). Concurrency: poll(), positions() and commit() are called from
+// the owner's executor only, one at a time; the consumer's group work runs on its executor.
 #pragma once
 
 #include <chrono>
@@ -25,12 +26,9 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "gateway/http/error_mapping.h"
-#include "gateway/http/group_member.h"
-#include "gateway/http/record_reader.h"
+#include "gateway/httpcore/async_event.h"
 
-#include "backend/api/groups.h"
-#include "backend/api/records.h"
-#include "backend/api/topics.h"
+#include "backend/api/client.h"
 
 namespace sluice::gateway {
 
@@ -44,15 +42,12 @@ struct start_position {
 using partition_key = std::pair<topic_name, partition_id>;
 
 /// Gets each record with its topic and partition; returns false to stop before it.
-using stream_sink =
-    std::function<bool(const topic_name&, partition_id, const protocol::kafka::record_view&)>;
+using stream_sink = backend::api::message_sink;
 
 class topic_subscription {
 public:
     struct services {
-        backend::api::topics& topics;
-        backend::api::records& records;
-        backend::api::groups& groups;
+        backend::api::client& client;
         std::int32_t session_timeout_ms = 30000;
     };
     struct spec {
@@ -65,38 +60,41 @@ public:
     };
 
     /// Checks that every topic exists (40401 otherwise) and, without a group, resolves every
-    /// partition's starting offset. `member_executor` runs the group member.
+    /// partition's starting offset. `consumer_executor` runs the consumer's group work.
     static boost::asio::awaitable<std::variant<std::unique_ptr<topic_subscription>, rest::error>>
-    open(services svc, spec s, boost::asio::any_io_executor member_executor);
+    open(services svc, spec s, boost::asio::any_io_executor consumer_executor);
 
     ~topic_subscription();
 
     /// Hands the records available now (or within limits.max_wait) to `sink`. Returns an error
     /// only for failures the client should hear about.
     boost::asio::awaitable<std::optional<rest::error>> poll(const stream_sink& sink,
-                                                            read_limits limits);
+                                                            backend::api::poll_limits limits);
 
     /// The next offset of every partition read so far.
     const std::map<partition_key, std::int64_t>& positions() const { return positions_; }
-    bool has_group() const { return member_ != nullptr; }
+    bool has_group() const { return spec_.group.has_value(); }
     /// With a group: commits every held partition's position; the committed offsets.
     boost::asio::awaitable<std::variant<std::map<partition_key, std::int64_t>, rest::error>>
     commit();
-    /// Ends the group membership (leaving the group).
+    /// Ends the consumer (leaving the group).
     void close();
-    /// Changes of the member's assignment (for waiting owners).
-    async_event* member_changed() { return member_ ? &member_->changed() : nullptr; }
 
 private:
-    explicit topic_subscription(services svc, spec s) : svc_(svc), spec_(std::move(s)) {}
+    topic_subscription(spec s, std::shared_ptr<backend::api::consumer> consumer)
+        : spec_(std::move(s)), consumer_(std::move(consumer)) {}
 
-    boost::asio::awaitable<std::optional<rest::error>> resolve(
-        const std::vector<partition_key>& parts, bool use_commits);
+    /// Sets the positions of `parts` (held, without one): resume, else `from`.
+    boost::asio::awaitable<std::optional<rest::error>> start_at(
+        const std::vector<backend::api::topic_partition>& parts, bool use_resume);
+    /// Seeks `parts` to `from`.
+    boost::asio::awaitable<std::optional<rest::error>> start_from(
+        std::vector<backend::api::topic_partition> parts);
 
-    services svc_;
     spec spec_;
-    std::shared_ptr<group_member> member_;
-    std::vector<partition_key> held_;  // what is read now
+    std::shared_ptr<backend::api::consumer> consumer_;
+    /// Notified by the consumer's on_change (a group's assignment).
+    std::shared_ptr<async_event> changed_ = std::make_shared<async_event>();
     std::int32_t held_generation_ = -2;
     std::map<partition_key, std::int64_t> positions_;
 };

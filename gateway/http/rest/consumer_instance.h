@@ -1,17 +1,18 @@
 // A REST Proxy v2 consumer instance (owned by gateway/http/rest): what POST /consumers/{group}
-// creates. It is a real member of its consumer group (a group_member with static membership),
-// or reads partitions assigned by hand; it keeps a position per partition, reads with a long
-// poll that parks in the backend (never on an io thread), commits what it consumed, and can
-// be stored (consumer_store) so that it survives a restart of sluice.
+// creates, over one api::consumer of the client level (so the same instance runs over a Kafka
+// cluster). It is a real member of its consumer group (static membership), or reads partitions
+// assigned by hand; the consumer keeps a position per partition (stored, committed, or
+// auto.offset.reset), reads with a long poll that parks in the backend (never on an io
+// thread), commits what it consumed; the instance can be stored (consumer_store) so that it
+// survives a restart of sluice.
 //
-//   POST subscription --> group_member (join, sync, heartbeat) --> assigned partitions
-//   POST assignments  ------------------------------------------> assigned partitions
-//   GET records: positions of the assigned partitions (stored, committed, or auto.offset.reset)
-//                --> read_records (long poll) --> JSON --> positions advance (and are stored)
+//   POST subscription --> consumer.subscribe (join, sync, heartbeat) --> assigned partitions
+//   POST assignments  --> consumer.assign --------------------------> assigned partitions
+//   GET records: consumer.poll (long poll) --> JSON --> positions advance (and are stored)
 //
-// Lifecycle: created by the consumer_registry (or restored by it at start-up); stop() ends the
-// member (leaving the group when the instance is deleted or expires, not at shutdown, so that
-// the restarted instance keeps its partitions). Concurrency: every method is thread-safe;
+// Lifecycle: created by the consumer_registry (or restored by it at start-up); stop() closes
+// the consumer (leaving the group when the instance is deleted or expires, not at shutdown, so
+// that the restarted instance keeps its partitions). Concurrency: every method is thread-safe;
 // state is guarded by one mutex held only across non-suspending code; reads of one instance
 // run one at a time, in arrival order.
 #pragma once
@@ -31,18 +32,14 @@
 
 #include "gateway/httpcore/async_event.h"
 #include "gateway/http/error_mapping.h"
-#include "gateway/http/group_member.h"
 #include "gateway/http/rest/media_type.h"
 #include "gateway/http/rest/rest_support.h"
 
+#include "backend/api/client.h"
+
 namespace sluice::gateway::rest {
 
-struct topic_partition {
-    topic_name topic;
-    partition_id partition;
-    auto operator<=>(const topic_partition&) const = default;
-    bool operator==(const topic_partition&) const = default;
-};
+using topic_partition = backend::api::topic_partition;
 
 enum class offset_reset { earliest, latest, none };
 
@@ -122,7 +119,7 @@ public:
     // --- lifecycle ---------------------------------------------------------------------------
     void touch();
     bool expired(std::chrono::steady_clock::time_point now) const;
-    /// Ends the group member; `leave` as for group_member::stop.
+    /// Closes the consumer; `leave` as for api::consumer::close.
     void stop(bool leave);
     bool done() const;
 
@@ -139,37 +136,34 @@ public:
     }
 
 private:
+    /// What the instance reads now; `member`: from the group (empty while it rebalances).
     struct held_partitions {
-        bool stable = true;  // false while the group rebalances
+        bool stable = true;
         bool member = false;
-        std::int32_t generation = -1;
-        std::string member_id;
         std::vector<topic_partition> parts;
     };
 
     held_partitions held() const;
-    void ensure_member();
     /// The DESCRIBE check of a pattern subscription's topics (null with the authorizer off).
-    group_member::topic_filter describe_filter(std::string principal, std::string host) const;
-    boost::asio::awaitable<std::optional<error>> fill_positions(const held_partitions& h);
-    boost::asio::awaitable<void> commit_held(const group_member::state& held);
-    boost::asio::awaitable<std::optional<error>> commit_offsets(
-        const held_partitions& h, const std::map<topic_partition, std::int64_t>& offsets,
-        const std::map<topic_partition, std::optional<std::string>>& metadata);
+    backend::api::topic_filter describe_filter(std::string principal, std::string host) const;
+    /// The consumer's revoke hook: commits what was consumed (auto.commit).
+    boost::asio::awaitable<void> commit_held(const backend::api::assignment_state& held);
+    /// Positions stored before a restart, for the partitions of the first assignment after it.
+    void apply_restored(const held_partitions& h);
     std::chrono::milliseconds request_timeout() const;
 
     rest_context& rc_;
-    boost::asio::any_io_executor ex_;
     const sluice::group_id group_;
     const std::string name_;
     const instance_config config_;
+    std::shared_ptr<backend::api::consumer> consumer_;
     std::function<boost::asio::awaitable<void>(stored_instance)> persist_;
+    /// Notified by the consumer's on_change (a group's assignment).
+    std::shared_ptr<async_event> changed_ = std::make_shared<async_event>();
 
     mutable std::mutex mu_;
-    std::shared_ptr<group_member> member_;
+    bool subscribed_ = false;  // the consumer has been a group member
     std::vector<topic_partition> manual_;
-    std::map<topic_partition, std::int64_t> positions_;
-    /// Positions stored before a restart, for the first assignment after it.
     std::map<topic_partition, std::int64_t> restored_;
     std::string pattern_principal_;  // who subscribed to the pattern, from where
     std::string pattern_host_;

@@ -16,7 +16,7 @@ consumer_registry::consumer_registry(rest_context& rc,
     : rc_(rc),
       next_executor_(std::move(next_executor)),
       home_(next_executor_()),
-      store_(rc.topics, rc.records, home_) {}
+      store_(*rc.client, home_) {}
 
 consumer_registry::~consumer_registry() = default;
 

@@ -32,13 +32,13 @@ namespace sluice::gateway::rest {
 
 class consumer_registry {
 public:
-    /// `next_executor` picks the io thread of each new instance's group member.
+    /// `next_executor` picks the io thread of each new instance's consumer (its group work).
     consumer_registry(rest_context& rc, std::function<boost::asio::any_io_executor()> next_executor);
     ~consumer_registry();
 
     void start();
     void stop();
-    /// Background coroutines (the loader, the expiry loop, group members) still running.
+    /// Background work (the loader, the expiry loop, consumers' group members) still running.
     std::size_t pending() const;
 
     /// Waits (up to `deadline`) for the stored instances to be restored; false if not yet.

@@ -5,9 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "gateway/http/record_reader.h"
 #include "gateway/httpcore/logger.h"
-#include "protocol/kafka/record_batch_builder.h"
 
 namespace sluice::gateway::rest {
 namespace api = backend::api;
@@ -33,9 +31,8 @@ const char* reset_name(offset_reset r) {
 
 }  // namespace
 
-consumer_store::consumer_store(api::topics& topics, api::records& records,
-                               boost::asio::any_io_executor ex)
-    : topics_(topics), records_(records), strand_(boost::asio::make_strand(ex)) {}
+consumer_store::consumer_store(api::client& client, boost::asio::any_io_executor ex)
+    : client_(client), strand_(boost::asio::make_strand(ex)) {}
 
 std::string consumer_store::encode(const stored_instance& s) {
     json::writer w;
@@ -165,44 +162,61 @@ std::optional<stored_instance> consumer_store::decode(std::string_view text) {
 boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
     std::vector<stored_instance> out;
     const topic_name name{std::string(topic)};
-    auto d = co_await topics_.describe(name);
-    if (!d) {
+    // A consumer of the one partition, without a group, from the start to the end as it is
+    // now: the last record of each key wins.
+    api::consumer_options o;
+    o.reset = api::offset_reset::earliest;
+    o.client = api::client_info{"sluice-rest-store", ""};
+    auto reader = client_.open_consumer(std::move(o), strand_.get_inner_executor());
+    const api::topic_partition tp{name, partition_id(0)};
+    reader->assign({tp});
+    const std::vector<api::topic_partition> only{tp};
+    const api::offset_spec to_end{api::offset_spec::kind::latest, -1};
+    const api::offset_spec to_start{api::offset_spec::kind::earliest, -1};
+    auto end = co_await reader->seek_to(only, to_end);
+    if (!end) {
+        if (end.error().reason() != api::errc::unknown_topic_or_partition) {
+            http_log().warn("REST consumers: cannot read {}: {}", topic, end.error().text());
+        }
+        reader->close(false);
         co_return out;
     }
-    std::vector<api::offset_query> queries;
-    queries.push_back({name, partition_id(0), api::offset_spec{api::offset_spec::kind::earliest, -1}});
-    queries.push_back({name, partition_id(0), api::offset_spec{api::offset_spec::kind::latest, -1}});
-    auto ends = co_await records_.list_offsets(std::move(queries), api::isolation::read_uncommitted);
-    if (ends.size() != 2 || ends[0].error || ends[1].error) {
-        http_log().warn("REST consumers: cannot read {}: its offsets are unknown", topic);
+    const std::int64_t last = reader->positions()[tp].value;
+    auto start = co_await reader->seek_to(only, to_start);
+    if (!start) {
+        http_log().warn("REST consumers: cannot read {}: {}", topic, start.error().text());
+        reader->close(false);
         co_return out;
     }
     std::map<std::string, std::optional<std::string>> latest;
-    std::vector<read_position> pos{{name, partition_id(0), ends[0].off}};
-    const std::int64_t end = ends[1].off.value;
-    while (pos[0].next.value < end) {
-        auto sink = [&](std::size_t, const kafka::record_view& r) {
-            if (!r.key) {
-                return true;
-            }
-            std::string key(protocol::as_chars(*r.key));
-            latest[key] = r.value ? std::optional<std::string>(std::string(protocol::as_chars(*r.value)))
-                                  : std::nullopt;
+    api::message_sink sink = [&](const topic_name&, partition_id, const kafka::record_view& r) {
+        if (!r.key) {
             return true;
-        };
-        read_limits limits;
-        limits.max_bytes = 16 * 1024 * 1024;
-        limits.partition_max_bytes = 16 * 1024 * 1024;
-        auto res = co_await read_records(records_, pos, limits, sink);
-        if (res[0].error || res[0].next.value <= pos[0].next.value) {
-            if (res[0].error) {
-                http_log().warn("REST consumers: reading {} failed: {}", topic,
-                                res[0].error.message());
+        }
+        std::string key(protocol::as_chars(*r.key));
+        latest[key] = r.value ? std::optional<std::string>(
+                                    std::string(protocol::as_chars(*r.value)))
+                              : std::nullopt;
+        return true;
+    };
+    api::poll_limits limits;
+    limits.max_bytes = 16 * 1024 * 1024;
+    limits.partition_max_bytes = 16 * 1024 * 1024;
+    for (std::int64_t at = reader->positions()[tp].value; at < last;) {
+        auto res = co_await reader->poll(limits, sink);
+        const auto now = reader->positions()[tp].value;
+        if (!res || (!res->empty() && (*res)[0].error) || now <= at) {
+            const auto why = !res ? res.error().text()
+                             : !res->empty() && (*res)[0].error ? (*res)[0].error.text()
+                                                                 : std::string();
+            if (!why.empty()) {
+                http_log().warn("REST consumers: reading {} failed: {}", topic, why);
             }
             break;
         }
-        pos[0].next = res[0].next;
+        at = now;
     }
+    reader->close(false);
     for (const auto& [key, value] : latest) {
         if (!value) {
             continue;
@@ -237,36 +251,27 @@ boost::asio::awaitable<void> consumer_store::write_on_strand(std::string key,
         spec.name = name;
         spec.partitions = 1;
         spec.configs = {{"cleanup.policy", "compact"}};
-        auto created = co_await topics_.create(std::move(spec));
-        if (!created && api::reason(created.error().code) != api::errc::topic_already_exists) {
-            http_log().warn("REST consumers: cannot create {}: {}", topic,
-                            created.error().message.empty() ? created.error().code.message()
-                                                            : created.error().message);
+        auto created = co_await client_.admin().create_topic(std::move(spec));
+        if (!created && created.error().reason() != api::errc::topic_already_exists) {
+            http_log().warn("REST consumers: cannot create {}: {}", topic, created.error().text());
             co_return;
         }
         topic_ready_ = true;
     }
-    kafka::record_batch_builder builder;
-    builder.add(protocol::as_bytes(key),
-                value ? std::optional<protocol::bytes_view>(protocol::as_bytes(*value))
-                      : std::nullopt,
-                now_ms());
-    auto batch = builder.finish();
-    if (!batch) {
+    std::vector<api::outgoing_record> records(1);
+    records[0].key = std::move(key);
+    records[0].value = std::move(value);
+    records[0].partition = 0;
+    api::send_options opts;
+    opts.acks = api::acks::leader;
+    auto res = co_await client_.producer().send(name, std::move(records), opts);
+    if (!res) {
+        http_log().warn("REST consumers: storing an instance failed: {}", res.error().text());
         co_return;
     }
-    api::produce_request req;
-    req.acks = api::acks::leader;
-    auto& t = req.topics.emplace_back();
-    t.topic = name;
-    t.partitions.push_back(api::produce_partition{partition_id(0), batch->mutable_view()});
-    auto res = co_await records_.produce(std::move(req));
-    for (const auto& rt : res.topics) {
-        for (const auto& rp : rt.partitions) {
-            if (rp.error) {
-                http_log().warn("REST consumers: storing an instance failed: {}",
-                                rp.error.code.message());
-            }
+    for (const auto& d : *res) {
+        if (d.error) {
+            http_log().warn("REST consumers: storing an instance failed: {}", d.error.text());
         }
     }
 }

@@ -1,6 +1,7 @@
 // Where REST consumer instances are kept so that they survive a restart of sluice (owned by
-// gateway/http/rest). Backend-agnostic: a compacted topic written and read through
-// api::topics and api::records only, so that the same store works over a Kafka cluster.
+// gateway/http/rest). A compacted topic of sluice's own, created through api::admin, written
+// through api::producer and read back through an api::consumer with manual assignment: the
+// client level only, so that over a Kafka cluster another gateway finds the instances there.
 //
 // Topic _sluice_rest_consumers (1 partition, cleanup.policy=compact), created on the first
 // write. One record per instance:
@@ -31,8 +32,7 @@
 
 #include "gateway/http/rest/consumer_instance.h"
 
-#include "backend/api/records.h"
-#include "backend/api/topics.h"
+#include "backend/api/client.h"
 
 namespace sluice::gateway::rest {
 
@@ -40,8 +40,7 @@ class consumer_store {
 public:
     static constexpr const char* topic = "_sluice_rest_consumers";
 
-    consumer_store(backend::api::topics& topics, backend::api::records& records,
-                   boost::asio::any_io_executor ex);
+    consumer_store(backend::api::client& client, boost::asio::any_io_executor ex);
 
     /// Every stored instance (none when the topic does not exist yet).
     boost::asio::awaitable<std::vector<stored_instance>> load();
@@ -58,8 +57,7 @@ private:
     boost::asio::awaitable<void> write(std::string key, std::optional<std::string> value);
     boost::asio::awaitable<void> write_on_strand(std::string key, std::optional<std::string> value);
 
-    backend::api::topics& topics_;
-    backend::api::records& records_;
+    backend::api::client& client_;
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     std::atomic<bool> topic_ready_{false};
 };

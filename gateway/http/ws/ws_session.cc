@@ -421,8 +421,7 @@ asio::awaitable<void> ws_session::on_subscribe(const json::value& msg, std::stri
     spec.client = backend::api::client_info{"sluice-websocket", http_.peer.address().to_string()};
     std::vector<topic_name> topics = spec.topics;
     auto& rc = ctx_.rc;
-    topic_subscription::services svc{rc.topics, rc.records, rc.groups,
-                                     rc.settings.member_session_timeout_ms};
+    topic_subscription::services svc{*rc.client, rc.settings.member_session_timeout_ms};
     auto member_executor = ctx_.next_executor();
     auto opened = co_await topic_subscription::open(svc, std::move(spec), member_executor);
     if (auto* e = std::get_if<rest::error>(&opened)) {
@@ -541,7 +540,7 @@ asio::awaitable<void> ws_session::read_subscription(std::shared_ptr<subscription
             ++n;
             return true;
         };
-        read_limits limits;
+        backend::api::poll_limits limits;
         limits.max_wait = st.fetch_max_wait;
         limits.max_bytes = static_cast<std::int64_t>(budget);
         limits.partition_max_bytes = static_cast<std::int32_t>(std::min<std::size_t>(budget, 1 << 30));

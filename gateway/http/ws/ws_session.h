@@ -26,7 +26,7 @@
 //
 // Lifecycle: created by the /ws route handler, which awaits run(); run() returns once every
 // coroutine of the session has ended. Concurrency: everything runs on the connection's
-// executor (one io thread); group members run on their own strands.
+// executor (one io thread); a subscription's consumer runs its group work on its own strand.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +61,7 @@ namespace sluice::gateway::ws {
 /// What WebSocket sessions stand on: shared, read-only, thread-safe.
 struct ws_context {
     rest::rest_context& rc;
-    /// The io thread of each new group member.
+    /// The io thread of each new subscription's consumer (its group work).
     std::function<boost::asio::any_io_executor()> next_executor;
     /// sluice_websocket_dropped_total{reason="write_timeout"} and {reason="idle_timeout"};
     /// null: not counted.

@@ -1,10 +1,12 @@
-#include "gateway/http/record_reader.h"
+#include "backend/client/record_reader.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "backend/api/records_memory.h"
 
-namespace sluice::gateway {
+namespace sluice::backend::client {
 namespace api = backend::api;
 namespace kafka = protocol::kafka;
 
@@ -24,6 +26,7 @@ boost::asio::awaitable<std::vector<partition_read>> read_records(
     req.min_bytes = std::max(limits.min_bytes, 1);
     req.max_wait = limits.max_wait;
     req.max_bytes = limits.max_bytes;
+    req.isolation = limits.isolation;
     std::map<std::string, std::size_t> topic_index;
     std::vector<std::vector<std::size_t>> order;  // per fetch topic: position indexes
     for (std::size_t i = 0; i < positions.size(); ++i) {
@@ -61,6 +64,15 @@ boost::asio::awaitable<std::vector<partition_read>> read_records(
                 o.error = make_error_code(api::errc::storage_error);
                 continue;
             }
+            // read_committed: compat: Kafka's consumer (CompletedFetch) skips a producer's
+            // transactional batches from the first offset of an aborted transaction up to its
+            // abort marker.
+            auto aborted = fp.aborted;
+            std::sort(aborted.begin(), aborted.end(), [](const auto& a, const auto& b) {
+                return a.first_offset < b.first_offset;
+            });
+            std::set<std::int64_t> aborting;
+            std::size_t next_aborted = 0;
             protocol::bytes_view rest = bytes->view();
             while (!stopped && rest.size() >= kafka::batch_header_size) {
                 auto header = kafka::read_batch_header(rest);
@@ -69,10 +81,23 @@ boost::asio::awaitable<std::vector<partition_read>> read_records(
                 }
                 const protocol::bytes_view batch = rest.first(header->total_size());
                 rest = rest.subspan(header->total_size());
+                while (next_aborted < aborted.size() &&
+                       aborted[next_aborted].first_offset.value <= header->last_offset()) {
+                    aborting.insert(aborted[next_aborted].producer.value);
+                    ++next_aborted;
+                }
+                if (header->is_control()) {
+                    aborting.erase(header->producer_id);  // a marker ends the transaction
+                }
                 if (header->last_offset() < o.next.value) {
                     continue;
                 }
                 if (header->is_control()) {
+                    o.next = offset(header->last_offset() + 1);
+                    continue;
+                }
+                if (header->is_transactional() && !aborting.empty() &&
+                    aborting.contains(header->producer_id)) {
                     o.next = offset(header->last_offset() + 1);
                     continue;
                 }
@@ -102,4 +127,4 @@ boost::asio::awaitable<std::vector<partition_read>> read_records(
     co_return out;
 }
 
-}  // namespace sluice::gateway
+}  // namespace sluice::backend::client

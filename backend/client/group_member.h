@@ -1,8 +1,8 @@
-// A member of a classic consumer group that sluice runs on behalf of an HTTP client: a REST
-// consumer instance, or a WebSocket or SSE subscription with a group (owned by gateway/http).
-// It speaks the group protocol through api::groups exactly as a Kafka consumer does (JoinGroup
-// with the "consumer" protocol type offering range and roundrobin, SyncGroup, Heartbeat,
-// LeaveGroup), so it shares a group's partitions with Kafka consumers: either may lead.
+// A member of a classic consumer group, the group side of the native client level's consumer
+// (owned by backend/client; broker_consumer runs one per consumer that subscribes). It speaks
+// the group protocol through api::groups exactly as a Kafka consumer does (JoinGroup with the
+// "consumer" protocol type offering range and roundrobin, SyncGroup, Heartbeat, LeaveGroup),
+// so it shares a group's partitions with Kafka consumers: either may lead.
 //
 //        subscribe()/unsubscribe()                        assignment()  (any thread)
 //                 |                                            ^
@@ -36,8 +36,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
-#include "gateway/httpcore/async_event.h"
-
 #include "backend/api/groups.h"
 #include "backend/api/topics.h"
 #include "protocol/core/ids.h"
@@ -46,7 +44,7 @@ namespace re2 {
 class RE2;
 }
 
-namespace sluice::gateway {
+namespace sluice::backend::client {
 
 /// Topic -> partitions of one member.
 using member_assignment = std::map<topic_name, std::vector<partition_id>>;
@@ -103,8 +101,9 @@ public:
     std::optional<std::string> subscribed_pattern() const;
     bool done() const { return done_.load(); }
 
-    /// Notified whenever the state changes (assignment, rebalance start, stop).
-    async_event& changed() { return changed_; }
+    /// Called (on the member's strand) whenever the state changes (assignment, rebalance
+    /// start, stop). Set before start().
+    void set_change_hook(std::function<void()> fn) { changed_ = std::move(fn); }
 
     const options& opts() const { return opts_; }
 
@@ -128,6 +127,7 @@ private:
     boost::asio::awaitable<void> leave();
     void set_state(state s);
     void poke();
+    void notify_change();
 
     backend::api::groups& groups_;
     backend::api::topics& topics_;
@@ -155,8 +155,8 @@ private:
     bool in_group_ = false;
     bool poked_ = false;  // a poke() arrived while the loop was not sleeping
 
-    async_event changed_;
+    std::function<void()> changed_;
     std::atomic<bool> done_{false};
 };
 
-}  // namespace sluice::gateway
+}  // namespace sluice::backend::client

@@ -1,4 +1,4 @@
-#include "gateway/http/group_member.h"
+#include "backend/client/group_member.h"
 
 #include <algorithm>
 #include <set>
@@ -9,17 +9,22 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <re2/re2.h>
 
-#include "gateway/httpcore/logger.h"
+#include "backend/api/logger.h"
 #include "backend/api/sluice_topics.h"
 #include "protocol/kafka/classic_assignor.h"
 #include "protocol/kafka/consumer_protocol.h"
 
-namespace sluice::gateway {
+namespace sluice::backend::client {
 namespace asio = boost::asio;
 namespace api = backend::api;
 namespace kafka = protocol::kafka;
 
 namespace {
+
+spdlog::logger& member_log() {
+    static spdlog::logger& l = named_logger("client");
+    return l;
+}
 
 constexpr auto retry_backoff = std::chrono::milliseconds(200);
 
@@ -52,13 +57,19 @@ void group_member::start() {
             try {
                 std::rethrow_exception(e);
             } catch (const std::exception& ex) {
-                http_log().error("group {}: member failed: {}", self->opts_.group.value,
+                member_log().error("group {}: member failed: {}", self->opts_.group.value,
                                  ex.what());
             }
             self->done_ = true;
-            self->changed_.notify();
+            self->notify_change();
         }
     });
+}
+
+void group_member::notify_change() {
+    if (changed_) {
+        changed_();
+    }
 }
 
 void group_member::poke() {
@@ -146,7 +157,7 @@ void group_member::set_state(state s) {
         std::lock_guard lock(mu_);
         state_ = std::move(s);
     }
-    changed_.notify();
+    notify_change();
 }
 
 asio::awaitable<void> group_member::sleep(std::chrono::milliseconds d) {
@@ -252,7 +263,8 @@ asio::awaitable<bool> group_member::join_and_sync() {
         if (api::reason(joined.error) == api::errc::unknown_member_id) {
             member_id_.clear();
         }
-        http_log().debug("group {}: join failed: {}", opts_.group.value, joined.error.code.message());
+        member_log().debug("group {}: join failed: {}", opts_.group.value,
+                           joined.error.code.message());
         co_return false;
     }
     member_id_ = joined.member_id;
@@ -284,7 +296,8 @@ asio::awaitable<bool> group_member::join_and_sync() {
         if (api::reason(synced.error) == api::errc::unknown_member_id) {
             member_id_.clear();
         }
-        http_log().debug("group {}: sync failed: {}", opts_.group.value, synced.error.code.message());
+        member_log().debug("group {}: sync failed: {}", opts_.group.value,
+                           synced.error.code.message());
         co_return false;
     }
     auto decoded = kafka::decode_assignment(
@@ -302,7 +315,7 @@ asio::awaitable<bool> group_member::join_and_sync() {
             }
         }
     }
-    http_log().debug("group {}: member {} generation {} holds {} topics", opts_.group.value,
+    member_log().debug("group {}: member {} generation {} holds {} topics", opts_.group.value,
                      member_id_, generation_, s.partitions.size());
     set_state(std::move(s));
     co_return true;
@@ -436,7 +449,7 @@ asio::awaitable<void> group_member::run(std::shared_ptr<group_member> self) {
     }
     set_state(state{});
     done_ = true;
-    changed_.notify();
+    notify_change();
 }
 
-}  // namespace sluice::gateway
+}  // namespace sluice::backend::client

@@ -1,8 +1,8 @@
-// Reading records for HTTP-side consumers (REST consumer instances, WebSocket and SSE
-// streams; owned by gateway/http): one api::records::fetch from a set of positions, then the
-// records of the answer decoded one by one, from each position on (a fetch returns whole
-// batches, which may begin before it), control batches skipped, compressed batches inflated
-// with a bound.
+// Reading records for the native client level's consumer (owned by backend/client): one
+// api::records::fetch from a set of positions, then the records of the answer decoded one by
+// one, from each position on (a fetch returns whole batches, which may begin before it),
+// control batches skipped (read_committed: aborted transactions' batches too), compressed
+// batches inflated with a bound.
 #pragma once
 
 #include <chrono>
@@ -18,7 +18,7 @@
 #include "protocol/core/ids.h"
 #include "protocol/kafka/record.h"
 
-namespace sluice::gateway {
+namespace sluice::backend::client {
 
 /// Where reading a partition continues.
 struct read_position {
@@ -40,6 +40,7 @@ struct read_limits {
     std::int32_t min_bytes = 1;
     std::int64_t max_bytes = 1024 * 1024;   // of the fetch answer (whole batches)
     std::int32_t partition_max_bytes = 1024 * 1024;
+    backend::api::isolation isolation = backend::api::isolation::read_uncommitted;
 };
 
 /// Gets each record in order, with the index of its position in the call; returns false to
@@ -55,4 +56,4 @@ boost::asio::awaitable<std::vector<partition_read>> read_records(
     backend::api::records& records, const std::vector<read_position>& positions,
     read_limits limits, const record_sink& sink);
 
-}  // namespace sluice::gateway
+}  // namespace sluice::backend::client
