@@ -13,9 +13,10 @@
 #include <map>
 #include <variant>
 
-#include "backend/api/sluice_topics.h"
 #include "gateway/http/rest/rest_routes.h"
 #include "gateway/http/rest/v3_support.h"
+
+#include "backend/api/sluice_topics.h"
 
 namespace sluice::gateway::rest {
 namespace api = backend::api;
