@@ -375,9 +375,14 @@ TEST_F(RestFront, V3DeleteTopicAndBackendFailures) {
     res = call(verb::delete_, "/v3/clusters/cluster-1/topics/orders");
     EXPECT_EQ(res.result_int(), 404) << res.body();
     EXPECT_EQ(testing::parse_json(res.body())["error_code"].GetInt(), 40403);
+    fake.add_topic("spare", 1);
     fake.script().fail_next(fake_call::remove_topic, api::errc::backend_unavailable);
-    res = call(verb::delete_, "/v3/clusters/cluster-1/topics/__consumer_offsets");
+    res = call(verb::delete_, "/v3/clusters/cluster-1/topics/spare");
     EXPECT_EQ(res.result_int() / 100, 5u) << res.body();
+    // Topics of sluice's own state are refused before the backend is asked.
+    res = call(verb::delete_, "/v3/clusters/cluster-1/topics/__consumer_offsets");
+    EXPECT_EQ(res.result_int(), 400) << res.body();
+    EXPECT_EQ(fake.script().count(fake_call::remove_topic), 3u);  // orders twice, spare
 }
 
 TEST_F(RestFront, V3ConfigAlterationsReachTheBackend) {
