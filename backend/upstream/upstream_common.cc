@@ -1,5 +1,7 @@
 #include "backend/upstream/upstream_common.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 namespace sluice::backend::upstream {
@@ -51,6 +53,26 @@ handle_ptr make_handle(rd_kafka_type_t type, conf_ptr conf) {
     }
     conf.release();  // rd_kafka_new took it
     return handle_ptr(rk);
+}
+
+fetched_metadata fetch_metadata(rd_kafka_t* rk, metadata_scope scope, const std::string& topic,
+                                std::chrono::milliseconds timeout) {
+    fetched_metadata out;
+    topic_handle_ptr rkt;
+    if (scope == metadata_scope::one) {
+        rkt.reset(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
+        if (!rkt) {
+            out.err = rd_kafka_last_error();
+            return out;
+        }
+    }
+    const rd_kafka_metadata_t* md = nullptr;
+    out.err = rd_kafka_metadata(rk, scope == metadata_scope::all ? 1 : 0, rkt.get(), &md,
+                                static_cast<int>(std::max<std::int64_t>(timeout.count(), 1)));
+    if (out.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        out.md.reset(md);
+    }
+    return out;
 }
 
 std::error_code to_error_code(rd_kafka_resp_err_t err) noexcept {

@@ -4,6 +4,8 @@
 // and the "upstream" logger.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +40,53 @@ using handle_ptr = std::unique_ptr<rd_kafka_t, handle_deleter>;
 conf_ptr make_conf(const std::map<std::string, std::string>& props,
                    const std::map<std::string, std::string>& extra = {});
 
+struct metadata_deleter {
+    void operator()(const rd_kafka_metadata_t* md) const noexcept { rd_kafka_metadata_destroy(md); }
+};
+using metadata_ptr = std::unique_ptr<const rd_kafka_metadata_t, metadata_deleter>;
+
+struct topic_handle_deleter {
+    void operator()(rd_kafka_topic_t* rkt) const noexcept { rd_kafka_topic_destroy(rkt); }
+};
+using topic_handle_ptr = std::unique_ptr<rd_kafka_topic_t, topic_handle_deleter>;
+
+struct rk_event_deleter {
+    void operator()(rd_kafka_event_t* e) const noexcept { rd_kafka_event_destroy(e); }
+};
+/// An event (an admin request's result) from a queue.
+using rk_event_ptr = std::unique_ptr<rd_kafka_event_t, rk_event_deleter>;
+
+struct rk_queue_deleter {
+    void operator()(rd_kafka_queue_t* q) const noexcept { rd_kafka_queue_destroy(q); }
+};
+using rk_queue_ptr = std::unique_ptr<rd_kafka_queue_t, rk_queue_deleter>;
+
+struct rk_partitions_deleter {
+    void operator()(rd_kafka_topic_partition_list_t* l) const noexcept {
+        rd_kafka_topic_partition_list_destroy(l);
+    }
+};
+using rk_partitions_ptr =
+    std::unique_ptr<rd_kafka_topic_partition_list_t, rk_partitions_deleter>;
+
+struct fetched_metadata {
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;  // the request's own error
+    metadata_ptr md;                                        // null when `err` is set
+};
+
+/// Which topics a metadata request asks about.
+enum class metadata_scope : std::int8_t {
+    known,  // the topics this handle already knows (few or none: the brokers are the point)
+    all,    // every topic of the cluster
+    one,    // one topic
+};
+
+/// Blocking: the cluster's metadata (brokers, controller, topics as `scope` says; with `one`,
+/// the topic's entry carries UNKNOWN_TOPIC_OR_PART when it does not exist: the handle should
+/// have allow.auto.create.topics=false so that asking does not create it). Run it on a pool.
+fetched_metadata fetch_metadata(rd_kafka_t* rk, metadata_scope scope, const std::string& topic,
+                                std::chrono::milliseconds timeout);
+
 /// Creates a client of `type` from `conf` (taken). Throws std::invalid_argument with
 /// librdkafka's message when it refuses.
 handle_ptr make_handle(rd_kafka_type_t type, conf_ptr conf);
@@ -49,13 +98,18 @@ api::backend_error to_backend_error(rd_kafka_resp_err_t err, const char* message
 
 /// Runs `f` (a blocking librdkafka call) on `pool` and resumes on the caller's executor with
 /// its value. `f` must not throw.
+/// compat: g++ 12 destroys a temporary of a co_await expression twice when it has a
+/// destructor: a lambda that captures by value (a string, a vector) must be a named variable
+/// passed with std::move, never written inside `co_await run_blocking(pool, [...] {...})`.
 template <typename F>
 auto run_blocking(boost::asio::thread_pool& pool, F f)
     -> api::awaitable<std::invoke_result_t<F&>> {
     using R = std::invoke_result_t<F&>;
+    // `f` lives in this frame until the pool's coroutine completes; the lambda handed to
+    // co_spawn only refers to it (co_spawn takes its function by value into a coroutine, and
+    // a lambda with by-value captures passed that way is destroyed twice by g++ 12).
     co_return co_await boost::asio::co_spawn(
-        pool.get_executor(),
-        [f = std::move(f)]() mutable -> api::awaitable<R> { co_return f(); },
+        pool.get_executor(), [&f]() -> api::awaitable<R> { co_return f(); },
         boost::asio::use_awaitable);
 }
 
