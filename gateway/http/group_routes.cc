@@ -83,44 +83,58 @@ http_answer error_answer(unsigned status, const std::string& message) {
 
 }  // namespace
 
-std::optional<http_answer> group_route(bgroup::groups& groups, const std::string& method,
-                                       const std::string& path, const group_filter& visible) {
+boost::asio::awaitable<std::optional<http_answer>> group_route(bgroup::admin& admin,
+                                                               std::string method,
+                                                               std::string path,
+                                                               group_filter visible) {
     if (path.compare(0, prefix.size(), prefix) != 0 ||
         (path.size() > prefix.size() && path[prefix.size()] != '/')) {
-        return std::nullopt;
+        co_return std::nullopt;
     }
     if (method != "GET") {
-        return error_answer(405, "use GET");
+        co_return error_answer(405, "use GET");
     }
     std::string_view rest = std::string_view(path).substr(prefix.size());
     if (rest.empty() || rest == "/") {
+        auto listed = co_await admin.list_groups();
+        if (!listed) {
+            co_return error_answer(503, "groups cannot be listed: " + listed.error().text());
+        }
         std::string body;
-        for (const auto& g : groups.view_groups()) {
-            if (visible && !visible(g.group_id.value)) {
+        for (const auto& l : *listed) {
+            if (visible && !visible(l.group_id.value)) {
                 continue;
             }
-            body += (body.empty() ? "" : ",") + summary_json(g);
+            auto view = co_await admin.describe_group(l.group_id);
+            if (!view) {
+                continue;  // gone since the listing
+            }
+            body += (body.empty() ? "" : ",") + summary_json(*view);
         }
-        return http_answer{200, "application/json", "{\"groups\":[" + body + "]}"};
+        co_return http_answer{200, "application/json", "{\"groups\":[" + body + "]}"};
     }
     rest.remove_prefix(1);
     if (rest.find('/') != std::string_view::npos) {
-        return error_answer(404, "no route for GET " + path);
+        co_return error_answer(404, "no route for GET " + path);
     }
     auto id = percent_decode(rest);
     if (!id) {
-        return error_answer(400, "malformed group id in the path");
+        co_return error_answer(400, "malformed group id in the path");
     }
-    auto view = groups.view_group(group_id(*id));
+    auto view = co_await admin.describe_group(group_id(*id));
     if (!view) {
-        return error_answer(404, "group " + *id + " not found");
+        if (view.error().reason() == bgroup::errc::group_id_not_found) {
+            co_return error_answer(404, "group " + *id + " not found");
+        }
+        co_return error_answer(503, "group " + *id + " cannot be described: " +
+                                        view.error().text());
     }
-    return http_answer{200, "application/json", detail_json(*view)};
+    co_return http_answer{200, "application/json", detail_json(*view)};
 }
 
 namespace {
 
-boost::asio::awaitable<handler_result> serve_group_route(bgroup::groups* groups,
+boost::asio::awaitable<handler_result> serve_group_route(bgroup::admin* admin,
                                                          policy_chain chain,
                                                          http_request_context ctx) {
     group_filter visible;
@@ -130,21 +144,21 @@ boost::asio::awaitable<handler_result> serve_group_route(bgroup::groups* groups,
     if (chain.authorizing() && !chain.visible(who, auth::acl_operation::describe,
                                               auth::resource_type::cluster,
                                               auth::cluster_resource_name)) {
-        visible = [&](std::string_view group) {
+        visible = [chain, who](std::string_view group) {
             return chain.visible(who, auth::acl_operation::describe, auth::resource_type::group,
                                  group);
         };
     }
     // Only GET (and HEAD, which the router answers from GET) reaches here.
-    auto answer = group_route(*groups, "GET", ctx.path, visible);
+    auto answer = co_await group_route(*admin, "GET", ctx.path, std::move(visible));
     co_return make_response(answer ? std::move(*answer)
                                    : error_answer(404, "no route for GET " + ctx.path));
 }
 
 }  // namespace
 
-void add_group_routes(router& routes, bgroup::groups& groups, policy_chain chain) {
-    auto handler = [g = &groups, chain](http_request_context ctx) {
+void add_group_routes(router& routes, bgroup::admin& admin, policy_chain chain) {
+    auto handler = [g = &admin, chain](http_request_context ctx) {
         return serve_group_route(g, chain, std::move(ctx));
     };
     routes.add(boost::beast::http::verb::get, "/v1/groups", handler);

@@ -127,23 +127,14 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     router_.add(verb::get, "/metrics", [m = &svc_.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    // The group and queue views read the native backend's broker level: not in upstream mode.
-    if (svc_.groups != nullptr) {
-        add_group_routes(router_, *svc_.groups, svc_.chain);
-    }
+    // The group views stand on the client level; the queue views read the native backend's
+    // queues: not in upstream mode.
+    add_group_routes(router_, svc_.client.admin(), svc_.chain);
     if (svc_.queues != nullptr) {
         add_queue_routes(router_, *svc_.queues, svc_.chain);
     }
-    // TODO(issue 26): the REST, WebSocket and SSE fronts still reach the broker level (their
-    // rest_context holds topics, records and groups) while they move onto the client level;
-    // until then they are served in the native mode only. Once nothing in them reads those,
-    // rest_context takes the pointers as they are and this condition goes.
-    if (svc_.topics != nullptr && svc_.records != nullptr && svc_.groups != nullptr) {
-        add_rest_and_stream_routes(pool);
-    } else {
-        http_log().warn("upstream mode: the REST, WebSocket and SSE routes are not served yet "
-                        "(only /healthz, /readyz, /metrics and the console's pages)");
-    }
+    // The REST, WebSocket and SSE fronts stand on the client level only.
+    add_rest_and_stream_routes(pool);
     add_ui_routes(router_);
     // After the REST Proxy's GET /, which the console's hands every non-browser request to.
     add_console_route(router_);
@@ -160,11 +151,10 @@ http_server::~http_server() = default;
 
 void http_server::add_rest_and_stream_routes(io_pool& pool) {
     producer_ = std::make_unique<record_producer>(
-        *svc_.topics, *svc_.records, settings_.producer_acks,
+        svc_.client, settings_.producer_acks,
         topic_auto_creation{svc_.auto_create_topics, svc_.num_partitions});
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
-        *svc_.topics, *svc_.records, *svc_.groups, settings_, svc_.cluster_id, svc_.node_id,
-        *producer_, svc_.chain, &svc_.client});
+        settings_, svc_.cluster_id, svc_.node_id, *producer_, svc_.chain, &svc_.client});
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); });
     if (settings_.api_v2_enable) {

@@ -3,23 +3,12 @@
 // that reads request bodies needs nothing of the server.
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <utility>
-#include <vector>
+#include "backend/api/client.h"
 
 namespace sluice::gateway {
 
-/// One record to produce: bytes (already decoded from base64 or serialized JSON).
-struct outgoing_record {
-    std::optional<std::string> key;
-    std::optional<std::string> value;
-    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
-    /// The partition the client asked for; otherwise chosen from the key.
-    std::optional<std::int32_t> partition;
-    /// Milliseconds since the epoch; -1: now.
-    std::int64_t timestamp = -1;
-};
+/// One record to produce: bytes (already decoded from base64 or serialized JSON); the client
+/// level's own record (backend/api/client.h), so that it goes to api::producer as it is.
+using outgoing_record = backend::api::outgoing_record;
 
 }  // namespace sluice::gateway

@@ -1,12 +1,10 @@
-// Producing records that arrive as JSON (REST v2 and v3, WebSocket): choosing each record's
-// partition as Kafka's Java producer would, building one v2 record batch per partition, one
-// call to api::records::produce, and each record's offset in the answer (owned by
-// gateway/http). Stateless apart from the round-robin counter for records without a key. A
-// produce to a missing topic creates it when auto.create.topics.enable is on, as a Kafka
-// producer's first Metadata does (gateway/policy/topic_auto_create.h).
+// Producing records that arrive as JSON (REST v2 and v3, WebSocket) through the client level's
+// producer (api::producer: Kafka's partitioner, one record batch per partition, one produce
+// call), with each record's offset in the answer (owned by gateway/http). Stateless. A produce
+// to a missing topic creates it (through api::admin) when auto.create.topics.enable is on, as
+// a Kafka producer's first Metadata does (the CREATE rule of gateway/policy/chain.h).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,8 +15,8 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "backend/api/client.h"
 #include "backend/api/records.h"
-#include "backend/api/topics.h"
 #include "gateway/http/outgoing_record.h"
 #include "gateway/policy/chain.h"
 #include "gateway/policy/front_acls.h"
@@ -59,19 +57,14 @@ struct producer_identity {
     requester who;  // views: the caller keeps what they name alive
 };
 
-/// Kafka's default partitioner for keyed records (murmur2 of the key bytes, made positive,
-/// modulo the partition count): a REST record and a Java producer's record with the same key
-/// land in the same partition.
-std::int32_t partition_for_key(std::string_view key, std::int32_t partitions);
-
 /// Produces to one topic. Shared by every HTTP-side producer; thread-safe.
 class record_producer {
 public:
     /// `creation`: auto.create.topics.enable and num.partitions, as the Kafka front's Metadata
     /// applies them.
-    record_producer(backend::api::topics& topics, backend::api::records& records,
-                    backend::api::acks acks, topic_auto_creation creation = {})
-        : topics_(topics), records_(records), acks_(acks), creation_(creation) {}
+    record_producer(backend::api::client& client, backend::api::acks acks,
+                    topic_auto_creation creation = {})
+        : client_(client), acks_(acks), creation_(creation) {}
 
     /// Records without a partition and key go, all of one call, to one partition chosen
     /// round-robin across calls (Kafka's sticky partitioning, per request). A missing topic is
@@ -89,14 +82,14 @@ public:
     backend::api::acks acks() const { return acks_; }
 
 private:
-    backend::api::topics& topics_;
-    backend::api::records& records_;
-    boost::asio::awaitable<std::optional<backend::api::topic_description>> find_or_create(
+    /// The topic's partition count, after creating it when it is missing and may be;
+    /// nullopt with `out.refusal` set otherwise.
+    boost::asio::awaitable<std::optional<std::int32_t>> find_or_create(
         const topic_name& topic, const producer_identity* who, produce_outcome& out);
 
+    backend::api::client& client_;
     backend::api::acks acks_;
     topic_auto_creation creation_;
-    std::atomic<std::uint32_t> next_partition_{0};
 };
 
 /// Milliseconds since the Unix epoch.

@@ -101,8 +101,28 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
     if (pattern == "/v3/clusters/{cluster_id}/topics/{topic_name}/records") {
         return {topic(acl_operation::write, param(params, "topic_name"))};
     }
-    if (pattern.starts_with("/v3/clusters/{cluster_id}/topics/{topic_name}")) {
+    // v3 administration: Kafka's operation for each (DeleteTopics, CreatePartitions,
+    // DescribeConfigs, IncrementalAlterConfigs, DescribeGroups); POST .../topics checks its
+    // CREATE in the handler (the cluster's, else the topic's).
+    constexpr std::string_view v3_topic = "/v3/clusters/{cluster_id}/topics/{topic_name}";
+    if (pattern == v3_topic && method == verb::delete_) {
+        return {topic(acl_operation::remove, param(params, "topic_name"))};
+    }
+    if (pattern == v3_topic && method == verb::patch) {
+        return {topic(acl_operation::alter, param(params, "topic_name"))};
+    }
+    if (pattern.starts_with(std::string(v3_topic) + "/configs")) {
+        return {topic(get ? acl_operation::describe_configs : acl_operation::alter_configs,
+                      param(params, "topic_name"))};
+    }
+    if (pattern.starts_with(v3_topic)) {
         return {topic(acl_operation::describe, param(params, "topic_name"))};
+    }
+    if (pattern.starts_with("/v3/clusters/{cluster_id}/consumer-groups/{consumer_group_id}")) {
+        return {group(acl_operation::describe, param(params, "consumer_group_id"))};
+    }
+    if (pattern == "/v3/clusters/{cluster_id}/brokers/{broker_id}/configs") {
+        return {cluster(acl_operation::describe_configs)};
     }
     // Consumer instances: the group here, the topics in the handlers.
     if (pattern.starts_with("/consumers/{group}")) {

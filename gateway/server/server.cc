@@ -25,6 +25,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/host_name.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -596,13 +597,21 @@ int run_server(const config& given) {
         listening += " " + name + "=" + ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     // The client level the HTTP front stands on: over the native backend's broker level, or
-    // the upstream cluster's clients.
+    // the upstream cluster's clients. The native one's broker is this node as Kafka clients
+    // see it: --advertise-kafka, else the first Kafka listener's bound address (the host name
+    // when it listens on every address).
     if (native) {
         backend::client::broker_client_options client_opts;
         client_opts.cluster_id = kafka_cfg.cluster_id;
         client_opts.self.node_id = kafka_cfg.node_id;
         client_opts.self.host = kafka_cfg.advertised.host;
         client_opts.self.port = kafka_cfg.advertised.port;
+        if (client_opts.self.host.empty() && !kafka.empty()) {
+            const auto ep = kafka.front()->local_endpoint();
+            client_opts.self.host = ep.address().is_unspecified() ? boost::asio::ip::host_name()
+                                                                  : ep.address().to_string();
+            client_opts.self.port = ep.port();
+        }
         broker_client = backend::client::make_broker_client(
             native->topics(), native->records(), native->groups(), std::move(client_opts));
     }

@@ -75,6 +75,41 @@ TEST(FrontAcls, RestV3ProduceWritesAndTopicsDescribe) {
     EXPECT_TRUE(http_route_checks(verb::get, "/v3/clusters", none, none).empty());
 }
 
+TEST(FrontAcls, RestV3AdministrationAsksKafkasOperations) {
+    const auto t = params({{"cluster_id", "c"}, {"topic_name", "b"}});
+    const auto tc = params({{"cluster_id", "c"}, {"topic_name", "b"}, {"name", "retention.ms"}});
+    const param_list none;
+    const std::string topic_route = "/v3/clusters/{cluster_id}/topics/{topic_name}";
+    EXPECT_EQ(http_route_checks(verb::delete_, topic_route, t, none),
+              acl_checks{topic(acl_operation::remove, "b")});
+    EXPECT_EQ(http_route_checks(verb::patch, topic_route, t, none),
+              acl_checks{topic(acl_operation::alter, "b")});
+    EXPECT_EQ(http_route_checks(verb::get, topic_route + "/configs", t, none),
+              acl_checks{topic(acl_operation::describe_configs, "b")});
+    EXPECT_EQ(http_route_checks(verb::get, topic_route + "/configs/{name}", tc, none),
+              acl_checks{topic(acl_operation::describe_configs, "b")});
+    EXPECT_EQ(http_route_checks(verb::put, topic_route + "/configs/{name}", tc, none),
+              acl_checks{topic(acl_operation::alter_configs, "b")});
+    EXPECT_EQ(http_route_checks(verb::delete_, topic_route + "/configs/{name}", tc, none),
+              acl_checks{topic(acl_operation::alter_configs, "b")});
+    EXPECT_EQ(http_route_checks(verb::post, topic_route + "/configs:alter", t, none),
+              acl_checks{topic(acl_operation::alter_configs, "b")});
+    EXPECT_EQ(http_route_checks(verb::get,
+                                "/v3/clusters/{cluster_id}/consumer-groups/{consumer_group_id}/lags",
+                                params({{"cluster_id", "c"}, {"consumer_group_id", "g"}}), none),
+              acl_checks{group(acl_operation::describe, "g")});
+    EXPECT_EQ(http_route_checks(verb::get, "/v3/clusters/{cluster_id}/brokers/{broker_id}/configs",
+                                params({{"cluster_id", "c"}, {"broker_id", "0"}}), none),
+              acl_checks{cluster(acl_operation::describe_configs)});
+    // Creating checks CREATE in the handler (the cluster's, else the topic's); listings filter.
+    EXPECT_TRUE(http_route_checks(verb::post, "/v3/clusters/{cluster_id}/topics",
+                                  params({{"cluster_id", "c"}}), none)
+                    .empty());
+    EXPECT_TRUE(http_route_checks(verb::get, "/v3/clusters/{cluster_id}/consumer-groups",
+                                  params({{"cluster_id", "c"}}), none)
+                    .empty());
+}
+
 TEST(FrontAcls, SseReadsTopicAndGroup) {
     EXPECT_EQ(http_route_checks(verb::get, "/topics/{topic}/events", params({{"topic", "b"}}),
                                 param_list{}),

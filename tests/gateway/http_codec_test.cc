@@ -8,6 +8,7 @@
 #include "backend/api/errc.h"
 #include "gateway/http/error_mapping.h"
 #include "gateway/http/json.h"
+#include "backend/client/broker_producer.h"
 #include "gateway/http/record_producer.h"
 #include "gateway/http/rest/media_type.h"
 #include "gateway/http/rest/rest_support.h"
@@ -192,14 +193,14 @@ TEST(Json, IsJsonChecksOneValue) {
 
 TEST(Partitioner, MatchesKafkasMurmur2) {
     // Expected partitions computed with kafka-python's murmur2 (the Java client's function).
-    EXPECT_EQ(partition_for_key("kafka", 12), 4);
-    EXPECT_EQ(partition_for_key("giberish123456789", 12), 8);
-    EXPECT_EQ(partition_for_key("1234", 12), 0);
-    EXPECT_EQ(partition_for_key("234", 12), 2);
-    EXPECT_EQ(partition_for_key("34", 12), 6);
-    EXPECT_EQ(partition_for_key("4", 12), 1);
-    EXPECT_EQ(partition_for_key("", 12), 9);
-    EXPECT_EQ(partition_for_key("key-00042", 12), 9);
+    EXPECT_EQ(backend::client::partition_for_key("kafka", 12), 4);
+    EXPECT_EQ(backend::client::partition_for_key("giberish123456789", 12), 8);
+    EXPECT_EQ(backend::client::partition_for_key("1234", 12), 0);
+    EXPECT_EQ(backend::client::partition_for_key("234", 12), 2);
+    EXPECT_EQ(backend::client::partition_for_key("34", 12), 6);
+    EXPECT_EQ(backend::client::partition_for_key("4", 12), 1);
+    EXPECT_EQ(backend::client::partition_for_key("", 12), 9);
+    EXPECT_EQ(backend::client::partition_for_key("key-00042", 12), 9);
 }
 
 TEST(MediaType, ContentTypes) {

@@ -19,8 +19,8 @@
 #include "gateway/http/rest/consumer_registry.h"
 #include "gateway/http/rest/rest_routes.h"
 
-#include "backend/client/broker_client.h"
 #include "tests/gateway/fake_backend.h"
+#include "tests/gateway/fake_client.h"
 #include "tests/gateway/front_support.h"
 
 namespace sluice::gateway {
@@ -35,11 +35,9 @@ constexpr const char* v2 = "application/vnd.kafka.v2+json";
 class RestConsumers : public ::testing::Test {
 protected:
     RestConsumers()
-        : producer(fake.topics(), fake.records(), api::acks::all),
-          client(backend::client::make_broker_client(fake.topics(), fake.records(),
-                                                     fake.groups(), {})),
-          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer,
-             {}, client.get()},
+        : producer(*client_level, api::acks::all),
+          rc{settings, "cluster-1", 0, producer, {},
+             client_level.get()},
           registry(rc, [this] { return asio::any_io_executor(io.get_executor()); }) {
         fake.add_topic("orders", 3);
         rest::add_v2_consumer_routes(routes, rc, registry);
@@ -107,9 +105,9 @@ protected:
     const std::string base = "/consumers/g/instances/c1";
 
     testing::fake_backend fake;
+    std::unique_ptr<backend::api::client> client_level = testing::client_over(fake);
     http_settings settings;
     record_producer producer;
-    std::unique_ptr<api::client> client;
     rest::rest_context rc;
     asio::io_context io;
     rest::consumer_registry registry;

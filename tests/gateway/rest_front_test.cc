@@ -9,6 +9,7 @@
 #include "gateway/http/rest/rest_routes.h"
 
 #include "tests/gateway/fake_backend.h"
+#include "tests/gateway/fake_client.h"
 #include "tests/gateway/front_support.h"
 
 namespace sluice::gateway {
@@ -23,8 +24,9 @@ constexpr const char* json_embedded = "application/vnd.kafka.json.v2+json";
 class RestFront : public ::testing::Test {
 protected:
     explicit RestFront(topic_auto_creation creation = {})
-        : producer(fake.topics(), fake.records(), api::acks::all, creation),
-          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer} {
+        : producer(*client_level, api::acks::all, creation),
+          rc{settings, "cluster-1", 0, producer, {},
+             client_level.get()} {
         fake.add_topic("orders", 3);
         fake.add_topic("__consumer_offsets", 1, true);
         fake.add_topic("_sluice_rest_consumers", 1);
@@ -44,6 +46,7 @@ protected:
     }
 
     testing::fake_backend fake;
+    std::unique_ptr<backend::api::client> client_level = testing::client_over(fake);
     http_settings settings;
     record_producer producer;
     rest::rest_context rc;
@@ -90,7 +93,8 @@ TEST_F(RestFront, V2ProduceKeyedRecordsGoWhereKafkasPartitionerPutsThem) {
     auto res = produce("/topics/orders", R"({"records":[{"key":"dXNlci00Mg==","value":"eA=="}]})");
     ASSERT_EQ(res.result_int(), 200) << res.body();
     ASSERT_EQ(fake.state().produced.size(), 1u);
-    EXPECT_EQ(fake.state().produced[0].partition.value, partition_for_key("user-42", 3));
+    EXPECT_EQ(fake.state().produced[0].partition.value,
+              backend::client::partition_for_key("user-42", 3));
 }
 
 TEST_F(RestFront, V2ProduceToThePartitionOfThePath) {
@@ -330,6 +334,82 @@ TEST_F(RestFront, V3ProduceSeveralRecordsGetOneReportEach) {
     EXPECT_NE(res.body().find(R"("error_code":400)"), std::string::npos) << res.body();
     ASSERT_EQ(fake.state().produced.size(), 2u);
     EXPECT_EQ(fake.state().produced[1].value, "b");
+}
+
+// --- v3 administration (v3_admin.cc, over api::admin) -----------------------------------------
+
+TEST_F(RestFront, V3CreateTopicAsksTheBackendAndAnswersTheTopic) {
+    auto res = call(verb::post, "/v3/clusters/cluster-1/topics",
+                    R"({"topic_name":"made","partitions_count":4,)"
+                    R"("configs":[{"name":"cleanup.policy","value":"compact"}]})",
+                    "application/json");
+    ASSERT_EQ(res.result_int(), 201) << res.body();
+    auto doc = testing::parse_json(res.body());
+    EXPECT_EQ(json::as_view(doc["kind"]), "KafkaTopic");
+    EXPECT_EQ(doc["partitions_count"].GetInt(), 4);
+    EXPECT_EQ(doc["replication_factor"].GetInt(), 1);
+    EXPECT_EQ(fake.script().args_of(fake_call::create_topic),
+              std::vector<std::string>{"made partitions=4"});
+    EXPECT_EQ(fake.state().topics.at(topic_name("made")).description.overrides.at(
+                  "cleanup.policy"),
+              "compact");
+    // validate_only creates nothing; a duplicate and a missing name are 400.
+    res = call(verb::post, "/v3/clusters/cluster-1/topics",
+               R"({"topic_name":"checked","partitions_count":1,"validate_only":true})",
+               "application/json");
+    EXPECT_EQ(res.result_int(), 201) << res.body();
+    EXPECT_FALSE(fake.state().topics.contains(topic_name("checked")));
+    res = call(verb::post, "/v3/clusters/cluster-1/topics", R"({"topic_name":"made"})",
+               "application/json");
+    EXPECT_EQ(res.result_int(), 400) << res.body();
+    EXPECT_EQ(testing::parse_json(res.body())["error_code"].GetInt(), 40002);
+    res = call(verb::post, "/v3/clusters/cluster-1/topics", R"({"partitions_count":1})",
+               "application/json");
+    EXPECT_EQ(res.result_int(), 400) << res.body();
+}
+
+TEST_F(RestFront, V3DeleteTopicAndBackendFailures) {
+    auto res = call(verb::delete_, "/v3/clusters/cluster-1/topics/orders");
+    EXPECT_EQ(res.result_int(), 204) << res.body();
+    EXPECT_FALSE(fake.state().topics.contains(topic_name("orders")));
+    res = call(verb::delete_, "/v3/clusters/cluster-1/topics/orders");
+    EXPECT_EQ(res.result_int(), 404) << res.body();
+    EXPECT_EQ(testing::parse_json(res.body())["error_code"].GetInt(), 40403);
+    fake.add_topic("spare", 1);
+    fake.script().fail_next(fake_call::remove_topic, api::errc::backend_unavailable);
+    res = call(verb::delete_, "/v3/clusters/cluster-1/topics/spare");
+    EXPECT_EQ(res.result_int() / 100, 5u) << res.body();
+    // Topics of sluice's own state are refused before the backend is asked.
+    res = call(verb::delete_, "/v3/clusters/cluster-1/topics/__consumer_offsets");
+    EXPECT_EQ(res.result_int(), 400) << res.body();
+    EXPECT_EQ(fake.script().count(fake_call::remove_topic), 3u);  // orders twice, spare
+}
+
+TEST_F(RestFront, V3ConfigAlterationsReachTheBackend) {
+    auto res = call(verb::post, "/v3/clusters/cluster-1/topics/orders/configs:alter",
+                    R"({"data":[{"name":"retention.ms","value":"1000"},)"
+                    R"({"name":"cleanup.policy","operation":"DELETE"}]})",
+                    "application/json");
+    EXPECT_EQ(res.result_int(), 204) << res.body();
+    EXPECT_EQ(fake.state().topics.at(topic_name("orders")).description.overrides.at(
+                  "retention.ms"),
+              "1000");
+    res = call(verb::post, "/v3/clusters/cluster-1/topics/orders/configs:alter",
+               R"({"data":[{"name":"retention.ms"}]})", "application/json");
+    EXPECT_EQ(res.result_int(), 400) << res.body();
+    EXPECT_EQ(fake.script().count(fake_call::alter_configs), 1u);
+}
+
+TEST_F(RestFront, V3BrokersAreTheClusterTopology) {
+    auto res = call(verb::get, "/v3/clusters/cluster-1/brokers");
+    ASSERT_EQ(res.result_int(), 200) << res.body();
+    auto doc = testing::parse_json(res.body());
+    ASSERT_EQ(doc["data"].Size(), 1u);
+    EXPECT_EQ(doc["data"][0]["broker_id"].GetInt(), 0);
+    EXPECT_EQ(json::as_view(doc["data"][0]["host"]), "localhost");
+    EXPECT_EQ(doc["data"][0]["port"].GetInt(), 9092);
+    EXPECT_EQ(call(verb::get, "/v3/clusters/cluster-1/brokers/7").result_int(), 404);
+    EXPECT_EQ(call(verb::get, "/v3/clusters/cluster-1/consumer-groups/none").result_int(), 404);
 }
 
 }  // namespace

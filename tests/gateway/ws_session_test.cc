@@ -26,8 +26,8 @@
 #include "gateway/core/metrics.h"
 #include "gateway/http/ws/ws_session.h"
 
-#include "backend/client/broker_client.h"
 #include "tests/gateway/fake_backend.h"
+#include "tests/gateway/fake_client.h"
 #include "tests/gateway/front_support.h"
 
 namespace sluice::gateway::ws {
@@ -42,11 +42,9 @@ using client_stream = websocket::stream<beast::tcp_stream>;
 class WsSession : public ::testing::Test {
 public:
     WsSession()
-        : producer(fake.topics(), fake.records(), api::acks::all),
-          client_level(backend::client::make_broker_client(fake.topics(), fake.records(),
-                                                           fake.groups(), {})),
-          rc{fake.topics(), fake.records(), fake.groups(), settings, "cluster-1", 0, producer,
-             {}, client_level.get()},
+        : producer(*client_level, api::acks::all),
+          rc{settings, "cluster-1", 0, producer, {},
+             client_level.get()},
           wsctx{rc, [this] { return asio::any_io_executor(io.get_executor()); }},
           acceptor(io, {asio::ip::make_address("127.0.0.1"), 0}) {
         settings.streams.fetch_max_wait = std::chrono::milliseconds(20);
@@ -99,9 +97,9 @@ public:
     }
 
     testing::fake_backend fake;
+    std::unique_ptr<backend::api::client> client_level = testing::client_over(fake);
     http_settings settings;
     record_producer producer;
-    std::unique_ptr<api::client> client_level;
     rest::rest_context rc;
     asio::io_context io;
     ws_context wsctx;

@@ -145,7 +145,7 @@ TABLE = [
 # The topics (queues of the same name, one record each) the server starts with, and the groups
 # with a committed offset.
 TOPICS = ("orders", "logs-app", "ledger", "public", "hosted", "vault", "scratch-kafka",
-          "scratch-sqs", "scratch-sqs_json")
+          "scratch-rest_v3", "scratch-sqs", "scratch-sqs_json")
 GROUPS = ("public", "ledger")
 # A dead-letter queue everyone may describe, named by the RedrivePolicy of these queues: which
 # of them it shows as its sources is a DESCRIBE of each.
@@ -461,6 +461,57 @@ def rest_v3_topic(ctx, row, front):
                 lambda: http_outcome(r.get(base + "/partitions")))
 
 
+def rest_v3_delete_topic(ctx, row, front):
+    """DELETE .../topics/{t} (Kafka's DeleteTopics)."""
+    r = ctx.rest(row.principal)
+    http_outcome(r.delete(f"/v3/clusters/{ctx.cluster_id()}/topics/{resource_name(row, front)}"),
+                 ok=(204,))
+
+
+def rest_v3_grow_topic(ctx, row, front):
+    """PATCH .../topics/{t} to one partition, what it has (CreatePartitions' ALTER; the backend
+    then refuses a count that is no increase: 400 past the ACL)."""
+    r = ctx.rest(row.principal)
+    http_outcome(r.s.patch(r.base + f"/v3/clusters/{ctx.cluster_id()}/topics/"
+                           f"{resource_name(row, front)}", json={"partitions_count": 1},
+                           timeout=20), ok=(400,))
+
+
+def rest_v3_topic_configs(ctx, row, front):
+    """GET .../topics/{t}/configs and .../configs/retention.ms."""
+    r = ctx.rest(row.principal)
+    base = f"/v3/clusters/{ctx.cluster_id()}/topics/{resource_name(row, front)}/configs"
+    same_answer(lambda: http_outcome(r.get(base)),
+                lambda: http_outcome(r.get(base + "/retention.ms")))
+
+
+def rest_v3_alter_topic_configs(ctx, row, front):
+    """POST .../configs:alter (validate only) and PUT .../configs/retention.ms."""
+    r = ctx.rest(row.principal)
+    base = f"/v3/clusters/{ctx.cluster_id()}/topics/{resource_name(row, front)}/configs"
+    same_answer(
+        lambda: http_outcome(r.post(base + ":alter", json.dumps(
+            {"data": [{"name": "retention.ms", "value": "604800000"}], "validate_only": True}),
+            headers={"Content-Type": "application/json"}), ok=(204,)),
+        lambda: http_outcome(r.s.put(r.base + base + "/retention.ms",
+                                     json={"value": "604800000"}, timeout=20),
+                             ok=(204,)))
+
+
+def rest_v3_group(ctx, row, front):
+    """GET .../consumer-groups/{g} and its lags: the group exists once its committed offset
+    does, so an allowed caller gets 200 or, for a group never used, 404 past the ACL."""
+    r = ctx.rest(row.principal)
+    base = f"/v3/clusters/{ctx.cluster_id()}/consumer-groups/{resource_name(row, front)}"
+    same_answer(lambda: http_outcome(r.get(base), ok=(200, 404)),
+                lambda: http_outcome(r.get(base + "/lags"), ok=(200, 404)))
+
+
+def rest_v3_broker_configs(ctx, row, front):
+    r = ctx.rest(row.principal)
+    http_outcome(r.get(f"/v3/clusters/{ctx.cluster_id()}/brokers/0/configs"))
+
+
 # --- WebSocket and SSE ----------------------------------------------------------------------------
 def ws_produce(ctx, row, front):
     ws_outcome(ctx, row.principal,
@@ -621,23 +672,23 @@ ACTIONS = {
         "ws": WS_ONLY_STREAMS, "sse": SSE_ONLY_READS, **sqs_both(sqs_describe),
         "console": console_queue},
     ("ALTER", "topic"): {
-        "kafka": kafka_create_partitions, "rest_v2": REST_NONE, "rest_v3": REST_NONE,
+        "kafka": kafka_create_partitions, "rest_v2": REST_NONE, "rest_v3": rest_v3_grow_topic,
         "ws": WS_ONLY_STREAMS, "sse": SSE_ONLY_READS, **sqs_both(sqs_add_permission),
         "console": console_redrive},
     ("DESCRIBE_CONFIGS", "topic"): {
         "kafka": kafka_describe_configs, "rest_v2": REST_NONE,
-        "rest_v3": no("sluice's REST v3 has no configs routes"), "ws": WS_ONLY_STREAMS,
+        "rest_v3": rest_v3_topic_configs, "ws": WS_ONLY_STREAMS,
         "sse": SSE_ONLY_READS,
         **sqs_neither("GetQueueAttributes (the queue's settings and counts) asks DESCRIBE"),
         "console": no("GET /v1/queues/{q} (settings and counts) asks DESCRIBE")},
     ("ALTER_CONFIGS", "topic"): {
         "kafka": kafka_alter_configs, "rest_v2": REST_NONE,
-        "rest_v3": no("sluice's REST v3 has no configs routes"), "ws": WS_ONLY_STREAMS,
+        "rest_v3": rest_v3_alter_topic_configs, "ws": WS_ONLY_STREAMS,
         "sse": SSE_ONLY_READS, **sqs_both(sqs_set_attributes),
         "console": no("the console changes no queue attributes")},
     ("DELETE", "topic"): {
         "kafka": kafka_delete_topics, "rest_v2": REST_NONE,
-        "rest_v3": no("sluice's REST v3 deletes no topics"), "ws": WS_ONLY_STREAMS,
+        "rest_v3": rest_v3_delete_topic, "ws": WS_ONLY_STREAMS,
         "sse": SSE_ONLY_READS, **sqs_both(sqs_delete),
         "console": no("the console deletes nothing")},
     ("CREATE", "topic"): {
@@ -652,11 +703,11 @@ ACTIONS = {
     ("DESCRIBE", "group"): {
         "kafka": kafka_committed,
         "rest_v2": no("GET .../offsets needs a consumer instance, which READ group makes"),
-        "rest_v3": no("sluice's REST v3 has no consumer-group routes"), "ws": WS_ONLY_STREAMS,
+        "rest_v3": rest_v3_group, "ws": WS_ONLY_STREAMS,
         "sse": SSE_ONLY_READS, **sqs_neither("no action describes a queue's group alone"),
         "console": console_group},
     ("DESCRIBE_CONFIGS", "cluster"): {
-        "kafka": kafka_describe_configs, "rest_v2": REST_NONE, "rest_v3": REST_NONE,
+        "kafka": kafka_describe_configs, "rest_v2": REST_NONE, "rest_v3": rest_v3_broker_configs,
         "ws": WS_ONLY_STREAMS, "sse": SSE_ONLY_READS, **sqs_neither("SQS has no broker settings"),
         "console": no("the console shows no broker settings")},
     ("ALTER_CONFIGS", "cluster"): {

@@ -1,7 +1,10 @@
 // REST Proxy v2 metadata: GET / and POST / (liveness, answer {}), GET /topics (names), GET
 // /topics/{t} (name, configs, partitions), GET /topics/{t}/partitions[/{p}] (leader and
 // replicas: this node), GET /topics/{t}/partitions/{p}/offsets (beginning and end offsets),
-// GET /brokers (this node's id).
+// GET /brokers (the cluster's broker ids). Everything through the client level's admin
+// (api::admin), so that the routes answer the same over a Kafka cluster.
+#include <algorithm>
+
 #include "gateway/http/rest/rest_routes.h"
 
 namespace sluice::gateway::rest {
@@ -10,21 +13,37 @@ using boost::beast::http::verb;
 
 namespace {
 
-void write_partition(json::writer& w, std::int32_t partition, std::int32_t node) {
+void write_partition(json::writer& w, const api::partition_info& p) {
     w.start_object();
-    w.field("partition", partition);
-    w.field("leader", node);
+    w.field("partition", p.partition.value);
+    w.field("leader", p.leader);
     w.key("replicas");
     w.start_array();
-    w.start_object();
-    w.field("broker", node);
-    w.key("leader");
-    w.boolean(true);
-    w.key("in_sync");
-    w.boolean(true);
-    w.end_object();
+    for (const auto node : p.replicas) {
+        w.start_object();
+        w.field("broker", node);
+        w.key("leader");
+        w.boolean(node == p.leader);
+        w.key("in_sync");
+        w.boolean(std::find(p.isr.begin(), p.isr.end(), node) != p.isr.end());
+        w.end_object();
+    }
     w.end_array();
     w.end_object();
+}
+
+/// The topic of the path, or the v2 error answer (40401 for an unknown topic).
+boost::asio::awaitable<std::variant<api::topic_info, http_response>> find_v2_topic(
+    rest_context* rc, topic_name topic) {
+    auto d = co_await rc->admin().describe_topic(topic);
+    if (!d) {
+        if (d.error().reason() == api::errc::unknown_topic_or_partition) {
+            co_return v2_error(code::topic_not_found, std::string(topic_not_found_message));
+        }
+        auto e = from_backend(d.error(), subject::topic);
+        co_return v2_error(e.code, e.message);
+    }
+    co_return std::move(*d);
 }
 
 boost::asio::awaitable<handler_result> root(http_request_context) {
@@ -32,13 +51,17 @@ boost::asio::awaitable<handler_result> root(http_request_context) {
 }
 
 boost::asio::awaitable<handler_result> list_topics(rest_context* rc, http_request_context ctx) {
-    auto all = co_await rc->topics.list();
+    auto all = co_await rc->admin().list_topics();
+    if (!all) {
+        auto e = from_backend(all.error(), subject::topic);
+        co_return v2_error(e.code, e.message);
+    }
     const std::string host = authorizer_host(ctx.peer);
     requester who = rest_requester(ctx);
     who.host = host;
     json::writer w;
     w.start_array();
-    for (const auto& t : all) {
+    for (const auto& t : *all) {
         if (!t.internal && !is_sluice_topic(t.name.value) &&
             rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic,
                               t.name.value)) {
@@ -51,14 +74,15 @@ boost::asio::awaitable<handler_result> list_topics(rest_context* rc, http_reques
 
 boost::asio::awaitable<handler_result> get_topic(rest_context* rc, http_request_context ctx) {
     const topic_name topic(std::string(*ctx.params.get("topic")));
-    auto d = co_await rc->topics.describe(topic);
-    if (!d) {
-        co_return v2_error(code::topic_not_found, std::string(topic_not_found_message));
+    auto found = co_await find_v2_topic(rc, topic);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
     }
-    auto configs = co_await rc->topics.describe_configs(topic);
+    const auto& d = std::get<api::topic_info>(found);
+    auto configs = co_await rc->admin().describe_topic_configs(topic);
     json::writer w;
     w.start_object();
-    w.field("name", d->name.value);
+    w.field("name", d.name.value);
     w.key("configs");
     w.start_object();
     if (configs) {
@@ -71,8 +95,8 @@ boost::asio::awaitable<handler_result> get_topic(rest_context* rc, http_request_
     w.end_object();
     w.key("partitions");
     w.start_array();
-    for (std::int32_t p = 0; p < d->partitions; ++p) {
-        write_partition(w, p, rc->node_id);
+    for (const auto& p : d.partitions) {
+        write_partition(w, p);
     }
     w.end_array();
     w.end_object();
@@ -80,31 +104,32 @@ boost::asio::awaitable<handler_result> get_topic(rest_context* rc, http_request_
 }
 
 boost::asio::awaitable<handler_result> list_partitions(rest_context* rc, http_request_context ctx) {
-    auto d = co_await rc->topics.describe(topic_name(std::string(*ctx.params.get("topic"))));
-    if (!d) {
-        co_return v2_error(code::topic_not_found, std::string(topic_not_found_message));
+    auto found = co_await find_v2_topic(rc, topic_name(std::string(*ctx.params.get("topic"))));
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
     }
     json::writer w;
     w.start_array();
-    for (std::int32_t p = 0; p < d->partitions; ++p) {
-        write_partition(w, p, rc->node_id);
+    for (const auto& p : std::get<api::topic_info>(found).partitions) {
+        write_partition(w, p);
     }
     w.end_array();
     co_return json_response(200, v2_json, w.str());
 }
 
-/// The topic and partition of the path, or the 404 answer.
-boost::asio::awaitable<std::variant<std::int32_t, http_response>> find_partition(
+/// The partition of the path, or the 404 answer.
+boost::asio::awaitable<std::variant<api::partition_info, http_response>> find_partition(
     rest_context* rc, const http_request_context& ctx) {
-    auto d = co_await rc->topics.describe(topic_name(std::string(*ctx.params.get("topic"))));
-    if (!d) {
-        co_return v2_error(code::topic_not_found, std::string(topic_not_found_message));
+    auto found = co_await find_v2_topic(rc, topic_name(std::string(*ctx.params.get("topic"))));
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
     }
+    auto& d = std::get<api::topic_info>(found);
     auto p = parse_partition(*ctx.params.get("partition"));
-    if (!p || *p >= d->partitions) {
+    if (!p || *p >= static_cast<std::int32_t>(d.partitions.size())) {
         co_return v2_error(code::partition_not_found, std::string(partition_not_found_message));
     }
-    co_return *p;
+    co_return std::move(d.partitions[static_cast<std::size_t>(*p)]);
 }
 
 boost::asio::awaitable<handler_result> get_partition(rest_context* rc, http_request_context ctx) {
@@ -113,7 +138,7 @@ boost::asio::awaitable<handler_result> get_partition(rest_context* rc, http_requ
         co_return std::move(*bad);
     }
     json::writer w;
-    write_partition(w, std::get<std::int32_t>(found), rc->node_id);
+    write_partition(w, std::get<api::partition_info>(found));
     co_return json_response(200, v2_json, w.str());
 }
 
@@ -124,11 +149,11 @@ boost::asio::awaitable<handler_result> partition_offsets(rest_context* rc,
         co_return std::move(*bad);
     }
     const topic_name topic(std::string(*ctx.params.get("topic")));
-    const partition_id p(std::get<std::int32_t>(found));
+    const partition_id p = std::get<api::partition_info>(found).partition;
     std::vector<api::offset_query> queries;
     queries.push_back({topic, p, api::offset_spec{api::offset_spec::kind::earliest, -1}});
     queries.push_back({topic, p, api::offset_spec{api::offset_spec::kind::latest, -1}});
-    auto offsets = co_await rc->records.list_offsets(std::move(queries),
+    auto offsets = co_await rc->admin().list_offsets(std::move(queries),
                                                      api::isolation::read_uncommitted);
     for (const auto& o : offsets) {
         if (o.error) {
@@ -145,11 +170,18 @@ boost::asio::awaitable<handler_result> partition_offsets(rest_context* rc,
 }
 
 boost::asio::awaitable<handler_result> brokers(rest_context* rc, http_request_context) {
+    auto cluster = co_await rc->admin().describe_cluster();
+    if (!cluster) {
+        auto e = from_backend(cluster.error(), subject::topic);
+        co_return v2_error(e.code, e.message);
+    }
     json::writer w;
     w.start_object();
     w.key("brokers");
     w.start_array();
-    w.int64(rc->node_id);
+    for (const auto& b : cluster->brokers) {
+        w.int64(b.node_id);
+    }
     w.end_array();
     w.end_object();
     co_return json_response(200, v2_json, w.str());

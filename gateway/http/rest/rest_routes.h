@@ -17,7 +17,12 @@ void add_v2_produce_routes(router& routes, rest_context& ctx);
 void add_v2_metadata_routes(router& routes, rest_context& ctx);
 /// /consumers/... (consumer_routes.cc).
 void add_v2_consumer_routes(router& routes, rest_context& ctx, consumer_registry& consumers);
-/// /v3/clusters/... (v3_routes.cc).
+/// /v3/clusters/... (v3_routes.cc; the administration routes of v3_admin.cc with it).
 void add_v3_routes(router& routes, rest_context& ctx);
+/// /v3/clusters/{c}/brokers, topic create/delete/grow, topic configs (v3_admin.cc; added by
+/// add_v3_routes, with the consumer groups).
+void add_v3_admin_routes(router& routes, rest_context& ctx);
+/// /v3/clusters/{c}/consumer-groups/... (v3_groups.cc; added by add_v3_admin_routes).
+void add_v3_group_routes(router& routes, rest_context& ctx);
 
 }  // namespace sluice::gateway::rest

@@ -29,9 +29,6 @@ namespace sluice::gateway::rest {
 /// The REST front's view of the process: built once by the HTTP server, shared (read-only)
 /// by every handler; thread-safe as the interfaces are.
 struct rest_context {
-    backend::api::topics& topics;
-    backend::api::records& records;
-    backend::api::groups& groups;
     const http_settings& settings;
     std::string cluster_id;
     std::int32_t node_id = 0;

@@ -1,57 +1,24 @@
 // REST Proxy API v3 metadata: GET /v3/clusters, /v3/clusters/{cluster_id},
 // /v3/clusters/{cluster_id}/topics[/{topic_name}], .../topics/{t}/partitions[/{partition_id}]
 // (api/v3/openapi.yaml's ClusterData, TopicData and PartitionData, with the kind, metadata.self,
-// resource_name and related links). This node is the one broker, leader of every partition.
-// Produce (POST .../records) is in v3_produce.cc.
+// resource_name and related links), from the client level's admin (api::admin: brokers,
+// controller, leaders and replicas as the cluster has them). Produce (POST .../records) is in
+// v3_produce.cc; topic, config, broker and consumer group administration in v3_admin.cc.
 #include "gateway/http/rest/rest_routes.h"
+#include "gateway/http/rest/v3_support.h"
 
 namespace sluice::gateway::rest {
+namespace api = backend::api;
 using boost::beast::http::verb;
 
 namespace {
 
-struct links {
-    std::string base;     // scheme://host
-    std::string cluster;  // the cluster id
-    std::string clusters() const { return base + "/v3/clusters"; }
-    std::string of_cluster() const { return clusters() + "/" + url_segment(cluster); }
-    std::string of_topic(std::string_view t) const {
-        return of_cluster() + "/topics/" + url_segment(t);
-    }
-    std::string crn() const { return "crn:///kafka=" + cluster; }
-};
-
-void related(json::writer& w, std::string_view name, const std::string& url) {
-    w.key(name);
-    w.start_object();
-    w.field("related", url);
-    w.end_object();
-}
-
-void metadata(json::writer& w, const std::string& self, const std::string& resource_name) {
-    w.key("metadata");
-    w.start_object();
-    w.field("self", self);
-    if (!resource_name.empty()) {
-        w.field("resource_name", resource_name);
-    }
-    w.end_object();
-}
-
-void list_metadata(json::writer& w, const std::string& self) {
-    w.key("metadata");
-    w.start_object();
-    w.field("self", self);
-    w.null_field("next");
-    w.end_object();
-}
-
-void write_cluster(json::writer& w, const links& l, std::int32_t node) {
+void write_cluster(json::writer& w, const v3_links& l, std::int32_t controller) {
     w.start_object();
     w.field("kind", "KafkaCluster");
     metadata(w, l.of_cluster(), l.crn());
     w.field("cluster_id", l.cluster);
-    related(w, "controller", l.of_cluster() + "/brokers/" + std::to_string(node));
+    related(w, "controller", l.of_cluster() + "/brokers/" + std::to_string(controller));
     related(w, "acls", l.of_cluster() + "/acls");
     related(w, "brokers", l.of_cluster() + "/brokers");
     related(w, "broker_configs", l.of_cluster() + "/broker-configs");
@@ -62,7 +29,7 @@ void write_cluster(json::writer& w, const links& l, std::int32_t node) {
     w.end_object();
 }
 
-void write_v3_topic(json::writer& w, const links& l, const backend::api::topic_description& t) {
+void write_v3_topic(json::writer& w, const v3_links& l, const api::topic_info& t) {
     const std::string self = l.of_topic(t.name.value);
     w.start_object();
     w.field("kind", "KafkaTopic");
@@ -71,16 +38,18 @@ void write_v3_topic(json::writer& w, const links& l, const backend::api::topic_d
     w.field("topic_name", t.name.value);
     w.key("is_internal");
     w.boolean(t.internal);
-    w.field("replication_factor", 1);
-    w.field("partitions_count", t.partitions);
+    w.field("replication_factor",
+            t.partitions.empty() ? 0 : static_cast<std::int32_t>(t.partitions[0].replicas.size()));
+    w.field("partitions_count", static_cast<std::int32_t>(t.partitions.size()));
     related(w, "partitions", self + "/partitions");
     related(w, "configs", self + "/configs");
     related(w, "partition_reassignments", self + "/partitions/-/reassignment");
     w.end_object();
 }
 
-void write_v3_partition(json::writer& w, const links& l, std::string_view topic, std::int32_t p,
-                     std::int32_t node) {
+void write_v3_partition(json::writer& w, const v3_links& l, std::string_view topic,
+                        const api::partition_info& info) {
+    const std::int32_t p = info.partition.value;
     const std::string self = l.of_topic(topic) + "/partitions/" + std::to_string(p);
     w.start_object();
     w.field("kind", "KafkaPartition");
@@ -88,42 +57,29 @@ void write_v3_partition(json::writer& w, const links& l, std::string_view topic,
     w.field("cluster_id", l.cluster);
     w.field("topic_name", topic);
     w.field("partition_id", p);
-    related(w, "leader", self + "/replicas/" + std::to_string(node));
+    if (info.leader >= 0) {
+        related(w, "leader", self + "/replicas/" + std::to_string(info.leader));
+    } else {
+        w.null_field("leader");
+    }
     related(w, "replicas", self + "/replicas");
     related(w, "reassignment", self + "/reassignment");
     w.end_object();
 }
 
-links links_for(rest_context* rc, const http_request_context& ctx) {
-    return links{base_url(ctx, rc->settings), rc->cluster_id};
-}
-
-http_response v3_ok(std::string body) { return json_response(200, v3_type, std::move(body)); }
-
-/// The 404 for a cluster id that is not this one (compat: the REST Proxy's message).
-std::optional<http_response> check_cluster(rest_context* rc, const http_request_context& ctx) {
-    const auto id = *ctx.params.get("cluster_id");
-    if (id != rc->cluster_id) {
-        return v3_error(code::not_found, "Cluster " + std::string(id) + " cannot be found.");
-    }
-    return std::nullopt;
-}
-
-http_response unknown_topic_partition() {
-    // compat: KafkaExceptionMapper maps UnknownTopicOrPartitionException to 404 / 40403.
-    return v3_error(code::unknown_topic_or_partition,
-                    "This server does not host this topic-partition.");
-}
-
 boost::asio::awaitable<handler_result> list_clusters(rest_context* rc, http_request_context ctx) {
     const auto l = links_for(rc, ctx);
+    auto cluster = co_await rc->admin().describe_cluster();
+    if (!cluster) {
+        co_return v3_backend_error(cluster.error());
+    }
     json::writer w;
     w.start_object();
     w.field("kind", "KafkaClusterList");
     list_metadata(w, l.clusters());
     w.key("data");
     w.start_array();
-    write_cluster(w, l, rc->node_id);
+    write_cluster(w, l, cluster->controller_id);
     w.end_array();
     w.end_object();
     co_return v3_ok(w.str());
@@ -133,8 +89,12 @@ boost::asio::awaitable<handler_result> get_cluster(rest_context* rc, http_reques
     if (auto bad = check_cluster(rc, ctx)) {
         co_return std::move(*bad);
     }
+    auto cluster = co_await rc->admin().describe_cluster();
+    if (!cluster) {
+        co_return v3_backend_error(cluster.error());
+    }
     json::writer w;
-    write_cluster(w, links_for(rc, ctx), rc->node_id);
+    write_cluster(w, links_for(rc, ctx), cluster->controller_id);
     co_return v3_ok(w.str());
 }
 
@@ -143,7 +103,10 @@ boost::asio::awaitable<handler_result> list_cluster_topics(rest_context* rc, htt
         co_return std::move(*bad);
     }
     const auto l = links_for(rc, ctx);
-    auto all = co_await rc->topics.list();
+    auto all = co_await rc->admin().list_topics();
+    if (!all) {
+        co_return v3_backend_error(all.error());
+    }
     const std::string host = authorizer_host(ctx.peer);
     requester who = rest_requester(ctx);
     who.host = host;
@@ -153,7 +116,7 @@ boost::asio::awaitable<handler_result> list_cluster_topics(rest_context* rc, htt
     list_metadata(w, l.of_cluster() + "/topics");
     w.key("data");
     w.start_array();
-    for (const auto& t : all) {
+    for (const auto& t : *all) {
         if (!is_sluice_topic(t.name.value) &&
             rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic,
                               t.name.value)) {
@@ -169,9 +132,10 @@ boost::asio::awaitable<handler_result> v3_get_topic(rest_context* rc, http_reque
     if (auto bad = check_cluster(rc, ctx)) {
         co_return std::move(*bad);
     }
-    auto d = co_await rc->topics.describe(topic_name(std::string(*ctx.params.get("topic_name"))));
+    auto d = co_await rc->admin().describe_topic(
+        topic_name(std::string(*ctx.params.get("topic_name"))));
     if (!d) {
-        co_return unknown_topic_partition();
+        co_return v3_backend_error(d.error());
     }
     json::writer w;
     write_v3_topic(w, links_for(rc, ctx), *d);
@@ -184,9 +148,9 @@ boost::asio::awaitable<handler_result> v3_list_partitions(rest_context* rc,
         co_return std::move(*bad);
     }
     const std::string topic(*ctx.params.get("topic_name"));
-    auto d = co_await rc->topics.describe(topic_name(topic));
+    auto d = co_await rc->admin().describe_topic(topic_name(topic));
     if (!d) {
-        co_return unknown_topic_partition();
+        co_return v3_backend_error(d.error());
     }
     const auto l = links_for(rc, ctx);
     json::writer w;
@@ -195,8 +159,8 @@ boost::asio::awaitable<handler_result> v3_list_partitions(rest_context* rc,
     list_metadata(w, l.of_topic(topic) + "/partitions");
     w.key("data");
     w.start_array();
-    for (std::int32_t p = 0; p < d->partitions; ++p) {
-        write_v3_partition(w, l, topic, p, rc->node_id);
+    for (const auto& p : d->partitions) {
+        write_v3_partition(w, l, topic, p);
     }
     w.end_array();
     w.end_object();
@@ -208,13 +172,16 @@ boost::asio::awaitable<handler_result> v3_get_partition(rest_context* rc, http_r
         co_return std::move(*bad);
     }
     const std::string topic(*ctx.params.get("topic_name"));
-    auto d = co_await rc->topics.describe(topic_name(topic));
+    auto d = co_await rc->admin().describe_topic(topic_name(topic));
     auto p = parse_partition(*ctx.params.get("partition_id"));
-    if (!d || !p || *p >= d->partitions) {
-        co_return unknown_topic_partition();
+    if (!d || !p || *p >= static_cast<std::int32_t>(d->partitions.size())) {
+        if (d || d.error().reason() == api::errc::unknown_topic_or_partition) {
+            co_return unknown_topic_partition();
+        }
+        co_return v3_backend_error(d.error());
     }
     json::writer w;
-    write_v3_partition(w, links_for(rc, ctx), topic, *p, rc->node_id);
+    write_v3_partition(w, links_for(rc, ctx), topic, d->partitions[static_cast<std::size_t>(*p)]);
     co_return v3_ok(w.str());
 }
 
@@ -236,6 +203,7 @@ void add_v3_routes(router& routes, rest_context& ctx) {
     routes.add(verb::get, cluster + "/topics/{topic_name}/partitions/{partition_id}",
                bind(v3_get_partition));
     routes.add(verb::post, cluster + "/topics/{topic_name}/records", bind(produce_v3), true);
+    add_v3_admin_routes(routes, ctx);
 }
 
 }  // namespace sluice::gateway::rest

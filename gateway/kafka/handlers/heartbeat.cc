@@ -25,7 +25,7 @@ boost::asio::awaitable<heartbeat_handler::response> heartbeat_handler::handle(re
     r.group_instance_id = std::move(req.group_instance_id);
     auto beat = co_await ctx.svc().groups.heartbeat(std::move(r));
     response resp;
-    resp.error_code = beat ? kafka::error_code::none : to_kafka(beat.error());
+    resp.error_code = beat ? protocol::kafka::error_code::none : to_kafka(beat.error());
     co_return resp;
 }
 

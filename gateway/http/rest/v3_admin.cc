@@ -1,0 +1,493 @@
+// REST Proxy API v3 administration over the client level's admin (api::admin), in the REST
+// Proxy's shapes (api/v3/openapi.yaml): brokers (GET .../brokers[/{broker_id}[/configs]]),
+// topics (POST .../topics to create, validate_only too; DELETE .../topics/{t}; PATCH
+// .../topics/{t} with partitions_count to add partitions) and topic configs (GET
+// .../configs[/{name}], PUT and DELETE .../configs/{name}, POST .../configs:alter). The router's
+// guard checks each route's Kafka operation (gateway/policy/front_acls.cc: DELETE, ALTER,
+// DESCRIBE_CONFIGS, ALTER_CONFIGS); creating a topic checks CREATE here (the cluster's, else
+// the topic's).
+// Consumer groups are in v3_groups.cc.
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <variant>
+
+#include "gateway/http/rest/rest_routes.h"
+#include "gateway/http/rest/v3_support.h"
+
+#include "backend/api/sluice_topics.h"
+
+namespace sluice::gateway::rest {
+namespace api = backend::api;
+using boost::beast::http::verb;
+
+namespace {
+
+std::string_view source_name(api::config_source s) {
+    switch (s) {
+        case api::config_source::dynamic_topic: return "DYNAMIC_TOPIC_CONFIG";
+        case api::config_source::dynamic_broker: return "DYNAMIC_BROKER_CONFIG";
+        case api::config_source::dynamic_default_broker: return "DYNAMIC_DEFAULT_BROKER_CONFIG";
+        case api::config_source::static_broker: return "STATIC_BROKER_CONFIG";
+        case api::config_source::default_config: return "DEFAULT_CONFIG";
+        case api::config_source::dynamic_broker_logger: return "DYNAMIC_BROKER_LOGGER_CONFIG";
+        case api::config_source::client_metrics: return "CLIENT_METRICS_CONFIG";
+        case api::config_source::dynamic_group: return "DYNAMIC_GROUP_CONFIG";
+        case api::config_source::unknown: return "UNKNOWN";
+    }
+    return "UNKNOWN";
+}
+
+acl_check topic_acl(auth::acl_operation op, std::string_view topic) {
+    return acl_check{op, auth::resource_type::topic, std::string(topic)};
+}
+
+/// What every config entry shows after its identity: name, value, is_default, is_read_only,
+/// is_sensitive, source and synonyms.
+void write_config_fields(json::writer& w, const api::config_entry& e) {
+    w.field("name", e.name);
+    if (e.value) {
+        w.field("value", *e.value);
+    } else {
+        w.null_field("value");
+    }
+    w.key("is_default");
+    w.boolean(e.source == api::config_source::default_config);
+    w.key("is_read_only");
+    w.boolean(e.read_only);
+    w.key("is_sensitive");
+    w.boolean(false);
+    w.field("source", source_name(e.source));
+    w.key("synonyms");
+    w.start_array();
+    for (const auto& syn : e.synonyms) {
+        w.start_object();
+        w.field("name", syn.name);
+        if (syn.value) {
+            w.field("value", *syn.value);
+        } else {
+            w.null_field("value");
+        }
+        w.field("source", source_name(syn.source));
+        w.end_object();
+    }
+    w.end_array();
+}
+
+// --- brokers ---------------------------------------------------------------------------------
+
+void write_broker(json::writer& w, const v3_links& l, const api::broker_info& b) {
+    const std::string self = l.of_cluster() + "/brokers/" + std::to_string(b.node_id);
+    w.start_object();
+    w.field("kind", "KafkaBroker");
+    metadata(w, self, l.crn() + "/broker=" + std::to_string(b.node_id));
+    w.field("cluster_id", l.cluster);
+    w.field("broker_id", b.node_id);
+    w.field("host", b.host);
+    w.field("port", b.port);
+    if (b.rack) {
+        w.field("rack", *b.rack);
+    } else {
+        w.null_field("rack");
+    }
+    related(w, "configs", self + "/configs");
+    related(w, "partition_replicas", self + "/partition-replicas");
+    w.end_object();
+}
+
+boost::asio::awaitable<handler_result> v3_list_brokers(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto cluster = co_await rc->admin().describe_cluster();
+    if (!cluster) {
+        co_return v3_backend_error(cluster.error());
+    }
+    const auto l = links_for(rc, ctx);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaBrokerList");
+    list_metadata(w, l.of_cluster() + "/brokers");
+    w.key("data");
+    w.start_array();
+    for (const auto& b : cluster->brokers) {
+        write_broker(w, l, b);
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_get_broker(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto cluster = co_await rc->admin().describe_cluster();
+    if (!cluster) {
+        co_return v3_backend_error(cluster.error());
+    }
+    const auto id = parse_partition(*ctx.params.get("broker_id"));
+    for (const auto& b : cluster->brokers) {
+        if (id && b.node_id == *id) {
+            json::writer w;
+            write_broker(w, links_for(rc, ctx), b);
+            co_return v3_ok(w.str());
+        }
+    }
+    co_return v3_error(code::not_found,
+                       "Broker " + std::string(*ctx.params.get("broker_id")) + " cannot be found.");
+}
+
+/// GET .../brokers/{b}/configs: the broker's configs (DESCRIBE_CONFIGS on the cluster).
+boost::asio::awaitable<handler_result> v3_list_broker_configs(rest_context* rc,
+                                                              http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const auto id = parse_partition(*ctx.params.get("broker_id"));
+    if (!id) {
+        co_return v3_error(code::not_found, "Broker " +
+                                                std::string(*ctx.params.get("broker_id")) +
+                                                " cannot be found.");
+    }
+    auto configs = co_await rc->admin().describe_broker_configs(*id);
+    if (!configs) {
+        if (configs.error().reason() == api::errc::invalid_request) {
+            co_return v3_error(code::not_found, "Broker " + std::to_string(*id) +
+                                                    " cannot be found.");
+        }
+        co_return v3_backend_error(configs.error());
+    }
+    const auto l = links_for(rc, ctx);
+    const std::string broker = l.of_cluster() + "/brokers/" + std::to_string(*id);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaBrokerConfigList");
+    list_metadata(w, broker + "/configs");
+    w.key("data");
+    w.start_array();
+    for (const auto& e : *configs) {
+        w.start_object();
+        w.field("kind", "KafkaBrokerConfig");
+        metadata(w, broker + "/configs/" + url_segment(e.name),
+                 l.crn() + "/broker=" + std::to_string(*id) + "/config=" + e.name);
+        w.field("cluster_id", l.cluster);
+        w.field("broker_id", *id);
+        write_config_fields(w, e);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+// --- topics ----------------------------------------------------------------------------------
+
+void write_topic_data(json::writer& w, const v3_links& l, const api::topic_info& t) {
+    const std::string self = l.of_topic(t.name.value);
+    w.start_object();
+    w.field("kind", "KafkaTopic");
+    metadata(w, self, l.crn() + "/topic=" + t.name.value);
+    w.field("cluster_id", l.cluster);
+    w.field("topic_name", t.name.value);
+    w.key("is_internal");
+    w.boolean(t.internal);
+    w.field("replication_factor",
+            t.partitions.empty() ? 0 : static_cast<std::int64_t>(t.partitions[0].replicas.size()));
+    w.field("partitions_count", static_cast<std::int64_t>(t.partitions.size()));
+    related(w, "partitions", self + "/partitions");
+    related(w, "configs", self + "/configs");
+    related(w, "partition_reassignments", self + "/partitions/-/reassignment");
+    w.end_object();
+}
+
+boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    if (!doc.IsObject()) {
+        co_return v3_error(code::bad_request, "The request body must be a JSON object");
+    }
+    const auto name = json::get_string(doc, "topic_name");
+    if (!name || name->empty()) {
+        co_return v3_error(code::bad_request, "topic_name is required");
+    }
+    api::new_topic spec;
+    spec.name = topic_name(std::string(*name));
+    spec.partitions = static_cast<std::int32_t>(
+        json::get_int(doc, "partitions_count").value_or(1));
+    if (const auto rf = json::get_int(doc, "replication_factor"); rf && *rf > 1) {
+        // The cluster decides what it can place; a one-node cluster has one replica.
+        auto cluster = co_await rc->admin().describe_cluster();
+        if (cluster && static_cast<std::int64_t>(cluster->brokers.size()) < *rf) {
+            co_return v3_error(code::kafka_bad_request,
+                               "Replication factor: " + std::to_string(*rf) +
+                                   " larger than available brokers: " +
+                                   std::to_string(cluster->brokers.size()) + ".");
+        }
+    }
+    if (const auto* configs = json::member(doc, "configs")) {
+        if (!configs->IsArray()) {
+            co_return v3_error(code::bad_request, "configs must be an array");
+        }
+        for (const auto& c : configs->GetArray()) {
+            const auto cname = c.IsObject() ? json::get_string(c, "name") : std::nullopt;
+            const auto cvalue = c.IsObject() ? json::get_string(c, "value") : std::nullopt;
+            if (!cname || !cvalue) {
+                co_return v3_error(code::bad_request,
+                                   "Each config needs a string name and a string value");
+            }
+            spec.configs[std::string(*cname)] = std::string(*cvalue);
+        }
+    }
+    spec.validate_only = json::get_bool(doc, "validate_only").value_or(false);
+    // Kafka's rule: CREATE on the cluster, else CREATE on the topic.
+    if (rc->chain.authorizing()) {
+        const std::string host = authorizer_host(ctx.peer);
+        requester who = rest_requester(ctx);
+        who.host = host;
+        if (!rc->chain.visible(who, auth::acl_operation::create, auth::resource_type::cluster,
+                               auth::cluster_resource_name)) {
+            if (auto bad = v3_refused(rc, ctx, {topic_acl(auth::acl_operation::create, *name)})) {
+                co_return std::move(*bad);
+            }
+        }
+    }
+    auto created = co_await rc->admin().create_topic(std::move(spec));
+    if (!created) {
+        if (created.error().reason() == api::errc::topic_already_exists) {
+            // compat: TopicExistsException is a 400 with code 40002.
+            co_return v3_error(code::kafka_bad_request,
+                               "Topic '" + std::string(*name) + "' already exists.");
+        }
+        co_return v3_backend_error(created.error());
+    }
+    json::writer w;
+    write_topic_data(w, links_for(rc, ctx), *created);
+    co_return json_response(201, v3_type, w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_delete_topic(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    if (backend::api::is_sluice_owned_topic(topic)) {
+        // As the Kafka front's DeleteTopics (POLICY_VIOLATION): losing one breaks a module.
+        co_return v3_error(code::kafka_bad_request,
+                           "Topic " + topic + " holds sluice's own state and cannot be deleted.");
+    }
+    auto done = co_await rc->admin().delete_topic(topic_name(topic));
+    if (!done) {
+        co_return v3_backend_error(done.error());
+    }
+    co_return v3_no_content();
+}
+
+/// PATCH .../topics/{t}: {"partitions_count": n} raises the partition count.
+boost::asio::awaitable<handler_result> v3_update_topic(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    const auto count = doc.IsObject() ? json::get_int(doc, "partitions_count") : std::nullopt;
+    if (!count || *count < 1 || *count > std::numeric_limits<std::int32_t>::max()) {
+        co_return v3_error(code::bad_request, "partitions_count must be a positive integer");
+    }
+    auto grown = co_await rc->admin().create_partitions(topic_name(topic),
+                                                        static_cast<std::int32_t>(*count));
+    if (!grown) {
+        co_return v3_backend_error(grown.error());
+    }
+    auto d = co_await rc->admin().describe_topic(topic_name(topic));
+    if (!d) {
+        co_return v3_backend_error(d.error());
+    }
+    json::writer w;
+    write_topic_data(w, links_for(rc, ctx), *d);
+    co_return v3_ok(w.str());
+}
+
+// --- topic configs ---------------------------------------------------------------------------
+
+void write_topic_config(json::writer& w, const v3_links& l, std::string_view topic,
+                        const api::config_entry& e) {
+    const std::string self = l.of_topic(topic) + "/configs/" + url_segment(e.name);
+    w.start_object();
+    w.field("kind", "KafkaTopicConfig");
+    metadata(w, self, l.crn() + "/topic=" + std::string(topic) + "/config=" + e.name);
+    w.field("cluster_id", l.cluster);
+    w.field("topic_name", topic);
+    write_config_fields(w, e);
+    w.end_object();
+}
+
+boost::asio::awaitable<handler_result> v3_list_topic_configs(rest_context* rc,
+                                                             http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    auto configs = co_await rc->admin().describe_topic_configs(topic_name(topic));
+    if (!configs) {
+        co_return v3_backend_error(configs.error());
+    }
+    const auto l = links_for(rc, ctx);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaTopicConfigList");
+    list_metadata(w, l.of_topic(topic) + "/configs");
+    w.key("data");
+    w.start_array();
+    for (const auto& e : *configs) {
+        write_topic_config(w, l, topic, e);
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_get_topic_config(rest_context* rc,
+                                                           http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    const std::string name(*ctx.params.get("name"));
+    auto configs = co_await rc->admin().describe_topic_configs(topic_name(topic));
+    if (!configs) {
+        co_return v3_backend_error(configs.error());
+    }
+    for (const auto& e : *configs) {
+        if (e.name == name) {
+            json::writer w;
+            write_topic_config(w, links_for(rc, ctx), topic, e);
+            co_return v3_ok(w.str());
+        }
+    }
+    co_return v3_error(code::not_found,
+                       "Config " + name + " cannot be found for topic " + topic + ".");
+}
+
+/// Applies `changes` to the topic's configs: 204, or the backend's error.
+boost::asio::awaitable<handler_result> alter_topic_configs(rest_context* rc,
+                                                           http_request_context ctx,
+                                                           std::vector<api::config_change> changes,
+                                                           bool validate_only) {
+    const std::string topic(*ctx.params.get("topic_name"));
+    auto done = co_await rc->admin().alter_topic_configs(topic_name(topic), std::move(changes),
+                                                         validate_only);
+    if (!done) {
+        co_return v3_backend_error(done.error());
+    }
+    co_return v3_no_content();
+}
+
+/// PUT .../configs/{name} {"value": "..."}.
+boost::asio::awaitable<handler_result> v3_put_topic_config(rest_context* rc,
+                                                           http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    const auto value = doc.IsObject() ? json::get_string(doc, "value") : std::nullopt;
+    if (!value) {
+        co_return v3_error(code::bad_request, "value must be a string");
+    }
+    std::vector<api::config_change> changes{{std::string(*ctx.params.get("name")),
+                                             api::config_change::op::set, std::string(*value)}};
+    co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), false);
+}
+
+/// DELETE .../configs/{name}: back to the default.
+boost::asio::awaitable<handler_result> v3_reset_topic_config(rest_context* rc,
+                                                             http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    std::vector<api::config_change> changes{
+        {std::string(*ctx.params.get("name")), api::config_change::op::remove, std::nullopt}};
+    co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), false);
+}
+
+/// POST .../configs:alter {"data":[{"name","value","operation":"SET"|"DELETE"}],
+/// "validate_only"}.
+boost::asio::awaitable<handler_result> v3_batch_alter_topic_configs(rest_context* rc,
+                                                                    http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    const auto* data = doc.IsObject() ? json::member(doc, "data") : nullptr;
+    if (data == nullptr || !data->IsArray()) {
+        co_return v3_error(code::bad_request, "data must be an array of configs");
+    }
+    std::vector<api::config_change> changes;
+    for (const auto& c : data->GetArray()) {
+        const auto name = c.IsObject() ? json::get_string(c, "name") : std::nullopt;
+        if (!name) {
+            co_return v3_error(code::bad_request, "Each config needs a string name");
+        }
+        std::string op(c.IsObject() ? json::get_string(c, "operation").value_or("SET") : "SET");
+        std::transform(op.begin(), op.end(), op.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+        api::config_change change;
+        change.name = std::string(*name);
+        if (op == "DELETE") {
+            change.operation = api::config_change::op::remove;
+        } else if (op == "SET") {
+            const auto value = json::get_string(c, "value");
+            if (!value) {
+                co_return v3_error(code::bad_request,
+                                   "Config " + change.name + " needs a string value to SET");
+            }
+            change.value = std::string(*value);
+        } else {
+            co_return v3_error(code::bad_request, "Unknown operation " + op +
+                                                      " (SET or DELETE) for config " +
+                                                      change.name);
+        }
+        changes.push_back(std::move(change));
+    }
+    const bool validate_only = json::get_bool(doc, "validate_only").value_or(false);
+    co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), validate_only);
+}
+
+}  // namespace
+
+void add_v3_admin_routes(router& routes, rest_context& ctx) {
+    auto bind = [rc = &ctx](auto fn) {
+        return [rc, fn](http_request_context c) { return fn(rc, std::move(c)); };
+    };
+    const std::string cluster = "/v3/clusters/{cluster_id}";
+    const std::string topic = cluster + "/topics/{topic_name}";
+    routes.add(verb::get, cluster + "/brokers", bind(v3_list_brokers));
+    routes.add(verb::get, cluster + "/brokers/{broker_id}", bind(v3_get_broker));
+    routes.add(verb::get, cluster + "/brokers/{broker_id}/configs", bind(v3_list_broker_configs));
+    routes.add(verb::post, cluster + "/topics", bind(v3_create_topic));
+    routes.add(verb::delete_, topic, bind(v3_delete_topic));
+    routes.add(verb::patch, topic, bind(v3_update_topic));
+    routes.add(verb::get, topic + "/configs", bind(v3_list_topic_configs));
+    routes.add(verb::post, topic + "/configs:alter", bind(v3_batch_alter_topic_configs));
+    routes.add(verb::get, topic + "/configs/{name}", bind(v3_get_topic_config));
+    routes.add(verb::put, topic + "/configs/{name}", bind(v3_put_topic_config));
+    routes.add(verb::delete_, topic + "/configs/{name}", bind(v3_reset_topic_config));
+    add_v3_group_routes(routes, ctx);
+}
+
+}  // namespace sluice::gateway::rest

@@ -1,0 +1,380 @@
+// REST Proxy API v3 consumer groups over the client level's admin (api::admin: list_groups,
+// describe_group with lag), in the REST Proxy's shapes (api/v3/openapi.yaml): GET
+// .../consumer-groups[/{g}], .../{g}/consumers[/{consumer_id}], .../{g}/lags[/{topic}/partitions/
+// {p}] and .../{g}/lag-summary. A listing shows the groups the caller may DESCRIBE; one group
+// needs DESCRIBE on it (the router's guard, gateway/policy/front_acls.cc).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <variant>
+
+#include "gateway/http/rest/rest_routes.h"
+#include "gateway/http/rest/v3_support.h"
+
+namespace sluice::gateway::rest {
+namespace api = backend::api;
+using boost::beast::http::verb;
+
+namespace {
+
+// --- consumer groups -------------------------------------------------------------------------
+
+/// A group state as the REST Proxy names it (Kafka's ConsumerGroupState constants:
+/// PreparingRebalance -> PREPARING_REBALANCE, Stable -> STABLE; UNKNOWN when none).
+std::string v3_group_state(std::string_view state) {
+    if (state.empty()) {
+        return "UNKNOWN";
+    }
+    std::string out;
+    for (std::size_t i = 0; i < state.size(); ++i) {
+        const auto ch = static_cast<unsigned char>(state[i]);
+        if (i > 0 && std::isupper(ch)) {
+            out += '_';
+        }
+        out += static_cast<char>(std::toupper(ch));
+    }
+    return out;
+}
+
+/// Kafka's ListGroups rule: every group for a principal that may DESCRIBE the cluster, else
+/// the groups it may DESCRIBE.
+bool may_describe_group(const rest_context* rc, const requester& who, std::string_view g) {
+    return rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::cluster,
+                             auth::cluster_resource_name) ||
+           rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::group, g);
+}
+
+void write_group(json::writer& w, const v3_links& l, const api::group_view& g,
+                 std::int32_t coordinator) {
+    const std::string self = l.of_group(g.group_id.value);
+    w.start_object();
+    w.field("kind", "KafkaConsumerGroup");
+    metadata(w, self, l.crn() + "/consumer-group=" + g.group_id.value);
+    w.field("cluster_id", l.cluster);
+    w.field("consumer_group_id", g.group_id.value);
+    w.key("is_simple");
+    w.boolean(g.protocol_type.empty());
+    w.field("partition_assignor", g.protocol);
+    w.field("state", v3_group_state(g.state));
+    w.field("type", g.type);
+    related(w, "coordinator", l.of_cluster() + "/brokers/" + std::to_string(coordinator));
+    related(w, "consumers", self + "/consumers");
+    related(w, "lag_summary", self + "/lag-summary");
+    w.end_object();
+}
+
+/// The group of the path (its DESCRIBE checked by the router's guard), or the answer.
+boost::asio::awaitable<std::variant<api::group_view, http_response>> find_v3_group(
+    rest_context* rc, const http_request_context& ctx) {
+    const std::string g(*ctx.params.get("consumer_group_id"));
+    auto view = co_await rc->admin().describe_group(group_id(g));
+    if (!view) {
+        if (view.error().reason() == api::errc::group_id_not_found) {
+            co_return v3_error(code::not_found, "Consumer group " + g + " cannot be found.");
+        }
+        co_return v3_backend_error(view.error());
+    }
+    co_return std::move(*view);
+}
+
+std::int32_t controller_of(const api::backend_result<api::cluster_info>& c) {
+    return c ? c->controller_id : -1;
+}
+
+boost::asio::awaitable<handler_result> v3_list_groups(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto listed = co_await rc->admin().list_groups();
+    if (!listed) {
+        co_return v3_backend_error(listed.error());
+    }
+    const auto cluster = co_await rc->admin().describe_cluster();
+    const std::string host = authorizer_host(ctx.peer);
+    requester who = rest_requester(ctx);
+    who.host = host;
+    const auto l = links_for(rc, ctx);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaConsumerGroupList");
+    list_metadata(w, l.of_cluster() + "/consumer-groups");
+    w.key("data");
+    w.start_array();
+    for (const auto& g : *listed) {
+        if (!may_describe_group(rc, who, g.group_id.value)) {
+            continue;
+        }
+        auto view = co_await rc->admin().describe_group(g.group_id);
+        if (view) {
+            write_group(w, l, *view, controller_of(cluster));
+        }
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_get_group(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto cluster = co_await rc->admin().describe_cluster();
+    json::writer w;
+    write_group(w, links_for(rc, ctx), std::get<api::group_view>(found), controller_of(cluster));
+    co_return v3_ok(w.str());
+}
+
+void write_consumer(json::writer& w, const v3_links& l, const api::group_view& g,
+                    const api::group_view::member& m) {
+    const std::string self = l.of_group(g.group_id.value) + "/consumers/" + url_segment(m.member_id);
+    w.start_object();
+    w.field("kind", "KafkaConsumer");
+    metadata(w, self, l.crn() + "/consumer-group=" + g.group_id.value + "/consumer=" + m.member_id);
+    w.field("cluster_id", l.cluster);
+    w.field("consumer_group_id", g.group_id.value);
+    w.field("consumer_id", m.member_id);
+    if (m.instance_id) {
+        w.field("instance_id", *m.instance_id);
+    } else {
+        w.null_field("instance_id");
+    }
+    w.field("client_id", m.client_id);
+    w.key("assignments");
+    w.start_array();
+    for (const auto& [topic, parts] : m.assignment) {
+        for (const auto p : parts) {
+            w.start_object();
+            w.field("topic_name", topic.value);
+            w.field("partition_id", p.value);
+            w.end_object();
+        }
+    }
+    w.end_array();
+    related(w, "assignments_url", self + "/assignments");
+    w.end_object();
+}
+
+boost::asio::awaitable<handler_result> v3_list_consumers(rest_context* rc,
+                                                         http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const auto l = links_for(rc, ctx);
+    const std::string group_url = l.of_group(g.group_id.value);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaConsumerList");
+    list_metadata(w, group_url + "/consumers");
+    w.key("data");
+    w.start_array();
+    for (const auto& m : g.members) {
+        write_consumer(w, l, g, m);
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+/// The member holding each partition (by the members' assignments).
+std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*> holders_of(
+    const api::group_view& g) {
+    std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*> out;
+    for (const auto& m : g.members) {
+        for (const auto& [topic, parts] : m.assignment) {
+            for (const auto p : parts) {
+                out[{topic.value, p.value}] = &m;
+            }
+        }
+    }
+    return out;
+}
+
+void write_holder(json::writer& w, const api::group_view::member* m) {
+    w.field("consumer_id", m ? std::string_view(m->member_id) : std::string_view());
+    if (m && m->instance_id) {
+        w.field("instance_id", *m->instance_id);
+    } else {
+        w.null_field("instance_id");
+    }
+    w.field("client_id", m ? std::string_view(m->client_id) : std::string_view());
+}
+
+using partition_holders =
+    std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*>;
+
+void write_lag(json::writer& w, const v3_links& l, const api::group_view& g,
+               const api::group_view::partition& p, const partition_holders& holders) {
+    const std::string self = l.of_group(g.group_id.value) + "/lags/" +
+                             url_segment(p.topic.value) + "/partitions/" +
+                             std::to_string(p.partition.value);
+    w.start_object();
+    w.field("kind", "KafkaConsumerLag");
+    metadata(w, self,
+             l.crn() + "/consumer-group=" + g.group_id.value + "/lag=" + p.topic.value +
+                 "/partition=" + std::to_string(p.partition.value));
+    w.field("cluster_id", l.cluster);
+    w.field("consumer_group_id", g.group_id.value);
+    w.field("topic_name", p.topic.value);
+    w.field("partition_id", p.partition.value);
+    w.field("current_offset", p.committed.value);
+    w.field("log_end_offset", p.log_end.value);
+    w.field("lag", p.lag);
+    auto it = holders.find({p.topic.value, p.partition.value});
+    write_holder(w, it == holders.end() ? nullptr : it->second);
+    w.end_object();
+}
+
+boost::asio::awaitable<handler_result> v3_get_consumer(rest_context* rc,
+                                                       http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const std::string id(*ctx.params.get("consumer_id"));
+    for (const auto& m : g.members) {
+        if (m.member_id == id) {
+            json::writer w;
+            write_consumer(w, links_for(rc, ctx), g, m);
+            co_return v3_ok(w.str());
+        }
+    }
+    co_return v3_error(code::not_found, "Consumer " + id + " cannot be found.");
+}
+
+boost::asio::awaitable<handler_result> v3_get_lag(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const std::string topic(*ctx.params.get("topic_name"));
+    const auto partition = parse_partition(*ctx.params.get("partition_id"));
+    for (const auto& p : g.offsets) {
+        if (partition && p.topic.value == topic && p.partition.value == *partition) {
+            json::writer w;
+            write_lag(w, links_for(rc, ctx), g, p, holders_of(g));
+            co_return v3_ok(w.str());
+        }
+    }
+    co_return v3_error(code::not_found, "Consumer lag of " + topic + "-" +
+                                            std::string(*ctx.params.get("partition_id")) +
+                                            " cannot be found.");
+}
+
+boost::asio::awaitable<handler_result> v3_list_lags(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const auto holders = holders_of(g);
+    const auto l = links_for(rc, ctx);
+    const std::string group_url = l.of_group(g.group_id.value);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaConsumerLagList");
+    list_metadata(w, group_url + "/lags");
+    w.key("data");
+    w.start_array();
+    for (const auto& p : g.offsets) {
+        write_lag(w, l, g, p, holders);
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_lag_summary(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const auto holders = holders_of(g);
+    const api::group_view::partition* max = nullptr;
+    std::int64_t total = 0;
+    for (const auto& p : g.offsets) {
+        if (p.lag > 0) {
+            total += p.lag;
+        }
+        if (max == nullptr || p.lag > max->lag) {
+            max = &p;
+        }
+    }
+    const auto l = links_for(rc, ctx);
+    const std::string group_url = l.of_group(g.group_id.value);
+    json::writer w;
+    w.start_object();
+    w.field("kind", "KafkaConsumerGroupLagSummary");
+    metadata(w, group_url + "/lag-summary",
+             l.crn() + "/consumer-group=" + g.group_id.value + "/lag-summary");
+    w.field("cluster_id", l.cluster);
+    w.field("consumer_group_id", g.group_id.value);
+    const api::group_view::member* holder = nullptr;
+    if (max != nullptr) {
+        auto it = holders.find({max->topic.value, max->partition.value});
+        holder = it == holders.end() ? nullptr : it->second;
+    }
+    w.field("max_lag_consumer_id", holder ? std::string_view(holder->member_id) : "");
+    if (holder && holder->instance_id) {
+        w.field("max_lag_instance_id", *holder->instance_id);
+    } else {
+        w.null_field("max_lag_instance_id");
+    }
+    w.field("max_lag_client_id", holder ? std::string_view(holder->client_id) : "");
+    w.field("max_lag_topic_name", max ? std::string_view(max->topic.value) : "");
+    w.field("max_lag_partition_id", max ? max->partition.value : 0);
+    w.field("max_lag", max ? std::max<std::int64_t>(max->lag, 0) : 0);
+    w.field("total_lag", total);
+    if (holder) {
+        related(w, "max_lag_consumer", group_url + "/consumers/" + url_segment(holder->member_id));
+    }
+    if (max) {
+        related(w, "max_lag_partition", l.of_topic(max->topic.value) + "/partitions/" +
+                                            std::to_string(max->partition.value));
+    }
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+}  // namespace
+
+void add_v3_group_routes(router& routes, rest_context& ctx) {
+    auto bind = [rc = &ctx](auto fn) {
+        return [rc, fn](http_request_context c) { return fn(rc, std::move(c)); };
+    };
+    const std::string cluster = "/v3/clusters/{cluster_id}";
+    const std::string group = cluster + "/consumer-groups/{consumer_group_id}";
+    routes.add(verb::get, cluster + "/consumer-groups", bind(v3_list_groups));
+    routes.add(verb::get, group, bind(v3_get_group));
+    routes.add(verb::get, group + "/consumers", bind(v3_list_consumers));
+    routes.add(verb::get, group + "/consumers/{consumer_id}", bind(v3_get_consumer));
+    routes.add(verb::get, group + "/lags", bind(v3_list_lags));
+    routes.add(verb::get, group + "/lags/{topic_name}/partitions/{partition_id}",
+               bind(v3_get_lag));
+    routes.add(verb::get, group + "/lag-summary", bind(v3_lag_summary));
+}
+
+}  // namespace sluice::gateway::rest
