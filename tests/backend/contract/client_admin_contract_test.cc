@@ -127,6 +127,9 @@ TYPED_TEST(ClientAdminContract, BadTopicSpecsFail) {
     auto bad_name = this->create("bad name!", 1);
     ASSERT_FALSE(bad_name);
     EXPECT_EQ(bad_name.error().reason(), api::errc::invalid_topic_name);
+    if (auto why = stand_in_lacks<TypeParam>("topic_configs"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
     auto bad_config = this->create(this->unique_topic("badcfg"), 1, {{"no.such.config", "1"}});
     ASSERT_FALSE(bad_config);
     EXPECT_EQ(bad_config.error().reason(), api::errc::invalid_config);
@@ -161,6 +164,9 @@ TYPED_TEST(ClientAdminContract, DescribeOfAnUnknownTopicFails) {
 }
 
 TYPED_TEST(ClientAdminContract, DeleteRemovesTheTopic) {
+    if (auto why = stand_in_lacks<TypeParam>("delete_topics"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
     auto name = this->make_topic("deleted", 1);
     auto done = this->run(this->admin().delete_topic(topic_name(name)));
     ASSERT_TRUE(done) << done.error().text();
@@ -172,6 +178,9 @@ TYPED_TEST(ClientAdminContract, DeleteRemovesTheTopic) {
 }
 
 TYPED_TEST(ClientAdminContract, CreatePartitionsGrowsTheTopicOnly) {
+    if (auto why = stand_in_lacks<TypeParam>("create_partitions"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
     auto name = this->make_topic("grown", 2);
     auto grown = this->run(this->admin().create_partitions(topic_name(name), 5));
     ASSERT_TRUE(grown) << grown.error().text();
@@ -193,6 +202,9 @@ TYPED_TEST(ClientAdminContract, CreatePartitionsGrowsTheTopicOnly) {
 // --- configs ---------------------------------------------------------------------------------
 
 TYPED_TEST(ClientAdminContract, TopicConfigsAreDescribedAndAltered) {
+    if (auto why = stand_in_lacks<TypeParam>("topic_configs"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
     auto name = this->unique_topic("configured");
     ASSERT_TRUE(this->create(name, 1, {{"retention.ms", "3600000"}}));
     auto all = this->run(this->admin().describe_topic_configs(topic_name(name)));
@@ -242,8 +254,10 @@ TYPED_TEST(ClientAdminContract, DescribeClusterNamesItsBrokersAndController) {
     ASSERT_FALSE(c->brokers.empty());
     EXPECT_TRUE(std::is_sorted(c->brokers.begin(), c->brokers.end(),
                                [](const auto& a, const auto& b) { return a.node_id < b.node_id; }));
-    EXPECT_TRUE(std::any_of(c->brokers.begin(), c->brokers.end(),
-                            [&](const auto& b) { return b.node_id == c->controller_id; }));
+    if (stand_in_lacks<TypeParam>("controller").empty()) {
+        EXPECT_TRUE(std::any_of(c->brokers.begin(), c->brokers.end(),
+                                [&](const auto& b) { return b.node_id == c->controller_id; }));
+    }
     for (const auto& b : c->brokers) {
         EXPECT_FALSE(b.host.empty());
         EXPECT_GT(b.port, 0);
@@ -259,6 +273,9 @@ TYPED_TEST(ClientAdminContract, DescribeClusterNamesItsBrokersAndController) {
 }
 
 TYPED_TEST(ClientAdminContract, BrokerConfigsOfAKnownBrokerOnly) {
+    if (auto why = stand_in_lacks<TypeParam>("topic_configs"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
     auto c = this->run(this->admin().describe_cluster());
     ASSERT_TRUE(c);
     auto configs = this->run(this->admin().describe_broker_configs(c->brokers.at(0).node_id));
@@ -276,6 +293,12 @@ TYPED_TEST(ClientAdminContract, ListOffsetsEarliestLatestAndByTime) {
     using k = api::offset_spec::kind;
     EXPECT_EQ(this->find(name, 0, {k::earliest, -1}).off.value, 0);
     EXPECT_EQ(this->find(name, 0, {k::latest, -1}).off.value, 3);
+    auto missing = this->find(name, 5, {k::latest, -1});
+    ASSERT_TRUE(missing.error);
+    EXPECT_EQ(missing.error.reason(), api::errc::unknown_topic_or_partition);
+    if (auto why = stand_in_lacks<TypeParam>("offsets_by_timestamp"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
     auto at = this->find(name, 0, {k::timestamp, 1'500'000});
     EXPECT_FALSE(at.error);
     EXPECT_EQ(at.off.value, 1);
@@ -283,12 +306,12 @@ TYPED_TEST(ClientAdminContract, ListOffsetsEarliestLatestAndByTime) {
     auto after = this->find(name, 0, {k::timestamp, 9'000'000});
     EXPECT_FALSE(after.error);
     EXPECT_EQ(after.off.value, -1);
-    auto missing = this->find(name, 5, {k::latest, -1});
-    ASSERT_TRUE(missing.error);
-    EXPECT_EQ(missing.error.reason(), api::errc::unknown_topic_or_partition);
 }
 
 TYPED_TEST(ClientAdminContract, DeleteRecordsMovesTheLogStart) {
+    if (auto why = stand_in_lacks<TypeParam>("delete_records"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
     auto name = this->make_topic("trimmed", 1);
     this->fill(name, {1000, 2000, 3000, 4000});
     std::vector<api::delete_records_request> reqs{{topic_name(name), partition_id(0), offset(2)}};
@@ -317,13 +340,6 @@ TYPED_TEST(ClientAdminContract, GroupOffsetsAlteredFromOutsideAreListedDescribed
     auto altered = this->run(this->admin().alter_committed_offsets(g, std::move(commits)));
     ASSERT_TRUE(altered) << altered.error().text();
 
-    auto committed = this->run(this->admin().committed_offsets(g, {}));
-    ASSERT_TRUE(committed) << committed.error().text();
-    ASSERT_EQ(committed->size(), 1u);
-    EXPECT_EQ((*committed)[0].tp.topic.value, name);
-    EXPECT_EQ((*committed)[0].tp.partition.value, 0);
-    EXPECT_EQ((*committed)[0].next.value, 2);
-    EXPECT_EQ((*committed)[0].metadata, "meta");
     // Asked by partition: one not committed answers -1.
     std::vector<api::topic_partition> asked{{topic_name(name), partition_id(0)},
                                             {topic_name(name), partition_id(1)}};
@@ -332,6 +348,19 @@ TYPED_TEST(ClientAdminContract, GroupOffsetsAlteredFromOutsideAreListedDescribed
     ASSERT_EQ(some->size(), 2u);
     EXPECT_EQ((*some)[0].next.value, 2);
     EXPECT_EQ((*some)[1].next.value, -1);
+    if (auto why = stand_in_lacks<TypeParam>("all_committed_offsets"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    auto committed = this->run(this->admin().committed_offsets(g, {}));
+    ASSERT_TRUE(committed) << committed.error().text();
+    ASSERT_EQ(committed->size(), 1u);
+    EXPECT_EQ((*committed)[0].tp.topic.value, name);
+    EXPECT_EQ((*committed)[0].tp.partition.value, 0);
+    EXPECT_EQ((*committed)[0].next.value, 2);
+    EXPECT_EQ((*committed)[0].metadata, "meta");
+    if (auto why = stand_in_lacks<TypeParam>("group_admin"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
 
     auto listed = this->run(this->admin().list_groups());
     ASSERT_TRUE(listed) << listed.error().text();
@@ -363,6 +392,9 @@ TYPED_TEST(ClientAdminContract, GroupOffsetsAlteredFromOutsideAreListedDescribed
 }
 
 TYPED_TEST(ClientAdminContract, UnknownGroupsAreNotFound) {
+    if (auto why = stand_in_lacks<TypeParam>("group_admin"); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
     const auto g = group_id(this->unique_group("no-group"));
     auto view = this->run(this->admin().describe_group(g));
     ASSERT_FALSE(view);
