@@ -101,7 +101,19 @@ def produce_through(gw, topic, values):
 
 
 def ready(gw):
-    return requests.get(f"{gw.http_url}/readyz", timeout=10)
+    r = requests.get(f"{gw.http_url}/readyz", timeout=10)
+    gw.last_ready = (r.status_code, r.text)
+    return r
+
+
+def not_ready_saying(gw, pattern, what):
+    """Waits (bounded) for /readyz to answer 503 with a reason matching `pattern`."""
+    try:
+        # (A requests.Response is falsy when its status is an error: answer True instead.)
+        wait_for(lambda: (lambda a: a.status_code == 503 and
+                          re.search(pattern, a.text, re.I) is not None)(ready(gw)), 30, what)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}; /readyz last answered {gw.last_ready}") from None
 
 
 @pytest.mark.parametrize("protocol", ["SASL_SSL", "SSL"])
@@ -126,9 +138,7 @@ def test_records_produced_through_the_gateway_reach_a_secured_cluster(pki, clust
 def test_a_wrong_password_leaves_the_gateway_not_ready_and_says_why(pki, cluster):
     gw = Gateway(cluster.sasl_ssl_bootstrap, sasl_props(pki, password="wrong"))
     try:
-        r = wait_for(lambda: (lambda a: a if a.status_code == 503 and "auth" in a.text.lower()
-                              else None)(ready(gw)), 30, "/readyz to say authentication failed")
-        assert r.status_code == 503
+        not_ready_saying(gw, r"authentication", "/readyz to say authentication failed")
         began = time.monotonic()
         p = produce_through(gw, f"up-sec-denied-{uuid.uuid4().hex[:8]}", [1])
         assert time.monotonic() - began < 30
@@ -143,10 +153,7 @@ def test_a_wrong_password_leaves_the_gateway_not_ready_and_says_why(pki, cluster
 def test_an_untrusted_cluster_certificate_leaves_the_gateway_not_ready(pki, cluster):
     gw = Gateway(cluster.ssl_bootstrap, ssl_props(pki, ca="other-ca.pem"))
     try:
-        r = wait_for(lambda: (lambda a: a if a.status_code == 503 and
-                              re.search(r"ssl|certificate|handshake", a.text, re.I) else None)(
-                                  ready(gw)), 30, "/readyz to name the TLS failure")
-        assert r.status_code == 503
+        not_ready_saying(gw, r"ssl|certificate|handshake", "/readyz to name the TLS failure")
     finally:
         gw.close()
 
