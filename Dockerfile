@@ -28,6 +28,7 @@ FROM ${DEBIAN_IMAGE}
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libfmt9 libspdlog1.10 libssl3 libre2-9 zlib1g libsnappy1v5 liblz4-1 libzstd1 libmimalloc2.0 \
+        librdkafka1 libsasl2-2 \
         ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 sluice \

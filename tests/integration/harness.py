@@ -77,6 +77,7 @@ class Sluice:
         self.sqs_port = None
         self.log_lines = []
         self._log_lock = threading.Lock()
+        self._reader = None  # the log reader of the running process
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self, timeout=30):
@@ -169,17 +170,19 @@ class Sluice:
                 self.proc.kill()
                 self.proc.wait(10)
                 raise RuntimeError("sluice did not stop within %ss of SIGTERM" % timeout)
-        self._reader.join(5)
+        if self._reader is not None:  # None when it never started (its upstream refused)
+            self._reader.join(5)
         if self.upstream is not None:
             self.upstream.stop(timeout)
-        return self.proc.returncode
+        return self.proc.returncode if self.proc else None
 
     def kill(self):
         """SIGKILL: the crash case."""
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
-        self._reader.join(5)
+        if self._reader is not None:
+            self._reader.join(5)
         if self.upstream is not None:
             self.upstream.kill()
 
