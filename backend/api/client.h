@@ -36,6 +36,7 @@
 #include "backend/api/common.h"
 #include "backend/api/configs.h"
 #include "backend/api/groups.h"
+#include "backend/api/outgoing_record.h"
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
 #include "protocol/core/ids.h"
@@ -80,20 +81,6 @@ struct topic_info {
 };
 
 // --- producer --------------------------------------------------------------------------------
-
-using message_header = std::pair<std::string, std::optional<std::string>>;
-
-/// One record to produce, as bytes.
-struct outgoing_record {
-    std::optional<std::string> key;
-    std::optional<std::string> value;
-    std::vector<message_header> headers;
-    /// The partition asked for; otherwise by key as Kafka's Java producer (murmur2), and
-    /// records without either go, all of one send(), to one partition chosen round-robin
-    /// across calls (sticky per call).
-    std::optional<std::int32_t> partition;
-    std::int64_t timestamp = -1;  // milliseconds since the epoch; -1: now
-};
 
 /// What became of one record, in the order of the call.
 struct delivery {
