@@ -285,10 +285,15 @@ api::awaitable<api::backend_result<std::vector<api::delivery>>> upstream_produce
         }
         co_return std::move(call->results);
     }
-    if (!all_reported) {
+    // Wait for the last report or the deadline. A report that found nothing else outstanding
+    // while the queue-full loop above was still handing records over posted a cancel that may
+    // end this wait early: look again after every wake.
+    while (!all_reported && steady_clock::now() < deadline) {
         call->timer.expires_at(deadline);
-        boost::system::error_code woken;  // operation_aborted: the last report arrived
+        boost::system::error_code woken;  // operation_aborted: a report said "the last one"
         co_await call->timer.async_wait(asio::redirect_error(asio::use_awaitable, woken));
+        std::lock_guard lock(call->mu);
+        all_reported = call->waiting == 0;
     }
 
     std::vector<api::delivery> out;
