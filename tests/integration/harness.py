@@ -71,6 +71,7 @@ class Sluice:
         self.args = list(args)
         self.settings = dict(settings or {})
         self.sqs = sqs
+        self.http = True  # False: --http off (the native upstream of rerun mode)
         self.proc = None
         self.kafka_port = None
         self.http_port = None
@@ -84,7 +85,8 @@ class Sluice:
         if self._rerun:
             return self._start_behind_gateway(timeout)
         cmd = [sluice_binary(), "--data-dir", self.data_dir, "--kafka", "127.0.0.1:0",
-               "--http", "127.0.0.1:0", "--sqs", "127.0.0.1:0" if self.sqs else "off"] + self.args
+               "--http", "127.0.0.1:0" if self.http else "off",
+               "--sqs", "127.0.0.1:0" if self.sqs else "off"] + self.args
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
         return self._launch(cmd, timeout)
@@ -95,6 +97,10 @@ class Sluice:
         if self.upstream is None:
             self.upstream = Sluice(self.data_dir, self.args, self.settings, self.sqs,
                                    self._env_given, rerun=False)
+            # It plays a Kafka cluster, which serves no HTTP: with an HTTP front it would also
+            # restore the REST consumer instances the gateway keeps in its topics and join
+            # their groups as the same static members, fencing the gateway's.
+            self.upstream.http = False
         self.upstream.start(timeout)
         if self._gateway_tmp is None:
             self._gateway_tmp = tempfile.TemporaryDirectory(prefix="sluice-gateway-")

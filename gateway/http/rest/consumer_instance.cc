@@ -224,8 +224,16 @@ std::optional<error> consumer_instance::seek(
         }
         at.emplace_back(tp, offset(std::max<std::int64_t>(off, 0)));
     }
+    for (const auto& [tp, off] : at) {
+        forget_restored(tp);
+    }
     consumer_->seek(std::move(at));
     return std::nullopt;
+}
+
+void consumer_instance::forget_restored(const topic_partition& tp) {
+    std::lock_guard lock(mu_);
+    restored_.erase(tp);
 }
 
 boost::asio::awaitable<std::optional<error>> consumer_instance::seek_to(
@@ -235,6 +243,7 @@ boost::asio::awaitable<std::optional<error>> consumer_instance::seek_to(
         if (!holds(h.parts, tp)) {
             co_return illegal_state(tp);
         }
+        forget_restored(tp);
     }
     auto done = co_await consumer_->seek_to(
         std::move(parts), api::offset_spec{kind == seek_kind::beginning
@@ -254,6 +263,7 @@ boost::asio::awaitable<std::optional<error>> consumer_instance::seek_to_time(
         if (!holds(h.parts, tp)) {
             co_return illegal_state(tp);
         }
+        forget_restored(tp);
     }
     for (const auto& [tp, ts] : times) {
         // No record at or after the time: the end of the partition.
@@ -274,10 +284,12 @@ void consumer_instance::apply_restored(const held_partitions& h) {
         if (restored_.empty() || !h.member || !h.stable || h.parts.empty()) {
             return;
         }
-        const auto known = consumer_->positions();
+        // Over the position the consumer resolved itself (the group's commit, else
+        // auto.offset.reset): the stored one is where the instance had read to. A seek of
+        // the client's since the restart removed its partitions from restored_.
         for (const auto& tp : h.parts) {
             auto it = restored_.find(tp);
-            if (it != restored_.end() && !known.contains(tp)) {
+            if (it != restored_.end()) {
                 at.emplace_back(tp, offset(it->second));
             }
         }

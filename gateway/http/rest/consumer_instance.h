@@ -150,6 +150,8 @@ private:
     boost::asio::awaitable<void> commit_held(const backend::api::assignment_state& held);
     /// Positions stored before a restart, for the partitions of the first assignment after it.
     void apply_restored(const held_partitions& h);
+    /// A seek of the client's wins over the stored position of that partition.
+    void forget_restored(const topic_partition& tp);
     std::chrono::milliseconds request_timeout() const;
 
     rest_context& rc_;

@@ -3,6 +3,8 @@
 #include <map>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/httpcore/logger.h"
@@ -159,35 +161,55 @@ std::optional<stored_instance> consumer_store::decode(std::string_view text) {
     return s;
 }
 
+boost::asio::awaitable<std::optional<std::int64_t>> consumer_store::end_offset(
+    clock::time_point deadline) {
+    const topic_name name{std::string(topic)};
+    boost::asio::steady_timer timer(strand_);
+    for (auto pause = std::chrono::milliseconds(100);; pause = std::min(pause * 2, max_pause)) {
+        std::vector<api::offset_query> q{
+            {name, partition_id(0), api::offset_spec{api::offset_spec::kind::latest, -1}}};
+        auto found =
+            co_await client_.admin().list_offsets(std::move(q), api::isolation::read_uncommitted);
+        if (found.size() == 1 && !found[0].error) {
+            co_return found[0].off.value;
+        }
+        const auto why = found.size() == 1 ? found[0].error : api::backend_error{};
+        if (why && why.reason() == api::errc::unknown_topic_or_partition) {
+            co_return std::int64_t{0};  // nothing stored yet
+        }
+        if (clock::now() + pause >= deadline) {
+            http_log().warn("REST consumers: cannot read {}: {}", topic,
+                            why ? why.text() : std::string("no answer"));
+            co_return std::nullopt;
+        }
+        // A gateway may start before its upstream answers (both restarted at once): again.
+        http_log().debug("REST consumers: {} not readable yet: {}", topic,
+                         why ? why.text() : std::string("no answer"));
+        timer.expires_after(pause);
+        boost::system::error_code ec;
+        co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    }
+}
+
 boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
     std::vector<stored_instance> out;
+    const auto deadline = clock::now() + load_deadline;
+    const auto last = co_await end_offset(deadline);
+    if (!last) {
+        co_return out;
+    }
+    if (*last <= 0) {
+        co_return out;
+    }
     const topic_name name{std::string(topic)};
-    // A consumer of the one partition, without a group, from the start to the end as it is
-    // now: the last record of each key wins.
+    // A consumer of the one partition, without a group, from the start to the end found
+    // above: the last record of each key wins.
     api::consumer_options o;
     o.reset = api::offset_reset::earliest;
     o.client = api::client_info{"sluice-rest-store", ""};
     auto reader = client_.open_consumer(std::move(o), strand_.get_inner_executor());
     const api::topic_partition tp{name, partition_id(0)};
     reader->assign({tp});
-    const std::vector<api::topic_partition> only{tp};
-    const api::offset_spec to_end{api::offset_spec::kind::latest, -1};
-    const api::offset_spec to_start{api::offset_spec::kind::earliest, -1};
-    auto end = co_await reader->seek_to(only, to_end);
-    if (!end) {
-        if (end.error().reason() != api::errc::unknown_topic_or_partition) {
-            http_log().warn("REST consumers: cannot read {}: {}", topic, end.error().text());
-        }
-        reader->close(false);
-        co_return out;
-    }
-    const std::int64_t last = reader->positions()[tp].value;
-    auto start = co_await reader->seek_to(only, to_start);
-    if (!start) {
-        http_log().warn("REST consumers: cannot read {}: {}", topic, start.error().text());
-        reader->close(false);
-        co_return out;
-    }
     std::map<std::string, std::optional<std::string>> latest;
     api::message_sink sink = [&](const topic_name&, partition_id, const kafka::record_view& r) {
         if (!r.key) {
@@ -202,21 +224,33 @@ boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
     api::poll_limits limits;
     limits.max_bytes = 16 * 1024 * 1024;
     limits.partition_max_bytes = 16 * 1024 * 1024;
-    for (std::int64_t at = reader->positions()[tp].value; at < last;) {
-        auto res = co_await reader->poll(limits, sink);
-        const auto now = reader->positions()[tp].value;
-        if (!res || (!res->empty() && (*res)[0].error) || now <= at) {
-            const auto why = !res ? res.error().text()
-                             : !res->empty() && (*res)[0].error ? (*res)[0].error.text()
-                                                                 : std::string();
-            if (!why.empty()) {
-                http_log().warn("REST consumers: reading {} failed: {}", topic, why);
-            }
+    limits.max_wait = std::chrono::milliseconds(500);
+    auto position = [&] {
+        const auto at = reader->positions();
+        const auto it = at.find(tp);
+        return it == at.end() ? std::int64_t{-1} : it->second.value;
+    };
+    std::string failure;
+    while (position() < *last) {
+        if (clock::now() >= deadline) {
+            failure = "read to offset " + std::to_string(position()) + " of " +
+                      std::to_string(*last) + " before the deadline";
             break;
         }
-        at = now;
+        auto res = co_await reader->poll(limits, sink);
+        if (!res) {
+            failure = res.error().text();
+        } else if (!res->empty() && (*res)[0].error) {
+            failure = (*res)[0].error.text();
+        } else {
+            failure.clear();
+        }
+        // A failed poll is tried again until the deadline (the cluster may be coming back).
     }
     reader->close(false);
+    if (!failure.empty()) {
+        http_log().warn("REST consumers: reading {} failed: {}", topic, failure);
+    }
     for (const auto& [key, value] : latest) {
         if (!value) {
             continue;

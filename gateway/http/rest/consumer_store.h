@@ -13,15 +13,19 @@
 //          "positions":[{"topic","partition","offset"}]}; null (a tombstone) once deleted
 // Written after every change of subscription, assignment or position (acks=1: a crash of the
 // process loses nothing written, a crash of the machine what was not yet flushed); read once
-// at start-up, the last record of each key winning. Committed offsets stay in the group, as
-// for any consumer; the stored position is where the instance had read to, which is where it
-// resumes (the REST Proxy instead forgets its instances and answers 40403).
+// at start-up, the last record of each key winning, up to the end offset the cluster gave
+// first; the read is tried again while the cluster cannot be reached, for up to 30 s (a
+// gateway and its upstream restarted together: the gateway may ask first). Committed offsets
+// stay in the group, as for any consumer; the stored position is where the instance had read
+// to, which is where it resumes (the REST Proxy instead forgets its instances and answers 40403).
 //
 // Concurrency: thread-safe; writes go through one strand, so the records of one caller land
 // in call order.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +46,8 @@ public:
 
     consumer_store(backend::api::client& client, boost::asio::any_io_executor ex);
 
-    /// Every stored instance (none when the topic does not exist yet).
+    /// Every stored instance (none when the topic does not exist yet). Retries while the
+    /// cluster cannot be reached, until load_deadline; then logs and returns what it read.
     boost::asio::awaitable<std::vector<stored_instance>> load();
     /// Writes the instance's state; returns once appended.
     boost::asio::awaitable<void> save(stored_instance s);
@@ -54,6 +59,13 @@ public:
     static std::optional<stored_instance> decode(std::string_view json);
 
 private:
+    using clock = std::chrono::steady_clock;
+    static constexpr std::chrono::seconds load_deadline{30};
+    static constexpr std::chrono::milliseconds max_pause{1000};
+
+    /// The topic's end offset (0 when it does not exist), asked again until `deadline` while
+    /// the cluster does not answer; nullopt past it.
+    boost::asio::awaitable<std::optional<std::int64_t>> end_offset(clock::time_point deadline);
     boost::asio::awaitable<void> write(std::string key, std::optional<std::string> value);
     boost::asio::awaitable<void> write_on_strand(std::string key, std::optional<std::string> value);
 
