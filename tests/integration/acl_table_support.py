@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError
 from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
-from harness import Sluice, sluice_binary
+from harness import Sluice, sluice_binary, upstream_rerun_mode
 from sasl_support import users
 from ws_support import WsClient
 
@@ -70,16 +70,13 @@ def grant_flags(principal, grant):
     return flags + [f"--{kind}", name, "--resource-pattern-type", "literal"]
 
 
-def start_server(user_names, grants, super_user):
-    """A started sluice (SQS listener on, a SASL_PLAINTEXT Kafka listener as `sasl_port`) whose
-    data dir has `user_names` (password and AWS key each) and the ACLs of `grants`, a list of
-    (user, grant string). Returns (server, its temporary directory)."""
-    d = tempfile.TemporaryDirectory(prefix="sluice-acl-table-")
+def configure_data_dir(path, user_names, grants):
+    """Writes `user_names` (password and AWS key each) and the ACLs of `grants` into a data dir."""
     for user in user_names:
-        r = users("set", user, "--data-dir", d.name, stdin=password(user) + "\n")
+        r = users("set", user, "--data-dir", path, stdin=password(user) + "\n")
         assert r.returncode == 0, r.stderr
         key_id, secret = aws_key(user)
-        r = users("set", user, "--data-dir", d.name, "--aws-access-key-id", key_id,
+        r = users("set", user, "--data-dir", path, "--aws-access-key-id", key_id,
                   stdin=secret + "\n")
         assert r.returncode == 0, r.stderr
     done = []
@@ -88,21 +85,82 @@ def start_server(user_names, grants, super_user):
         if flags in done:
             continue
         done.append(flags)
-        r = subprocess.run([sluice_binary(), "acls", "add", "--data-dir", d.name, *flags],
+        r = subprocess.run([sluice_binary(), "acls", "add", "--data-dir", path, *flags],
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 0, (flags, r.stderr)
+
+
+def start_server(user_names, grants, super_user):
+    """A started sluice (SQS listener on, a SASL_PLAINTEXT Kafka listener as `sasl_port`) whose
+    data dir has `user_names` (password and AWS key each) and the ACLs of `grants`, a list of
+    (user, grant string). Returns (server, its temporary directory). In upstream rerun mode
+    (harness.py) the server is a GatewayPair."""
+    d = tempfile.TemporaryDirectory(prefix="sluice-acl-table-")
+    configure_data_dir(d.name, user_names, grants)
+    settings = {"authorizer.enabled": "true", "super.users": "User:" + super_user,
+                "http.authentication": "basic", "sqs.authentication": "sigv4"}
+    if upstream_rerun_mode():
+        return GatewayPair(d, user_names, grants, settings, super_user), d
     s = Sluice(data_dir=d.name, sqs=True, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"],
-               settings={"authorizer.enabled": "true", "super.users": "User:" + super_user,
-                         "http.authentication": "basic", "sqs.authentication": "sigv4"})
+               settings=settings)
     try:
         s.start()
-        line = s._find_line("listening:")
-        s.sasl_port = int(line.split("kafka_sasl_plaintext=")[1].split()[0].rsplit(":", 1)[1])
+        s.sasl_port = sasl_port_of(s)
     except BaseException:
         s.close()
         d.cleanup()
         raise
     return s, d
+
+
+def sasl_port_of(s):
+    line = s._find_line("listening:")
+    return int(line.split("kafka_sasl_plaintext=")[1].split()[0].rsplit(":", 1)[1])
+
+
+class GatewayPair:
+    """Upstream mode: a native sluice on `d` (the Kafka and SQS fronts: `sasl_port`, `sqs_url`)
+    and a gateway in front of it (the HTTP fronts: `http_port`, `http_url`) with the same users
+    and ACLs in a data dir of its own (they stay local in upstream mode until issue 28), which
+    reaches the upstream over SASL/SCRAM as the super user (the authorization is the gateway's)."""
+
+    def __init__(self, d, user_names, grants, settings, super_user):
+        from upstream_support import Gateway
+        self.upstream = Sluice(data_dir=d.name, sqs=True,
+                               args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"],
+                               settings=settings, rerun=False)
+        self.upstream.http = False
+        self.gateway = None
+        try:
+            self.upstream.start()
+            self.sasl_port = sasl_port_of(self.upstream)
+            self.sqs_port = self.upstream.sqs_port
+            props = {"upstream.security.protocol": "SASL_PLAINTEXT",
+                     "upstream.sasl.mechanism": "SCRAM-SHA-512",
+                     "upstream.sasl.username": super_user,
+                     "upstream.sasl.password": password(super_user)}
+            self.gateway = Gateway(f"127.0.0.1:{self.sasl_port}", {**settings, **props})
+            configure_data_dir(self.gateway.data_dir, user_names, grants)
+            self.gateway.start()
+            self.http_port = self.gateway.http_port
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def http_url(self):
+        return self.gateway.http_url
+
+    @property
+    def sqs_url(self):
+        return self.upstream.sqs_url
+
+    def close(self):
+        try:
+            if self.gateway is not None:
+                self.gateway.close()
+        finally:
+            self.upstream.close()
 
 
 # --- clients --------------------------------------------------------------------------------------
