@@ -222,6 +222,11 @@ asio::awaitable<void> topic_state_log::write_loop() {
 asio::awaitable<result<void>> topic_state_log::flush(position p) {
     const auto ex = co_await asio::this_coro::executor;
     const auto deadline = std::chrono::steady_clock::now() + opts_.flush_timeout;
+    {
+        // A position past the end (the service flushes "everything" so): what is appended now.
+        std::lock_guard lock(mu_);
+        p.end = std::min(p.end, appended_);
+    }
     for (;;) {
         std::shared_ptr<wakeup> w;
         {
