@@ -207,7 +207,31 @@ client_records::client_records(api::client& client, std::chrono::milliseconds po
     : client_(client), point_read_wait_(point_read_wait), work_(io_.get_executor()),
       thread_([this] { io_.run(); }) {}
 
+void client_records::stop() {
+    std::vector<consumer_ptr> all;
+    {
+        std::lock_guard lock(mu_);
+        if (stopped_) {
+            return;
+        }
+        stopped_ = true;
+        for (auto& w : opened_) {
+            if (auto c = w.lock()) {
+                all.push_back(std::move(c));
+            }
+        }
+    }
+    for (auto& c : all) {
+        c->close(false);  // a poll in progress returns
+    }
+    std::unique_lock lock(mu_);
+    if (!idle_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return active_ == 0; })) {
+        queue_log().warn("{} queue fetches still running at shutdown", active_);
+    }
+}
+
 client_records::~client_records() {
+    stop();
     std::vector<consumer_ptr> all;
     {
         std::lock_guard lock(mu_);
@@ -217,9 +241,6 @@ client_records::~client_records() {
             }
         }
         idle_.clear();
-    }
-    for (auto& c : all) {
-        c->close(false);
     }
     // Bounded: a consumer's close ends within the client's request timeout.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -286,6 +307,33 @@ api::awaitable<api::produce_result> client_records::produce(api::produce_request
 
 api::awaitable<api::fetch_result> client_records::fetch(api::fetch_request req) {
     api::fetch_result out;
+    {
+        std::lock_guard lock(mu_);
+        if (stopped_) {
+            for (const auto& ft : req.topics) {
+                api::fetched_topic t;
+                t.topic = ft.topic;
+                for (const auto& p : ft.partitions) {
+                    api::fetched_partition fp;
+                    fp.partition = p.partition;
+                    fp.error = {make_error_code(api::errc::backend_unavailable), "stopping"};
+                    t.partitions.push_back(std::move(fp));
+                }
+                out.topics.push_back(std::move(t));
+            }
+            co_return out;
+        }
+        ++active_;
+    }
+    struct active_guard {
+        client_records* self;
+        ~active_guard() {
+            std::lock_guard lock(self->mu_);
+            if (--self->active_ == 0) {
+                self->idle_cv_.notify_all();
+            }
+        }
+    } guard{this};
     for (const auto& ft : req.topics) {
         api::fetched_topic result_topic;
         result_topic.topic = ft.topic;

@@ -10,6 +10,7 @@
 //                 ──api::producer────────────────────────────────────┘    (backend/upstream)
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -76,7 +77,10 @@ private:
 /// offsets; an empty commit marker stands for offsets the consumer skipped, such as
 /// transaction markers, so that the next fetch starts past them).
 /// Lifecycle: the consumers' background work runs on a private io thread, started by the
-/// constructor and stopped (after closing every consumer) by the destructor.
+/// constructor. stop() (after the queue service's) closes every consumer, which ends the polls
+/// in progress, and waits (bounded) until no fetch runs: call it while the callers' executors
+/// still run. Fetches after it answer backend_unavailable. The destructor stops, waits for the
+/// consumers' close and stops the thread.
 /// Concurrency: thread-safe; a pooled consumer is used by one call at a time.
 class client_records final : public api::records {
 public:
@@ -95,6 +99,8 @@ public:
         std::vector<api::delete_records_request> reqs) override;
     std::int64_t parked_fetches() const override { return 0; }
 
+    void stop();
+
 private:
     using consumer_ptr = std::shared_ptr<api::consumer>;
     consumer_ptr take(const std::string& key, const api::fetch_topic& ft);
@@ -108,6 +114,9 @@ private:
     std::mutex mu_;
     std::map<std::string, std::vector<consumer_ptr>> idle_;  // by topic and partition list
     std::vector<std::weak_ptr<api::consumer>> opened_;
+    bool stopped_ = false;
+    std::int64_t active_ = 0;  // fetches running
+    std::condition_variable idle_cv_;
 };
 
 }  // namespace sluice::backend::queue

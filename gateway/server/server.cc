@@ -306,7 +306,11 @@ public:
 
     backend::api::queues& queues() { return *service_; }
     void start(boost::asio::any_io_executor ex) { service_->start(std::move(ex)); }
-    void stop() { service_->stop(); }
+    /// Answers parked calls, then ends the tailers' reads (while the io threads still run).
+    void stop() {
+        service_->stop();
+        records_.stop();
+    }
 
 private:
     backend::queue::client_topics topics_;
