@@ -390,8 +390,8 @@ int run_server(const config& given) {
                  "cluster yet)");
     }
     if (upstream.enabled() && given.sqs.enabled && !cfg.sqs.enabled) {
-        log.info("upstream mode: the SQS listener is off (SLUICE_SQS_LISTENER is a default; "
-                 "give --sqs to serve the cluster's queues from this gateway)");
+        log.info("upstream mode: the SQS listener is off unless given explicitly (--sqs "
+                 "serves the cluster's queues from this gateway; one such gateway per cluster)");
     }
 
     // TLS contexts are built (and their files checked) before the data dir is touched.
