@@ -225,7 +225,7 @@ void client_records::stop() {
         c->close(false);  // a poll in progress returns
     }
     std::unique_lock lock(mu_);
-    if (!idle_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return active_ == 0; })) {
+    if (!idle_cv_.wait_for(lock, std::chrono::seconds(3), [this] { return active_ == 0; })) {
         queue_log().warn("{} queue fetches still running at shutdown", active_);
     }
 }
@@ -242,11 +242,16 @@ client_records::~client_records() {
         }
         idle_.clear();
     }
-    // Bounded: a consumer's close ends within the client's request timeout.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    // Bounded (shutdown must end): a consumer still closing is left to the client's teardown.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     for (auto& c : all) {
+        c->close(false);  // those opened after stop()
         while (!c->closed() && std::chrono::steady_clock::now() < deadline) {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        if (!c->closed()) {
+            queue_log().warn("a queue consumer had not closed by shutdown");
+            break;
         }
     }
     all.clear();

@@ -1,5 +1,6 @@
 #include "backend/queue/topic_state_log.h"
 
+#include <algorithm>
 #include <future>
 #include <stdexcept>
 
@@ -61,8 +62,11 @@ topic_state_log::~topic_state_log() {
     if (w) {
         w->wake();
     }
-    // The writer sends what is queued (each try bounded by the producer's deadline).
-    const auto deadline = std::chrono::steady_clock::now() + opts_.flush_timeout;
+    // The writer sends what is queued: every answered call's records are stored already, so
+    // this is the tail of unanswered ones (bounded: shutdown must end).
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::min<std::chrono::milliseconds>(opts_.flush_timeout,
+                                                              std::chrono::seconds(5));
     for (;;) {
         {
             std::lock_guard lock(mu_);
@@ -211,6 +215,13 @@ asio::awaitable<void> topic_state_log::write_loop() {
             queue_log().warn("{}: {} queue state records not stored ({}); trying again",
                              opts_.topic, batch.size(),
                              err.message.empty() ? err.code.message() : err.message);
+            {
+                std::lock_guard lock(mu_);
+                if (stopping_) {
+                    writer_done_ = true;  // shutting down: unanswered calls' records go
+                    co_return;
+                }
+            }
             co_await state_log_pause(std::chrono::milliseconds(500));
         }
         std::lock_guard lock(mu_);
