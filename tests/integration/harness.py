@@ -95,7 +95,8 @@ class Sluice:
         """Upstream rerun mode: the native upstream on this object's data dir, then the
         gateway in front of it on a data dir of its own."""
         if self.upstream is None:
-            self.upstream = Sluice(self.data_dir, self.args, self.settings, self.sqs,
+            # SQS is the gateway's (queues over the upstream's topics), not the upstream's.
+            self.upstream = Sluice(self.data_dir, self.args, self.settings, False,
                                    self._env_given, rerun=False)
             # It plays a Kafka cluster, which serves no HTTP: with an HTTP front it would also
             # restore the REST consumer instances the gateway keeps in its topics and join
@@ -106,6 +107,8 @@ class Sluice:
             self._gateway_tmp = tempfile.TemporaryDirectory(prefix="sluice-gateway-")
         cmd = [sluice_binary(), "--data-dir", self._gateway_tmp.name,
                "--upstream", self.upstream.bootstrap, "--http", "127.0.0.1:0"]
+        if self.sqs:
+            cmd += ["--sqs", "127.0.0.1:0"]
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
         try:
@@ -114,7 +117,6 @@ class Sluice:
             self.upstream.stop()
             raise
         self.kafka_port = self.upstream.kafka_port
-        self.sqs_port = self.upstream.sqs_port
         return self
 
     def _launch(self, cmd, timeout):
