@@ -175,7 +175,7 @@ boost::asio::awaitable<std::optional<std::int64_t>> consumer_store::end_offset(
         }
         const auto why = found.size() == 1 ? found[0].error : api::backend_error{};
         if (why && why.reason() == api::errc::unknown_topic_or_partition) {
-            co_return std::int64_t{0};  // nothing stored yet
+            co_return std::int64_t{-1};  // nothing stored yet
         }
         if (clock::now() + pause >= deadline) {
             http_log().warn("REST consumers: cannot read {}: {}", topic,
@@ -197,6 +197,9 @@ boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
     const auto last = co_await end_offset(deadline);
     if (!last) {
         co_return out;
+    }
+    if (*last >= 0) {
+        topic_ready_ = true;  // it exists: the first write need not create it
     }
     if (*last <= 0) {
         co_return out;

@@ -63,7 +63,7 @@ private:
     static constexpr std::chrono::seconds load_deadline{30};
     static constexpr std::chrono::milliseconds max_pause{1000};
 
-    /// The topic's end offset (0 when it does not exist), asked again until `deadline` while
+    /// The topic's end offset (-1 when it does not exist), asked again until `deadline` while
     /// the cluster does not answer; nullopt past it.
     boost::asio::awaitable<std::optional<std::int64_t>> end_offset(clock::time_point deadline);
     boost::asio::awaitable<void> write(std::string key, std::optional<std::string> value);
