@@ -105,18 +105,12 @@ boost::asio::awaitable<handler_result> v3_list_brokers(rest_context* rc, http_re
         co_return v3_backend_error(cluster.error());
     }
     const auto l = links_for(rc, ctx);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaBrokerList");
-    list_metadata(w, l.of_cluster() + "/brokers");
-    w.key("data");
-    w.start_array();
-    for (const auto& b : cluster->brokers) {
-        write_broker(w, l, b);
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& b : cluster->brokers) {
+            write_broker(w, l, b);
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaBrokerList", l.of_cluster() + "/brokers", items));
 }
 
 boost::asio::awaitable<handler_result> v3_get_broker(rest_context* rc, http_request_context ctx) {
@@ -161,25 +155,19 @@ boost::asio::awaitable<handler_result> v3_list_broker_configs(rest_context* rc,
     }
     const auto l = links_for(rc, ctx);
     const std::string broker = l.of_cluster() + "/brokers/" + std::to_string(*id);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaBrokerConfigList");
-    list_metadata(w, broker + "/configs");
-    w.key("data");
-    w.start_array();
-    for (const auto& e : *configs) {
-        w.start_object();
-        w.field("kind", "KafkaBrokerConfig");
-        metadata(w, broker + "/configs/" + url_segment(e.name),
-                 l.crn() + "/broker=" + std::to_string(*id) + "/config=" + e.name);
-        w.field("cluster_id", l.cluster);
-        w.field("broker_id", *id);
-        write_config_fields(w, e);
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& e : *configs) {
+            w.start_object();
+            w.field("kind", "KafkaBrokerConfig");
+            metadata(w, broker + "/configs/" + url_segment(e.name),
+                     l.crn() + "/broker=" + std::to_string(*id) + "/config=" + e.name);
+            w.field("cluster_id", l.cluster);
+            w.field("broker_id", *id);
+            write_config_fields(w, e);
+            w.end_object();
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaBrokerConfigList", broker + "/configs", items));
 }
 
 // --- topics ----------------------------------------------------------------------------------
@@ -342,18 +330,12 @@ boost::asio::awaitable<handler_result> v3_list_topic_configs(rest_context* rc,
         co_return v3_backend_error(configs.error());
     }
     const auto l = links_for(rc, ctx);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaTopicConfigList");
-    list_metadata(w, l.of_topic(topic) + "/configs");
-    w.key("data");
-    w.start_array();
-    for (const auto& e : *configs) {
-        write_topic_config(w, l, topic, e);
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& e : *configs) {
+            write_topic_config(w, l, topic, e);
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaTopicConfigList", l.of_topic(topic) + "/configs", items));
 }
 
 boost::asio::awaitable<handler_result> v3_get_topic_config(rest_context* rc,
