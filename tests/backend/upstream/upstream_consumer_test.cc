@@ -27,7 +27,6 @@
 #include "backend/api/client.h"
 #include "backend/upstream/upstream_consumer.h"
 #include "tests/backend/run_io.h"
-#include "tests/backend/upstream/mock_cluster.h"
 
 namespace sluice::backend::upstream {
 namespace {
@@ -51,32 +50,24 @@ std::string text_of(protocol::bytes_view b) {
 
 class UpstreamConsumer : public ::testing::Test {
 protected:
-    // One mock cluster (test::shared_mock_cluster) and one plain producer for the whole suite:
-    // every test makes its own topics and groups (names unique in the run).
-    static void SetUpTestSuite() {
+    void SetUp() override {
         char err[512];
+        rd_kafka_conf_t* conf = rd_kafka_conf_new();
+        rd_kafka_conf_set(conf, "log_level", "0", err, sizeof err);
+        mock_owner_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+        ASSERT_NE(mock_owner_, nullptr) << err;
+        cluster_ = rd_kafka_mock_cluster_new(mock_owner_, 3);
+        ASSERT_NE(cluster_, nullptr);
+        bootstraps_ = rd_kafka_mock_cluster_bootstraps(cluster_);
+
         rd_kafka_conf_t* pconf = rd_kafka_conf_new();
-        rd_kafka_conf_set(pconf, "bootstrap.servers",
-                          test::shared_mock_cluster().bootstrap().c_str(), err, sizeof err);
+        rd_kafka_conf_set(pconf, "bootstrap.servers", bootstraps_.c_str(), err, sizeof err);
         rd_kafka_conf_set(pconf, "linger.ms", "0", err, sizeof err);
         rd_kafka_conf_set(pconf, "log_level", "0", err, sizeof err);
         producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, err, sizeof err);
-        if (!producer_) {
-            rd_kafka_conf_destroy(pconf);
-            throw std::runtime_error(std::string("test producer: ") + err);
-        }
-    }
+        ASSERT_NE(producer_, nullptr) << err;
 
-    static void TearDownTestSuite() {
-        if (producer_) {
-            rd_kafka_destroy(producer_);
-            producer_ = nullptr;
-        }
-    }
-
-    void SetUp() override {
-        tag_ = test::unique_name("t");
-        opts_.properties = {{"bootstrap.servers", bootstraps()},
+        opts_.properties = {{"bootstrap.servers", bootstraps_},
                             {"topic.metadata.refresh.interval.ms", "500"},
                             {"heartbeat.interval.ms", "300"},
                             {"log_level", "2"}};
@@ -98,23 +89,24 @@ protected:
         consumers_.clear();
         io_.stop();
         pool_.join();
+        if (producer_) {
+            rd_kafka_destroy(producer_);
+        }
+        if (cluster_) {
+            rd_kafka_mock_cluster_destroy(cluster_);
+        }
+        if (mock_owner_) {
+            rd_kafka_destroy(mock_owner_);
+        }
     }
 
-    static const std::string& bootstraps() { return test::shared_mock_cluster().bootstrap(); }
-
-    /// A topic `name` in the mock (partition p led by broker p % 3 + 1).
-    static std::string topic_named(const std::string& name, int partitions) {
-        EXPECT_TRUE(test::shared_mock_cluster().create_topic(name, partitions)) << name;
+    std::string topic(const std::string& stem, int partitions) {
+        static int n = 0;
+        std::string name = stem + "-" + std::to_string(++n);
+        EXPECT_EQ(rd_kafka_mock_topic_create(cluster_, name.c_str(), partitions, 1),
+                  RD_KAFKA_RESP_ERR_NO_ERROR);
         return name;
     }
-
-    /// A topic of its own for this test: `stem` plus a suffix unique in the run.
-    static std::string topic(const std::string& stem, int partitions) {
-        return topic_named(test::unique_name(stem), partitions);
-    }
-
-    /// This test's group called `stem` (groups of other tests on the shared cluster differ).
-    std::string group_name(const std::string& stem) const { return stem + "-" + tag_; }
 
     void produce(const std::string& t, std::int32_t partition, const std::string& key,
                  const std::string& value, std::int64_t timestamp = 0,
@@ -155,16 +147,12 @@ protected:
         return o;
     }
 
-    /// A member of this test's group `stem`. The mock's rebalances wait for the members
-    /// (session.timeout.ms - 1 s), so a short session keeps them quick; not shorter than the
-    /// mock's 3 s first-join delay, during which a joining member sends no heartbeat (the mock
-    /// would time it out). Heartbeats every 300 ms.
-    api::consumer_options member(const std::string& stem,
-                                 api::offset_reset reset = api::offset_reset::earliest) const {
+    static api::consumer_options member(const std::string& group,
+                                        api::offset_reset reset = api::offset_reset::earliest) {
         api::consumer_options o;
-        o.group = sluice::group_id(group_name(stem));
+        o.group = sluice::group_id(group);
         o.reset = reset;
-        o.session_timeout_ms = member_session_timeout_ms;
+        o.session_timeout_ms = 3000;
         return o;
     }
 
@@ -243,9 +231,10 @@ protected:
         }, 30s);
     }
 
-    static constexpr int member_session_timeout_ms = 3000;
-    static inline rd_kafka_t* producer_ = nullptr;
-    std::string tag_;
+    rd_kafka_t* mock_owner_ = nullptr;
+    rd_kafka_mock_cluster_t* cluster_ = nullptr;
+    rd_kafka_t* producer_ = nullptr;
+    std::string bootstraps_;
     upstream_options opts_;
     asio::io_context io_;
     asio::thread_pool pool_{2};
@@ -430,8 +419,7 @@ TEST_F(UpstreamConsumer, SeekBeforeAssignmentIsAppliedAtAssignment) {
 // The mock creates a topic a client asks for; its metadata error stands in for a missing one.
 TEST_F(UpstreamConsumer, AssigningAMissingTopicReportsUnknownTopic) {
     const auto t = topic("missing", 1);
-    rd_kafka_mock_topic_set_error(test::shared_mock_cluster().get(), t.c_str(),
-                                  RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+    rd_kafka_mock_topic_set_error(cluster_, t.c_str(), RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
     auto c = open(manual());
     c->assign({tp_of(t, 0)});
 
@@ -646,8 +634,8 @@ TEST_F(UpstreamConsumer, CommitThenCommittedAlsoForAPlainConsumer) {
     // A plain librdkafka client of the same group sees it.
     char err[512];
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps().c_str(), err, sizeof err);
-    rd_kafka_conf_set(conf, "group.id", group_name("g-commit").c_str(), err, sizeof err);
+    rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps_.c_str(), err, sizeof err);
+    rd_kafka_conf_set(conf, "group.id", "g-commit", err, sizeof err);
     rd_kafka_conf_set(conf, "log_level", "0", err, sizeof err);
     rd_kafka_t* plain = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
     ASSERT_NE(plain, nullptr);
@@ -759,21 +747,19 @@ TEST_F(UpstreamConsumer, ResetNoneReportsOffsetOutOfRangeUntilASeek) {
 }
 
 TEST_F(UpstreamConsumer, PatternSubscriptionPicksUpANewTopic) {
-    // The cluster is shared: the pattern's prefix is this test's own.
-    const auto stem = test::unique_name("pat");
-    const auto a = topic_named(stem + "-a", 1);
-    topic_named(test::unique_name("other"), 1);
+    const auto a = topic("pat-a", 1);
+    topic("other", 1);
     auto c = open(member("g-pattern"));
-    ASSERT_FALSE(c->subscribe_pattern(stem + "-(", nullptr));
-    ASSERT_TRUE(c->subscribe_pattern(stem + "-.*", [](const topic_name& n) {
+    ASSERT_FALSE(c->subscribe_pattern("pat-(", nullptr));
+    ASSERT_TRUE(c->subscribe_pattern("pat-.*", [](const topic_name& n) {
         return n.value.find("hidden") == std::string::npos;
     }));
-    EXPECT_EQ(c->subscribed_pattern(), std::optional<std::string>(stem + "-.*"));
+    EXPECT_EQ(c->subscribed_pattern(), std::optional<std::string>("pat-.*"));
     ASSERT_TRUE(wait_partitions(*c, 1));
     EXPECT_EQ(c->assignment().partitions[0].topic.value, a);
 
-    const auto b = topic_named(stem + "-b", 2);
-    topic_named(stem + "-hidden", 1);
+    const auto b = topic("pat-b", 2);
+    topic("pat-hidden", 1);
 
     ASSERT_TRUE(wait_partitions(*c, 3));
     std::set<std::string> topics;
