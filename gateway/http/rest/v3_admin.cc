@@ -172,24 +172,6 @@ boost::asio::awaitable<handler_result> v3_list_broker_configs(rest_context* rc,
 
 // --- topics ----------------------------------------------------------------------------------
 
-void write_topic_data(json::writer& w, const v3_links& l, const api::topic_info& t) {
-    const std::string self = l.of_topic(t.name.value);
-    w.start_object();
-    w.field("kind", "KafkaTopic");
-    metadata(w, self, l.crn() + "/topic=" + t.name.value);
-    w.field("cluster_id", l.cluster);
-    w.field("topic_name", t.name.value);
-    w.key("is_internal");
-    w.boolean(t.internal);
-    w.field("replication_factor",
-            t.partitions.empty() ? 0 : static_cast<std::int64_t>(t.partitions[0].replicas.size()));
-    w.field("partitions_count", static_cast<std::int64_t>(t.partitions.size()));
-    related(w, "partitions", self + "/partitions");
-    related(w, "configs", self + "/configs");
-    related(w, "partition_reassignments", self + "/partitions/-/reassignment");
-    w.end_object();
-}
-
 boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_request_context ctx) {
     if (auto bad = check_cluster(rc, ctx)) {
         co_return std::move(*bad);
@@ -256,7 +238,7 @@ boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_re
         co_return v3_backend_error(created.error());
     }
     json::writer w;
-    write_topic_data(w, links_for(rc, ctx), *created);
+    write_v3_topic(w, links_for(rc, ctx), *created);
     co_return json_response(201, v3_type, w.str());
 }
 
@@ -301,7 +283,7 @@ boost::asio::awaitable<handler_result> v3_update_topic(rest_context* rc, http_re
         co_return v3_backend_error(d.error());
     }
     json::writer w;
-    write_topic_data(w, links_for(rc, ctx), *d);
+    write_v3_topic(w, links_for(rc, ctx), *d);
     co_return v3_ok(w.str());
 }
 

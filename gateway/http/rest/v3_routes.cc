@@ -11,6 +11,24 @@ namespace sluice::gateway::rest {
 namespace api = backend::api;
 using boost::beast::http::verb;
 
+void write_v3_topic(json::writer& w, const v3_links& l, const api::topic_info& t) {
+    const std::string self = l.of_topic(t.name.value);
+    w.start_object();
+    w.field("kind", "KafkaTopic");
+    metadata(w, self, l.crn() + "/topic=" + t.name.value);
+    w.field("cluster_id", l.cluster);
+    w.field("topic_name", t.name.value);
+    w.key("is_internal");
+    w.boolean(t.internal);
+    w.field("replication_factor",
+            t.partitions.empty() ? 0 : static_cast<std::int64_t>(t.partitions[0].replicas.size()));
+    w.field("partitions_count", static_cast<std::int64_t>(t.partitions.size()));
+    related(w, "partitions", self + "/partitions");
+    related(w, "configs", self + "/configs");
+    related(w, "partition_reassignments", self + "/partitions/-/reassignment");
+    w.end_object();
+}
+
 namespace {
 
 void write_cluster(json::writer& w, const v3_links& l, std::int32_t controller) {
@@ -26,24 +44,6 @@ void write_cluster(json::writer& w, const v3_links& l, std::int32_t controller) 
     related(w, "topics", l.of_cluster() + "/topics");
     related(w, "partition_reassignments",
             l.of_cluster() + "/topics/-/partitions/-/reassignment");
-    w.end_object();
-}
-
-void write_v3_topic(json::writer& w, const v3_links& l, const api::topic_info& t) {
-    const std::string self = l.of_topic(t.name.value);
-    w.start_object();
-    w.field("kind", "KafkaTopic");
-    metadata(w, self, l.crn() + "/topic=" + t.name.value);
-    w.field("cluster_id", l.cluster);
-    w.field("topic_name", t.name.value);
-    w.key("is_internal");
-    w.boolean(t.internal);
-    w.field("replication_factor",
-            t.partitions.empty() ? 0 : static_cast<std::int32_t>(t.partitions[0].replicas.size()));
-    w.field("partitions_count", static_cast<std::int32_t>(t.partitions.size()));
-    related(w, "partitions", self + "/partitions");
-    related(w, "configs", self + "/configs");
-    related(w, "partition_reassignments", self + "/partitions/-/reassignment");
     w.end_object();
 }
 

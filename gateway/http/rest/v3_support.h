@@ -57,6 +57,9 @@ inline void list_metadata(json::writer& w, const std::string& self) {
     w.end_object();
 }
 
+/// A topic as a KafkaTopic resource (v3_routes.cc).
+void write_v3_topic(json::writer& w, const v3_links& l, const backend::api::topic_info& t);
+
 /// A v3 list answer: {"kind": kind, "metadata": {"self": self, "next": null}, "data": [...]},
 /// the data's items written by `write_items(w)`.
 template <typename WriteItems>
