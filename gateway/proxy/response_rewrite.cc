@@ -1,0 +1,315 @@
+#include "gateway/proxy/response_rewrite.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "protocol/kafka/api_table.h"
+#include "protocol/kafka/header.h"
+#include "protocol/kafka/messages/api_versions.h"
+#include "protocol/kafka/messages/describe_cluster.h"
+#include "protocol/kafka/messages/fetch.h"
+#include "protocol/kafka/messages/find_coordinator.h"
+#include "protocol/kafka/messages/metadata.h"
+#include "protocol/kafka/messages/produce.h"
+
+namespace sluice::gateway::proxy {
+namespace kafka = protocol::kafka;
+
+namespace {
+
+constexpr std::int16_t proxy_unsupported_version = 35;  // UNSUPPORTED_VERSION
+constexpr std::int16_t produce_key = static_cast<std::int16_t>(kafka::api_key::produce);
+constexpr std::int16_t fetch_key = static_cast<std::int16_t>(kafka::api_key::fetch);
+constexpr std::int16_t metadata_key = static_cast<std::int16_t>(kafka::api_key::metadata);
+constexpr std::int16_t find_coordinator_key =
+    static_cast<std::int16_t>(kafka::api_key::find_coordinator);
+constexpr std::int16_t describe_cluster_key =
+    static_cast<std::int16_t>(kafka::api_key::describe_cluster);
+constexpr std::int16_t api_versions_key = static_cast<std::int16_t>(kafka::api_key::api_versions);
+// KIP-951: the first versions whose responses carry NodeEndpoints.
+constexpr std::int16_t produce_first_node_endpoints = 10;
+constexpr std::int16_t fetch_first_node_endpoints = 16;
+
+/// Decodes `body` as T at `version`; the reader must consume it all.
+template <typename T>
+result<T> decode_whole(protocol::bytes_view body, std::shared_ptr<const void> owner,
+                                 std::int16_t version) {
+    protocol::reader r(body, std::move(owner));
+    T msg;
+    msg.decode(r, version);
+    if (!r.ok()) {
+        return std::unexpected(r.error());
+    }
+    if (r.remaining() != 0) {
+        return std::unexpected(make_error_code(protocol::errc::invalid_length));
+    }
+    return msg;
+}
+
+template <typename T>
+bool encode_body(const T& msg, std::int16_t version, protocol::writer& out) {
+    msg.encode(out, version);
+    return true;
+}
+
+/// A node's address as the gateway serves it; a negative id (no such node: a coordinator
+/// not available) keeps the upstream's placeholder.
+template <typename Host, typename Port>
+void point_at_gateway(std::int32_t node_id, Host& host, Port& port, const node_addresses& to) {
+    if (node_id < 0) {
+        return;
+    }
+    host = to.host;
+    port = to.port_of(node_id);
+}
+
+using rewrite_result = result<bool>;
+
+rewrite_result rewrite_metadata(std::int16_t version, protocol::bytes_view body,
+                                std::shared_ptr<const void> owner, const node_addresses& to,
+                                std::vector<upstream_broker>* seen, protocol::writer& out) {
+    auto msg = decode_whole<kafka::metadata_response>(body, std::move(owner), version);
+    if (!msg) {
+        return std::unexpected(msg.error());
+    }
+    for (auto& b : msg->brokers) {
+        if (seen != nullptr) {
+            seen->push_back({b.node_id.value, b.host, b.port, b.rack});
+        }
+        point_at_gateway(b.node_id.value, b.host, b.port, to);
+    }
+    return encode_body(*msg, version, out);
+}
+
+rewrite_result rewrite_find_coordinator(std::int16_t version, protocol::bytes_view body,
+                                        std::shared_ptr<const void> owner,
+                                        const node_addresses& to, protocol::writer& out) {
+    auto msg = decode_whole<kafka::find_coordinator_response>(body, std::move(owner), version);
+    if (!msg) {
+        return std::unexpected(msg.error());
+    }
+    // v0-v3 name one coordinator at the top, v4+ (KIP-699) a list.
+    point_at_gateway(msg->node_id.value, msg->host, msg->port, to);
+    for (auto& c : msg->coordinators) {
+        point_at_gateway(c.node_id.value, c.host, c.port, to);
+    }
+    return encode_body(*msg, version, out);
+}
+
+rewrite_result rewrite_describe_cluster(std::int16_t version, protocol::bytes_view body,
+                                        std::shared_ptr<const void> owner,
+                                        const node_addresses& to,
+                                        std::vector<upstream_broker>* seen,
+                                        protocol::writer& out) {
+    auto msg = decode_whole<kafka::describe_cluster_response>(body, std::move(owner), version);
+    if (!msg) {
+        return std::unexpected(msg.error());
+    }
+    // compat: endpoint_type 2 (KIP-919, controllers) lists controllers, not brokers: their
+    // addresses are rewritten too (no client may reach the upstream), but not learned.
+    for (auto& b : msg->brokers) {
+        if (seen != nullptr && msg->endpoint_type == 1) {
+            seen->push_back({b.broker_id.value, b.host, b.port, b.rack});
+        }
+        point_at_gateway(b.broker_id.value, b.host, b.port, to);
+    }
+    return encode_body(*msg, version, out);
+}
+
+/// Produce v10+ and Fetch v16+: only a response that carries NodeEndpoints (a leader moved)
+/// is re-encoded; the records are spliced from the upstream frame, never copied.
+template <typename T>
+rewrite_result rewrite_node_endpoints(std::int16_t version, protocol::bytes_view body,
+                                      std::shared_ptr<const void> owner,
+                                      const node_addresses& to, protocol::writer& out) {
+    auto msg = decode_whole<T>(body, std::move(owner), version);
+    if (!msg) {
+        return std::unexpected(msg.error());
+    }
+    if (msg->node_endpoints.empty()) {
+        return false;
+    }
+    for (auto& e : msg->node_endpoints) {
+        point_at_gateway(e.node_id.value, e.host, e.port, to);
+    }
+    return encode_body(*msg, version, out);
+}
+
+}  // namespace
+
+result<std::size_t> response_body_offset(protocol::bytes_view response,
+                                                   int header_version) {
+    protocol::reader r(response);
+    (void)r.i32();  // correlation id
+    if (header_version >= 1) {
+        const std::uint32_t tags = kafka::codec::read_tag_count(r);
+        for (std::uint32_t i = 0; i < tags && r.ok(); ++i) {
+            (void)r.uvarint();  // tag
+            r.skip(r.uvarint());
+        }
+    }
+    if (!r.ok()) {
+        return std::unexpected(r.error());
+    }
+    return r.position();
+}
+
+bool rewrites_response(std::int16_t api_key, std::int16_t version) {
+    switch (api_key) {
+        case metadata_key:
+        case find_coordinator_key:
+        case describe_cluster_key:
+        case api_versions_key:
+            return true;
+        case produce_key:
+            return version >= produce_first_node_endpoints;
+        case fetch_key:
+            return version >= fetch_first_node_endpoints;
+        default:
+            return false;
+    }
+}
+
+rewrite_result rewrite_response_body(std::int16_t api_key, std::int16_t version,
+                                     protocol::bytes_view body,
+                                     std::shared_ptr<const void> owner,
+                                     const node_addresses& to,
+                                     std::vector<upstream_broker>* seen, protocol::writer& out) {
+    if (!rewrites_response(api_key, version)) {
+        return false;
+    }
+    switch (api_key) {
+        case metadata_key:
+            return rewrite_metadata(version, body, std::move(owner), to, seen, out);
+        case find_coordinator_key:
+            return rewrite_find_coordinator(version, body, std::move(owner), to, out);
+        case describe_cluster_key:
+            return rewrite_describe_cluster(version, body, std::move(owner), to, seen, out);
+        case produce_key:
+            return rewrite_node_endpoints<kafka::produce_response>(version, body,
+                                                                   std::move(owner), to, out);
+        case fetch_key:
+            return rewrite_node_endpoints<kafka::fetch_response>(version, body,
+                                                                 std::move(owner), to, out);
+        default:
+            // ApiVersions has its own entry point (rewrite_api_versions): it changes what the
+            // connection offers.
+            return false;
+    }
+}
+
+std::optional<version_range> intersect_versions(std::int16_t api_key, version_range upstream) {
+    const kafka::api_info* info = kafka::find_api(api_key);
+    if (info == nullptr) {
+        return std::nullopt;
+    }
+    version_range out{std::max(info->min_version, upstream.min),
+                      std::min(info->max_version, upstream.max)};
+    if (api_key == produce_key) {
+        // compat: librdkafka before 2.x picks Produce v0-v2 for compressed batches when the
+        // broker's range starts there; Kafka 4 brokers still take them (KIP-896 kept Produce's
+        // old versions readable). The proxy forwards them as they are.
+        out.min = info->min_version;
+    }
+    if (out.min > out.max) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+offered_apis::offered_apis() {
+    for (const auto& a : kafka::all_apis()) {
+        const auto key = static_cast<std::int16_t>(a.key);
+        if (static_cast<std::size_t>(key) >= by_key_.size()) {
+            by_key_.resize(static_cast<std::size_t>(key) + 1);
+        }
+        by_key_[static_cast<std::size_t>(key)] = version_range{a.min_version, a.max_version};
+    }
+}
+
+void offered_apis::set_from_upstream(
+    const std::vector<std::pair<std::int16_t, version_range>>& upstream) {
+    std::vector<std::optional<version_range>> next(by_key_.size());
+    for (const auto& [key, range] : upstream) {
+        if (key < 0 || static_cast<std::size_t>(key) >= next.size()) {
+            continue;
+        }
+        next[static_cast<std::size_t>(key)] = intersect_versions(key, range);
+    }
+    // ApiVersions itself stays answerable whatever the upstream said.
+    if (!next[static_cast<std::size_t>(api_versions_key)]) {
+        next[static_cast<std::size_t>(api_versions_key)] =
+            by_key_[static_cast<std::size_t>(api_versions_key)];
+    }
+    by_key_ = std::move(next);
+}
+
+std::optional<version_range> offered_apis::range(std::int16_t api_key) const {
+    if (api_key < 0 || static_cast<std::size_t>(api_key) >= by_key_.size()) {
+        return std::nullopt;
+    }
+    return by_key_[static_cast<std::size_t>(api_key)];
+}
+
+bool offered_apis::offers(std::int16_t api_key, std::int16_t version) const {
+    const auto r = range(api_key);
+    return r && version >= r->min && version <= r->max;
+}
+
+rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_view body,
+                                    std::shared_ptr<const void> owner, offered_apis& offered,
+                                    protocol::writer& out) {
+    // KIP-511: a broker answers a version it does not support with a v0 body carrying
+    // UNSUPPORTED_VERSION (and its list); the client then retries lower.
+    std::int16_t as = version;
+    if (body.size() >= 2 && protocol::load_i16(body.data()) == proxy_unsupported_version) {
+        as = 0;
+    }
+    auto msg = decode_whole<kafka::api_versions_response>(body, std::move(owner), as);
+    if (!msg) {
+        return std::unexpected(msg.error());
+    }
+    std::vector<std::pair<std::int16_t, version_range>> upstream;
+    std::vector<kafka::api_versions_response::api_version> kept;
+    for (const auto& a : msg->api_keys) {
+        const auto key = static_cast<std::int16_t>(a.api_key);
+        upstream.emplace_back(key, version_range{a.min_version, a.max_version});
+        if (auto r = intersect_versions(key, {a.min_version, a.max_version})) {
+            kept.push_back({a.api_key, r->min, r->max, a.unknown_tagged_fields});
+        }
+    }
+    msg->api_keys = std::move(kept);
+    if (msg->error_code == kafka::error_code::none) {
+        offered.set_from_upstream(upstream);
+    }
+    return encode_body(*msg, as, out);
+}
+
+protocol::writer unsupported_version_answer(std::int32_t correlation_id,
+                                            const offered_apis& offered) {
+    kafka::api_versions_response resp;
+    resp.error_code = kafka::error_code::unsupported_version;
+    for (const auto& a : kafka::all_apis()) {
+        if (const auto r = offered.range(static_cast<std::int16_t>(a.key))) {
+            resp.api_keys.push_back({a.key, r->min, r->max, {}});
+        }
+    }
+    protocol::writer w;
+    const std::size_t size_at = w.reserve_i32();
+    kafka::encode_response_header(w, correlation_id, 0);
+    resp.encode(w, 0);
+    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
+    return w;
+}
+
+bool produce_expects_response(std::int16_t version, protocol::bytes_view body) {
+    protocol::reader r(body);
+    const bool flex = kafka::produce_request::is_flexible(version);
+    if (version >= 3) {
+        (void)r.nullable_string(flex);  // transactional_id
+    }
+    const std::int16_t acks = r.i16();
+    return !r.ok() || acks != 0;
+}
+
+}  // namespace sluice::gateway::proxy
