@@ -38,8 +38,8 @@ proxy_listener::proxy_listener(io_pool& pool, connection_tracker& tracker,
                      return open(std::move(socket), id, std::nullopt);
                  }) {
     to_.host = proxy_advertised_host(advertised_host, bootstrap_.local_endpoint());
-    to_.port_base =
-        port_base > 0 ? port_base : static_cast<std::int32_t>(bootstrap_.local_endpoint().port()) + 1;
+    const auto bound_port = static_cast<std::int32_t>(bootstrap_.local_endpoint().port());
+    to_.port_base = port_base > 0 ? port_base : bound_port + 1;
 }
 
 void proxy_listener::start() {

@@ -18,21 +18,22 @@ namespace kafka = protocol::kafka;
 namespace {
 
 constexpr std::int16_t proxy_unsupported_version = 35;  // UNSUPPORTED_VERSION
-constexpr std::int16_t produce_key = static_cast<std::int16_t>(kafka::api_key::produce);
-constexpr std::int16_t fetch_key = static_cast<std::int16_t>(kafka::api_key::fetch);
-constexpr std::int16_t metadata_key = static_cast<std::int16_t>(kafka::api_key::metadata);
-constexpr std::int16_t find_coordinator_key =
+constexpr std::int16_t rw_produce_key = static_cast<std::int16_t>(kafka::api_key::produce);
+constexpr std::int16_t rw_fetch_key = static_cast<std::int16_t>(kafka::api_key::fetch);
+constexpr std::int16_t rw_metadata_key = static_cast<std::int16_t>(kafka::api_key::metadata);
+constexpr std::int16_t rw_find_coordinator_key =
     static_cast<std::int16_t>(kafka::api_key::find_coordinator);
-constexpr std::int16_t describe_cluster_key =
+constexpr std::int16_t rw_describe_cluster_key =
     static_cast<std::int16_t>(kafka::api_key::describe_cluster);
-constexpr std::int16_t api_versions_key = static_cast<std::int16_t>(kafka::api_key::api_versions);
+constexpr std::int16_t rw_api_versions_key =
+    static_cast<std::int16_t>(kafka::api_key::api_versions);
 // KIP-951: the first versions whose responses carry NodeEndpoints.
-constexpr std::int16_t produce_first_node_endpoints = 10;
-constexpr std::int16_t fetch_first_node_endpoints = 16;
+constexpr std::int16_t rw_produce_first_node_endpoints = 10;
+constexpr std::int16_t rw_fetch_first_node_endpoints = 16;
 
 /// Decodes `body` as T at `version`; the reader must consume it all.
 template <typename T>
-result<T> decode_whole(protocol::bytes_view body, std::shared_ptr<const void> owner,
+result<T> rw_decode_whole(protocol::bytes_view body, std::shared_ptr<const void> owner,
                                  std::int16_t version) {
     protocol::reader r(body, std::move(owner));
     T msg;
@@ -47,7 +48,7 @@ result<T> decode_whole(protocol::bytes_view body, std::shared_ptr<const void> ow
 }
 
 template <typename T>
-bool encode_body(const T& msg, std::int16_t version, protocol::writer& out) {
+bool rw_encode_body(const T& msg, std::int16_t version, protocol::writer& out) {
     msg.encode(out, version);
     return true;
 }
@@ -55,7 +56,7 @@ bool encode_body(const T& msg, std::int16_t version, protocol::writer& out) {
 /// A node's address as the gateway serves it; a negative id (no such node: a coordinator
 /// not available) keeps the upstream's placeholder.
 template <typename Host, typename Port>
-void point_at_gateway(std::int32_t node_id, Host& host, Port& port, const node_addresses& to) {
+void rw_point_at_gateway(std::int32_t node_id, Host& host, Port& port, const node_addresses& to) {
     if (node_id < 0) {
         return;
     }
@@ -63,12 +64,12 @@ void point_at_gateway(std::int32_t node_id, Host& host, Port& port, const node_a
     port = to.port_of(node_id);
 }
 
-using rewrite_result = result<bool>;
+using rw_rewrite_result = result<bool>;
 
-rewrite_result rewrite_metadata(std::int16_t version, protocol::bytes_view body,
+rw_rewrite_result rw_rewrite_metadata(std::int16_t version, protocol::bytes_view body,
                                 std::shared_ptr<const void> owner, const node_addresses& to,
                                 std::vector<upstream_broker>* seen, protocol::writer& out) {
-    auto msg = decode_whole<kafka::metadata_response>(body, std::move(owner), version);
+    auto msg = rw_decode_whole<kafka::metadata_response>(body, std::move(owner), version);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -76,32 +77,32 @@ rewrite_result rewrite_metadata(std::int16_t version, protocol::bytes_view body,
         if (seen != nullptr) {
             seen->push_back({b.node_id.value, b.host, b.port, b.rack});
         }
-        point_at_gateway(b.node_id.value, b.host, b.port, to);
+        rw_point_at_gateway(b.node_id.value, b.host, b.port, to);
     }
-    return encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out);
 }
 
-rewrite_result rewrite_find_coordinator(std::int16_t version, protocol::bytes_view body,
+rw_rewrite_result rw_rewrite_find_coordinator(std::int16_t version, protocol::bytes_view body,
                                         std::shared_ptr<const void> owner,
                                         const node_addresses& to, protocol::writer& out) {
-    auto msg = decode_whole<kafka::find_coordinator_response>(body, std::move(owner), version);
+    auto msg = rw_decode_whole<kafka::find_coordinator_response>(body, std::move(owner), version);
     if (!msg) {
         return std::unexpected(msg.error());
     }
     // v0-v3 name one coordinator at the top, v4+ (KIP-699) a list.
-    point_at_gateway(msg->node_id.value, msg->host, msg->port, to);
+    rw_point_at_gateway(msg->node_id.value, msg->host, msg->port, to);
     for (auto& c : msg->coordinators) {
-        point_at_gateway(c.node_id.value, c.host, c.port, to);
+        rw_point_at_gateway(c.node_id.value, c.host, c.port, to);
     }
-    return encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out);
 }
 
-rewrite_result rewrite_describe_cluster(std::int16_t version, protocol::bytes_view body,
+rw_rewrite_result rw_rewrite_describe_cluster(std::int16_t version, protocol::bytes_view body,
                                         std::shared_ptr<const void> owner,
                                         const node_addresses& to,
                                         std::vector<upstream_broker>* seen,
                                         protocol::writer& out) {
-    auto msg = decode_whole<kafka::describe_cluster_response>(body, std::move(owner), version);
+    auto msg = rw_decode_whole<kafka::describe_cluster_response>(body, std::move(owner), version);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -111,18 +112,18 @@ rewrite_result rewrite_describe_cluster(std::int16_t version, protocol::bytes_vi
         if (seen != nullptr && msg->endpoint_type == 1) {
             seen->push_back({b.broker_id.value, b.host, b.port, b.rack});
         }
-        point_at_gateway(b.broker_id.value, b.host, b.port, to);
+        rw_point_at_gateway(b.broker_id.value, b.host, b.port, to);
     }
-    return encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out);
 }
 
 /// Produce v10+ and Fetch v16+: only a response that carries NodeEndpoints (a leader moved)
 /// is re-encoded; the records are spliced from the upstream frame, never copied.
 template <typename T>
-rewrite_result rewrite_node_endpoints(std::int16_t version, protocol::bytes_view body,
+rw_rewrite_result rw_rewrite_node_endpoints(std::int16_t version, protocol::bytes_view body,
                                       std::shared_ptr<const void> owner,
                                       const node_addresses& to, protocol::writer& out) {
-    auto msg = decode_whole<T>(body, std::move(owner), version);
+    auto msg = rw_decode_whole<T>(body, std::move(owner), version);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -130,9 +131,9 @@ rewrite_result rewrite_node_endpoints(std::int16_t version, protocol::bytes_view
         return false;
     }
     for (auto& e : msg->node_endpoints) {
-        point_at_gateway(e.node_id.value, e.host, e.port, to);
+        rw_point_at_gateway(e.node_id.value, e.host, e.port, to);
     }
-    return encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out);
 }
 
 }  // namespace
@@ -156,21 +157,21 @@ result<std::size_t> response_body_offset(protocol::bytes_view response,
 
 bool rewrites_response(std::int16_t api_key, std::int16_t version) {
     switch (api_key) {
-        case metadata_key:
-        case find_coordinator_key:
-        case describe_cluster_key:
-        case api_versions_key:
+        case rw_metadata_key:
+        case rw_find_coordinator_key:
+        case rw_describe_cluster_key:
+        case rw_api_versions_key:
             return true;
-        case produce_key:
-            return version >= produce_first_node_endpoints;
-        case fetch_key:
-            return version >= fetch_first_node_endpoints;
+        case rw_produce_key:
+            return version >= rw_produce_first_node_endpoints;
+        case rw_fetch_key:
+            return version >= rw_fetch_first_node_endpoints;
         default:
             return false;
     }
 }
 
-rewrite_result rewrite_response_body(std::int16_t api_key, std::int16_t version,
+rw_rewrite_result rewrite_response_body(std::int16_t api_key, std::int16_t version,
                                      protocol::bytes_view body,
                                      std::shared_ptr<const void> owner,
                                      const node_addresses& to,
@@ -179,17 +180,17 @@ rewrite_result rewrite_response_body(std::int16_t api_key, std::int16_t version,
         return false;
     }
     switch (api_key) {
-        case metadata_key:
-            return rewrite_metadata(version, body, std::move(owner), to, seen, out);
-        case find_coordinator_key:
-            return rewrite_find_coordinator(version, body, std::move(owner), to, out);
-        case describe_cluster_key:
-            return rewrite_describe_cluster(version, body, std::move(owner), to, seen, out);
-        case produce_key:
-            return rewrite_node_endpoints<kafka::produce_response>(version, body,
+        case rw_metadata_key:
+            return rw_rewrite_metadata(version, body, std::move(owner), to, seen, out);
+        case rw_find_coordinator_key:
+            return rw_rewrite_find_coordinator(version, body, std::move(owner), to, out);
+        case rw_describe_cluster_key:
+            return rw_rewrite_describe_cluster(version, body, std::move(owner), to, seen, out);
+        case rw_produce_key:
+            return rw_rewrite_node_endpoints<kafka::produce_response>(version, body,
                                                                    std::move(owner), to, out);
-        case fetch_key:
-            return rewrite_node_endpoints<kafka::fetch_response>(version, body,
+        case rw_fetch_key:
+            return rw_rewrite_node_endpoints<kafka::fetch_response>(version, body,
                                                                  std::move(owner), to, out);
         default:
             // ApiVersions has its own entry point (rewrite_api_versions): it changes what the
@@ -205,7 +206,7 @@ std::optional<version_range> intersect_versions(std::int16_t api_key, version_ra
     }
     version_range out{std::max(info->min_version, upstream.min),
                       std::min(info->max_version, upstream.max)};
-    if (api_key == produce_key) {
+    if (api_key == rw_produce_key) {
         // compat: librdkafka before 2.x picks Produce v0-v2 for compressed batches when the
         // broker's range starts there; Kafka 4 brokers still take them (KIP-896 kept Produce's
         // old versions readable). The proxy forwards them as they are.
@@ -237,9 +238,9 @@ void offered_apis::set_from_upstream(
         next[static_cast<std::size_t>(key)] = intersect_versions(key, range);
     }
     // ApiVersions itself stays answerable whatever the upstream said.
-    if (!next[static_cast<std::size_t>(api_versions_key)]) {
-        next[static_cast<std::size_t>(api_versions_key)] =
-            by_key_[static_cast<std::size_t>(api_versions_key)];
+    if (!next[static_cast<std::size_t>(rw_api_versions_key)]) {
+        next[static_cast<std::size_t>(rw_api_versions_key)] =
+            by_key_[static_cast<std::size_t>(rw_api_versions_key)];
     }
     by_key_ = std::move(next);
 }
@@ -256,7 +257,7 @@ bool offered_apis::offers(std::int16_t api_key, std::int16_t version) const {
     return r && version >= r->min && version <= r->max;
 }
 
-rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_view body,
+rw_rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_view body,
                                     std::shared_ptr<const void> owner, offered_apis& offered,
                                     protocol::writer& out) {
     // KIP-511: a broker answers a version it does not support with a v0 body carrying
@@ -265,7 +266,7 @@ rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_view b
     if (body.size() >= 2 && protocol::load_i16(body.data()) == proxy_unsupported_version) {
         as = 0;
     }
-    auto msg = decode_whole<kafka::api_versions_response>(body, std::move(owner), as);
+    auto msg = rw_decode_whole<kafka::api_versions_response>(body, std::move(owner), as);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -282,7 +283,7 @@ rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_view b
     if (msg->error_code == kafka::error_code::none) {
         offered.set_from_upstream(upstream);
     }
-    return encode_body(*msg, as, out);
+    return rw_encode_body(*msg, as, out);
 }
 
 protocol::writer unsupported_version_answer(std::int32_t correlation_id,

@@ -197,7 +197,8 @@ TEST(ProxyRewrite, MalformedBodyIsAnError) {
 
 TEST(ProxyApiVersions, IntersectionWithTheCodecKeepsProduceMinZero) {
     const auto* produce = kafka::find_api(kafka::api_key::produce);
-    EXPECT_EQ(intersect_versions(0, {3, 11}), (version_range{0, std::min<std::int16_t>(11, produce->max_version)}));
+    EXPECT_EQ(intersect_versions(0, {3, 11}),
+              (version_range{0, std::min<std::int16_t>(11, produce->max_version)}));
     const auto* fetch = kafka::find_api(kafka::api_key::fetch);
     EXPECT_EQ(intersect_versions(1, {4, 100}), (version_range{4, fetch->max_version}));
     EXPECT_EQ(intersect_versions(3, {0, 5}), (version_range{0, 5}));
