@@ -17,7 +17,6 @@ namespace kafka = protocol::kafka;
 
 namespace {
 
-constexpr std::int16_t proxy_unsupported_version = 35;  // UNSUPPORTED_VERSION
 constexpr std::int16_t rw_produce_key = static_cast<std::int16_t>(kafka::api_key::produce);
 constexpr std::int16_t rw_fetch_key = static_cast<std::int16_t>(kafka::api_key::fetch);
 constexpr std::int16_t rw_metadata_key = static_cast<std::int16_t>(kafka::api_key::metadata);
@@ -115,6 +114,31 @@ rw_rewrite_result rw_rewrite_describe_cluster(std::int16_t version, protocol::by
         rw_point_at_gateway(b.broker_id.value, b.host, b.port, to);
     }
     return rw_encode_body(*msg, version, out);
+}
+
+/// The highest ApiVersions version an upstream's error answer names: read as a v0 list, else
+/// as a flexible one; 0 (every broker's) when neither reads.
+std::int16_t rw_api_versions_max_in_error(protocol::bytes_view body) {
+    for (const bool flex : {false, true}) {
+        protocol::reader r(body.subspan(2));
+        const std::int64_t n = r.array_length(flex, 6);
+        for (std::int64_t i = 0; i < n && r.ok(); ++i) {
+            const std::int16_t key = r.i16();
+            (void)r.i16();
+            const std::int16_t max = r.i16();
+            if (flex) {
+                const std::uint32_t tags = r.uvarint();
+                for (std::uint32_t t = 0; t < tags && r.ok(); ++t) {
+                    (void)r.uvarint();
+                    r.skip(r.uvarint());
+                }
+            }
+            if (r.ok() && key == rw_api_versions_key && max >= 0) {
+                return max;
+            }
+        }
+    }
+    return 0;
 }
 
 /// Produce v10+ and Fetch v16+: only a response that carries NodeEndpoints (a leader moved)
@@ -258,15 +282,27 @@ bool offered_apis::offers(std::int16_t api_key, std::int16_t version) const {
 }
 
 rw_rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_view body,
-                                    std::shared_ptr<const void> owner, offered_apis& offered,
-                                    protocol::writer& out) {
-    // KIP-511: a broker answers a version it does not support with a v0 body carrying
-    // UNSUPPORTED_VERSION (and its list); the client then retries lower.
-    std::int16_t as = version;
-    if (body.size() >= 2 && protocol::load_i16(body.data()) == proxy_unsupported_version) {
-        as = 0;
+                                       std::shared_ptr<const void> owner, offered_apis& offered,
+                                       protocol::writer& out) {
+    if (body.size() < 2) {
+        return std::unexpected(make_error_code(protocol::errc::truncated));
     }
-    auto msg = rw_decode_whole<kafka::api_versions_response>(body, std::move(owner), as);
+    if (protocol::load_i16(body.data()) != 0) {
+        // KIP-511: a broker answers a version it does not support with an error and, where it
+        // can, the ApiVersions versions it does support, so that the client retries lower.
+        // Brokers differ in how they lay that body out (librdkafka's mock cluster writes a
+        // flexible array into a v0 body), so only its ApiVersions range is looked for; the
+        // answer is the proxy's own, at v0.
+        kafka::api_versions_response own;
+        own.error_code = static_cast<kafka::error_code>(protocol::load_i16(body.data()));
+        const auto* ours = kafka::find_api(kafka::api_key::api_versions);
+        std::int16_t upstream_max = rw_api_versions_max_in_error(body);
+        own.api_keys.push_back({kafka::api_key::api_versions, ours->min_version,
+                                std::min(ours->max_version, upstream_max), {}});
+        own.encode(out, 0);
+        return true;
+    }
+    auto msg = rw_decode_whole<kafka::api_versions_response>(body, std::move(owner), version);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -280,10 +316,8 @@ rw_rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_vie
         }
     }
     msg->api_keys = std::move(kept);
-    if (msg->error_code == kafka::error_code::none) {
-        offered.set_from_upstream(upstream);
-    }
-    return rw_encode_body(*msg, as, out);
+    offered.set_from_upstream(upstream);
+    return rw_encode_body(*msg, version, out);
 }
 
 protocol::writer unsupported_version_answer(std::int32_t correlation_id,

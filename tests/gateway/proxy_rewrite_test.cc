@@ -242,8 +242,33 @@ TEST(ProxyApiVersions, UnsupportedVersionAnswerFromUpstreamIsReadAtV0) {
     auto r = rewrite_api_versions(3, body->view(), body, offered, out);
     ASSERT_TRUE(r.has_value() && *r);
     const auto flat = out.flatten();
-    EXPECT_EQ(protocol::load_i16(flat.data()), 35);
-    EXPECT_TRUE(offered.offers(1, 4));  // unchanged: still the codec's list
+    protocol::reader rd(flat.view());
+    kafka::api_versions_response back;
+    back.decode(rd, 0);
+    ASSERT_TRUE(rd.ok());
+    EXPECT_EQ(back.error_code, kafka::error_code::unsupported_version);
+    ASSERT_EQ(back.api_keys.size(), 1u);
+    EXPECT_EQ(back.api_keys[0].max_version, 2);  // the client retries with what both take
+    EXPECT_TRUE(offered.offers(1, 4));           // unchanged: still the codec's list
+}
+
+TEST(ProxyApiVersions, UnreadableUpstreamErrorAnswerFallsBackToV0) {
+    // librdkafka 2.0.2's mock cluster answers ApiVersions v3 with a flexible array in a v0 body.
+    const unsigned char mock[] = {0x00, 0x23, 0x01, 0x00, 0x12, 0x00, 0x00, 0x00,
+                                  0x02, 0x00, 0x00, 0x00, 0x00, 0x00};
+    auto body = std::make_shared<protocol::byte_buffer>();
+    body->append(protocol::bytes_view(reinterpret_cast<const std::byte*>(mock), sizeof mock));
+    offered_apis offered;
+    protocol::writer out;
+    auto r = rewrite_api_versions(3, body->view(), body, offered, out);
+    ASSERT_TRUE(r.has_value() && *r);
+    const auto flat = out.flatten();
+    protocol::reader rd(flat.view());
+    kafka::api_versions_response back;
+    back.decode(rd, 0);
+    ASSERT_TRUE(rd.ok() && rd.remaining() == 0);
+    EXPECT_EQ(back.error_code, kafka::error_code::unsupported_version);
+    EXPECT_EQ(back.api_keys.at(0).max_version, 0);
 }
 
 TEST(ProxyApiVersions, OwnAnswerIsUnsupportedVersionWithTheOfferedList) {

@@ -20,13 +20,14 @@ import time
 
 import pytest
 
+import kafka_wire
 import proxy_wire as pw
 from harness import connect, kafka_request, read_frame, wait_for
 from upstream_support import (Gateway, MockCluster, NativeUpstream, kcat_produce, kcat_read,
                               newer_mock_available)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOPICS = {"proxy-kcat": 3, "proxy-confluent": 3, "proxy-kpy": 2, "proxy-js": 3}
+TOPICS = {"proxy-kcat": 3, "proxy-confluent": 3, "proxy-kpy": 2, "proxy-js": 3, "proxy-raw": 1}
 
 
 def kcat_metadata(bootstrap):
@@ -195,6 +196,27 @@ def test_kafkajs_producer_group_and_admin(proxied):
         proxied.assert_gateway_address(b["id"], b["host"], b["port"])
     values = kcat_read(proxied.upstream.bootstrap, "proxy-js", 60, fmt="%s\\n")
     assert sorted(values) == sorted(f"js-value-{i}" for i in range(60))
+
+
+def test_old_client_without_api_versions_and_acks_zero(proxied):
+    """sarama 0.8.2's defaults: no ApiVersions, Produce v0-v3 straight to the leader's port.
+    An acks=0 Produce gets no response, and the next request's answer is still matched."""
+    md = kcat_metadata(proxied.bootstrap)
+    leader = next(t for t in md["topics"] if t["topic"] == "proxy-raw")["partitions"][0]["leader"]
+    with connect(proxied.node_ports[leader]) as s:
+        s.sendall(kafka_request(0, 3, 1, kafka_wire.produce_v3(
+            "proxy-raw", 0, kafka_wire.batch([b"raw-1", b"raw-2"]), acks=1)))
+        frame = read_frame(s)
+        assert struct.unpack_from(">i", frame, 0)[0] == 1
+        [(topic, partition, error, _base)] = kafka_wire.parse_produce_v3_response(frame[4:])
+        assert (topic, partition, error) == ("proxy-raw", 0, 0)
+        s.sendall(kafka_request(0, 3, 2, kafka_wire.produce_v3(
+            "proxy-raw", 0, kafka_wire.batch([b"raw-3"]), acks=0)))
+        body = pw.exchange(s, pw.METADATA, 1, pw.metadata_request(1, ["proxy-raw"]), 3)
+        for node, host, port in pw.metadata_brokers(1, body):
+            proxied.assert_gateway_address(node, host, port)
+    values = kcat_read(proxied.upstream.bootstrap, "proxy-raw", 3, fmt="%s\\n")
+    assert values == ["raw-1", "raw-2", "raw-3"]
 
 
 # --- raw: no upstream address in any version ----------------------------------------------------
