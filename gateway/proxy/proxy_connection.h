@@ -103,6 +103,10 @@ private:
     offered_apis offered_;
     std::deque<std::shared_ptr<slot>> pending_;   // every answered request, in request order
     std::deque<std::shared_ptr<slot>> awaiting_;  // forwarded, upstream response not read yet
+    /// Correlation ids of the last Produce requests with acks=0 (no answer due; a mock
+    /// cluster's answer to one is dropped).
+    std::deque<std::int32_t> unanswered_;
+    static constexpr std::size_t max_unanswered = 64;
     boost::asio::steady_timer writer_wakeup_;
     boost::asio::steady_timer reader_wakeup_;
     boost::asio::steady_timer idle_timer_;
