@@ -30,25 +30,27 @@ constexpr std::int16_t rw_api_versions_key =
 constexpr std::int16_t rw_produce_first_node_endpoints = 10;
 constexpr std::int16_t rw_fetch_first_node_endpoints = 16;
 
-/// Decodes `body` as T at `version`; the reader must consume it all.
+/// Decodes `body` as T at `version`. Bytes after the body are kept in `trailing`: Kafka's
+/// clients ignore them (compat: librdkafka 2.12's mock cluster ends Metadata v9+ with one), so
+/// they go out as they came.
 template <typename T>
 result<T> rw_decode_whole(protocol::bytes_view body, std::shared_ptr<const void> owner,
-                                 std::int16_t version) {
+                          std::int16_t version, protocol::bytes_view& trailing) {
     protocol::reader r(body, std::move(owner));
     T msg;
     msg.decode(r, version);
     if (!r.ok()) {
         return std::unexpected(r.error());
     }
-    if (r.remaining() != 0) {
-        return std::unexpected(make_error_code(protocol::errc::invalid_length));
-    }
+    trailing = r.rest();
     return msg;
 }
 
 template <typename T>
-bool rw_encode_body(const T& msg, std::int16_t version, protocol::writer& out) {
+bool rw_encode_body(const T& msg, std::int16_t version, protocol::writer& out,
+                    protocol::bytes_view trailing) {
     msg.encode(out, version);
+    out.raw(trailing);
     return true;
 }
 
@@ -68,7 +70,8 @@ using rw_rewrite_result = result<bool>;
 rw_rewrite_result rw_rewrite_metadata(std::int16_t version, protocol::bytes_view body,
                                 std::shared_ptr<const void> owner, const node_addresses& to,
                                 std::vector<upstream_broker>* seen, protocol::writer& out) {
-    auto msg = rw_decode_whole<kafka::metadata_response>(body, std::move(owner), version);
+    protocol::bytes_view trailing;
+    auto msg = rw_decode_whole<kafka::metadata_response>(body, std::move(owner), version, trailing);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -78,13 +81,15 @@ rw_rewrite_result rw_rewrite_metadata(std::int16_t version, protocol::bytes_view
         }
         rw_point_at_gateway(b.node_id.value, b.host, b.port, to);
     }
-    return rw_encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out, trailing);
 }
 
 rw_rewrite_result rw_rewrite_find_coordinator(std::int16_t version, protocol::bytes_view body,
                                         std::shared_ptr<const void> owner,
                                         const node_addresses& to, protocol::writer& out) {
-    auto msg = rw_decode_whole<kafka::find_coordinator_response>(body, std::move(owner), version);
+    protocol::bytes_view trailing;
+    auto msg = rw_decode_whole<kafka::find_coordinator_response>(body, std::move(owner), version,
+                                                                 trailing);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -93,7 +98,7 @@ rw_rewrite_result rw_rewrite_find_coordinator(std::int16_t version, protocol::by
     for (auto& c : msg->coordinators) {
         rw_point_at_gateway(c.node_id.value, c.host, c.port, to);
     }
-    return rw_encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out, trailing);
 }
 
 rw_rewrite_result rw_rewrite_describe_cluster(std::int16_t version, protocol::bytes_view body,
@@ -101,7 +106,9 @@ rw_rewrite_result rw_rewrite_describe_cluster(std::int16_t version, protocol::by
                                         const node_addresses& to,
                                         std::vector<upstream_broker>* seen,
                                         protocol::writer& out) {
-    auto msg = rw_decode_whole<kafka::describe_cluster_response>(body, std::move(owner), version);
+    protocol::bytes_view trailing;
+    auto msg = rw_decode_whole<kafka::describe_cluster_response>(body, std::move(owner), version,
+                                                                 trailing);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -113,7 +120,7 @@ rw_rewrite_result rw_rewrite_describe_cluster(std::int16_t version, protocol::by
         }
         rw_point_at_gateway(b.broker_id.value, b.host, b.port, to);
     }
-    return rw_encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out, trailing);
 }
 
 /// The highest ApiVersions version an upstream's error answer names: read as a v0 list, else
@@ -147,7 +154,8 @@ template <typename T>
 rw_rewrite_result rw_rewrite_node_endpoints(std::int16_t version, protocol::bytes_view body,
                                       std::shared_ptr<const void> owner,
                                       const node_addresses& to, protocol::writer& out) {
-    auto msg = rw_decode_whole<T>(body, std::move(owner), version);
+    protocol::bytes_view trailing;
+    auto msg = rw_decode_whole<T>(body, std::move(owner), version, trailing);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -157,7 +165,7 @@ rw_rewrite_result rw_rewrite_node_endpoints(std::int16_t version, protocol::byte
     for (auto& e : msg->node_endpoints) {
         rw_point_at_gateway(e.node_id.value, e.host, e.port, to);
     }
-    return rw_encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out, trailing);
 }
 
 }  // namespace
@@ -302,7 +310,9 @@ rw_rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_vie
         own.encode(out, 0);
         return true;
     }
-    auto msg = rw_decode_whole<kafka::api_versions_response>(body, std::move(owner), version);
+    protocol::bytes_view trailing;
+    auto msg =
+        rw_decode_whole<kafka::api_versions_response>(body, std::move(owner), version, trailing);
     if (!msg) {
         return std::unexpected(msg.error());
     }
@@ -317,7 +327,7 @@ rw_rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_vie
     }
     msg->api_keys = std::move(kept);
     offered.set_from_upstream(upstream);
-    return rw_encode_body(*msg, version, out);
+    return rw_encode_body(*msg, version, out, trailing);
 }
 
 protocol::writer unsupported_version_answer(std::int32_t correlation_id,
