@@ -240,8 +240,11 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
                    asio::detached);
     boost::system::error_code ec;
     tcp::resolver resolver(ex);
+    // g++ 12: no temporary with a destructor inside a co_await expression (it may be
+    // destroyed twice); the service name is a named local.
+    const std::string service = std::to_string(at->port);
     const auto found = co_await resolver.async_resolve(
-        at->host, std::to_string(at->port), asio::redirect_error(asio::use_awaitable, ec));
+        at->host, service, asio::redirect_error(asio::use_awaitable, ec));
     if (!ec && !closed_) {
         co_await asio::async_connect(upstream_, found,
                                      asio::redirect_error(asio::use_awaitable, ec));

@@ -242,7 +242,8 @@ asio::awaitable<void> upstream_topology::refresh_loop() {
         std::string why;
         std::optional<std::vector<upstream_broker>> got;
         for (std::size_t i = 0; i < order.size() && !got && !stopping_.load(); ++i) {
-            got = co_await ask(order[(attempt + i) % order.size()], why);
+            const upstream_address at = order[(attempt + i) % order.size()];
+            got = co_await ask(at, why);
         }
         ++attempt;
         if (got) {
@@ -278,8 +279,11 @@ asio::awaitable<std::optional<std::vector<upstream_broker>>> upstream_topology::
 
     boost::system::error_code ec;
     tcp::resolver resolver(ex);
+    // g++ 12: no temporary with a destructor inside a co_await expression (it may be
+    // destroyed twice); the service name and the requests are named locals.
+    const std::string service = std::to_string(at.port);
     const auto found = co_await resolver.async_resolve(
-        at.host, std::to_string(at.port), asio::redirect_error(asio::use_awaitable, ec));
+        at.host, service, asio::redirect_error(asio::use_awaitable, ec));
     if (!ec) {
         co_await asio::async_connect(*socket, found,
                                      asio::redirect_error(asio::use_awaitable, ec));
@@ -290,8 +294,9 @@ asio::awaitable<std::optional<std::vector<upstream_broker>>> upstream_topology::
         co_return std::nullopt;
     }
     // ApiVersions v0 first: every broker answers it, and it says which Metadata to send.
+    const kafka::api_versions_request versions_req;
     const auto versions = co_await topology_exchange<kafka::api_versions_response>(
-        *socket, kafka::api_versions_request{}, 0, 1, why);
+        *socket, versions_req, 0, 1, why);
     if (!versions) {
         co_return std::nullopt;
     }

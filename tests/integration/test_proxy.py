@@ -86,7 +86,11 @@ class ProxySetup:
 
     def close(self):
         if self.gateway:
-            self.gateway.close()
+            try:
+                self.gateway.close()
+            except RuntimeError:
+                print("\n".join(self.gateway.log_lines[-40:]))
+                raise
         if self.upstream:
             if isinstance(self.upstream, MockCluster):
                 self.upstream.stop()
