@@ -9,7 +9,8 @@
 //
 // Lifecycle: constructed by run_server (binds the bootstrap port at once), start() once
 // (subscribes to the topology before it starts), stop() once. A node port is bound when its
-// broker is first known; a port that cannot be bound is logged and retried at the next change.
+// broker is first known; a port that cannot be bound is logged and tried again at the next
+// refresh.
 // Concurrency: brokers_changed runs on the topology's executor; start/stop from any thread
 // (a mutex guards the node listeners). Destroy after the io threads stopped.
 #pragma once

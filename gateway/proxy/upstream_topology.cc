@@ -252,6 +252,8 @@ asio::awaitable<void> upstream_topology::refresh_loop() {
             }
             failing = false;
             observe(*got);
+            // Also unchanged: a node port that could not be bound is tried again.
+            notify();
             wait = std::chrono::duration_cast<std::chrono::milliseconds>(refresh_);
         } else if (!stopping_.load()) {
             if (!failing) {

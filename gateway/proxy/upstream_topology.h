@@ -2,7 +2,8 @@
 // at start and every proxy.metadata.refresh.ms over protocol/'s codec (ApiVersions, then
 // Metadata for no topic), and learnt from every Metadata response that passes through. Each
 // change (a broker joined, left or moved) is logged once and handed to the subscribers (the
-// proxy listeners, which open and close node ports).
+// proxy listeners, which open and close node ports); so is the list after every refresh, so
+// that a node port that could not be bound is tried again.
 //
 //   refresh loop (io context 0) --Metadata--> observe() <-- proxy connections (any thread)
 //                                                 |
@@ -45,7 +46,7 @@ std::vector<upstream_address> parse_bootstrap_servers(const std::string& servers
 
 class upstream_topology {
 public:
-    /// Called with the whole broker list after each change.
+    /// Called with the whole broker list after each change and each refresh.
     using subscriber = std::function<void(const std::map<std::int32_t, upstream_broker>&)>;
 
     upstream_topology(std::vector<upstream_address> bootstrap, std::chrono::milliseconds refresh,

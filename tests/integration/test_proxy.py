@@ -12,6 +12,7 @@ One stand-in cluster and one gateway per upstream kind for the whole file (modul
 """
 import json
 import os
+import random
 import re
 import socket
 import struct
@@ -37,6 +38,26 @@ def kcat_metadata(bootstrap):
     return json.loads(r.stdout)
 
 
+def free_port_base(node_ids):
+    """A port base in 20000-29999 whose base + id is free on 127.0.0.1 for every node id."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20000, 30000 - max(node_ids) - 1)
+        socks = []
+        try:
+            for n in node_ids:
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", base + n))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free block of node ports found")
+
+
 class ProxySetup:
     """An upstream (mock or native) with a gateway whose --kafka listener is the proxy."""
 
@@ -58,8 +79,11 @@ class ProxySetup:
             self.upstream = MockCluster(TOPICS, newer=(self.kind == "mock212")).start()
         self.upstream_brokers = {b["id"]: b["name"]
                                  for b in kcat_metadata(self.upstream.bootstrap)["brokers"]}
+        # Node ports below the ephemeral range, so that no port-0 bind of this run takes one.
+        base = free_port_base(list(self.upstream_brokers))
         self.gateway = Gateway(self.upstream.bootstrap, args=["--kafka", "127.0.0.1:0"],
-                               settings={"proxy.metadata.refresh.ms": 1000})
+                               settings={"proxy.metadata.refresh.ms": 1000,
+                                         "proxy.node.port.base": base})
         self.gateway.start()
         self.kafka_port = int(re.search(r"kafka=[^ ]*:(\d+)",
                                         self.gateway.wait_log("listening:")).group(1))
