@@ -61,6 +61,11 @@ class upstream_client final : public api::client {
             // A send to a missing topic fails; asking for its metadata must not create it.
             {"allow.auto.create.topics", "false"},
             {"statistics.interval.ms", "5000"},
+            // A send() waits for its records' acknowledgements, so every call pays the linger:
+            // librdkafka 2.0.2's 5 ms held 16 REST connections sending 100 records each near
+            // 190,000 records/s. 0 wakes the broker thread for every record (twice the CPU per
+            // record); 2 ms measured as fast as 0 at the CPU of 5.
+            {"linger.ms", "2"},
             {"message.timeout.ms",
              std::to_string(std::max<std::int64_t>(opts_.request_timeout.count(), 1000))},
         };

@@ -119,6 +119,18 @@ upstream_consumer::upstream_consumer(const upstream_options& opts, asio::thread_
         // upstream members must agree on one.
         {"partition.assignment.strategy", "range,roundrobin"},
     };
+    // Defaults a property may override. librdkafka 2.0.2 stops fetching a partition whose
+    // consumer queue is over either limit and looks again only at its broker thread's next
+    // idle wake-up (up to a second): with the default 100,000 messages a reader catching up
+    // on a backlog of small records stalled every 100,000. The byte limit binds instead: at
+    // most 32 MiB of values and keys wait in librdkafka per consumer (half its default).
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"queued.min.messages",
+                                                                         "1000000"},
+                                     {"queued.max.messages.kbytes", "32768"}}) {
+        if (!opts.properties.contains(key)) {
+            extra[key] = value;
+        }
+    }
     if (copts_.instance_id) {
         extra["group.instance.id"] = *copts_.instance_id;
     }
@@ -193,7 +205,7 @@ api::awaitable<void> upstream_consumer::keep_alive(std::weak_ptr<upstream_consum
             co_return;
         }
         if (clock::now() - self->last_drain_ >= every) {
-            self->drain_locked();
+            self->drain_locked(drain_mode::all);
         }
     }
 }

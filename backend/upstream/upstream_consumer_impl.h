@@ -237,7 +237,11 @@ private:
                                               std::vector<seek_item> items);
 
     // --- polling (upstream_consumer_poll.cc) -----------------------------------------------
-    void drain_locked();
+    /// all: everything librdkafka has queued (the keep-alive, while nobody polls: rebalances
+    /// queued behind messages get answered), pausing partitions whose buffer is over its cap;
+    /// bounded: until the buffers hold poll_drain_cap (a poll; nothing paused).
+    enum class drain_mode { all, bounded };
+    void drain_locked(drain_mode mode);
     void drain_wake_pipe();
     void reset_cache_locked();
     void accept_locked(message_ptr m);

@@ -19,8 +19,15 @@ namespace asio = boost::asio;
 
 namespace {
 
-/// A partition whose buffer holds more than this is paused until a poll takes it below half.
+/// A partition whose buffer holds more than this is paused until a poll takes it below half
+/// (only by the keep-alive's drain, while nobody polls).
 constexpr std::int64_t poll_buffer_cap = 2 * 1024 * 1024;
+/// What a poll's drain moves out of librdkafka's queue at most (all partitions together); the
+/// rest waits in librdkafka's queue, whose own limits (queued.max.messages.kbytes,
+/// queued.min.messages) stop its fetcher. Pausing instead costs up to a second per resume:
+/// librdkafka 2.0.2's broker thread notices a resumed partition only at its next idle wake-up,
+/// and refetches what it had queued.
+constexpr std::int64_t poll_drain_cap = 4 * 1024 * 1024;
 /// Messages taken from librdkafka per rd_kafka_consume_batch_queue call.
 constexpr std::size_t poll_drain_batch = 512;
 
@@ -108,20 +115,29 @@ void upstream_consumer::drain_wake_pipe() {
     }
 }
 
-void upstream_consumer::drain_locked() {
+void upstream_consumer::drain_locked(drain_mode mode) {
     if (!queue_ || destroy_started_) {
         return;
     }
     last_drain_ = clock::now();
+    std::int64_t buffered = 0;
+    if (mode == drain_mode::bounded) {
+        for (const auto& [tp, ps] : held_) {
+            buffered += ps.buffered_bytes;
+        }
+    }
     // The cache lives for one drain: the messages that filled it hold their topic handles.
     reset_cache_locked();
     rd_kafka_message_t* batch[poll_drain_batch];
-    for (;;) {
+    while (mode == drain_mode::all || buffered < poll_drain_cap) {
         const ssize_t n = rd_kafka_consume_batch_queue(queue_, 0, batch, poll_drain_batch);
         if (n <= 0) {
             break;
         }
         for (ssize_t i = 0; i < n; ++i) {
+            if (!batch[i]->err) {
+                buffered += poll_size_of(batch[i]);
+            }
             accept_locked(message_ptr(batch[i]));
         }
         if (static_cast<std::size_t>(n) < poll_drain_batch) {
@@ -129,7 +145,9 @@ void upstream_consumer::drain_locked() {
         }
     }
     reset_cache_locked();
-    pause_full_locked();
+    if (mode == drain_mode::all) {
+        pause_full_locked();
+    }
 }
 
 void upstream_consumer::accept_locked(message_ptr m) {
@@ -261,7 +279,7 @@ api::awaitable<api::backend_result<std::vector<api::polled_partition>>> upstream
         bool resolving = false;
         {
             std::lock_guard lock(mu_);
-            drain_locked();
+            drain_locked(drain_mode::bounded);
             ready = closing_ || destroy_started_ || static_cast<bool>(call_error_) ||
                     ready_locked(limits.min_bytes);
             resolving = !ready && resolving_locked();

@@ -558,6 +558,31 @@ TEST_F(UpstreamConsumer, UnpolledConsumerBuffersBoundedAndLosesNothing) {
     }
 }
 
+TEST_F(UpstreamConsumer, PolledBacklogOverTheDrainCapArrivesWhole) {
+    // 60 records of 100 KB over two partitions, read by polls right away: each poll moves at
+    // most 4 MiB out of librdkafka's queue and the rest waits there (no new fetch, no wake
+    // byte) until a later poll takes it.
+    const auto t = topic("draincap", 2);
+    const std::string big(100 * 1024, 'd');
+    for (int i = 0; i < 30; ++i) {
+        produce(t, 0, "k" + std::to_string(i), big);
+        produce(t, 1, "k" + std::to_string(i), big);
+    }
+    flush();
+    auto c = open(manual());
+    c->assign({tp_of(t, 0), tp_of(t, 1)});
+
+    auto got = poll_records(*c, 60);
+
+    ASSERT_EQ(got.size(), 60u);
+    std::int64_t next[2] = {0, 0};
+    for (const auto& g : got) {
+        ASSERT_TRUE(g.partition == 0 || g.partition == 1);
+        EXPECT_EQ(g.offset, next[g.partition]++);
+        EXPECT_EQ(g.value->size(), big.size());
+    }
+}
+
 TEST_F(UpstreamConsumer, SeekOnAPausedPartitionReadsFromThere) {
     const auto t = topic("pausedseek", 1);
     const std::string big(100 * 1024, 'p');
