@@ -339,7 +339,8 @@ class client {
         std::int64_t throttle_avg_ms = 0;
     };
     struct stats {
-        /// One entry per librdkafka handle ("producer", "admin", "consumer:<group>").
+        /// One entry per kind of librdkafka handle: "producer" (also admin and metadata),
+        /// "consumers" (every consumer handle together).
         struct handle {
             std::string name;
             std::vector<broker_stats> brokers;

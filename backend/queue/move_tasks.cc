@@ -228,7 +228,7 @@ api::awaitable<void> queue_service::run_task(std::shared_ptr<task_state> task) {
                 it.partition = partition_for(m.group_id, partitions, rr);
                 items.push_back(it);
             }
-            auto offsets = co_await append_messages(records_, dest, items);
+            auto offsets = co_await append_messages(records_, producer_, dest, items);
             for (std::size_t k = 0; k < indexes.size(); ++k) {
                 if (offsets[k]) {
                     done.push_back(batch[indexes[k]].ref);

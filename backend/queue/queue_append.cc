@@ -3,6 +3,7 @@
 #include <map>
 
 #include "protocol/core/errc.h"
+#include "protocol/kafka/record.h"
 
 namespace sluice::backend::queue {
 namespace kafka = protocol::kafka;
@@ -58,9 +59,76 @@ std::int32_t partition_for(const std::optional<std::string>& group_id, std::int3
     return static_cast<std::int32_t>(round_robin++ % static_cast<std::uint32_t>(partitions));
 }
 
+namespace {
+
+/// One message as the record a producer sends: the record add_message_record builds, read
+/// back, so that both paths write the same bytes.
+std::optional<api::outgoing_record> to_outgoing_record(const append_item& it) {
+    kafka::record_batch_builder b;
+    add_message_record(b, *it.body, *it.attributes, it.fields);
+    auto batch = b.finish();
+    if (!batch) {
+        return std::nullopt;
+    }
+    auto decoded = kafka::decode_batch(batch->view(), batch->size() + it.body->size() + 1024);
+    if (!decoded || decoded->records.size() != 1) {
+        return std::nullopt;
+    }
+    const auto& r = decoded->records.front();
+    auto text = [](protocol::bytes_view v) {
+        return std::string(reinterpret_cast<const char*>(v.data()), v.size());
+    };
+    api::outgoing_record out;
+    if (r.key) {
+        out.key = text(*r.key);
+    }
+    if (r.value) {
+        out.value = text(*r.value);
+    }
+    for (const auto& h : r.headers) {
+        out.headers.emplace_back(std::string(h.key),
+                                 h.value ? std::optional<std::string>(text(*h.value))
+                                         : std::nullopt);
+    }
+    out.partition = it.partition;
+    out.timestamp = r.timestamp;
+    return out;
+}
+
+api::awaitable<std::vector<result<std::int64_t>>> send_messages_through(
+    api::producer& producer, std::string topic, const std::vector<append_item>& items) {
+    std::vector<result<std::int64_t>> out(items.size(), fail(protocol::errc::invalid_value));
+    std::vector<api::outgoing_record> records;
+    records.reserve(items.size());
+    for (const auto& it : items) {
+        auto r = to_outgoing_record(it);
+        if (!r) {
+            co_return out;  // a record too large for the format: every answer is an error
+        }
+        records.push_back(std::move(*r));
+    }
+    auto sent = co_await producer.send(topic_name(std::move(topic)), std::move(records),
+                                       api::send_options{});
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (!sent) {
+            out[i] = fail(sent.error().code);
+        } else if (i < sent->size() && !(*sent)[i].error) {
+            out[i] = (*sent)[i].offset;
+        } else if (i < sent->size()) {
+            out[i] = fail((*sent)[i].error.code);
+        }
+    }
+    co_return out;
+}
+
+}  // namespace
+
 api::awaitable<std::vector<result<std::int64_t>>> append_messages(
-    api::records& records, std::string topic, const std::vector<append_item>& items,
-    std::size_t max_batch_bytes) {
+    api::records& records, api::producer* producer, std::string topic,
+    const std::vector<append_item>& items, std::size_t max_batch_bytes) {
+    if (producer != nullptr) {
+        co_return co_await send_messages_through(*producer, std::move(topic), items);
+    }
     std::vector<result<std::int64_t>> out(items.size(), fail(protocol::errc::invalid_value));
     // Per partition: its batches (concatenated) and which item each record is.
     struct partition_batches {

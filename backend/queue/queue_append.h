@@ -1,6 +1,7 @@
 // Appending messages to a queue's topic (owned by backend/queue): SendMessage, dead-letter
 // moves and message move tasks all build record batches (message_codec.h) and produce them
-// with acks=all through api::records.
+// with acks=all through api::records (the native backend), or send the same records through
+// api::producer (a Kafka cluster).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/api/client.h"
 #include "backend/api/records.h"
 #include "backend/queue/message_codec.h"
 
@@ -32,9 +34,10 @@ std::uint32_t kafka_murmur2(std::string_view key);
 
 /// Appends the items to `topic` in order (one produce request; the batches of a partition in
 /// item order, split below `max_batch_bytes`) and waits until they are durable. One answer per
-/// item: its offset, or the error of its partition.
+/// item: its offset, or the error of its partition. With a `producer` the records go through
+/// it instead (one send, acks=all), each answered with its own offset.
 api::awaitable<std::vector<result<std::int64_t>>> append_messages(
-    api::records& records, std::string topic, const std::vector<append_item>& items,
-    std::size_t max_batch_bytes = 1000000);
+    api::records& records, api::producer* producer, std::string topic,
+    const std::vector<append_item>& items, std::size_t max_batch_bytes = 1000000);
 
 }  // namespace sluice::backend::queue

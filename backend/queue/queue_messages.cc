@@ -404,7 +404,7 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
     }
     std::vector<result<std::int64_t>> offsets;
     if (!items.empty()) {
-        offsets = co_await append_messages(records_, name.value, items);
+        offsets = co_await append_messages(records_, producer_, name.value, items);
     }
     {
         std::lock_guard lock(q->mu);
@@ -533,7 +533,7 @@ api::awaitable<void> queue_service::dead_letter(handle_ptr q, std::vector<taken_
         it.partition = partition_for(m.body->group_id, partitions, rr);
         items.push_back(it);
     }
-    auto offsets = co_await append_messages(records_, dlq_name, items);
+    auto offsets = co_await append_messages(records_, producer_, dlq_name, items);
     std::lock_guard lock(q->mu);
     change_list changes;
     std::size_t moved = 0;

@@ -83,9 +83,11 @@ private:
 };
 
 queue_service::queue_service(api::topics& topics, api::records& records, state_log& log,
-                             queue_settings settings, std::function<std::int64_t()> wall_clock)
+                             queue_settings settings, std::function<std::int64_t()> wall_clock,
+                             api::producer* producer)
     : topics_(topics),
       records_(records),
+      producer_(producer),
       log_(log),
       settings_(std::move(settings)),
       wall_(wall_clock ? std::move(wall_clock) : steady_wall_clock()) {}

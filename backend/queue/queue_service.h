@@ -41,6 +41,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "backend/api/client.h"
 #include "backend/api/queues.h"
 #include "backend/api/records.h"
 #include "backend/api/topics.h"
@@ -72,8 +73,11 @@ struct queue_settings {
 
 class queue_service final : public api::queues {
 public:
+    /// `producer`: where messages are sent (a Kafka cluster's client level); null: produced
+    /// through `records` (the native backend's broker level).
     queue_service(api::topics& topics, api::records& records, state_log& log,
-                  queue_settings settings, std::function<std::int64_t()> wall_clock = {});
+                  queue_settings settings, std::function<std::int64_t()> wall_clock = {},
+                  api::producer* producer = nullptr);
     ~queue_service() override;
     queue_service(const queue_service&) = delete;
     queue_service& operator=(const queue_service&) = delete;
@@ -200,6 +204,7 @@ private:
 
     api::topics& topics_;
     api::records& records_;
+    api::producer* producer_;
     state_log& log_;
     queue_settings settings_;
     std::function<std::int64_t()> wall_;

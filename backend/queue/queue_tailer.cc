@@ -1,7 +1,11 @@
 // queue_service: reading each queue's topic into its window (the tailer), fitting a queue's
 // replayed state to its topic, and rebuilding FIFO deduplication windows at start.
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
 #include "backend/api/records_memory.h"
@@ -28,6 +32,16 @@ std::string dedup_key(const queue_config& c, const stored_message& m) {
     return m.deduplication_id.value_or("");
 }
 
+/// Runs `fn` after `pause` (a failed tailer's restart: never a tight loop).
+asio::awaitable<void> restart_tailer_after(std::chrono::milliseconds pause,
+                                           std::function<void()> fn) {
+    asio::steady_timer t(co_await asio::this_coro::executor);
+    t.expires_after(pause);
+    boost::system::error_code ec;
+    co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    fn();
+}
+
 }  // namespace
 
 void queue_service::spawn_tailer(const handle_ptr& q) {
@@ -43,12 +57,23 @@ void queue_service::spawn_tailer(const handle_ptr& q) {
         }
         q->tailing = true;
     }
-    asio::co_spawn(*ex, tail(q), [name = q->meta.name](std::exception_ptr e) {
+    asio::co_spawn(*ex, tail(q), [this, q](std::exception_ptr e) {
         if (e) {
             try {
                 std::rethrow_exception(e);
             } catch (const std::exception& ex) {
-                queue_log().error("queue {}: the tailer failed: {}", name, ex.what());
+                queue_log().error("queue {}: the tailer failed: {}", q->meta.name, ex.what());
+            }
+            // A cluster that stayed unreachable past the topics' patience (client_backing.h)
+            // throws: the tailer starts again rather than leave the queue unread.
+            {
+                std::lock_guard lock(q->mu);
+                q->tailing = false;
+            }
+            if (!stopping_) {
+                asio::co_spawn(*executor_, restart_tailer_after(settings_.tail_wait,
+                                                                [this, q] { spawn_tailer(q); }),
+                               asio::detached);
             }
         }
     });

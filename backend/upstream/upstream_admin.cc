@@ -260,20 +260,10 @@ api::awaitable<api::backend_result<api::topic_info>> upstream_admin::create_topi
             rk, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeout, spec.validate_only,
             [&](auto* options, auto* queue) { rd_kafka_CreateTopics(rk, &nt, 1, options, queue); });
         rd_kafka_NewTopic_destroy(nt);
-        if (!ev) {
-            return api::backend_failure(admin_detail::timed_out("CreateTopics", timeout));
-        }
-        if (auto e = admin_detail::event_error(ev.get())) {
+        if (auto e = admin_detail::topic_result_error(ev, "CreateTopics", timeout,
+                                                      rd_kafka_event_CreateTopics_result,
+                                                      rd_kafka_CreateTopics_result_topics)) {
             return api::backend_failure(std::move(e));
-        }
-        size_t n = 0;
-        const auto* result = rd_kafka_event_CreateTopics_result(ev.get());
-        const rd_kafka_topic_result_t** topics =
-            result ? rd_kafka_CreateTopics_result_topics(result, &n) : nullptr;
-        if (n > 0 && rd_kafka_topic_result_error(topics[0])) {
-            return api::backend_failure(
-                to_backend_error(rd_kafka_topic_result_error(topics[0]),
-                                 rd_kafka_topic_result_error_string(topics[0])));
         }
         if (spec.validate_only) {
             api::topic_info t;
@@ -309,24 +299,11 @@ api::awaitable<api::backend_result<void>> upstream_admin::delete_topic(topic_nam
             rk, RD_KAFKA_ADMIN_OP_DELETETOPICS, timeout, false,
             [&](auto* options, auto* queue) { rd_kafka_DeleteTopics(rk, &dt, 1, options, queue); });
         rd_kafka_DeleteTopic_destroy(dt);
-        if (!ev) {
-            return api::backend_failure(admin_detail::timed_out("DeleteTopics", timeout));
-        }
-        if (auto e = admin_detail::event_error(ev.get())) {
+        if (auto e = admin_detail::topic_result_error(ev, "DeleteTopics", timeout,
+                                                      rd_kafka_event_DeleteTopics_result,
+                                                      rd_kafka_DeleteTopics_result_topics,
+                                                      unknown_topic(n))) {
             return api::backend_failure(std::move(e));
-        }
-        size_t cnt = 0;
-        const auto* result = rd_kafka_event_DeleteTopics_result(ev.get());
-        const rd_kafka_topic_result_t** topics =
-            result ? rd_kafka_DeleteTopics_result_topics(result, &cnt) : nullptr;
-        if (cnt > 0) {
-            if (auto err = rd_kafka_topic_result_error(topics[0])) {
-                if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
-                    return api::backend_failure(unknown_topic(n));
-                }
-                return api::backend_failure(
-                    to_backend_error(err, rd_kafka_topic_result_error_string(topics[0])));
-            }
         }
         return {};
     };
@@ -355,24 +332,11 @@ api::awaitable<api::backend_result<void>> upstream_admin::create_partitions(topi
                                             rd_kafka_CreatePartitions(rk, &np, 1, options, queue);
                                         });
         rd_kafka_NewPartitions_destroy(np);
-        if (!ev) {
-            return api::backend_failure(admin_detail::timed_out("CreatePartitions", timeout));
-        }
-        if (auto e = admin_detail::event_error(ev.get())) {
+        if (auto e = admin_detail::topic_result_error(ev, "CreatePartitions", timeout,
+                                                      rd_kafka_event_CreatePartitions_result,
+                                                      rd_kafka_CreatePartitions_result_topics,
+                                                      unknown_topic(n))) {
             return api::backend_failure(std::move(e));
-        }
-        size_t cnt = 0;
-        const auto* result = rd_kafka_event_CreatePartitions_result(ev.get());
-        const rd_kafka_topic_result_t** topics =
-            result ? rd_kafka_CreatePartitions_result_topics(result, &cnt) : nullptr;
-        if (cnt > 0) {
-            if (auto err = rd_kafka_topic_result_error(topics[0])) {
-                if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
-                    return api::backend_failure(unknown_topic(n));
-                }
-                return api::backend_failure(
-                    to_backend_error(err, rd_kafka_topic_result_error_string(topics[0])));
-            }
         }
         return {};
     };

@@ -63,6 +63,37 @@ inline api::backend_error error_of(const rd_kafka_error_t* e) {
     return to_backend_error(rd_kafka_error_code(e), rd_kafka_error_string(e));
 }
 
+/// What the answer `ev` of a request about one topic (CreateTopics, DeleteTopics,
+/// CreatePartitions) says: no answer in time, the request's own error, or the topic's error;
+/// empty when it succeeded. `result_of` and `topics_of` are the request's librdkafka accessors
+/// (rd_kafka_event_CreateTopics_result, rd_kafka_CreateTopics_result_topics). A topic error
+/// UNKNOWN_TOPIC_OR_PART becomes `if_unknown` when that is set.
+template <typename Result>
+api::backend_error topic_result_error(const rk_event_ptr& ev, const char* what,
+                                      std::chrono::milliseconds timeout,
+                                      const Result* (*result_of)(rd_kafka_event_t*),
+                                      const rd_kafka_topic_result_t** (*topics_of)(const Result*,
+                                                                                   size_t*),
+                                      api::backend_error if_unknown = {}) {
+    if (!ev) {
+        return timed_out(what, timeout);
+    }
+    if (auto e = event_error(ev.get())) {
+        return e;
+    }
+    size_t n = 0;
+    const Result* result = result_of(ev.get());
+    const rd_kafka_topic_result_t** topics = result ? topics_of(result, &n) : nullptr;
+    if (n == 0) {
+        return {};
+    }
+    const rd_kafka_resp_err_t err = rd_kafka_topic_result_error(topics[0]);
+    if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART && if_unknown) {
+        return if_unknown;
+    }
+    return to_backend_error(err, rd_kafka_topic_result_error_string(topics[0]));
+}
+
 inline std::optional<std::string> optional_string(const char* s) {
     return s ? std::optional<std::string>(s) : std::nullopt;
 }

@@ -115,7 +115,8 @@ class upstream_client final : public api::client {
     api::producer& producer() override { return *producer_; }
     std::shared_ptr<api::consumer> open_consumer(api::consumer_options copts,
                                                  boost::asio::any_io_executor ex) override {
-        return open_upstream_consumer(opts_, pool_, std::move(copts), std::move(ex));
+        return open_upstream_consumer(opts_, pool_, std::move(copts), std::move(ex),
+                                      monitor_.consumers());
     }
     api::admin& admin() override { return *admin_; }
     health check() const override { return monitor_.check(); }

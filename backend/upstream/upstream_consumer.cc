@@ -94,8 +94,10 @@ partition_list_ptr make_partition_list(const std::vector<api::topic_partition>& 
 std::shared_ptr<api::consumer> open_upstream_consumer(const upstream_options& opts,
                                                       asio::thread_pool& blocking,
                                                       api::consumer_options copts,
-                                                      asio::any_io_executor ex) {
-    auto c = std::make_shared<upstream_consumer>(opts, blocking, std::move(copts), std::move(ex));
+                                                      asio::any_io_executor ex,
+                                                      std::shared_ptr<consumer_statistics> stats) {
+    auto c = std::make_shared<upstream_consumer>(opts, blocking, std::move(copts), std::move(ex),
+                                                 std::move(stats));
     c->start();
     return c;
 }
@@ -103,8 +105,14 @@ std::shared_ptr<api::consumer> open_upstream_consumer(const upstream_options& op
 // --- life cycle ------------------------------------------------------------------------------
 
 upstream_consumer::upstream_consumer(const upstream_options& opts, asio::thread_pool& blocking,
-                                     api::consumer_options copts, asio::any_io_executor ex)
-    : opts_(opts), pool_(blocking), copts_(std::move(copts)), ex_(ex), wake_(ex) {
+                                     api::consumer_options copts, asio::any_io_executor ex,
+                                     std::shared_ptr<consumer_statistics> stats)
+    : opts_(opts),
+      pool_(blocking),
+      copts_(std::move(copts)),
+      ex_(ex),
+      stats_(std::move(stats)),
+      wake_(ex) {
     std::map<std::string, std::string> extra{
         {"group.id", copts_.group ? copts_.group->value : consumer_generated_group()},
         {"enable.auto.commit", "false"},
@@ -145,8 +153,18 @@ upstream_consumer::upstream_consumer(const upstream_options& opts, asio::thread_
             // librdkafka refuses the property itself below.
         }
     }
+    if (stats_) {
+        // As the client's producer handle: every 5 s unless the properties say otherwise.
+        if (!opts.properties.contains("statistics.interval.ms")) {
+            extra["statistics.interval.ms"] = "5000";
+        }
+        stats_id_ = stats_->add();
+    }
     conf_ptr conf = make_conf(opts.properties, extra);
     rd_kafka_conf_set_rebalance_cb(conf.get(), &upstream_consumer::rebalance_trampoline);
+    if (stats_) {
+        rd_kafka_conf_set_stats_cb(conf.get(), &upstream_consumer::stats_trampoline);
+    }
     rd_kafka_conf_set_opaque(conf.get(), this);
     rk_ = make_handle(RD_KAFKA_CONSUMER, std::move(conf));
     rd_kafka_poll_set_consumer(rk_.get());
@@ -177,6 +195,9 @@ upstream_consumer::~upstream_consumer() {
             queue_ = nullptr;
         }
         rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    }
+    if (stats_) {
+        stats_->closed(stats_id_);
     }
     if (wake_write_ >= 0) {
         ::close(wake_write_);
@@ -263,6 +284,9 @@ void upstream_consumer::destroy_handle() {
         // (leave=false) the flag keeps librdkafka from leaving the group on its own.
         rd_kafka_destroy_flags(rk, leave ? 0 : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
     }
+    if (stats_) {
+        stats_->closed(stats_id_);  // no statistics callback after the destroy
+    }
     closed_ = true;
     upstream_log().debug("upstream consumer {}: closed",
                          copts_.group ? copts_.group->value : std::string("(assigned)"));
@@ -329,6 +353,14 @@ api::awaitable<void> upstream_consumer::run_close(std::shared_ptr<upstream_consu
     std::lock_guard lock(self->mu_);
     self->close_done_ = true;
     self->maybe_destroy_locked();
+}
+
+int upstream_consumer::stats_trampoline(rd_kafka_t*, char* json, size_t len, void* opaque) {
+    auto* self = static_cast<upstream_consumer*>(opaque);
+    if (self->stats_) {
+        self->stats_->on_statistics(self->stats_id_, {json, len});
+    }
+    return 0;  // librdkafka frees the document
 }
 
 // --- rebalances ------------------------------------------------------------------------------

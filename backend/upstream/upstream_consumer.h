@@ -13,11 +13,15 @@
 
 namespace sluice::backend::upstream {
 
+class consumer_statistics;
+
 /// `blocking` runs librdkafka's blocking calls (offset lookups, commits with a wait); `ex` the
-/// consumer's background work and its callbacks.
-std::shared_ptr<api::consumer> open_upstream_consumer(const upstream_options& opts,
-                                                      boost::asio::thread_pool& blocking,
-                                                      api::consumer_options copts,
-                                                      boost::asio::any_io_executor ex);
+/// consumer's background work and its callbacks; `stats` (may be null: no statistics) collects
+/// librdkafka's statistics of the consumer's handle (every statistics.interval.ms, 5 s unless
+/// the properties say otherwise).
+std::shared_ptr<api::consumer> open_upstream_consumer(
+    const upstream_options& opts, boost::asio::thread_pool& blocking,
+    api::consumer_options copts, boost::asio::any_io_executor ex,
+    std::shared_ptr<consumer_statistics> stats = nullptr);
 
 }  // namespace sluice::backend::upstream

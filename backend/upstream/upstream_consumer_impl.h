@@ -34,6 +34,7 @@
 #include "backend/api/client.h"
 #include "backend/upstream/upstream_client.h"
 #include "backend/upstream/upstream_common.h"
+#include "backend/upstream/upstream_monitor.h"
 
 namespace sluice::backend::upstream {
 
@@ -109,8 +110,10 @@ partition_list_ptr make_partition_list(const std::vector<api::topic_partition>& 
 class upstream_consumer final : public api::consumer,
                                 public std::enable_shared_from_this<upstream_consumer> {
 public:
+    /// `stats` (may be null) receives librdkafka's statistics of this consumer's handle.
     upstream_consumer(const upstream_options& opts, boost::asio::thread_pool& blocking,
-                      api::consumer_options copts, boost::asio::any_io_executor ex);
+                      api::consumer_options copts, boost::asio::any_io_executor ex,
+                      std::shared_ptr<consumer_statistics> stats = nullptr);
     ~upstream_consumer() override;
 
     upstream_consumer(const upstream_consumer&) = delete;
@@ -148,6 +151,8 @@ public:
     /// librdkafka's rebalance callback (opaque: the consumer).
     static void rebalance_trampoline(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                                      rd_kafka_topic_partition_list_t* parts, void* opaque);
+    /// librdkafka's stats_cb (opaque: the consumer), served inside the queue drains.
+    static int stats_trampoline(rd_kafka_t* rk, char* json, size_t len, void* opaque);
 
 private:
     using clock = std::chrono::steady_clock;
@@ -256,6 +261,8 @@ private:
     api::consumer_options copts_;
     boost::asio::any_io_executor ex_;
     std::chrono::milliseconds metadata_refresh_{5000};
+    std::shared_ptr<consumer_statistics> stats_;  // null: nobody collects statistics
+    std::uint64_t stats_id_ = 0;
 
     handle_ptr rk_;
     rd_kafka_queue_t* queue_ = nullptr;  // the consumer queue, io events on wake_write_

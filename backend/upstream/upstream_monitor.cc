@@ -140,12 +140,87 @@ api::client::health upstream_monitor::check() const {
 }
 
 api::client::stats upstream_monitor::statistics() const {
-    std::lock_guard lock(mu_);
     api::client::stats out;
-    for (const auto& [name, h] : handles_) {
-        out.handles.push_back(h);
+    {
+        std::lock_guard lock(mu_);
+        for (const auto& [name, h] : handles_) {
+            out.handles.push_back(h);
+        }
+        out.errors = errors_;
     }
-    out.errors = errors_;
+    if (auto c = consumers_->merged()) {
+        out.handles.push_back(std::move(*c));
+    }
+    return out;
+}
+
+std::uint64_t consumer_statistics::add() {
+    std::lock_guard lock(mu_);
+    return next_id_++;
+}
+
+void consumer_statistics::on_statistics(std::uint64_t id, std::string_view json) {
+    auto parsed = parse_statistics("consumers", json);
+    std::lock_guard lock(mu_);
+    live_[id] = std::move(parsed);
+    reported_ = true;
+}
+
+void consumer_statistics::closed(std::uint64_t id) {
+    std::lock_guard lock(mu_);
+    auto it = live_.find(id);
+    if (it == live_.end()) {
+        return;
+    }
+    for (const auto& b : it->second.brokers) {
+        auto& r = retired_[b.name];
+        r.name = b.name;
+        r.node_id = b.node_id;
+        r.requests_sent += b.requests_sent;
+        r.request_errors += b.request_errors;
+    }
+    live_.erase(it);
+}
+
+std::optional<api::client::stats::handle> consumer_statistics::merged() const {
+    std::lock_guard lock(mu_);
+    if (!reported_) {
+        return std::nullopt;
+    }
+    std::map<std::string, api::client::broker_stats> by_name;
+    for (const auto& [name, r] : retired_) {
+        auto& b = by_name[name];
+        b = r;
+        b.state = "INIT";  // no live consumer holds a connection
+        b.rtt_avg_us = b.rtt_p99_us = b.throttle_avg_ms = 0;
+    }
+    api::client::stats::handle out;
+    out.name = "consumers";
+    for (const auto& [id, h] : live_) {
+        out.queued_messages += h.queued_messages;
+        for (const auto& s : h.brokers) {
+            auto [it, fresh] = by_name.try_emplace(s.name);
+            auto& b = it->second;
+            if (fresh) {
+                b.name = s.name;
+                b.node_id = s.node_id;
+            }
+            if (b.state != "UP") {
+                b.state = s.state;  // UP once any live consumer's connection is
+            }
+            b.requests_sent += s.requests_sent;
+            b.request_errors += s.request_errors;
+            b.rtt_avg_us = std::max(b.rtt_avg_us, s.rtt_avg_us);
+            b.rtt_p99_us = std::max(b.rtt_p99_us, s.rtt_p99_us);
+            b.throttle_avg_ms = std::max(b.throttle_avg_ms, s.throttle_avg_ms);
+        }
+    }
+    for (auto& [name, b] : by_name) {
+        out.brokers.push_back(std::move(b));
+    }
+    std::sort(out.brokers.begin(), out.brokers.end(), [](const auto& a, const auto& b) {
+        return a.node_id != b.node_id ? a.node_id < b.node_id : a.name < b.name;
+    });
     return out;
 }
 

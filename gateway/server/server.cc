@@ -45,6 +45,9 @@
 #include "backend/io/sync_latency.h"
 #include "backend/native/native_backend.h"
 #include "backend/native/native_settings.h"
+#include "backend/queue/client_backing.h"
+#include "backend/queue/queue_service.h"
+#include "backend/queue/topic_state_log.h"
 #include "gateway/core/settings.h"
 #include "gateway/httpcore/body_budget.h"
 #include "gateway/http/group_routes.h"
@@ -253,8 +256,7 @@ void add_native_metrics(metrics_registry& metrics, backend::native::native_backe
 /// the config file) serves the Kafka proxy (gateway/proxy; PLAINTEXT only so far: TLS and SASL
 /// termination come with the policy chain); one from a SLUICE_* variable is taken as a
 /// default, as the container image's SLUICE_LISTENERS is, and turned off like the default.
-/// The SQS front (queues in a fleet) is not served over an upstream cluster yet: given
-/// explicitly it stops the start, saying so; from a SLUICE_* variable it is turned off.
+/// The SQS front runs when given explicitly (see below).
 config upstream_mode_config(const config& given) {
     auto explicit_origin = [&](const std::string& key) {
         const std::string from = given.origin(key);
@@ -274,15 +276,53 @@ config upstream_mode_config(const config& given) {
     } else {
         c.kafka.clear();
     }
-    if (given.sqs.enabled && explicit_origin("sqs.listener")) {
-        const std::string from = given.origin("sqs.listener");
-        throw config_error((from == "--sqs" ? from : std::string("sqs.listener")) +
-                           ": the SQS front is not served in upstream mode (--upstream) yet; "
-                           "leave --sqs out or give --sqs off");
+    // The SQS front is served when asked for explicitly (a flag, --set, the config file): one
+    // gateway per cluster serves the queues for now, so a SLUICE_* default (the container
+    // image's, shared by every replica) does not turn it on.
+    if (!explicit_origin("sqs.listener")) {
+        c.sqs.enabled = false;
     }
-    c.sqs.enabled = false;
     return c;
 }
+
+/// SQS queues in upstream mode: the queue service over the cluster's client level, a queue
+/// being the upstream topic of the same name, the queues' state the compacted topic
+/// _sluice_queue_state there. One gateway serves a cluster's queues until ownership of queue
+/// partitions across gateways lands (docs/sqs.md).
+/// Lifecycle: the constructor replays the state and fits every queue to its topic (throws
+/// std::runtime_error when the cluster cannot be reached by the state log's deadline);
+/// start(ex); stop() answers parked calls; destroy after the io threads stopped and before
+/// the client.
+class upstream_queues {
+public:
+    upstream_queues(backend::api::client& client, backend::queue::queue_settings settings)
+        : topics_(client.admin()), records_(client), log_(client) {
+        log_.open();
+        service_ = std::make_unique<backend::queue::queue_service>(
+            topics_, records_, log_, std::move(settings), std::function<std::int64_t()>{},
+            &client.producer());
+        service_->load();
+    }
+    ~upstream_queues() {
+        service_.reset();  // first: its tailers read through records_ and write through log_
+    }
+    upstream_queues(const upstream_queues&) = delete;
+    upstream_queues& operator=(const upstream_queues&) = delete;
+
+    backend::api::queues& queues() { return *service_; }
+    void start(boost::asio::any_io_executor ex) { service_->start(std::move(ex)); }
+    /// Answers parked calls, then ends the tailers' reads (while the io threads still run).
+    void stop() {
+        service_->stop();
+        records_.stop();
+    }
+
+private:
+    backend::queue::client_topics topics_;
+    backend::queue::client_records records_;
+    backend::queue::topic_state_log log_;
+    std::unique_ptr<backend::queue::queue_service> service_;
+};
 
 /// The client level over the upstream cluster; a property librdkafka refuses stops the start
 /// with librdkafka's message.
@@ -351,12 +391,13 @@ int run_server(const config& given) {
     // Upstream mode (--upstream): the HTTP fronts over a Kafka cluster, no local log.
     const upstream_settings upstream = read_upstream_settings(given);
     const config cfg = upstream.enabled() ? upstream_mode_config(given) : given;
-    if (upstream.enabled() && cfg.kafka.empty() && (!given.kafka.empty() || given.sqs.enabled)) {
-        log.info("upstream mode: the Kafka and SQS listeners are off (not served over an "
-                 "upstream cluster yet)");
-    } else if (upstream.enabled() && given.sqs.enabled) {
-        log.info("upstream mode: the SQS listener is off (not served over an upstream cluster "
-                 "yet)");
+    if (upstream.enabled() && !given.kafka.empty() && cfg.kafka.empty()) {
+        log.info("upstream mode: the Kafka listener is off unless given explicitly (--kafka "
+                 "serves the Kafka proxy)");
+    }
+    if (upstream.enabled() && given.sqs.enabled && !cfg.sqs.enabled) {
+        log.info("upstream mode: the SQS listener is off unless given explicitly (--sqs "
+                 "serves the cluster's queues from this gateway; one such gateway per cluster)");
     }
 
     // TLS contexts are built (and their files checked) before the data dir is touched.
@@ -511,6 +552,21 @@ int run_server(const config& given) {
     if (!upstream.enabled()) {
         native = backend::native::native_backend::open(std::move(native_opts));
     }
+    // Upstream mode's queues (with --sqs): state replayed from the cluster before any front
+    // starts.
+    std::unique_ptr<upstream_queues> cluster_queues;
+    if (upstream.enabled() && cfg.sqs.enabled) {
+        log.warn("upstream mode: this gateway serves the SQS queues of {} (queue = the upstream "
+                 "topic of the same name, state in _sluice_queue_state); run exactly one SQS "
+                 "gateway per cluster: queue ownership across gateways is not there yet",
+                 upstream.bootstrap_servers);
+        try {
+            cluster_queues = std::make_unique<upstream_queues>(*upstream_client,
+                                                               native_opts.queues);
+        } catch (const std::runtime_error& e) {
+            throw config_error(std::string("upstream SQS queues: ") + e.what());
+        }
+    }
 
     metrics_registry metrics;
     register_authentication_metrics(metrics, kafka_cfg.sasl_mechanisms);
@@ -522,6 +578,11 @@ int run_server(const config& given) {
             render_upstream_metrics(client->statistics(), out);
         });
         metrics.add_collector(render_process_metrics);
+        if (cluster_queues) {
+            backend::api::queues& queues = cluster_queues->queues();
+            metrics.add_collector(
+                [&queues](std::string& out) { sqs::render_queue_metrics(queues, out); });
+        }
     }
     // Kafka requests read but not yet answered, across all connections. Declared before the io
     // threads so that it outlives every connection coroutine (and the reservations they hold).
@@ -571,6 +632,9 @@ int run_server(const config& given) {
     // Group and transaction timeouts run on the first io thread.
     if (native) {
         native->start(pool.context(0).get_executor());
+    }
+    if (cluster_queues) {
+        cluster_queues->start(pool.context(0).get_executor());
     }
     // When start-up fails from here on (a listener's port is taken, say), the backend closes
     // while the io contexts it posts to still exist; after a normal shutdown this does nothing
@@ -694,7 +758,8 @@ int run_server(const config& given) {
             sqs_front_cfg.origins.sibling_ports.push_back(http->local_endpoint().port());
         }
         sqs_front = std::make_unique<sqs::sqs_server>(
-            pool, tracker, metrics, native->queues(), std::move(sqs_front_cfg), cfg.sqs,
+            pool, tracker, metrics, native ? native->queues() : cluster_queues->queues(),
+            std::move(sqs_front_cfg), cfg.sqs,
             http_limits{.bodies = &http_bodies},
             sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures,
                                  chain},
@@ -795,6 +860,9 @@ int run_server(const config& given) {
     // connections can finish.
     if (native) {
         native->stop();
+    }
+    if (cluster_queues) {
+        cluster_queues->stop();
     }
     tracker.stop_all(stop_mode::finish);
     // Connections, and the HTTP front's background work (REST consumers' group members).

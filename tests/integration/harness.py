@@ -93,13 +93,16 @@ class Sluice:
         """Upstream rerun mode: the native upstream on this object's data dir, then the
         gateway in front of it on a data dir of its own."""
         if self.upstream is None:
-            self.upstream = Sluice(self.data_dir, self.args, self.settings, self.sqs,
+            # SQS is the gateway's (queues over the upstream's topics), not the upstream's.
+            self.upstream = Sluice(self.data_dir, self.args, self.settings, False,
                                    self._env_given, rerun=False)
         self.upstream.start(timeout)
         if self._gateway_tmp is None:
             self._gateway_tmp = tempfile.TemporaryDirectory(prefix="sluice-gateway-")
         cmd = [sluice_binary(), "--data-dir", self._gateway_tmp.name,
                "--upstream", self.upstream.bootstrap, "--http", "127.0.0.1:0"]
+        if self.sqs:
+            cmd += ["--sqs", "127.0.0.1:0"]
         for k, v in self.settings.items():
             cmd += ["--set", f"{k}={v}"]
         try:
@@ -108,7 +111,6 @@ class Sluice:
             self.upstream.stop()
             raise
         self.kafka_port = self.upstream.kafka_port
-        self.sqs_port = self.upstream.sqs_port
         return self
 
     def _launch(self, cmd, timeout):

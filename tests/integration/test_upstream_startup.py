@@ -1,7 +1,8 @@
 """Upstream mode's start-up and its stand-ins: the sluice_mock_cluster tool (a bootstrap line,
 3 brokers that kcat lists, topics made at start, stopping on stdin EOF and on SIGTERM, bad
-arguments refused); `sluice --upstream` refusing the SQS listener and a TLS or SASL Kafka
-listener given explicitly (a PLAINTEXT one is the proxy: test_proxy.py),
+arguments refused); `sluice --upstream` refusing a TLS or SASL Kafka listener given
+explicitly (a PLAINTEXT one is the proxy: test_proxy.py; SQS stays off unless --sqs asks for
+it: test_sqs_upstream.py serves it),
 refusing a property librdkafka refuses with librdkafka's message, logging its mode; an
 unreachable bootstrap answering /readyz 503 with a reason; /metrics showing librdkafka's
 statistics and none of the native backend's lines."""
@@ -70,9 +71,8 @@ def test_mock_cluster_refuses_bad_arguments(args, words):
 @pytest.mark.parametrize("extra,words", [
     # The Kafka listener serves the proxy (test_proxy.py), PLAINTEXT only so far.
     (["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"], "serves PLAINTEXT listeners only"),
-    (["--sqs", "127.0.0.1:0"], "--sqs: the SQS front is not served in upstream mode"),
 ])
-def test_explicit_tls_or_sasl_kafka_or_sqs_listener_stops_the_start(extra, words):
+def test_explicit_tls_or_sasl_kafka_listener_stops_the_start(extra, words):
     g = Gateway(unreachable_bootstrap(), args=extra)
     try:
         code, err = g.run_to_exit()
@@ -96,7 +96,8 @@ def test_listeners_from_the_environment_are_defaults_turned_off():
     with MockCluster({"t": 1}) as mock, Gateway(mock.bootstrap, env=env) as g:
         listening = g.wait_log("listening:")
         assert "kafka=" not in listening and "sqs=" not in listening
-        assert g.wait_log("the Kafka and SQS listeners are off")
+        assert g.wait_log("the Kafka listener is off")
+        assert g.wait_log("the SQS listener is off unless given explicitly")
 
 
 def test_refused_property_stops_the_start_with_librdkafkas_message():
@@ -131,7 +132,8 @@ def test_start_logs_the_mode_and_keeps_kafka_and_sqs_off():
     with MockCluster({"t": 1}) as mock, Gateway(mock.bootstrap) as g:
         line = g.wait_log("sluice starting in upstream mode")
         assert f"bootstrap {mock.bootstrap}" in line
-        assert g.wait_log("the Kafka and SQS listeners are off")
+        assert g.wait_log("the Kafka listener is off")
+        assert g.wait_log("the SQS listener is off unless given explicitly")
         listening = g.wait_log("listening:")
         assert "kafka=" not in listening and "sqs=" not in listening and "http=" in listening
         wait_ready(g)

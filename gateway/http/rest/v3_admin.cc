@@ -105,18 +105,12 @@ boost::asio::awaitable<handler_result> v3_list_brokers(rest_context* rc, http_re
         co_return v3_backend_error(cluster.error());
     }
     const auto l = links_for(rc, ctx);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaBrokerList");
-    list_metadata(w, l.of_cluster() + "/brokers");
-    w.key("data");
-    w.start_array();
-    for (const auto& b : cluster->brokers) {
-        write_broker(w, l, b);
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& b : cluster->brokers) {
+            write_broker(w, l, b);
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaBrokerList", l.of_cluster() + "/brokers", items));
 }
 
 boost::asio::awaitable<handler_result> v3_get_broker(rest_context* rc, http_request_context ctx) {
@@ -161,46 +155,22 @@ boost::asio::awaitable<handler_result> v3_list_broker_configs(rest_context* rc,
     }
     const auto l = links_for(rc, ctx);
     const std::string broker = l.of_cluster() + "/brokers/" + std::to_string(*id);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaBrokerConfigList");
-    list_metadata(w, broker + "/configs");
-    w.key("data");
-    w.start_array();
-    for (const auto& e : *configs) {
-        w.start_object();
-        w.field("kind", "KafkaBrokerConfig");
-        metadata(w, broker + "/configs/" + url_segment(e.name),
-                 l.crn() + "/broker=" + std::to_string(*id) + "/config=" + e.name);
-        w.field("cluster_id", l.cluster);
-        w.field("broker_id", *id);
-        write_config_fields(w, e);
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& e : *configs) {
+            w.start_object();
+            w.field("kind", "KafkaBrokerConfig");
+            metadata(w, broker + "/configs/" + url_segment(e.name),
+                     l.crn() + "/broker=" + std::to_string(*id) + "/config=" + e.name);
+            w.field("cluster_id", l.cluster);
+            w.field("broker_id", *id);
+            write_config_fields(w, e);
+            w.end_object();
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaBrokerConfigList", broker + "/configs", items));
 }
 
 // --- topics ----------------------------------------------------------------------------------
-
-void write_topic_data(json::writer& w, const v3_links& l, const api::topic_info& t) {
-    const std::string self = l.of_topic(t.name.value);
-    w.start_object();
-    w.field("kind", "KafkaTopic");
-    metadata(w, self, l.crn() + "/topic=" + t.name.value);
-    w.field("cluster_id", l.cluster);
-    w.field("topic_name", t.name.value);
-    w.key("is_internal");
-    w.boolean(t.internal);
-    w.field("replication_factor",
-            t.partitions.empty() ? 0 : static_cast<std::int64_t>(t.partitions[0].replicas.size()));
-    w.field("partitions_count", static_cast<std::int64_t>(t.partitions.size()));
-    related(w, "partitions", self + "/partitions");
-    related(w, "configs", self + "/configs");
-    related(w, "partition_reassignments", self + "/partitions/-/reassignment");
-    w.end_object();
-}
 
 boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_request_context ctx) {
     if (auto bad = check_cluster(rc, ctx)) {
@@ -268,7 +238,7 @@ boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_re
         co_return v3_backend_error(created.error());
     }
     json::writer w;
-    write_topic_data(w, links_for(rc, ctx), *created);
+    write_v3_topic(w, links_for(rc, ctx), *created);
     co_return json_response(201, v3_type, w.str());
 }
 
@@ -313,7 +283,7 @@ boost::asio::awaitable<handler_result> v3_update_topic(rest_context* rc, http_re
         co_return v3_backend_error(d.error());
     }
     json::writer w;
-    write_topic_data(w, links_for(rc, ctx), *d);
+    write_v3_topic(w, links_for(rc, ctx), *d);
     co_return v3_ok(w.str());
 }
 
@@ -342,18 +312,12 @@ boost::asio::awaitable<handler_result> v3_list_topic_configs(rest_context* rc,
         co_return v3_backend_error(configs.error());
     }
     const auto l = links_for(rc, ctx);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaTopicConfigList");
-    list_metadata(w, l.of_topic(topic) + "/configs");
-    w.key("data");
-    w.start_array();
-    for (const auto& e : *configs) {
-        write_topic_config(w, l, topic, e);
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& e : *configs) {
+            write_topic_config(w, l, topic, e);
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaTopicConfigList", l.of_topic(topic) + "/configs", items));
 }
 
 boost::asio::awaitable<handler_result> v3_get_topic_config(rest_context* rc,

@@ -63,9 +63,13 @@ void write_group(json::writer& w, const v3_links& l, const api::group_view& g,
     w.end_object();
 }
 
-/// The group of the path (its DESCRIBE checked by the router's guard), or the answer.
+/// The group of the path (its DESCRIBE checked by the router's guard), or the answer (a
+/// cluster id that is not this one, a group that does not exist, a backend error).
 boost::asio::awaitable<std::variant<api::group_view, http_response>> find_v3_group(
     rest_context* rc, const http_request_context& ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
     const std::string g(*ctx.params.get("consumer_group_id"));
     auto view = co_await rc->admin().describe_group(group_id(g));
     if (!view) {
@@ -115,9 +119,6 @@ boost::asio::awaitable<handler_result> v3_list_groups(rest_context* rc, http_req
 }
 
 boost::asio::awaitable<handler_result> v3_get_group(rest_context* rc, http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
     auto found = co_await find_v3_group(rc, ctx);
     if (auto* bad = std::get_if<http_response>(&found)) {
         co_return std::move(*bad);
@@ -160,9 +161,6 @@ void write_consumer(json::writer& w, const v3_links& l, const api::group_view& g
 
 boost::asio::awaitable<handler_result> v3_list_consumers(rest_context* rc,
                                                          http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
     auto found = co_await find_v3_group(rc, ctx);
     if (auto* bad = std::get_if<http_response>(&found)) {
         co_return std::move(*bad);
@@ -170,18 +168,12 @@ boost::asio::awaitable<handler_result> v3_list_consumers(rest_context* rc,
     const auto& g = std::get<api::group_view>(found);
     const auto l = links_for(rc, ctx);
     const std::string group_url = l.of_group(g.group_id.value);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaConsumerList");
-    list_metadata(w, group_url + "/consumers");
-    w.key("data");
-    w.start_array();
-    for (const auto& m : g.members) {
-        write_consumer(w, l, g, m);
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& m : g.members) {
+            write_consumer(w, l, g, m);
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaConsumerList", group_url + "/consumers", items));
 }
 
 /// The member holding each partition (by the members' assignments).
@@ -198,14 +190,16 @@ std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*> h
     return out;
 }
 
-void write_holder(json::writer& w, const api::group_view::member* m) {
-    w.field("consumer_id", m ? std::string_view(m->member_id) : std::string_view());
+/// The member holding a partition (null: none): `prefix`consumer_id, instance_id, client_id.
+void write_holder(json::writer& w, const api::group_view::member* m,
+                  const std::string& prefix = {}) {
+    w.field(prefix + "consumer_id", m ? std::string_view(m->member_id) : std::string_view());
     if (m && m->instance_id) {
-        w.field("instance_id", *m->instance_id);
+        w.field(prefix + "instance_id", *m->instance_id);
     } else {
-        w.null_field("instance_id");
+        w.null_field(prefix + "instance_id");
     }
-    w.field("client_id", m ? std::string_view(m->client_id) : std::string_view());
+    w.field(prefix + "client_id", m ? std::string_view(m->client_id) : std::string_view());
 }
 
 using partition_holders =
@@ -235,9 +229,6 @@ void write_lag(json::writer& w, const v3_links& l, const api::group_view& g,
 
 boost::asio::awaitable<handler_result> v3_get_consumer(rest_context* rc,
                                                        http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
     auto found = co_await find_v3_group(rc, ctx);
     if (auto* bad = std::get_if<http_response>(&found)) {
         co_return std::move(*bad);
@@ -255,9 +246,6 @@ boost::asio::awaitable<handler_result> v3_get_consumer(rest_context* rc,
 }
 
 boost::asio::awaitable<handler_result> v3_get_lag(rest_context* rc, http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
     auto found = co_await find_v3_group(rc, ctx);
     if (auto* bad = std::get_if<http_response>(&found)) {
         co_return std::move(*bad);
@@ -278,9 +266,6 @@ boost::asio::awaitable<handler_result> v3_get_lag(rest_context* rc, http_request
 }
 
 boost::asio::awaitable<handler_result> v3_list_lags(rest_context* rc, http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
     auto found = co_await find_v3_group(rc, ctx);
     if (auto* bad = std::get_if<http_response>(&found)) {
         co_return std::move(*bad);
@@ -289,24 +274,15 @@ boost::asio::awaitable<handler_result> v3_list_lags(rest_context* rc, http_reque
     const auto holders = holders_of(g);
     const auto l = links_for(rc, ctx);
     const std::string group_url = l.of_group(g.group_id.value);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaConsumerLagList");
-    list_metadata(w, group_url + "/lags");
-    w.key("data");
-    w.start_array();
-    for (const auto& p : g.offsets) {
-        write_lag(w, l, g, p, holders);
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& p : g.offsets) {
+            write_lag(w, l, g, p, holders);
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaConsumerLagList", group_url + "/lags", items));
 }
 
 boost::asio::awaitable<handler_result> v3_lag_summary(rest_context* rc, http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
     auto found = co_await find_v3_group(rc, ctx);
     if (auto* bad = std::get_if<http_response>(&found)) {
         co_return std::move(*bad);
@@ -337,13 +313,7 @@ boost::asio::awaitable<handler_result> v3_lag_summary(rest_context* rc, http_req
         auto it = holders.find({max->topic.value, max->partition.value});
         holder = it == holders.end() ? nullptr : it->second;
     }
-    w.field("max_lag_consumer_id", holder ? std::string_view(holder->member_id) : "");
-    if (holder && holder->instance_id) {
-        w.field("max_lag_instance_id", *holder->instance_id);
-    } else {
-        w.null_field("max_lag_instance_id");
-    }
-    w.field("max_lag_client_id", holder ? std::string_view(holder->client_id) : "");
+    write_holder(w, holder, "max_lag_");
     w.field("max_lag_topic_name", max ? std::string_view(max->topic.value) : "");
     w.field("max_lag_partition_id", max ? max->partition.value : 0);
     w.field("max_lag", max ? std::max<std::int64_t>(max->lag, 0) : 0);

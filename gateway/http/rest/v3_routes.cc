@@ -11,6 +11,24 @@ namespace sluice::gateway::rest {
 namespace api = backend::api;
 using boost::beast::http::verb;
 
+void write_v3_topic(json::writer& w, const v3_links& l, const api::topic_info& t) {
+    const std::string self = l.of_topic(t.name.value);
+    w.start_object();
+    w.field("kind", "KafkaTopic");
+    metadata(w, self, l.crn() + "/topic=" + t.name.value);
+    w.field("cluster_id", l.cluster);
+    w.field("topic_name", t.name.value);
+    w.key("is_internal");
+    w.boolean(t.internal);
+    w.field("replication_factor",
+            t.partitions.empty() ? 0 : static_cast<std::int64_t>(t.partitions[0].replicas.size()));
+    w.field("partitions_count", static_cast<std::int64_t>(t.partitions.size()));
+    related(w, "partitions", self + "/partitions");
+    related(w, "configs", self + "/configs");
+    related(w, "partition_reassignments", self + "/partitions/-/reassignment");
+    w.end_object();
+}
+
 namespace {
 
 void write_cluster(json::writer& w, const v3_links& l, std::int32_t controller) {
@@ -26,24 +44,6 @@ void write_cluster(json::writer& w, const v3_links& l, std::int32_t controller) 
     related(w, "topics", l.of_cluster() + "/topics");
     related(w, "partition_reassignments",
             l.of_cluster() + "/topics/-/partitions/-/reassignment");
-    w.end_object();
-}
-
-void write_v3_topic(json::writer& w, const v3_links& l, const api::topic_info& t) {
-    const std::string self = l.of_topic(t.name.value);
-    w.start_object();
-    w.field("kind", "KafkaTopic");
-    metadata(w, self, l.crn() + "/topic=" + t.name.value);
-    w.field("cluster_id", l.cluster);
-    w.field("topic_name", t.name.value);
-    w.key("is_internal");
-    w.boolean(t.internal);
-    w.field("replication_factor",
-            t.partitions.empty() ? 0 : static_cast<std::int32_t>(t.partitions[0].replicas.size()));
-    w.field("partitions_count", static_cast<std::int32_t>(t.partitions.size()));
-    related(w, "partitions", self + "/partitions");
-    related(w, "configs", self + "/configs");
-    related(w, "partition_reassignments", self + "/partitions/-/reassignment");
     w.end_object();
 }
 
@@ -73,16 +73,10 @@ boost::asio::awaitable<handler_result> list_clusters(rest_context* rc, http_requ
     if (!cluster) {
         co_return v3_backend_error(cluster.error());
     }
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaClusterList");
-    list_metadata(w, l.clusters());
-    w.key("data");
-    w.start_array();
-    write_cluster(w, l, cluster->controller_id);
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        write_cluster(w, l, cluster->controller_id);
+    };
+    co_return v3_ok(v3_list_body("KafkaClusterList", l.clusters(), items));
 }
 
 boost::asio::awaitable<handler_result> get_cluster(rest_context* rc, http_request_context ctx) {
@@ -110,22 +104,16 @@ boost::asio::awaitable<handler_result> list_cluster_topics(rest_context* rc, htt
     const std::string host = authorizer_host(ctx.peer);
     requester who = rest_requester(ctx);
     who.host = host;
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaTopicList");
-    list_metadata(w, l.of_cluster() + "/topics");
-    w.key("data");
-    w.start_array();
-    for (const auto& t : *all) {
-        if (!is_sluice_topic(t.name.value) &&
-            rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic,
-                              t.name.value)) {
-            write_v3_topic(w, l, t);
+    const auto items = [&](json::writer& w) {
+        for (const auto& t : *all) {
+            if (!is_sluice_topic(t.name.value) &&
+                rc->chain.visible(who, auth::acl_operation::describe, auth::resource_type::topic,
+                                  t.name.value)) {
+                write_v3_topic(w, l, t);
+            }
         }
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    };
+    co_return v3_ok(v3_list_body("KafkaTopicList", l.of_cluster() + "/topics", items));
 }
 
 boost::asio::awaitable<handler_result> v3_get_topic(rest_context* rc, http_request_context ctx) {
@@ -153,18 +141,12 @@ boost::asio::awaitable<handler_result> v3_list_partitions(rest_context* rc,
         co_return v3_backend_error(d.error());
     }
     const auto l = links_for(rc, ctx);
-    json::writer w;
-    w.start_object();
-    w.field("kind", "KafkaPartitionList");
-    list_metadata(w, l.of_topic(topic) + "/partitions");
-    w.key("data");
-    w.start_array();
-    for (const auto& p : d->partitions) {
-        write_v3_partition(w, l, topic, p);
-    }
-    w.end_array();
-    w.end_object();
-    co_return v3_ok(w.str());
+    const auto items = [&](json::writer& w) {
+        for (const auto& p : d->partitions) {
+            write_v3_partition(w, l, topic, p);
+        }
+    };
+    co_return v3_ok(v3_list_body("KafkaPartitionList", l.of_topic(topic) + "/partitions", items));
 }
 
 boost::asio::awaitable<handler_result> v3_get_partition(rest_context* rc, http_request_context ctx) {

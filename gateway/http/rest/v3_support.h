@@ -57,6 +57,26 @@ inline void list_metadata(json::writer& w, const std::string& self) {
     w.end_object();
 }
 
+/// A topic as a KafkaTopic resource (v3_routes.cc).
+void write_v3_topic(json::writer& w, const v3_links& l, const backend::api::topic_info& t);
+
+/// A v3 list answer: {"kind": kind, "metadata": {"self": self, "next": null}, "data": [...]},
+/// the data's items written by `write_items(w)`.
+template <typename WriteItems>
+std::string v3_list_body(std::string_view kind, const std::string& self,
+                         WriteItems write_items) {
+    json::writer w;
+    w.start_object();
+    w.field("kind", kind);
+    list_metadata(w, self);
+    w.key("data");
+    w.start_array();
+    write_items(w);
+    w.end_array();
+    w.end_object();
+    return w.str();
+}
+
 inline http_response v3_ok(std::string body) {
     return json_response(200, v3_type, std::move(body));
 }

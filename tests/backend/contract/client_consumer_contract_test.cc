@@ -143,7 +143,7 @@ protected:
             o.group = sluice::group_id(*group);
         }
         o.reset = reset;
-        o.session_timeout_ms = 6000;
+        o.session_timeout_ms = member_session_timeout_ms<F>();
         o.client = api::client_info{"contract", "127.0.0.1"};
         auto c = this->client().open_consumer(std::move(o), this->executor());
         consumers_.push_back(c);
@@ -479,9 +479,12 @@ TYPED_TEST(ClientConsumerContract, CloseWithLeaveMovesThePartitionsAtOnce) {
         return sa.stable && sb.stable && sa.partitions.size() == 1 && sb.partitions.size() == 1;
     }));
     a->close(true);
-    // Well within the 6 s session timeout a member that did not leave would keep them for
-    // (a stand-in whose rebalance waits for the remaining members: within it).
-    const auto bound = stand_in_lacks<TypeParam>("prompt_rebalance").empty() ? 5s : 6s;
+    // Well within the session timeout a member that did not leave would keep them for (6 s:
+    // 5 s). A stand-in whose rebalance waits for the remaining members (session - 1 s): within
+    // the session timeout and half a second.
+    const std::chrono::milliseconds session(member_session_timeout_ms<TypeParam>());
+    const std::chrono::milliseconds bound =
+        stand_in_lacks<TypeParam>("prompt_rebalance").empty() ? session - 1s : session + 500ms;
     const auto started = std::chrono::steady_clock::now();
     ASSERT_TRUE(this->settle(b, [](const auto& s) { return s.partitions.size() == 2; }));
     EXPECT_LT(std::chrono::steady_clock::now() - started, bound);

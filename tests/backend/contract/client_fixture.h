@@ -21,6 +21,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "backend/api/client.h"
+#include "tests/backend/run_io.h"
 
 namespace sluice::backend::contract {
 
@@ -43,6 +44,18 @@ concept client_factory = std::default_initializable<F> && requires(F f) {
     { F::name } -> std::convertible_to<std::string_view>;
     { f.open() } -> std::same_as<std::unique_ptr<client_under_test>>;
 };
+
+/// The session timeout (ms) of the client suite's group members: F::session_timeout_ms when
+/// the factory names one (a stand-in whose rebalances wait on it: shorter keeps them quick),
+/// else 6 s.
+template <typename F>
+constexpr int member_session_timeout_ms() {
+    if constexpr (requires { F::session_timeout_ms; }) {
+        return F::session_timeout_ms;
+    } else {
+        return 6000;
+    }
+}
 
 template <client_factory Factory>
 class ClientContract : public ::testing::Test {
@@ -67,10 +80,11 @@ protected:
     api::admin& admin() { return c_->client().admin(); }
     boost::asio::any_io_executor executor() { return io_->get_executor(); }
 
-    /// A topic name no other test uses (tests may share a cluster).
+    /// A topic name no other test uses (tests may share a cluster; the "c" keeps these apart
+    /// from the names tests/backend/upstream makes on the same mock cluster).
     std::string unique_topic(std::string_view stem) {
         static std::atomic<int> n{0};
-        return std::string(stem) + "-" + std::to_string(::getpid()) + "-" +
+        return std::string(stem) + "-" + std::to_string(::getpid()) + "-c" +
                std::to_string(n.fetch_add(1));
     }
 
@@ -78,38 +92,13 @@ protected:
     /// complete fails the test).
     template <typename T>
     T run(boost::asio::awaitable<T> a) {
-        auto out = std::make_shared<std::optional<T>>();
-        auto error = std::make_shared<std::exception_ptr>();
-        boost::asio::co_spawn(*io_, std::move(a), [out, error](std::exception_ptr e, T v) {
-            *error = e;
-            if (!e) {
-                out->emplace(std::move(v));
-            }
-        });
-        const bool done = run_until([&] { return out->has_value() || *error; });
-        if (*error) {
-            std::rethrow_exception(*error);
-        }
-        if (!done) {
-            throw std::runtime_error("a client call did not complete within 20 s");
-        }
-        return std::move(**out);
+        return test::run_io(*io_, std::move(a), std::chrono::seconds(20), "a client call");
     }
 
     /// Runs the io_context until `done()` holds; false after `limit`.
     template <typename Pred>
     bool run_until(Pred done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-        io_->restart();
-        const auto deadline = std::chrono::steady_clock::now() + limit;
-        while (!done()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                return false;
-            }
-            if (io_->run_one_for(std::chrono::milliseconds(10)) == 0) {
-                io_->restart();
-            }
-        }
-        return true;
+        return test::run_io_until(*io_, std::move(done), limit);
     }
 
     Factory factory_;

@@ -26,6 +26,7 @@
 #include "backend/api/transactions.h"
 #include "protocol/core/bytes.h"
 #include "protocol/kafka/record_batch.h"
+#include "tests/backend/run_io.h"
 
 namespace sluice::backend::contract {
 
@@ -147,22 +148,7 @@ protected:
     /// complete fails the test).
     template <typename T>
     T run(boost::asio::awaitable<T> a) {
-        auto out = std::make_shared<std::optional<T>>();
-        auto error = std::make_shared<std::exception_ptr>();
-        boost::asio::co_spawn(*io_, std::move(a), [out, error](std::exception_ptr e, T v) {
-            *error = e;
-            if (!e) {
-                out->emplace(std::move(v));
-            }
-        });
-        const bool done = run_until([&] { return out->has_value() || *error; });
-        if (*error) {
-            std::rethrow_exception(*error);
-        }
-        if (!done) {
-            throw std::runtime_error("a backend call did not complete within 20 s");
-        }
-        return std::move(**out);
+        return test::run_io(*io_, std::move(a), std::chrono::seconds(20), "a backend call");
     }
 
     /// Starts `a` without waiting; the returned slot fills when it completes (drive the
@@ -181,15 +167,7 @@ protected:
     /// Runs the io_context until `done()` holds; false after 20 s.
     template <typename Pred>
     bool run_until(Pred done) {
-        io_->restart();
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (!done()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                return false;
-            }
-            io_->run_one_for(std::chrono::milliseconds(10));
-        }
-        return true;
+        return test::run_io_until(*io_, std::move(done));
     }
 
     // --- topics --------------------------------------------------------------------------

@@ -149,7 +149,8 @@ class upstream_client final : public client_under_test {
 public:
     upstream_client() {
         upstream::upstream_options opts;
-        opts.properties = {{"bootstrap.servers", shared_mock_cluster().bootstrap()}};
+        opts.properties = {{"bootstrap.servers", shared_mock_cluster().bootstrap()},
+                           {"heartbeat.interval.ms", "300"}};
         opts.request_timeout = std::chrono::seconds(5);
         client_ =
             std::make_unique<mock_backed_client>(upstream::make_upstream_client(std::move(opts)));

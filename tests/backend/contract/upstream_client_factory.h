@@ -19,6 +19,10 @@ namespace sluice::backend::contract {
 class upstream_client_factory {
 public:
     static constexpr std::string_view name = "upstream";
+    /// The mock's rebalances wait session.timeout.ms - 1 s for the members: a shorter session
+    /// keeps the group tests quick. Not below the mock's 3 s first-join delay, during which a
+    /// joining member sends no heartbeat (the mock would time it out). Heartbeats every 300 ms.
+    static constexpr int session_timeout_ms = 4000;
     std::unique_ptr<client_under_test> open();
     /// Why the mock cannot serve `feature` (see stand_in_lacks), or "" when it can.
     static std::string_view lacks(std::string_view feature);

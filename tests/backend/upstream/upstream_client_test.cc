@@ -1,5 +1,5 @@
 // backend/upstream's client level as a whole: properties librdkafka refuses, health against a
-// live and an unreachable cluster, librdkafka's statistics.
+// live and an unreachable cluster, librdkafka's statistics (the producer's and the consumers').
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -119,6 +119,105 @@ TEST_F(UpstreamClient, StatisticsShowEveryBroker) {
             EXPECT_GT(b.requests_sent, 0);
         }
     }
+}
+
+/// The "consumers" handle of `s`, or null.
+const api::client::stats::handle* consumers_handle(const api::client::stats& s) {
+    for (const auto& h : s.handles) {
+        if (h.name == "consumers") {
+            return &h;
+        }
+    }
+    return nullptr;
+}
+
+std::int64_t requests_of(const api::client::stats::handle& h) {
+    std::int64_t n = 0;
+    for (const auto& b : h.brokers) {
+        n += b.requests_sent;
+    }
+    return n;
+}
+
+TEST_F(UpstreamClient, StatisticsCountTheConsumersAndKeepTheirCountsAfterAClose) {
+    auto& client = open({{"statistics.interval.ms", "100"}});
+    const auto t = unique_name("stats");
+    ASSERT_TRUE(cluster().create_topic(t, 1));
+    api::consumer_options o;
+    o.reset = api::offset_reset::earliest;
+    auto c = client.open_consumer(o, io_->get_executor());
+    c->assign({api::topic_partition{topic_name(t), partition_id(0)}});
+
+    std::int64_t sent = 0;
+    const bool reported = run_until([&] {
+        auto s = client.statistics();
+        const auto* h = consumers_handle(s);
+        if (!h) {
+            return false;
+        }
+        sent = requests_of(*h);
+        bool up = false;
+        for (const auto& b : h->brokers) {
+            up = up || (b.state == "UP" && b.node_id >= 1 && b.node_id <= 3);
+        }
+        return up && sent > 0;
+    });
+    ASSERT_TRUE(reported) << "no consumer statistics with a broker UP";
+    auto before = client.statistics();
+    ASSERT_EQ(before.handles.size(), 2u);  // the producer's and the consumers'
+    EXPECT_EQ(before.handles[0].name, "producer");
+
+    c->close(true);
+    ASSERT_TRUE(run_until([&] { return c->closed(); }));
+    auto after = client.statistics();
+    const auto* h = consumers_handle(after);
+    ASSERT_NE(h, nullptr);
+    EXPECT_GE(requests_of(*h), sent);  // a closed consumer's requests still count
+    for (const auto& b : h->brokers) {
+        EXPECT_NE(b.state, "UP") << b.name;  // no live consumer holds a connection
+    }
+}
+
+TEST(UpstreamStatistics, ConsumersAddUpPerBrokerAndClosedOnesStayCounted) {
+    auto doc = [](int tx, const char* state, int rtt) {
+        return "{\"msg_cnt\":1,\"brokers\":{\"b:1/1\":{\"name\":\"b:1/1\",\"nodeid\":1,"
+               "\"state\":\"" + std::string(state) + "\",\"source\":\"learned\",\"tx\":" +
+               std::to_string(tx) + ",\"txerrs\":1,\"rtt\":{\"avg\":" + std::to_string(rtt) +
+               ",\"p99\":" + std::to_string(rtt) + "}}}}";
+    };
+    consumer_statistics stats;
+    EXPECT_FALSE(stats.merged());
+    const auto a = stats.add();
+    const auto b = stats.add();
+    stats.on_statistics(a, doc(10, "UP", 100));
+    stats.on_statistics(b, doc(5, "DOWN", 300));
+
+    auto both = stats.merged();
+    ASSERT_TRUE(both);
+    EXPECT_EQ(both->name, "consumers");
+    EXPECT_EQ(both->queued_messages, 2);
+    ASSERT_EQ(both->brokers.size(), 1u);
+    EXPECT_EQ(both->brokers[0].requests_sent, 15);
+    EXPECT_EQ(both->brokers[0].request_errors, 2);
+    EXPECT_EQ(both->brokers[0].state, "UP");
+    EXPECT_EQ(both->brokers[0].rtt_avg_us, 300);
+
+    stats.closed(a);
+    stats.closed(a);  // idempotent
+    stats.on_statistics(b, doc(7, "UP", 200));
+    auto one = stats.merged();
+    ASSERT_TRUE(one);
+    ASSERT_EQ(one->brokers.size(), 1u);
+    EXPECT_EQ(one->brokers[0].requests_sent, 17);  // a's last 10 and b's 7
+    EXPECT_EQ(one->brokers[0].rtt_avg_us, 200);
+
+    stats.closed(b);
+    auto none = stats.merged();
+    ASSERT_TRUE(none);
+    ASSERT_EQ(none->brokers.size(), 1u);
+    EXPECT_EQ(none->brokers[0].requests_sent, 17);
+    EXPECT_EQ(none->brokers[0].state, "INIT");
+    EXPECT_EQ(none->queued_messages, 0);
 }
 
 TEST(UpstreamStatistics, ParsesLibrdkafkasDocument) {

@@ -26,6 +26,7 @@
 
 #include "backend/api/client.h"
 #include "backend/upstream/upstream_consumer.h"
+#include "tests/backend/run_io.h"
 
 namespace sluice::backend::upstream {
 namespace {
@@ -157,37 +158,12 @@ protected:
 
     template <typename T>
     T run(asio::awaitable<T> a, std::chrono::milliseconds limit = 20s) {
-        auto out = std::make_shared<std::optional<T>>();
-        auto error = std::make_shared<std::exception_ptr>();
-        asio::co_spawn(io_, std::move(a), [out, error](std::exception_ptr e, T v) {
-            *error = e;
-            if (!e) {
-                out->emplace(std::move(v));
-            }
-        });
-        const bool done = run_until([&] { return out->has_value() || *error; }, limit);
-        if (*error) {
-            std::rethrow_exception(*error);
-        }
-        if (!done) {
-            throw std::runtime_error("a consumer call did not complete in time");
-        }
-        return std::move(**out);
+        return backend::test::run_io(io_, std::move(a), limit, "a consumer call");
     }
 
     template <typename Pred>
     bool run_until(Pred done, std::chrono::milliseconds limit = 20s) {
-        io_.restart();
-        const auto deadline = std::chrono::steady_clock::now() + limit;
-        while (!done()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                return false;
-            }
-            if (io_.run_one_for(10ms) == 0) {
-                io_.restart();
-            }
-        }
-        return true;
+        return backend::test::run_io_until(io_, std::move(done), limit);
     }
 
     /// One poll; the records it handed out go to `into`.

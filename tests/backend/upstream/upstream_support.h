@@ -21,6 +21,7 @@
 
 #include "backend/api/client.h"
 #include "backend/upstream/upstream_client.h"
+#include "tests/backend/run_io.h"
 #include "tests/backend/upstream/mock_cluster.h"
 
 namespace sluice::backend::upstream::test {
@@ -86,38 +87,14 @@ class UpstreamTest : public ::testing::Test {
     /// Runs `a` on the io_context until it completes (at most 20 s).
     template <typename T>
     T run(boost::asio::awaitable<T> a) {
-        auto out = std::make_shared<std::optional<T>>();
-        auto error = std::make_shared<std::exception_ptr>();
-        boost::asio::co_spawn(*io_, std::move(a), [out, error](std::exception_ptr e, T v) {
-            *error = e;
-            if (!e) {
-                out->emplace(std::move(v));
-            }
-        });
-        const bool done = run_until([&] { return out->has_value() || *error; });
-        if (*error) {
-            std::rethrow_exception(*error);
-        }
-        if (!done) {
-            throw std::runtime_error("a client call did not complete within 20 s");
-        }
-        return std::move(**out);
+        return backend::test::run_io(*io_, std::move(a), std::chrono::seconds(20),
+                                     "a client call");
     }
 
     /// Runs the io_context until `done()` holds; false after `limit`.
     template <typename Pred>
     bool run_until(Pred done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-        io_->restart();
-        const auto deadline = std::chrono::steady_clock::now() + limit;
-        while (!done()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                return false;
-            }
-            if (io_->run_one_for(std::chrono::milliseconds(10)) == 0) {
-                io_->restart();
-            }
-        }
-        return true;
+        return backend::test::run_io_until(*io_, std::move(done), limit);
     }
 
     std::unique_ptr<boost::asio::io_context> io_;
