@@ -74,6 +74,9 @@
 #include "gateway/core/tls_settings.h"
 #include "gateway/sqs/sqs_server.h"
 #include "gateway/sqs/sqs_settings.h"
+#include "gateway/proxy/proxy_listener.h"
+#include "gateway/proxy/proxy_settings.h"
+#include "gateway/proxy/upstream_topology.h"
 #include "gateway/server/upstream_metrics.h"
 #include "gateway/server/upstream_settings.h"
 #include "protocol/core/uuid.h"
@@ -249,32 +252,34 @@ void add_native_metrics(metrics_registry& metrics, backend::native::native_backe
     metrics.add_collector([&queues](std::string& out) { sqs::render_queue_metrics(queues, out); });
 }
 
-/// The configuration upstream mode runs with: the Kafka listener (the Kafka port as a proxy of
-/// the cluster) is not served over an upstream cluster yet, so it is off. One given explicitly
-/// (a flag, --set, the config file) stops the start, saying so; one from a SLUICE_* variable is
-/// taken as a default, as the container image's SLUICE_LISTENERS is, and turned off like the
-/// defaults. The SQS front runs when given explicitly (see below).
+/// The configuration upstream mode runs with: a Kafka listener given explicitly (a flag, --set,
+/// the config file) serves the Kafka proxy (gateway/proxy; PLAINTEXT only so far: TLS and SASL
+/// termination come with the policy chain); one from a SLUICE_* variable is taken as a
+/// default, as the container image's SLUICE_LISTENERS is, and turned off like the default.
+/// The SQS front runs when given explicitly (see below).
 config upstream_mode_config(const config& given) {
-    auto refuse_explicit = [&](const std::string& key, const std::string& flag,
-                               const std::string& what) {
+    auto explicit_origin = [&](const std::string& key) {
         const std::string from = given.origin(key);
-        if (from.empty() || from.starts_with("SLUICE_")) {
-            return;
-        }
-        throw config_error((from == flag ? flag : key) + ": " + what +
-                           " is not served in upstream mode (--upstream) yet; leave " + flag +
-                           " out or give " + flag + " off");
+        return !from.empty() && !from.starts_with("SLUICE_");
     };
-    if (!given.kafka.empty()) {
-        refuse_explicit("listeners", "--kafka", "the Kafka listener");
-    }
     config c = given;
-    c.kafka.clear();
+    if (!given.kafka.empty() && explicit_origin("listeners")) {
+        for (const auto& l : given.kafka) {
+            if (l.protocol != security_protocol::plaintext) {
+                const std::string from = given.origin("listeners");
+                throw config_error((from == "--kafka" ? from : std::string("listeners")) +
+                                   ": " + l.to_string() +
+                                   ": the Kafka proxy of upstream mode (--upstream) serves "
+                                   "PLAINTEXT listeners only yet");
+            }
+        }
+    } else {
+        c.kafka.clear();
+    }
     // The SQS front is served when asked for explicitly (a flag, --set, the config file): one
     // gateway per cluster serves the queues for now, so a SLUICE_* default (the container
     // image's, shared by every replica) does not turn it on.
-    const std::string sqs_from = given.origin("sqs.listener");
-    if (sqs_from.empty() || sqs_from.starts_with("SLUICE_")) {
+    if (!explicit_origin("sqs.listener")) {
         c.sqs.enabled = false;
     }
     return c;
@@ -371,6 +376,7 @@ setting_catalog settings_catalog() {
     c.add(sqs::sqs_setting_table());
     c.add(audit_setting_table());
     c.add(upstream_setting_table());
+    c.add(proxy::proxy_setting_table());
     c.add(backend::native::native_setting_tables());
     return c;
 }
@@ -385,9 +391,9 @@ int run_server(const config& given) {
     // Upstream mode (--upstream): the HTTP fronts over a Kafka cluster, no local log.
     const upstream_settings upstream = read_upstream_settings(given);
     const config cfg = upstream.enabled() ? upstream_mode_config(given) : given;
-    if (upstream.enabled() && !given.kafka.empty()) {
-        log.info("upstream mode: the Kafka listener is off (not served over an upstream "
-                 "cluster yet)");
+    if (upstream.enabled() && !given.kafka.empty() && cfg.kafka.empty()) {
+        log.info("upstream mode: the Kafka listener is off unless given explicitly (--kafka "
+                 "serves the Kafka proxy)");
     }
     if (upstream.enabled() && given.sqs.enabled && !cfg.sqs.enabled) {
         log.info("upstream mode: the SQS listener is off unless given explicitly (--sqs "
@@ -423,6 +429,7 @@ int run_server(const config& given) {
     // then a setting nobody read is a mistake: refuse to start, naming it.
     backend::native::native_options native_opts = read_native_options(cfg);
     kafka_settings kafka_cfg = read_kafka_settings(cfg, "");
+    const proxy::proxy_settings proxy_cfg = proxy::read_proxy_settings(cfg);
     http_settings http_cfg = read_http_settings(cfg);
     sqs::sqs_front_config sqs_cfg = sqs::read_sqs_settings(cfg);
     sqs_cfg.front.origins.allow_origins = read_allowed_origins(cfg);
@@ -650,14 +657,44 @@ int run_server(const config& given) {
     // fronts so that it outlives them.
     std::unique_ptr<backend::api::client> broker_client;
     std::vector<std::unique_ptr<kafka_listener>> kafka;
+    // Upstream mode: the Kafka listeners serve the Kafka proxy over the upstream's brokers.
+    std::unique_ptr<proxy::upstream_topology> topology;
+    std::optional<proxy::proxy_services> proxy_svc;
+    std::vector<std::unique_ptr<proxy::proxy_listener>> proxies;
     std::unique_ptr<http_server> http;
     std::unique_ptr<sqs::sqs_server> sqs_front;
     std::string listening;
+    if (!native && !cfg.kafka.empty()) {
+        std::vector<proxy::upstream_address> servers;
+        try {
+            servers = proxy::parse_bootstrap_servers(upstream.bootstrap_servers);
+        } catch (const std::invalid_argument& e) {
+            throw config_error(e.what());
+        }
+        topology = std::make_unique<proxy::upstream_topology>(
+            std::move(servers), proxy_cfg.metadata_refresh, upstream.request_timeout);
+        proxy_svc.emplace(proxy::proxy_services{*topology, kafka_budget});
+        proxy_svc->max_request_bytes = kafka_cfg.max_request_bytes;
+        proxy_svc->max_in_flight = kafka_cfg.max_in_flight;
+        proxy_svc->idle_timeout = std::chrono::milliseconds(kafka_cfg.idle_timeout_ms);
+    }
     for (std::size_t i = 0; i < cfg.kafka.size(); ++i) {
         const auto& where = cfg.kafka[i];
-        kafka.push_back(
-            std::make_unique<kafka_listener>(pool, *kafka_svc, tracker, where, kafka_tls[i]));
-        auto ep = kafka.back()->local_endpoint();
+        boost::asio::ip::tcp::endpoint ep;
+        if (native) {
+            kafka.push_back(
+                std::make_unique<kafka_listener>(pool, *kafka_svc, tracker, where, kafka_tls[i]));
+            ep = kafka.back()->local_endpoint();
+        } else {
+            // proxy.node.port.base applies to the first listener; others count from their own
+            // port + 1.
+            proxies.push_back(std::make_unique<proxy::proxy_listener>(
+                pool, tracker, metrics, *proxy_svc, where.where,
+                i == 0 ? proxy_cfg.node_port_base : 0, kafka_cfg.advertised.host));
+            ep = proxies.back()->local_endpoint();
+            topology->subscribe(
+                [l = proxies.back().get()](const auto& brokers) { l->brokers_changed(brokers); });
+        }
         // "kafka=" for plaintext (what scripts have always read), "kafka_sasl_plaintext=" etc.
         std::string name = "kafka";
         if (where.protocol != security_protocol::plaintext) {
@@ -736,6 +773,12 @@ int run_server(const config& given) {
     for (auto& l : kafka) {
         l->start();
     }
+    for (auto& l : proxies) {
+        l->start();
+    }
+    if (topology) {
+        topology->start(pool.context(0).get_executor());
+    }
     if (http) {
         http->start();
     }
@@ -800,6 +843,12 @@ int run_server(const config& given) {
     }
     for (auto& l : kafka) {
         l->stop();
+    }
+    for (auto& l : proxies) {
+        l->stop();
+    }
+    if (topology) {
+        topology->stop();
     }
     if (http) {
         http->stop();

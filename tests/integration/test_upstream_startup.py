@@ -1,7 +1,8 @@
 """Upstream mode's start-up and its stand-ins: the sluice_mock_cluster tool (a bootstrap line,
 3 brokers that kcat lists, topics made at start, stopping on stdin EOF and on SIGTERM, bad
-arguments refused); `sluice --upstream` refusing the Kafka listener given explicitly (and
-keeping SQS off unless --sqs asks for it: test_sqs_upstream.py serves it),
+arguments refused); `sluice --upstream` refusing a TLS or SASL Kafka listener given
+explicitly (a PLAINTEXT one is the proxy: test_proxy.py; SQS stays off unless --sqs asks for
+it: test_sqs_upstream.py serves it),
 refusing a property librdkafka refuses with librdkafka's message, logging its mode; an
 unreachable bootstrap answering /readyz 503 with a reason; /metrics showing librdkafka's
 statistics and none of the native backend's lines."""
@@ -68,9 +69,10 @@ def test_mock_cluster_refuses_bad_arguments(args, words):
 # --- sluice --upstream: what stops the start ----------------------------------------------------
 
 @pytest.mark.parametrize("extra,words", [
-    (["--kafka", "127.0.0.1:0"], "--kafka: the Kafka listener is not served in upstream mode"),
+    # The Kafka listener serves the proxy (test_proxy.py), PLAINTEXT only so far.
+    (["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"], "serves PLAINTEXT listeners only"),
 ])
-def test_explicit_kafka_listener_stops_the_start(extra, words):
+def test_explicit_tls_or_sasl_kafka_listener_stops_the_start(extra, words):
     g = Gateway(unreachable_bootstrap(), args=extra)
     try:
         code, err = g.run_to_exit()
@@ -80,12 +82,12 @@ def test_explicit_kafka_listener_stops_the_start(extra, words):
 
 
 def test_listeners_setting_from_set_or_the_file_stops_the_start_too():
-    g = Gateway(unreachable_bootstrap(), settings={"listeners": "PLAINTEXT://127.0.0.1:0"})
+    g = Gateway(unreachable_bootstrap(), settings={"listeners": "SSL://127.0.0.1:0"})
     try:
         code, err = g.run_to_exit()
     finally:
         g.close()
-    assert code == 2 and "listeners: the Kafka listener is not served" in err, err
+    assert code == 2 and "listeners: " in err and "PLAINTEXT listeners only" in err, err
 
 
 def test_listeners_from_the_environment_are_defaults_turned_off():

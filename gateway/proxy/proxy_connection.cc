@@ -1,0 +1,446 @@
+#include "gateway/proxy/proxy_connection.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "gateway/proxy/logger.h"
+#include "protocol/kafka/api_table.h"
+#include "protocol/kafka/header.h"
+
+namespace sluice::gateway::proxy {
+namespace asio = boost::asio;
+namespace kafka = protocol::kafka;
+using asio::ip::tcp;
+
+namespace {
+
+constexpr std::int16_t conn_produce_key = static_cast<std::int16_t>(kafka::api_key::produce);
+constexpr std::int16_t conn_metadata_key = static_cast<std::int16_t>(kafka::api_key::metadata);
+constexpr std::int16_t conn_api_versions_key =
+    static_cast<std::int16_t>(kafka::api_key::api_versions);
+/// The smallest request frame: api_key, api_version, correlation_id, client_id length.
+constexpr std::int32_t conn_min_request_bytes = 10;
+
+bool conn_quiet_end(const boost::system::error_code& ec) {
+    return ec == asio::error::eof || ec == asio::error::operation_aborted ||
+           ec == asio::error::connection_reset || ec == asio::error::bad_descriptor;
+}
+
+/// Closes the upstream socket of `conn` when the connect deadline passes first.
+asio::awaitable<void> conn_connect_deadline(std::shared_ptr<asio::steady_timer> t,
+                                            tcp::socket* s,
+                                            std::shared_ptr<void> /*keep*/) {
+    boost::system::error_code ec;
+    co_await t->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+        s->close(ec);
+    }
+}
+
+}  // namespace
+
+proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std::uint64_t id,
+                                   std::optional<std::int32_t> node, node_addresses to)
+    : client_(std::move(socket)),
+      upstream_(client_.get_executor()),
+      svc_(svc),
+      id_(id),
+      node_(node),
+      to_(std::move(to)),
+      writer_wakeup_(client_.get_executor()),
+      reader_wakeup_(client_.get_executor()),
+      idle_timer_(client_.get_executor()),
+      last_activity_(std::chrono::steady_clock::now()) {
+    boost::system::error_code ec;
+    const auto peer = client_.remote_endpoint(ec);
+    peer_ = ec ? std::string("?") : peer.address().to_string();
+    client_.set_option(tcp::no_delay(true), ec);
+}
+
+void proxy_connection::stop() {
+    asio::post(client_.get_executor(), [self = shared_from_this()] {
+        self->stopping_ = true;
+        self->svc_.budget.cancel(self.get());
+        if (!self->closed_) {
+            boost::system::error_code ec;
+            self->client_.shutdown(tcp::socket::shutdown_receive, ec);
+            self->wake(self->reader_wakeup_);
+        }
+    });
+}
+
+void proxy_connection::cut() {
+    asio::post(client_.get_executor(), [self = shared_from_this()] { self->close(); });
+}
+
+void proxy_connection::close() {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    boost::system::error_code ec;
+    client_.shutdown(tcp::socket::shutdown_both, ec);
+    client_.close(ec);
+    upstream_.shutdown(tcp::socket::shutdown_both, ec);
+    upstream_.close(ec);
+    pending_.clear();
+    awaiting_.clear();
+    svc_.budget.cancel(this);
+    wake(writer_wakeup_);
+    wake(reader_wakeup_);
+    idle_timer_.cancel();
+}
+
+asio::awaitable<void> proxy_connection::run() {
+    auto self = shared_from_this();
+    proxy_log().debug("conn {}: accepted from {} for {}", id_, peer_,
+                      node_ ? "node " + std::to_string(*node_) : std::string("bootstrap"));
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(ex, idle_watchdog(), asio::detached);
+    asio::co_spawn(ex, write_loop(), asio::detached);
+    try {
+        co_await read_loop();
+    } catch (const std::exception& e) {
+        proxy_log().error("conn {}: read loop failed: {}", id_, e.what());
+        close();
+    }
+    reader_done_ = true;
+    wake(writer_wakeup_);
+}
+
+asio::awaitable<void> proxy_connection::read_loop() {
+    const auto max_in_flight = static_cast<std::size_t>(std::max(1, svc_.max_in_flight));
+    std::byte prefix[4];
+    while (!closed_ && !stopping_) {
+        boost::system::error_code ec;
+        co_await asio::async_read(client_, asio::buffer(prefix, 4),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            if (!conn_quiet_end(ec)) {
+                proxy_log().debug("conn {}: read failed: {}", id_, ec.message());
+                close();
+            }
+            co_return;  // a clean end: the write loop sends what is pending, then closes
+        }
+        last_activity_ = std::chrono::steady_clock::now();
+        const std::int32_t size = protocol::load_i32(prefix);
+        if (size < conn_min_request_bytes || size > svc_.max_request_bytes) {
+            proxy_log().warn("conn {} from {}: frame size {} outside [{}, {}] "
+                             "(socket.request.max.bytes); closing",
+                             id_, peer_, size, conn_min_request_bytes, svc_.max_request_bytes);
+            close();
+            co_return;
+        }
+        // queued.max.request.bytes / queued.max.requests, reserved before the frame is
+        // allocated; held until the response is written.
+        request_budget::reservation reserved = co_await svc_.budget.acquire(size, this);
+        if (!reserved || closed_ || stopping_) {
+            co_return;
+        }
+        // The frame keeps its size prefix so that it goes upstream in one write.
+        auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size) + 4);
+        frame->resize(static_cast<std::size_t>(size) + 4);
+        std::memcpy(frame->data(), prefix, 4);
+        co_await asio::async_read(client_, asio::buffer(frame->data() + 4, frame->size() - 4),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            proxy_log().debug("conn {}: connection ended inside a {}-byte frame: {}", id_, size,
+                              ec.message());
+            close();
+            co_return;
+        }
+        last_activity_ = std::chrono::steady_clock::now();
+        auto s = std::make_shared<slot>();
+        s->api_key = protocol::load_i16(frame->data() + 4);
+        s->version = protocol::load_i16(frame->data() + 6);
+        s->correlation_id = protocol::load_i32(frame->data() + 8);
+        s->reserved = std::move(reserved);
+        if (!offered_.offers(s->api_key, s->version)) {
+            // An API key the proxy does not know, or a version it does not offer (a too-new
+            // ApiVersions included): answered here as a broker answers an unsupported version;
+            // the session goes on.
+            const kafka::api_info* info = kafka::find_api(s->api_key);
+            proxy_log().debug("conn {}: {} v{} not offered; answering UNSUPPORTED_VERSION", id_,
+                              info ? info->name : "API key " + std::to_string(s->api_key),
+                              s->version);
+            s->answer = unsupported_version_answer(s->correlation_id, offered_);
+            s->ready = true;
+            pending_.push_back(std::move(s));
+            wake(writer_wakeup_);
+        } else {
+            bool expects_response = true;
+            if (s->api_key == conn_produce_key) {
+                protocol::reader r(frame->view().subspan(4));
+                if (kafka::decode_request_header(r)) {
+                    expects_response = produce_expects_response(s->version, r.rest());
+                }
+            }
+            if (!upstream_open_ && !co_await connect_upstream()) {
+                co_return;
+            }
+            if (closed_) {
+                co_return;
+            }
+            if (expects_response) {
+                pending_.push_back(s);
+                awaiting_.push_back(s);
+            } else {
+                unanswered_.push_back(s->correlation_id);
+                if (unanswered_.size() > max_unanswered) {
+                    unanswered_.pop_front();
+                }
+            }
+            co_await asio::async_write(upstream_, asio::buffer(frame->data(), frame->size()),
+                                       asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) {
+                if (!closed_) {
+                    proxy_log().info("conn {}: upstream {} failed: {}; closing", id_,
+                                     upstream_name_, ec.message());
+                    close();
+                }
+                co_return;
+            }
+        }
+        // Backpressure: stop reading while too many requests wait for their responses.
+        while (!closed_ && pending_.size() >= max_in_flight) {
+            reader_wakeup_.expires_at(asio::steady_timer::time_point::max());
+            co_await reader_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+    }
+}
+
+asio::awaitable<bool> proxy_connection::connect_upstream() {
+    std::optional<upstream_address> at;
+    if (node_) {
+        at = svc_.topology.address_of(*node_);
+        if (!at) {
+            proxy_log().info("conn {}: upstream broker {} is not in the cluster; closing", id_,
+                             *node_);
+            close();
+            co_return false;
+        }
+    } else {
+        at = svc_.topology.pick();
+    }
+    upstream_name_ = at->host + ":" + std::to_string(at->port);
+    auto ex = co_await asio::this_coro::executor;
+    auto deadline = std::make_shared<asio::steady_timer>(ex, svc_.topology.request_timeout());
+    asio::co_spawn(ex, conn_connect_deadline(deadline, &upstream_, shared_from_this()),
+                   asio::detached);
+    boost::system::error_code ec;
+    tcp::resolver resolver(ex);
+    // g++ 12: no temporary with a destructor inside a co_await expression (it may be
+    // destroyed twice); the service name is a named local.
+    const std::string service = std::to_string(at->port);
+    const auto found = co_await resolver.async_resolve(
+        at->host, service, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec && !closed_) {
+        co_await asio::async_connect(upstream_, found,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    }
+    deadline->cancel();
+    if (closed_) {
+        co_return false;
+    }
+    if (ec || !upstream_.is_open()) {
+        proxy_log().info("conn {}: upstream {} unreachable: {}; closing", id_, upstream_name_,
+                         ec ? ec.message() : std::string("timed out"));
+        close();
+        co_return false;
+    }
+    upstream_.set_option(tcp::no_delay(true), ec);
+    upstream_open_ = true;
+    asio::co_spawn(ex, upstream_loop(), asio::detached);
+    co_return true;
+}
+
+asio::awaitable<void> proxy_connection::upstream_loop() {
+    auto self = shared_from_this();
+    std::byte prefix[4];
+    while (!closed_) {
+        boost::system::error_code ec;
+        co_await asio::async_read(upstream_, asio::buffer(prefix, 4),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            if (!closed_) {
+                // compat: an upstream broker that went away looks to the client like a broker
+                // that died: its connection closes, and it asks for metadata again.
+                proxy_log().info("conn {}: upstream {} closed: {}; closing the client", id_,
+                                 upstream_name_, ec.message());
+                close();
+            }
+            co_return;
+        }
+        const std::int32_t size = protocol::load_i32(prefix);
+        if (size < 4 || size > svc_.max_response_bytes) {
+            proxy_log().warn("conn {}: malformed upstream response from {} (frame size {}); "
+                             "closing",
+                             id_, upstream_name_, size);
+            close();
+            co_return;
+        }
+        auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size) + 4);
+        frame->resize(static_cast<std::size_t>(size) + 4);
+        std::memcpy(frame->data(), prefix, 4);
+        co_await asio::async_read(upstream_, asio::buffer(frame->data() + 4, frame->size() - 4),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec || closed_) {
+            if (!closed_) {
+                proxy_log().info("conn {}: upstream {} closed inside a response: {}; closing",
+                                 id_, upstream_name_, ec.message());
+                close();
+            }
+            co_return;
+        }
+        const std::int32_t correlation_id = protocol::load_i32(frame->data() + 4);
+        if (awaiting_.empty() || awaiting_.front()->correlation_id != correlation_id) {
+            // compat: librdkafka's mock cluster answers Produce with acks=0, which Kafka
+            // brokers never do; a client straight on it drops the answer, and so does the
+            // proxy.
+            const auto acks0 =
+                std::find(unanswered_.begin(), unanswered_.end(), correlation_id);
+            if (acks0 != unanswered_.end()) {
+                unanswered_.erase(acks0);
+                continue;
+            }
+            proxy_log().warn("conn {}: malformed upstream response from {}: correlation id {} "
+                             "where {} was due; closing",
+                             id_, upstream_name_, correlation_id,
+                             awaiting_.empty() ? std::string("none")
+                                               : std::to_string(awaiting_.front()->correlation_id));
+            close();
+            co_return;
+        }
+        auto s = awaiting_.front();
+        awaiting_.pop_front();
+        if (!take_response(*s, std::move(frame))) {
+            close();
+            co_return;
+        }
+        s->ready = true;
+        wake(writer_wakeup_);
+    }
+}
+
+bool proxy_connection::take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame) {
+    const auto response = frame->view().subspan(4);
+    const kafka::api_info* info = kafka::find_api(s.api_key);
+    if (!rewrites_response(s.api_key, s.version)) {
+        s.raw = std::move(frame);
+        return true;
+    }
+    const auto body_at = response_body_offset(response, info->response_header_version(s.version));
+    protocol::writer out;
+    result<bool> rewritten = std::unexpected(make_error_code(protocol::errc::truncated));
+    std::vector<upstream_broker> seen;
+    if (body_at) {
+        const std::size_t size_at = out.reserve_i32();
+        out.raw(response.first(*body_at));
+        const auto body = response.subspan(*body_at);
+        if (s.api_key == conn_api_versions_key) {
+            rewritten = rewrite_api_versions(s.version, body, frame, offered_, out);
+        } else {
+            rewritten = rewrite_response_body(s.api_key, s.version, body, frame, to_, &seen, out);
+        }
+        out.patch_i32(size_at, static_cast<std::int32_t>(out.size() - 4));
+    }
+    if (!rewritten) {
+        proxy_log().warn("conn {}: malformed upstream {} v{} response from {}: {}; closing", id_,
+                         info->name, s.version, upstream_name_, rewritten.error().message());
+        return false;
+    }
+    if (s.api_key == conn_metadata_key && !seen.empty()) {
+        svc_.topology.observe(seen);
+    }
+    if (*rewritten) {
+        s.answer = std::move(out);
+    } else {
+        s.raw = std::move(frame);
+    }
+    return true;
+}
+
+asio::awaitable<void> proxy_connection::write_loop() {
+    auto self = shared_from_this();
+    while (true) {
+        while (!closed_ && !pending_.empty() && pending_.front()->ready) {
+            auto s = pending_.front();
+            pending_.pop_front();
+            wake(reader_wakeup_);
+            bool ok = true;
+            if (s->raw) {
+                boost::system::error_code ec;
+                co_await asio::async_write(client_, asio::buffer(s->raw->data(), s->raw->size()),
+                                           asio::redirect_error(asio::use_awaitable, ec));
+                ok = !ec;
+            } else if (s->answer) {
+                ok = co_await write_answer(*s->answer);
+            }
+            if (!ok) {
+                close();
+            }
+            last_activity_ = std::chrono::steady_clock::now();
+        }
+        if (closed_ || (reader_done_ && pending_.empty())) {
+            break;
+        }
+        boost::system::error_code ec;
+        writer_wakeup_.expires_at(asio::steady_timer::time_point::max());
+        co_await writer_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    close();
+}
+
+asio::awaitable<bool> proxy_connection::write_answer(const protocol::writer& w) {
+    // Record bytes of a rewritten Produce or Fetch response are spliced from the upstream's
+    // frame: one gathered write, no copy.
+    const auto& buf = w.buffer();
+    std::vector<asio::const_buffer> pieces;
+    std::size_t from = 0;
+    for (const auto& sp : w.splices()) {
+        if (sp.at > from) {
+            pieces.emplace_back(buf.data() + from, sp.at - from);
+        }
+        from = sp.at;
+        if (const auto* m = std::get_if<protocol::shared_bytes>(&sp.chunk)) {
+            pieces.emplace_back(m->data.data(), m->data.size());
+        }
+    }
+    if (buf.size() > from) {
+        pieces.emplace_back(buf.data() + from, buf.size() - from);
+    }
+    boost::system::error_code ec;
+    co_await asio::async_write(client_, pieces, asio::redirect_error(asio::use_awaitable, ec));
+    co_return !ec;
+}
+
+asio::awaitable<void> proxy_connection::idle_watchdog() {
+    auto self = shared_from_this();
+    while (!closed_) {
+        idle_timer_.expires_at(last_activity_ + svc_.idle_timeout);
+        boost::system::error_code ec;
+        co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (closed_) {
+            break;
+        }
+        if (!ec && pending_.empty() &&
+            std::chrono::steady_clock::now() - last_activity_ >= svc_.idle_timeout) {
+            proxy_log().info("conn {} from {}: idle for {} ms (connections.max.idle.ms); closing",
+                             id_, peer_, svc_.idle_timeout.count());
+            close();
+        }
+    }
+}
+
+}  // namespace sluice::gateway::proxy

@@ -1,0 +1,120 @@
+// One client connection of the Kafka proxy (upstream mode): the client's requests go to one
+// upstream broker over a connection of this client's own, so correlation ids, ordering and
+// idempotent-producer sessions stay the broker's.
+//
+//   client --read_loop--> frame --(header peeked)--> upstream socket      (forwarded as read)
+//      ^                     |                           |
+//      |                     +--> local answer           +--upstream_loop--> response
+//      |                          (unsupported version)        (addresses rewritten where
+//      +------ write_loop <--- slots in request order <---------   the API carries them)
+//
+// The upstream connection opens lazily at the first forwarded request: to broker N for the
+// node port of N, to any live broker for the bootstrap port. Requests are framed and their
+// header peeked; the bytes go on untouched. Responses are matched to requests in order (an
+// upstream answers in order; Produce with acks=0 gets none) and their correlation ids checked.
+// Bounds: socket.request.max.bytes per frame, queued.max.request.bytes and
+// queued.max.requests over all connections (the same request_budget as the broker mode: a
+// request's bytes are held from before its frame is allocated until its response is written),
+// and max in-flight requests per connection.
+//
+// Failures: the upstream closes or fails -> this client's connection closes (as a broker that
+// died); a malformed upstream response -> one log line, this connection closes.
+//
+// Lifecycle: created by proxy_listener after accept; run() until either side hangs up, the
+// connection idles past connections.max.idle.ms, stop() or cut().
+// Concurrency: everything runs on the client socket's io_context (one thread); the upstream
+// socket lives there too. stop() and cut() may be called from any thread (they post).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "gateway/core/request_budget.h"
+#include "gateway/proxy/response_rewrite.h"
+#include "gateway/proxy/upstream_topology.h"
+#include "protocol/core/bytes.h"
+
+namespace sluice::gateway::proxy {
+
+/// What every proxy connection shares: the topology, the request budget and the limits.
+struct proxy_services {
+    upstream_topology& topology;
+    request_budget& budget;
+    std::int64_t max_request_bytes = 104857600;    // socket.request.max.bytes
+    std::int32_t max_in_flight = 64;               // requests read ahead per connection
+    std::chrono::milliseconds idle_timeout{600000};  // connections.max.idle.ms
+    /// An upstream response larger than this is taken as malformed.
+    std::int64_t max_response_bytes = std::int64_t{1} << 30;
+};
+
+class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
+public:
+    /// `node`: the upstream node this port serves, or nullopt for the bootstrap port. `to`:
+    /// where this listener serves each node (the rewritten addresses).
+    proxy_connection(boost::asio::ip::tcp::socket socket, proxy_services& svc, std::uint64_t id,
+                     std::optional<std::int32_t> node, node_addresses to);
+
+    /// Serves the connection until it ends. Never throws.
+    boost::asio::awaitable<void> run();
+    /// Graceful (any thread): reads no more requests; forwarded ones are answered, then it
+    /// closes.
+    void stop();
+    /// Terminal (any thread): closes both sockets now.
+    void cut();
+
+private:
+    struct slot {
+        std::int32_t correlation_id = 0;
+        std::int16_t api_key = 0;
+        std::int16_t version = 0;
+        bool ready = false;
+        std::shared_ptr<protocol::byte_buffer> raw;  // the upstream's frame, size included
+        std::optional<protocol::writer> answer;     // or a frame made here
+        request_budget::reservation reserved;
+    };
+
+    boost::asio::awaitable<void> read_loop();
+    boost::asio::awaitable<void> upstream_loop();
+    boost::asio::awaitable<void> write_loop();
+    boost::asio::awaitable<void> idle_watchdog();
+    /// Opens the upstream connection (bounded by upstream.request.timeout.ms); false: closed.
+    boost::asio::awaitable<bool> connect_upstream();
+    /// Turns an upstream response frame into the slot's answer; false: malformed (closed).
+    bool take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame);
+    boost::asio::awaitable<bool> write_answer(const protocol::writer& w);
+    void close();
+    void wake(boost::asio::steady_timer& t) { t.cancel(); }
+
+    boost::asio::ip::tcp::socket client_;
+    boost::asio::ip::tcp::socket upstream_;
+    proxy_services& svc_;
+    std::uint64_t id_;
+    std::optional<std::int32_t> node_;
+    node_addresses to_;
+    std::string peer_;
+    std::string upstream_name_;  // host:port, for log lines
+    offered_apis offered_;
+    std::deque<std::shared_ptr<slot>> pending_;   // every answered request, in request order
+    std::deque<std::shared_ptr<slot>> awaiting_;  // forwarded, upstream response not read yet
+    /// Correlation ids of the last Produce requests with acks=0 (no answer due; a mock
+    /// cluster's answer to one is dropped).
+    std::deque<std::int32_t> unanswered_;
+    static constexpr std::size_t max_unanswered = 64;
+    boost::asio::steady_timer writer_wakeup_;
+    boost::asio::steady_timer reader_wakeup_;
+    boost::asio::steady_timer idle_timer_;
+    std::chrono::steady_clock::time_point last_activity_;
+    bool upstream_open_ = false;
+    bool closed_ = false;
+    bool reader_done_ = false;
+    bool stopping_ = false;
+};
+
+}  // namespace sluice::gateway::proxy

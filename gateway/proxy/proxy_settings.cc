@@ -1,0 +1,41 @@
+#include "gateway/proxy/proxy_settings.h"
+
+#include "gateway/core/settings.h"
+
+namespace sluice::gateway::proxy {
+namespace {
+
+constexpr setting proxy_settings_table[] = {
+    {.name = "proxy.node.port.base", .type = setting_type::integer,
+     .doc = "upstream mode: upstream broker node N is served on port `proxy.node.port.base + N` "
+            "of the `--kafka` listener's host, advertised with its advertised host (a broker "
+            "that joins or leaves the cluster gets or loses its port without a restart)",
+     .min = 1, .max = 65535, .shown_default = "the `--kafka` listener's port + 1"},
+    {.name = "proxy.metadata.refresh.ms", .type = setting_type::integer,
+     .default_value = "30000",
+     .doc = "upstream mode: how often the Kafka proxy asks the upstream for its broker list "
+            "(it also learns it from every Metadata response that passes through)",
+     .unit = setting_unit::milliseconds, .min = 100, .max = 3600000},
+};
+
+}  // namespace
+
+const setting_table& proxy_setting_table() {
+    static const setting_table table{.module = "proxy",
+                                     .title = "Kafka proxy (upstream mode)",
+                                     .settings = proxy_settings_table};
+    return table;
+}
+
+proxy_settings read_proxy_settings(const config& cfg) {
+    const config_values v(cfg);
+    const auto& t = proxy_settings_table;
+    proxy_settings out;
+    if (v.is_set(t[0])) {
+        out.node_port_base = static_cast<std::int32_t>(v.get_int(t[0]));
+    }
+    out.metadata_refresh = v.get_ms(t[1]);
+    return out;
+}
+
+}  // namespace sluice::gateway::proxy

@@ -1,0 +1,27 @@
+// The Kafka proxy's settings (owned by gateway/proxy): where the node ports start and how often
+// the upstream's broker list is asked. Their table is docs/configuration.md's "proxy" section;
+// read once at start-up by run_server in upstream mode.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "gateway/core/settings.h"
+#include "gateway/core/config.h"
+
+namespace sluice::gateway::proxy {
+
+struct proxy_settings {
+    /// proxy.node.port.base: 0 for the default, the listener's port + 1.
+    std::int32_t node_port_base = 0;
+    /// proxy.metadata.refresh.ms: how often the broker list is asked (it is also learnt from
+    /// every Metadata response that passes through).
+    std::chrono::milliseconds metadata_refresh{30000};
+};
+
+const setting_table& proxy_setting_table();
+
+/// Reads the table; throws config_error for a value out of range.
+proxy_settings read_proxy_settings(const config& cfg);
+
+}  // namespace sluice::gateway::proxy

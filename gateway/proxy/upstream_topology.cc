@@ -1,0 +1,332 @@
+#include "gateway/proxy/upstream_topology.h"
+
+#include <iterator>
+#include <stdexcept>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "gateway/proxy/logger.h"
+#include "protocol/kafka/api_table.h"
+#include "protocol/kafka/header.h"
+#include "protocol/kafka/messages/api_versions.h"
+#include "protocol/kafka/messages/metadata.h"
+
+namespace sluice::gateway::proxy {
+namespace asio = boost::asio;
+namespace kafka = protocol::kafka;
+using asio::ip::tcp;
+
+namespace {
+
+/// Upstream responses to the topology's own requests are small; anything bigger is wrong.
+constexpr std::int32_t topology_max_response_bytes = 64 * 1024 * 1024;
+/// Waits between failed refreshes: doubling from the first to the refresh interval.
+constexpr auto topology_first_retry = std::chrono::milliseconds(250);
+
+/// Closes `s` when `t` fires (the deadline of one exchange); cancelling `t` disarms it.
+asio::awaitable<void> topology_deadline(std::shared_ptr<asio::steady_timer> t,
+                                        std::shared_ptr<tcp::socket> s) {
+    boost::system::error_code ec;
+    co_await t->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+        s->close(ec);
+    }
+}
+
+template <typename Request>
+protocol::writer topology_request(const Request& req, std::int16_t version,
+                                  std::int32_t correlation_id) {
+    protocol::writer w;
+    const std::size_t size_at = w.reserve_i32();
+    kafka::request_header h;
+    h.api_key = static_cast<std::int16_t>(Request::key);
+    h.api_version = version;
+    h.correlation_id = correlation_id;
+    h.client_id = "sluice-proxy";
+    h.header_version = kafka::request_header_version(h.api_key, version);
+    kafka::encode_request_header(w, h);
+    req.encode(w, version);
+    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
+    return w;
+}
+
+/// Sends `req` and decodes its response as `Response` at `version`; nullopt with `why` set
+/// when the exchange or the decoding fails.
+template <typename Response, typename Request>
+asio::awaitable<std::optional<Response>> topology_exchange(tcp::socket& s, const Request& req,
+                                                           std::int16_t version,
+                                                           std::int32_t correlation_id,
+                                                           std::string& why) {
+    const protocol::writer w = topology_request(req, version, correlation_id);
+    boost::system::error_code ec;
+    co_await asio::async_write(s, asio::buffer(w.buffer().data(), w.buffer().size()),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    std::byte prefix[4];
+    if (!ec) {
+        co_await asio::async_read(s, asio::buffer(prefix, 4),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (ec) {
+        why = ec.message();
+        co_return std::nullopt;
+    }
+    const std::int32_t size = protocol::load_i32(prefix);
+    if (size < 4 || size > topology_max_response_bytes) {
+        why = "response size " + std::to_string(size) + " out of range";
+        co_return std::nullopt;
+    }
+    auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size));
+    frame->resize(static_cast<std::size_t>(size));
+    co_await asio::async_read(s, asio::buffer(frame->data(), frame->size()),
+                              asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        why = ec.message();
+        co_return std::nullopt;
+    }
+    const kafka::api_info* info = kafka::find_api(Request::key);
+    const auto body_at = response_body_offset(frame->view(),
+                                              info->response_header_version(version));
+    if (!body_at || protocol::load_i32(frame->data()) != correlation_id) {
+        why = "malformed response header";
+        co_return std::nullopt;
+    }
+    protocol::reader r(frame->view().subspan(*body_at), frame);
+    Response resp;
+    resp.decode(r, version);
+    if (!r.ok()) {
+        why = "malformed " + std::string(info->name) + " response: " + r.error().message();
+        co_return std::nullopt;
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+std::vector<upstream_address> parse_bootstrap_servers(const std::string& servers) {
+    std::vector<upstream_address> out;
+    std::size_t from = 0;
+    while (from <= servers.size()) {
+        const std::size_t comma = std::min(servers.find(',', from), servers.size());
+        std::string one = servers.substr(from, comma - from);
+        from = comma + 1;
+        if (one.empty()) {
+            continue;
+        }
+        // PLAINTEXT://host:port as Kafka's bootstrap.servers allows.
+        if (const auto scheme = one.find("://"); scheme != std::string::npos) {
+            one = one.substr(scheme + 3);
+        }
+        const auto colon = one.rfind(':');
+        int port = 0;
+        try {
+            port = colon == std::string::npos ? 0 : std::stoi(one.substr(colon + 1));
+        } catch (const std::exception&) {
+            port = 0;
+        }
+        if (colon == std::string::npos || colon == 0 || port <= 0 || port > 65535) {
+            throw std::invalid_argument("upstream.bootstrap.servers: '" + one +
+                                        "' is not HOST:PORT");
+        }
+        std::string host = one.substr(0, colon);
+        if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+            host = host.substr(1, host.size() - 2);
+        }
+        out.push_back({std::move(host), port});
+    }
+    if (out.empty()) {
+        throw std::invalid_argument("upstream.bootstrap.servers: no HOST:PORT");
+    }
+    return out;
+}
+
+upstream_topology::upstream_topology(std::vector<upstream_address> bootstrap,
+                                     std::chrono::milliseconds refresh,
+                                     std::chrono::milliseconds request_timeout)
+    : bootstrap_(std::move(bootstrap)), refresh_(refresh), request_timeout_(request_timeout) {}
+
+void upstream_topology::start(asio::any_io_executor ex) {
+    executor_ = ex;
+    timer_ = std::make_unique<asio::steady_timer>(ex);
+    asio::co_spawn(ex, refresh_loop(), asio::detached);
+}
+
+void upstream_topology::stop() {
+    stopping_.store(true);
+    if (executor_) {
+        asio::post(*executor_, [this] { timer_->cancel(); });
+    }
+}
+
+void upstream_topology::observe(const std::vector<upstream_broker>& brokers) {
+    std::map<std::int32_t, upstream_broker> next;
+    for (const auto& b : brokers) {
+        next[b.node_id] = b;
+    }
+    {
+        std::lock_guard lock(mu_);
+        if (next == brokers_ || next.empty()) {
+            return;
+        }
+        for (const auto& [id, b] : next) {
+            const auto was = brokers_.find(id);
+            if (was == brokers_.end()) {
+                proxy_log().info("upstream broker {} joined ({}:{})", id, b.host, b.port);
+            } else if (was->second.host != b.host || was->second.port != b.port) {
+                proxy_log().info("upstream broker {} moved to {}:{}", id, b.host, b.port);
+            }
+        }
+        for (const auto& [id, b] : brokers_) {
+            if (next.count(id) == 0) {
+                proxy_log().info("upstream broker {} left ({}:{})", id, b.host, b.port);
+            }
+        }
+        brokers_ = std::move(next);
+    }
+    if (executor_) {
+        asio::post(*executor_, [this] { notify(); });
+    }
+}
+
+void upstream_topology::notify() {
+    const auto now = brokers();
+    for (const auto& s : subscribers_) {
+        s(now);
+    }
+}
+
+std::optional<upstream_address> upstream_topology::address_of(std::int32_t node_id) const {
+    std::lock_guard lock(mu_);
+    const auto it = brokers_.find(node_id);
+    if (it == brokers_.end()) {
+        return std::nullopt;
+    }
+    return upstream_address{it->second.host, it->second.port};
+}
+
+upstream_address upstream_topology::pick() {
+    std::lock_guard lock(mu_);
+    const std::size_t n = next_pick_++;
+    if (brokers_.empty()) {
+        return bootstrap_[n % bootstrap_.size()];
+    }
+    auto it = brokers_.begin();
+    std::advance(it, static_cast<std::ptrdiff_t>(n % brokers_.size()));
+    return {it->second.host, it->second.port};
+}
+
+std::map<std::int32_t, upstream_broker> upstream_topology::brokers() const {
+    std::lock_guard lock(mu_);
+    return brokers_;
+}
+
+asio::awaitable<void> upstream_topology::refresh_loop() {
+    auto wait = topology_first_retry;
+    bool failing = false;
+    std::size_t attempt = 0;
+    while (!stopping_.load()) {
+        // Known brokers first, then the bootstrap list.
+        std::vector<upstream_address> order;
+        for (const auto& [id, b] : brokers()) {
+            order.push_back({b.host, b.port});
+        }
+        order.insert(order.end(), bootstrap_.begin(), bootstrap_.end());
+        std::string why;
+        std::optional<std::vector<upstream_broker>> got;
+        for (std::size_t i = 0; i < order.size() && !got && !stopping_.load(); ++i) {
+            const upstream_address at = order[(attempt + i) % order.size()];
+            got = co_await ask(at, why);
+        }
+        ++attempt;
+        if (got) {
+            if (failing) {
+                proxy_log().info("upstream metadata reachable again");
+            }
+            failing = false;
+            observe(*got);
+            // Also unchanged: a node port that could not be bound is tried again.
+            notify();
+            wait = std::chrono::duration_cast<std::chrono::milliseconds>(refresh_);
+        } else if (!stopping_.load()) {
+            if (!failing) {
+                proxy_log().warn("upstream metadata unavailable ({}); retrying", why);
+            }
+            failing = true;
+            wait = std::min(std::chrono::milliseconds(wait * 2), refresh_);
+        }
+        boost::system::error_code ec;
+        timer_->expires_after(failing ? wait : refresh_);
+        co_await timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+}
+
+asio::awaitable<std::optional<std::vector<upstream_broker>>> upstream_topology::ask(
+    upstream_address at, std::string& why) {
+    auto ex = co_await asio::this_coro::executor;
+    auto socket = std::make_shared<tcp::socket>(ex);
+    auto deadline = std::make_shared<asio::steady_timer>(ex, request_timeout_);
+    asio::co_spawn(ex, topology_deadline(deadline, socket), asio::detached);
+    struct disarm {
+        std::shared_ptr<asio::steady_timer> t;
+        ~disarm() { t->cancel(); }
+    } disarm_deadline{deadline};
+
+    boost::system::error_code ec;
+    tcp::resolver resolver(ex);
+    // g++ 12: no temporary with a destructor inside a co_await expression (it may be
+    // destroyed twice); the service name and the requests are named locals.
+    const std::string service = std::to_string(at.port);
+    const auto found = co_await resolver.async_resolve(
+        at.host, service, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+        co_await asio::async_connect(*socket, found,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (ec || !socket->is_open()) {
+        why = at.host + ":" + std::to_string(at.port) + ": " +
+              (ec ? ec.message() : std::string("timed out"));
+        co_return std::nullopt;
+    }
+    // ApiVersions v0 first: every broker answers it, and it says which Metadata to send.
+    const kafka::api_versions_request versions_req;
+    const auto versions = co_await topology_exchange<kafka::api_versions_response>(
+        *socket, versions_req, 0, 1, why);
+    if (!versions) {
+        co_return std::nullopt;
+    }
+    std::int16_t metadata_version = -1;
+    for (const auto& a : versions->api_keys) {
+        if (a.api_key == kafka::api_key::metadata) {
+            metadata_version = std::min(a.max_version, kafka::metadata_request::max_version);
+        }
+    }
+    if (metadata_version < 1) {
+        why = "the upstream offers no Metadata v1 or later";
+        co_return std::nullopt;
+    }
+    kafka::metadata_request req;
+    req.topics.emplace();  // an empty list: brokers only (v1+)
+    req.allow_auto_topic_creation = false;
+    const auto md = co_await topology_exchange<kafka::metadata_response>(
+        *socket, req, metadata_version, 2, why);
+    if (!md) {
+        co_return std::nullopt;
+    }
+    std::vector<upstream_broker> out;
+    for (const auto& b : md->brokers) {
+        out.push_back({b.node_id.value, b.host, b.port, b.rack});
+    }
+    boost::system::error_code ignored;
+    socket->close(ignored);
+    co_return out;
+}
+
+}  // namespace sluice::gateway::proxy
