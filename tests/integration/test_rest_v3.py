@@ -215,15 +215,25 @@ def test_streamed_produce_ends_on_garbage_and_the_server_still_serves(broker):
     create_topic(broker, "garb", 1)
     rest = Rest(broker)
     cid = cluster_id(rest)
-
-    def body():
-        yield b'{"value": {"type": "STRING", "data": "fine"}}'
-        yield b"]]] not json"
-
-    r = requests.post(f"{broker.http_url}/v3/clusters/{cid}/topics/garb/records", data=body(),
-                      headers={"Content-Type": "application/json"}, timeout=60)
-    assert r.status_code == 200
-    reports = [json.loads(x) for x in r.text.replace("}{", "}\n{").splitlines() if x.strip()]
+    s = start_stream(broker, cid, "garb")
+    # The whole body in one write: the server stops reading at the garbage and closes, and a
+    # terminating chunk sent after that would meet a reset (what made a sender of separate
+    # writes fail now and then with a broken pipe before it could read the answer).
+    chunks = [b'{"value": {"type": "STRING", "data": "fine"}}', b"]]] not json"]
+    s.sendall(b"".join(b"%x\r\n" % len(c) + c + b"\r\n" for c in chunks) + b"0\r\n\r\n")
+    reader = s.makefile("rb")
+    assert reader.readline().startswith(b"HTTP/1.1 200")
+    while reader.readline() not in (b"\r\n", b""):
+        pass
+    body = b""
+    while True:
+        size = int(reader.readline().strip() or b"0", 16)
+        if size == 0:
+            break
+        body += reader.read(size)
+        reader.readline()
+    s.close()
+    reports = [json.loads(x) for x in body.replace(b"}{", b"}\n{").splitlines() if x.strip()]
     assert [rep["error_code"] for rep in reports] == [200, 400]
     assert Rest(broker).get("/v3/clusters").status_code == 200
 
