@@ -273,6 +273,15 @@ config upstream_mode_config(const config& given) {
                                    "PLAINTEXT listeners only yet");
             }
         }
+        // The proxy forwards without the policy chain so far: with the authorizer on, its
+        // Kafka port would let every client past the ACLs the other fronts apply.
+        if (read_authorizer_settings(given).enabled) {
+            const std::string from = given.origin("listeners");
+            throw config_error((from == "--kafka" ? from : std::string("listeners")) +
+                               ": the Kafka proxy of upstream mode (--upstream) does not apply "
+                               "ACLs yet, and authorizer.enabled is true: leave the Kafka "
+                               "listener off, or serve Kafka clients from the native mode");
+        }
     } else {
         c.kafka.clear();
     }

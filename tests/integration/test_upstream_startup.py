@@ -90,6 +90,21 @@ def test_listeners_setting_from_set_or_the_file_stops_the_start_too():
     assert code == 2 and "listeners: " in err and "PLAINTEXT listeners only" in err, err
 
 
+def test_kafka_proxy_with_the_authorizer_on_stops_the_start():
+    # The proxy does not run the policy chain yet: its port would bypass every ACL.
+    g = Gateway(unreachable_bootstrap(), args=["--kafka", "127.0.0.1:0"],
+                settings={"authorizer.enabled": "true"})
+    try:
+        code, err = g.run_to_exit()
+    finally:
+        g.close()
+    assert code == 2 and "--kafka: " in err and "does not apply ACLs yet" in err, err
+    # Without a Kafka listener the gateway's own fronts apply the ACLs and it starts.
+    with MockCluster({"t": 1}) as mock, \
+            Gateway(mock.bootstrap, settings={"authorizer.enabled": "true"}) as g:
+        assert "kafka=" not in g.wait_log("listening:")
+
+
 def test_listeners_from_the_environment_are_defaults_turned_off():
     # The container image sets SLUICE_LISTENERS and SLUICE_SQS_LISTENER.
     env = {"SLUICE_LISTENERS": "PLAINTEXT://127.0.0.1:0", "SLUICE_SQS_LISTENER": "127.0.0.1:0"}
