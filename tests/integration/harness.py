@@ -53,6 +53,16 @@ def upstream_rerun_mode():
     return mode
 
 
+def thread_stacks(pid):
+    """Every thread's stack of a process that hangs (gdb, bounded), for the failure message."""
+    try:
+        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt"],
+                           capture_output=True, text=True, timeout=60)
+        return "\n".join(l for l in r.stdout.splitlines() if l.startswith(("#", "Thread")))
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"(no stacks: {e})"
+
+
 class Sluice:
     def __init__(self, data_dir=None, args=(), settings=None, sqs=False, env=None,
                  rerun=True):
@@ -175,9 +185,11 @@ class Sluice:
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                stacks = thread_stacks(self.proc.pid)
                 self.proc.kill()
                 self.proc.wait(10)
-                raise RuntimeError("sluice did not stop within %ss of SIGTERM" % timeout)
+                raise RuntimeError("sluice did not stop within %ss of SIGTERM; its threads:\n%s"
+                                   % (timeout, stacks))
         if self._reader is not None:  # None when it never started (its upstream refused)
             self._reader.join(5)
         if self.upstream is not None:
