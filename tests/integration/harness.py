@@ -188,6 +188,8 @@ class Sluice:
                 stacks = thread_stacks(self.proc.pid)
                 self.proc.kill()
                 self.proc.wait(10)
+                if self.upstream is not None:  # not left running by the failure
+                    self.upstream.kill()
                 raise RuntimeError("sluice did not stop within %ss of SIGTERM; its threads:\n%s"
                                    % (timeout, stacks))
         if self._reader is not None:  # None when it never started (its upstream refused)
