@@ -256,7 +256,16 @@ bool acl_binding_filter::matches(const acl_binding& b) const {
 
 authorizer::authorizer(authorizer_settings settings, std::filesystem::path file)
     : settings_(std::move(settings)), file_(std::move(file)) {
-    load();
+    if (!file_.empty()) {
+        load();
+    }
+}
+
+void authorizer::replace_acls(std::vector<acl_binding> bindings) {
+    std::sort(bindings.begin(), bindings.end());
+    bindings.erase(std::unique(bindings.begin(), bindings.end()), bindings.end());
+    std::lock_guard change(change_mutex_);
+    apply(std::move(bindings));
 }
 
 std::filesystem::path authorizer::path_in(const std::filesystem::path& data_dir) {
@@ -477,6 +486,9 @@ void authorizer::apply(std::vector<acl_binding> bindings) {
 }
 
 void authorizer::save(const std::vector<acl_binding>& bindings) const {
+    if (file_.empty()) {
+        return;  // the cluster's ACLs (upstream mode): nothing on disk
+    }
     std::ostringstream text;
     text << "# sluice ACLs: acl TYPE PATTERN PERMISSION OPERATION PRINCIPAL HOST NAME\n"
          << file_magic << "\n";

@@ -128,7 +128,8 @@ std::optional<std::string> validate(const acl_binding_filter& f);
 /// changes are serialised, persisted, then applied under an exclusive lock.
 class authorizer {
 public:
-    /// Loads `file` (a missing file is no ACLs). Throws std::runtime_error naming the file and
+    /// Loads `file` (a missing file is no ACLs; an empty path: none, and nothing is ever
+    /// written). Throws std::runtime_error naming the file and
     /// line when it cannot be read or does not parse.
     authorizer(authorizer_settings settings, std::filesystem::path file);
 
@@ -170,6 +171,9 @@ public:
     std::vector<acl_binding> describe_acls(const acl_binding_filter& filter) const;
     /// Every binding, sorted.
     std::vector<acl_binding> acls() const;
+    /// Replaces every binding at once (upstream mode: the cluster's ACLs, from its
+    /// _sluice_security topic). Nothing is saved.
+    void replace_acls(std::vector<acl_binding> bindings);
 
 private:
     struct entry {

@@ -42,6 +42,11 @@ aws_key_store aws_key_store::load(std::filesystem::path file) {
 }
 
 std::optional<aws_access_key> aws_key_store::find(std::string_view access_key_id) const {
+    std::shared_lock lock(mutex_);
+    return find_locked(access_key_id);
+}
+
+std::optional<aws_access_key> aws_key_store::find_locked(std::string_view access_key_id) const {
     for (const auto& k : keys_) {
         if (k.access_key_id == access_key_id) {
             return k;
@@ -50,7 +55,23 @@ std::optional<aws_access_key> aws_key_store::find(std::string_view access_key_id
     return std::nullopt;
 }
 
+std::vector<aws_access_key> aws_key_store::keys() const {
+    std::shared_lock lock(mutex_);
+    return keys_;
+}
+
+bool aws_key_store::empty() const {
+    std::shared_lock lock(mutex_);
+    return keys_.empty();
+}
+
+void aws_key_store::replace_keys(std::vector<aws_access_key> keys) {
+    std::unique_lock lock(mutex_);
+    keys_ = std::move(keys);
+}
+
 std::optional<aws_access_key> aws_key_store::find_user(std::string_view user) const {
+    std::shared_lock lock(mutex_);
     for (const auto& k : keys_) {
         if (k.user == user) {
             return k;
@@ -70,20 +91,26 @@ void aws_key_store::set(const std::string& user, const std::string& id,
     if (secret.empty() || secret.size() > 1024) {
         throw std::invalid_argument("the secret access key must be 1 to 1024 bytes");
     }
-    if (auto other = find(id); other && other->user != user) {
+    std::unique_lock lock(mutex_);
+    if (auto other = find_locked(id); other && other->user != user) {
         throw std::invalid_argument("access key id " + id + " belongs to another user");
     }
-    erase_user(user);
+    std::erase_if(keys_, [&](const aws_access_key& k) { return k.user == user; });
     keys_.push_back(aws_access_key{id, user, secret});
 }
 
 bool aws_key_store::erase_user(std::string_view user) {
+    std::unique_lock lock(mutex_);
     const auto before = keys_.size();
     std::erase_if(keys_, [&](const aws_access_key& k) { return k.user == user; });
     return keys_.size() != before;
 }
 
 void aws_key_store::save() const {
+    if (file_.empty()) {
+        return;
+    }
+    std::shared_lock lock(mutex_);
     std::string text = "# AWS access keys of this sluice's SQS users (secrets: keep private).\n"
                        "# Written by sluice; change with `sluice users`.\n";
     text += file_magic;

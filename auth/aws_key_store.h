@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,12 +32,15 @@ bool valid_access_key_id(std::string_view id);
 ///   key ACCESS_KEY_ID USER SECRET_BASE64
 /// One key per user: setting a user's key replaces the old one.
 ///
-/// Lifecycle: `load` at start (a missing file is an empty store); changed only by
-/// `sluice users` on a stopped sluice. Concurrency: read-only while sluice runs (thread-safe
-/// for reading).
+/// Lifecycle: `load` at start (a missing file is an empty store); changed by `sluice users`
+/// on a stopped sluice, or, in upstream mode (an empty path: nothing on disk), replaced from
+/// the cluster's _sluice_security topic while sluice runs. Concurrency: thread-safe (lookups
+/// take a shared lock).
 class aws_key_store {
 public:
     explicit aws_key_store(std::filesystem::path file) : file_(std::move(file)) {}
+    aws_key_store(aws_key_store&& other) noexcept
+        : file_(std::move(other.file_)), keys_(std::move(other.keys_)) {}
 
     /// Throws std::runtime_error naming the file and line when it does not parse.
     static aws_key_store load(std::filesystem::path file);
@@ -44,19 +48,24 @@ public:
 
     std::optional<aws_access_key> find(std::string_view access_key_id) const;
     std::optional<aws_access_key> find_user(std::string_view user) const;
-    const std::vector<aws_access_key>& keys() const { return keys_; }
-    bool empty() const { return keys_.empty(); }
+    std::vector<aws_access_key> keys() const;
+    bool empty() const;
+    /// Replaces every key at once (upstream mode: the cluster's keys). Nothing is saved.
+    void replace_keys(std::vector<aws_access_key> keys);
 
     /// Gives `user` the key `id` (replacing the user's old key). Throws std::invalid_argument
     /// for an invalid user name or key id, an empty secret, or an id another user holds.
     void set(const std::string& user, const std::string& id, const std::string& secret);
     /// Removes the user's key; false when it had none.
     bool erase_user(std::string_view user);
-    /// Throws std::runtime_error on I/O errors.
+    /// Throws std::runtime_error on I/O errors; with an empty path, writes nothing.
     void save() const;
 
 private:
+    std::optional<aws_access_key> find_locked(std::string_view access_key_id) const;
+
     std::filesystem::path file_;
+    mutable std::shared_mutex mutex_;
     std::vector<aws_access_key> keys_;
 };
 

@@ -202,7 +202,9 @@ std::optional<quota_error> parse_entity(
 
 client_quotas::client_quotas(quota_settings settings, std::filesystem::path file)
     : settings_(std::move(settings)), file_(std::move(file)) {
-    load();
+    if (!file_.empty()) {
+        load();
+    }
     update_any();
 }
 
@@ -425,12 +427,21 @@ void client_quotas::alter(
     update_any();
 }
 
+void client_quotas::replace_entries(std::map<quota_entity, quota_values> entries) {
+    std::lock_guard lock(mutex_);
+    entries_ = std::move(entries);
+    update_any();
+}
+
 std::map<quota_entity, quota_values> client_quotas::entries() const {
     std::lock_guard lock(mutex_);
     return entries_;
 }
 
 void client_quotas::save(const std::map<quota_entity, quota_values>& entries) const {
+    if (file_.empty()) {
+        return;  // the cluster's quotas (upstream mode): nothing on disk
+    }
     std::ostringstream text;
     text.precision(17);
     text << "# sluice client quotas: quota USER CLIENT KEY VALUE\n" << file_magic << "\n";

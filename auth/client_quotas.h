@@ -159,7 +159,8 @@ class client_quotas {
 public:
     using clock = rate_sampler::clock;
 
-    /// Loads `file` (a missing file is no quotas). Throws std::runtime_error naming the file
+    /// Loads `file` (a missing file is no quotas; an empty path: none, and nothing is ever
+    /// written). Throws std::runtime_error naming the file
     /// and line when it cannot be read or does not parse.
     client_quotas(quota_settings settings, std::filesystem::path file);
 
@@ -213,6 +214,9 @@ public:
 
     /// Every entity with a value, sorted.
     std::map<quota_entity, quota_values> entries() const;
+    /// Replaces every entity's values at once (upstream mode: the cluster's quotas, from its
+    /// _sluice_security topic). Nothing is saved.
+    void replace_entries(std::map<quota_entity, quota_values> entries);
 
 private:
     using sensor_key = std::tuple<quota_kind, std::string, std::string>;

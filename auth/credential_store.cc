@@ -174,6 +174,61 @@ std::filesystem::path credential_store::path_in(const std::filesystem::path& dat
     return data_dir / "credentials";
 }
 
+std::string format_user_credentials(const user_credentials& c) {
+    std::string out;
+    auto add = [&out](std::string field) {
+        if (!out.empty()) {
+            out += ' ';
+        }
+        out += field;
+    };
+    if (c.scram_sha_256) {
+        add("scram-sha-256=" + format_scram(*c.scram_sha_256));
+    }
+    if (c.scram_sha_512) {
+        add("scram-sha-512=" + format_scram(*c.scram_sha_512));
+    }
+    if (c.plain) {
+        add("plain=" + std::to_string(c.plain->iterations) + ":" + b64(c.plain->salt) + ":" +
+            b64(c.plain->derived));
+    }
+    return out;
+}
+
+std::optional<user_credentials> parse_user_credentials(std::string_view text, std::string* why) {
+    auto refuse = [why](std::string reason) -> std::optional<user_credentials> {
+        if (why != nullptr) {
+            *why = std::move(reason);
+        }
+        return std::nullopt;
+    };
+    if (text.empty()) {
+        return refuse("no mechanism");
+    }
+    user_credentials creds;
+    for (const auto field : split_on(text, ' ')) {
+        const auto eq = field.find('=');
+        const auto mech = field.substr(0, eq);
+        const auto value =
+            eq == std::string_view::npos ? std::string_view{} : field.substr(eq + 1);
+        if (mech == "scram-sha-256") {
+            creds.scram_sha_256 = parse_scram(value, hash_algorithm::sha256);
+        } else if (mech == "scram-sha-512") {
+            creds.scram_sha_512 = parse_scram(value, hash_algorithm::sha512);
+        } else if (mech == "plain") {
+            creds.plain = parse_plain(value);
+        } else {
+            return refuse("unknown mechanism '" + std::string(mech) + "'");
+        }
+        if ((mech == "scram-sha-256" && !creds.scram_sha_256) ||
+            (mech == "scram-sha-512" && !creds.scram_sha_512) ||
+            (mech == "plain" && !creds.plain)) {
+            return refuse("malformed " + std::string(mech) + " credential");
+        }
+    }
+    return creds;
+}
+
 credential_store credential_store::load(std::filesystem::path file) {
     credential_store store(file);
     read_record_file(file, file_magic, "credentials", [&](std::string_view line) {
@@ -181,28 +236,14 @@ credential_store credential_store::load(std::filesystem::path file) {
         if (fields.size() < 3 || fields[0] != "user" || !valid_user_name(fields[1])) {
             throw bad_record("expected 'user NAME MECHANISM=...'");
         }
-        user_credentials creds;
-        for (std::size_t i = 2; i < fields.size(); ++i) {
-            const auto eq = fields[i].find('=');
-            const auto mech = fields[i].substr(0, eq);
-            const auto value = eq == std::string_view::npos ? std::string_view{}
-                                                            : fields[i].substr(eq + 1);
-            if (mech == "scram-sha-256") {
-                creds.scram_sha_256 = parse_scram(value, hash_algorithm::sha256);
-            } else if (mech == "scram-sha-512") {
-                creds.scram_sha_512 = parse_scram(value, hash_algorithm::sha512);
-            } else if (mech == "plain") {
-                creds.plain = parse_plain(value);
-            } else {
-                throw bad_record("unknown mechanism '" + std::string(mech) + "'");
-            }
-            if ((mech == "scram-sha-256" && !creds.scram_sha_256) ||
-                (mech == "scram-sha-512" && !creds.scram_sha_512) ||
-                (mech == "plain" && !creds.plain)) {
-                throw bad_record("malformed " + std::string(mech) + " credential");
-            }
+        const auto mechanisms = line.substr(static_cast<std::size_t>(
+            fields[2].data() - line.data()));
+        std::string why;
+        auto creds = parse_user_credentials(mechanisms, &why);
+        if (!creds) {
+            throw bad_record(why);
         }
-        store.users_[std::string(fields[1])] = std::move(creds);
+        store.users_[std::string(fields[1])] = std::move(*creds);
     });
     return store;
 }
@@ -299,6 +340,9 @@ void write_private_file(const std::filesystem::path& file, std::string_view data
 }
 
 void credential_store::save() const {
+    if (file_.empty()) {
+        return;  // a store of the cluster's users (upstream mode): nothing on disk
+    }
     std::lock_guard save_lock(save_mutex_);
     std::ostringstream text;
     text << "# SASL users of this sluice (salted credentials, no passwords).\n"
@@ -307,18 +351,7 @@ void credential_store::save() const {
     {
         std::shared_lock lock(mutex_);
         for (const auto& [name, c] : users_) {
-            text << "user " << name;
-            if (c.scram_sha_256) {
-                text << " scram-sha-256=" << format_scram(*c.scram_sha_256);
-            }
-            if (c.scram_sha_512) {
-                text << " scram-sha-512=" << format_scram(*c.scram_sha_512);
-            }
-            if (c.plain) {
-                text << " plain=" << c.plain->iterations << ":" << b64(c.plain->salt) << ":"
-                     << b64(c.plain->derived);
-            }
-            text << "\n";
+            text << "user " << name << ' ' << format_user_credentials(c) << "\n";
         }
     }
     write_private_file(file_, text.str());

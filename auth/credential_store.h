@@ -71,6 +71,13 @@ user_credentials make_user_credentials(std::string_view password,
 /// Whether `password` matches (PBKDF2 with the verifier's salt, constant-time compare).
 bool verify_plain(const plain_verifier& v, std::string_view password);
 
+/// A user's credentials as the file writes them after the name ("scram-sha-256=ITER:SALT:
+/// STOREDKEY:SERVERKEY scram-sha-512=... plain=ITER:SALT:HASH"), and back: nullopt (with the
+/// reason in `why`) for an empty text, an unknown mechanism or a malformed credential.
+std::string format_user_credentials(const user_credentials& c);
+std::optional<user_credentials> parse_user_credentials(std::string_view text,
+                                                       std::string* why = nullptr);
+
 /// Replaces `file` with `data` atomically and durably, readable by the owner only (mode 0600):
 /// a temporary file beside it, fsync, rename, fsync of the directory. Throws std::runtime_error
 /// on I/O errors.
@@ -95,7 +102,8 @@ bool valid_user_name(std::string_view name);
 /// lookups take a shared lock, changes an exclusive one.
 class credential_store {
 public:
-    /// An empty store that saves to `file`.
+    /// An empty store that saves to `file`; with an empty path, save() writes nothing (the
+    /// users of upstream mode live in the cluster's _sluice_security topic).
     explicit credential_store(std::filesystem::path file);
 
     /// Reads `file`; a missing file gives an empty store. Throws std::runtime_error naming the
