@@ -293,20 +293,34 @@ void client_records::give_back(const std::string& key, consumer_ptr c) {
     idle_[key].push_back(std::move(c));
 }
 
+namespace {
+
+/// One answer per requested partition, every one carrying `error`.
+template <typename TopicOut, typename PartitionOut, typename TopicsIn>
+std::vector<TopicOut> every_partition_refused(const TopicsIn& topics,
+                                              const api::backend_error& error) {
+    std::vector<TopicOut> out;
+    for (const auto& t : topics) {
+        TopicOut to;
+        to.topic = t.topic;
+        for (const auto& p : t.partitions) {
+            PartitionOut po;
+            po.partition = p.partition;
+            po.error = error;
+            to.partitions.push_back(std::move(po));
+        }
+        out.push_back(std::move(to));
+    }
+    return out;
+}
+
+}  // namespace
+
 api::awaitable<api::produce_result> client_records::produce(api::produce_request req) {
     api::produce_result out;
-    for (const auto& t : req.topics) {
-        api::produced_topic pt;
-        pt.topic = t.topic;
-        for (const auto& p : t.partitions) {
-            api::produced_partition pp;
-            pp.partition = p.partition;
-            pp.error = {make_error_code(api::errc::unsupported),
-                        "the queue service produces through api::producer here"};
-            pt.partitions.push_back(std::move(pp));
-        }
-        out.topics.push_back(std::move(pt));
-    }
+    out.topics = every_partition_refused<api::produced_topic, api::produced_partition>(
+        req.topics, {make_error_code(api::errc::unsupported),
+                     "the queue service produces through api::producer here"});
     co_return out;
 }
 
@@ -315,17 +329,8 @@ api::awaitable<api::fetch_result> client_records::fetch(api::fetch_request req) 
     {
         std::lock_guard lock(mu_);
         if (stopped_) {
-            for (const auto& ft : req.topics) {
-                api::fetched_topic t;
-                t.topic = ft.topic;
-                for (const auto& p : ft.partitions) {
-                    api::fetched_partition fp;
-                    fp.partition = p.partition;
-                    fp.error = {make_error_code(api::errc::backend_unavailable), "stopping"};
-                    t.partitions.push_back(std::move(fp));
-                }
-                out.topics.push_back(std::move(t));
-            }
+            out.topics = every_partition_refused<api::fetched_topic, api::fetched_partition>(
+                req.topics, {make_error_code(api::errc::backend_unavailable), "stopping"});
             co_return out;
         }
         ++active_;

@@ -116,7 +116,10 @@ void upstream_consumer::drain_wake_pipe() {
 }
 
 void upstream_consumer::drain_locked(drain_mode mode) {
-    if (!queue_ || destroy_started_) {
+    // Closing: rd_kafka_consumer_close forwards the consumer queue to a queue of its own and
+    // waits there for the group's TERMINATE reply; a consume on the consumer queue follows the
+    // forward and would eat that reply, leaving the close (and the shutdown) waiting forever.
+    if (!queue_ || destroy_started_ || closing_) {
         return;
     }
     last_drain_ = clock::now();

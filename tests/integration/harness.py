@@ -190,8 +190,17 @@ class Sluice:
                 self.proc.wait(10)
                 if self.upstream is not None:  # not left running by the failure
                     self.upstream.kill()
-                raise RuntimeError("sluice did not stop within %ss of SIGTERM; its threads:\n%s"
-                                   % (timeout, stacks))
+                if self._reader is not None:
+                    self._reader.join(5)
+                with self._log_lock:
+                    tail = "\n".join(self.log_lines[-40:])
+                    whole = "\n".join(self.log_lines) + "\n"
+                fd, saved = tempfile.mkstemp(prefix="sluice-hang-", suffix=".log")
+                with os.fdopen(fd, "w") as f:
+                    f.write(whole)
+                raise RuntimeError("sluice did not stop within %ss of SIGTERM; its whole log is "
+                                   "in %s; its last log lines:\n%s\nits threads:\n%s"
+                                   % (timeout, saved, tail, stacks))
         if self._reader is not None:  # None when it never started (its upstream refused)
             self._reader.join(5)
         if self.upstream is not None:
