@@ -34,15 +34,18 @@ int main(int argc, char** argv) {
     try {
         if (argc >= 2 && std::strcmp(argv[1], "users") == 0) {
             std::vector<std::string> args(argv + 2, argv + argc);
-            return sluice::gateway::run_users_command(args, std::cin, std::cout);
+            return sluice::gateway::run_users_command(args, std::cin, std::cout,
+                                                     sluice::gateway::open_upstream_client);
         }
         if (argc >= 2 && std::strcmp(argv[1], "acls") == 0) {
             std::vector<std::string> args(argv + 2, argv + argc);
-            return sluice::gateway::run_acls_command(args, std::cout);
+            return sluice::gateway::run_acls_command(args, std::cout,
+                                                    sluice::gateway::open_upstream_client);
         }
         if (argc >= 2 && std::strcmp(argv[1], "quotas") == 0) {
             std::vector<std::string> args(argv + 2, argv + argc);
-            return sluice::gateway::run_quotas_command(args, std::cout);
+            return sluice::gateway::run_quotas_command(args, std::cout,
+                                                      sluice::gateway::open_upstream_client);
         }
         const sluice::gateway::setting_catalog catalog = sluice::gateway::settings_catalog();
         if (argc >= 2 && std::strcmp(argv[1], "settings") == 0) {

@@ -10,7 +10,6 @@
 #include "gateway/cli/command_flags.h"
 #include "gateway/core/config.h"
 #include "gateway/policy/audit.h"
-#include "gateway/core/data_dir_lock.h"
 
 namespace sluice::gateway {
 namespace {
@@ -22,7 +21,7 @@ struct resource {
 
 struct acls_args {
     std::string action;
-    std::optional<std::filesystem::path> data_dir;
+    security_location where;
     std::vector<std::string> allow_principals;
     std::vector<std::string> deny_principals;
     std::vector<std::string> allow_hosts;
@@ -45,9 +44,10 @@ acls_args parse_acls_args(const std::vector<std::string>& args) {
             }
             return v;
         };
-        if (arg == "--data-dir") {
-            a.data_dir = nonempty(value());
-        } else if (arg == "--allow-principal") {
+        if (a.where.take(flags, "acls")) {
+            continue;
+        }
+        if (arg == "--allow-principal") {
             a.allow_principals.push_back(nonempty(value()));
         } else if (arg == "--deny-principal") {
             a.deny_principals.push_back(nonempty(value()));
@@ -107,14 +107,15 @@ void print(std::ostream& out, const std::vector<auth::acl_binding>& bindings) {
 }  // namespace
 
 std::string acls_usage_text() {
-    return R"(Usage: sluice acls add --data-dir DIR (--allow-principal P | --deny-principal P)...
+    return R"(Usage: sluice acls add WHERE (--allow-principal P | --deny-principal P)...
            [--allow-host H]... [--deny-host H]... [--operation OP]...
            RESOURCE... [--resource-pattern-type literal|prefixed]
-       sluice acls remove --data-dir DIR RESOURCE... [principals, hosts, operations as add]
+       sluice acls remove WHERE RESOURCE... [principals, hosts, operations as add]
            [--resource-pattern-type literal|prefixed|any|match]
-       sluice acls list --data-dir DIR [RESOURCE...] [--principal P]
+       sluice acls list WHERE [RESOURCE...] [--principal P]
            [--resource-pattern-type literal|prefixed|any|match]
 RESOURCE: --topic NAME, --group NAME, --transactional-id ID, --cluster (each repeatable).
+WHERE: --data-dir DIR | --upstream BOOTSTRAP.
 
 Manages the ACLs of a stopped sluice (DIR/acls), with kafka-acls' flags. Principals are
 Kafka's (User:alice, User:* for everyone); hosts default to * (every host); operations are
@@ -123,10 +124,11 @@ IdempotentWrite, All (default All). A NAME of * with the literal pattern is ever
 of the type; prefixed matches names starting with NAME. `remove` without principals or
 operations removes every ACL of the resources. A running sluice changes its ACLs through
 CreateAcls and DeleteAcls (kafka-acls --bootstrap-server) instead.
-)";
+)" + security_location_usage();
 }
 
-int run_acls_command(const std::vector<std::string>& args, std::ostream& out) {
+int run_acls_command(const std::vector<std::string>& args, std::ostream& out,
+                     const upstream_opener& open) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         out << acls_usage_text();
         return args.empty() ? 2 : 0;
@@ -135,9 +137,7 @@ int run_acls_command(const std::vector<std::string>& args, std::ostream& out) {
     if (a.action != "add" && a.action != "remove" && a.action != "list") {
         throw config_error("acls: unknown action '" + a.action + "' (add, remove or list)");
     }
-    if (!a.data_dir) {
-        throw config_error("acls " + a.action + ": --data-dir DIR is required");
-    }
+    a.where.check("acls " + a.action);
     const bool has_principals = !a.allow_principals.empty() || !a.deny_principals.empty();
     if (a.action == "add") {
         if (!has_principals) {
@@ -170,21 +170,18 @@ int run_acls_command(const std::vector<std::string>& args, std::ostream& out) {
         throw config_error("acls " + a.action + ": --deny-host needs --deny-principal");
     }
 
-    // The lock a running sluice holds: the ACL file is never rewritten under a server.
-    data_dir_lock lock(*a.data_dir, "is in use by a running sluice; stop it to change its ACLs "
-                                    "(or use CreateAcls/DeleteAcls)");
-    auth::authorizer_settings settings;
-    settings.enabled = true;
-    std::unique_ptr<auth::authorizer> authz;
-    try {
-        authz = std::make_unique<auth::authorizer>(settings,
-                                                   auth::authorizer::path_in(*a.data_dir));
-    } catch (const std::runtime_error& e) {
-        throw config_error(std::string("acls: ") + e.what());
+    security_state state("acls", a.where, open,
+                         "is in use by a running sluice; stop it to change its ACLs (or use "
+                         "CreateAcls/DeleteAcls)");
+    auth::authorizer* authz = &state.acls();
+    // The running server's audit log file, written directly (the server is stopped);
+    // upstream mode has no data dir.
+    std::optional<audit_log> audit;
+    std::optional<scoped_audit_log> audit_installed;
+    if (a.where.data_dir) {
+        audit.emplace(audit_settings_for(*a.where.data_dir), false);
+        audit_installed.emplace(*audit);
     }
-    // The running server's audit log file, written directly (the server is stopped).
-    audit_log audit(audit_settings_for(*a.data_dir), false);
-    const scoped_audit_log audit_installed(audit);
 
     const std::vector<std::string> any_host = {"*"};
     const std::vector<auth::acl_operation> all_ops = {auth::acl_operation::all};
@@ -220,6 +217,7 @@ int run_acls_command(const std::vector<std::string>& args, std::ostream& out) {
                 }
             }
             authz->create_acls(bindings);
+            state.publish();
             audit_acl_changed(command_audit_source(), false, bindings);
             out << "Added:\n";
             print(out, bindings);
@@ -268,8 +266,10 @@ int run_acls_command(const std::vector<std::string>& args, std::ostream& out) {
             return 0;
         }
         std::size_t removed = 0;
+        const auto deleted = authz->delete_acls(filters);
+        state.publish();
         out << "Removed:\n";
-        for (const auto& r : authz->delete_acls(filters)) {
+        for (const auto& r : deleted) {
             removed += r.deleted.size();
             print(out, r.deleted);
             audit_acl_changed(command_audit_source(), true, r.deleted);

@@ -109,9 +109,10 @@ quotas_args parse_quotas_args(const std::vector<std::string>& args) {
                 throw config_error("quotas: " + arg + " takes no value");
             }
         };
-        if (arg == "--data-dir") {
-            a.data_dir = nonempty();
-        } else if (arg == "--user") {
+        if (a.where.take(flags, "quotas")) {
+            continue;
+        }
+        if (arg == "--user") {
             add_part(a, arg, "user", nonempty());
         } else if (arg == "--user-default") {
             no_value();
@@ -143,9 +144,7 @@ quotas_args parse_quotas_args(const std::vector<std::string>& args) {
         throw config_error("quotas: unknown action '" + a.action + "' (set, delete or list)");
     }
     const std::string what = "quotas " + a.action;
-    if (!a.data_dir) {
-        throw config_error(what + ": --data-dir DIR is required");
-    }
+    a.where.check(what);
     if (a.action != "set" && add_given) {
         throw config_error(what + ": --add goes with set only");
     }
@@ -209,9 +208,10 @@ std::string describe_quota_line(const auth::quota_entity& entity,
 }
 
 std::string quotas_usage_text() {
-    return R"(Usage: sluice quotas set --data-dir DIR ENTITY --add 'KEY=VALUE[,KEY=VALUE...]'
-       sluice quotas delete --data-dir DIR ENTITY --delete-config 'KEY[,KEY...]'
-       sluice quotas list --data-dir DIR [ENTITY]
+    return R"(Usage: sluice quotas set WHERE ENTITY --add 'KEY=VALUE[,KEY=VALUE...]'
+       sluice quotas delete WHERE ENTITY --delete-config 'KEY[,KEY...]'
+       sluice quotas list WHERE [ENTITY]
+WHERE: --data-dir DIR | --upstream BOOTSTRAP.
 ENTITY: --user NAME | --user-default, and/or --client-id NAME | --client-default.
 KEY: producer_byte_rate, consumer_byte_rate (bytes/s, whole numbers), request_percentage.
 
@@ -221,26 +221,21 @@ AlterClientQuotas checks them. `list` prints every entity with quotas, or those 
 ENTITY (an entity naming user alice also matches alice's client-id entities). A running
 sluice changes its quotas through AlterClientQuotas (kafka-configs --bootstrap-server)
 instead.
-)";
+)" + security_location_usage();
 }
 
-int run_quotas_command(const std::vector<std::string>& args, std::ostream& out) {
+int run_quotas_command(const std::vector<std::string>& args, std::ostream& out,
+                       const upstream_opener& open) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         out << quotas_usage_text();
         return args.empty() ? 2 : 0;
     }
     const quotas_args a = parse_quotas_args(args);
 
-    // The lock a running sluice holds: the quota file is never rewritten under a server.
-    data_dir_lock lock(*a.data_dir, "is in use by a running sluice; stop it to change its "
-                                    "quotas (or use AlterClientQuotas)");
-    std::unique_ptr<auth::client_quotas> quotas;
-    try {
-        quotas = std::make_unique<auth::client_quotas>(auth::quota_settings{},
-                                                       auth::client_quotas::path_in(*a.data_dir));
-    } catch (const std::runtime_error& e) {
-        throw config_error(std::string("quotas: ") + e.what());
-    }
+    security_state state("quotas", a.where, open,
+                         "is in use by a running sluice; stop it to change its quotas (or use "
+                         "AlterClientQuotas)");
+    auth::client_quotas* quotas = &state.quotas();
 
     std::vector<auth::quota_filter_component> filter;
     for (const auto& [type, name] : a.entity_parts) {
@@ -261,11 +256,17 @@ int run_quotas_command(const std::vector<std::string>& args, std::ostream& out) 
         return 0;
     }
 
-    // The running server's audit log file, written directly (the server is stopped).
-    audit_log audit(audit_settings_for(*a.data_dir), false);
-    const scoped_audit_log audit_installed(audit);
+    // The running server's audit log file, written directly (the server is stopped);
+    // upstream mode has no data dir.
+    std::optional<audit_log> audit;
+    std::optional<scoped_audit_log> audit_installed;
+    if (a.where.data_dir) {
+        audit.emplace(audit_settings_for(*a.where.data_dir), false);
+        audit_installed.emplace(*audit);
+    }
     try {
         quotas->alter({{a.entity, a.ops}});
+        state.publish();
     } catch (const std::runtime_error& e) {
         std::cerr << "sluice: quotas: " << e.what() << "\n";
         return 1;

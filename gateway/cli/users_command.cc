@@ -14,9 +14,9 @@
 #include "auth/aws_key_store.h"
 #include "auth/credential_store.h"
 #include "gateway/cli/command_flags.h"
+#include "gateway/cli/security_state.h"
 #include "gateway/core/config.h"
 #include "gateway/policy/audit.h"
-#include "gateway/core/data_dir_lock.h"
 
 namespace sluice::gateway {
 namespace {
@@ -67,7 +67,7 @@ std::string read_password(std::istream& in, bool from_terminal) {
 struct users_args {
     std::string action;
     std::optional<std::string> name;
-    std::optional<std::filesystem::path> data_dir;
+    security_location where;
     int iterations = auth::min_scram_iterations;
     std::optional<std::string> aws_access_key_id;
 };
@@ -78,9 +78,10 @@ users_args parse_users_args(const std::vector<std::string>& args) {
     while (flags.next()) {
         const std::string arg = flags.arg();
         auto value = [&] { return flags.value(); };
-        if (arg == "--data-dir") {
-            a.data_dir = value();
-        } else if (arg == "--iterations") {
+        if (a.where.take(flags, "users")) {
+            continue;
+        }
+        if (arg == "--iterations") {
             const std::string v = value();
             int n = 0;
             auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -110,10 +111,10 @@ users_args parse_users_args(const std::vector<std::string>& args) {
 }  // namespace
 
 std::string users_usage_text() {
-    return R"(Usage: sluice users set NAME --data-dir DIR [--iterations N]
-       sluice users set NAME --data-dir DIR --aws-access-key-id ID
-       sluice users delete NAME --data-dir DIR
-       sluice users list --data-dir DIR
+    return R"(Usage: sluice users set NAME (--data-dir DIR | --upstream BOOTSTRAP) [--iterations N]
+       sluice users set NAME (--data-dir DIR | --upstream BOOTSTRAP) --aws-access-key-id ID
+       sluice users delete NAME (--data-dir DIR | --upstream BOOTSTRAP)
+       sluice users list (--data-dir DIR | --upstream BOOTSTRAP)
 
 Manages the SASL users of a stopped sluice (DIR/credentials, readable by its owner only).
 `set` reads the password from standard input (its first line) and stores salted SCRAM-SHA-256
@@ -123,10 +124,11 @@ With --aws-access-key-id, `set` instead reads the user's AWS secret access key f
 input and keeps it, as SigV4 needs it, in DIR/aws-keys (mode 0600) for the SQS front
 (sqs.authentication=sigv4); a user has one key, a new one replaces it. `list` shows each
 user's access key id, `delete` removes the user's SASL credentials and access key.
-)";
+)" + security_location_usage();
 }
 
-int run_users_command(const std::vector<std::string>& args, std::istream& in, std::ostream& out) {
+int run_users_command(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+                      const upstream_opener& open) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         out << users_usage_text();
         return args.empty() ? 2 : 0;
@@ -135,9 +137,7 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
     if (a.action != "set" && a.action != "delete" && a.action != "list") {
         throw config_error("users: unknown action '" + a.action + "' (set, delete or list)");
     }
-    if (!a.data_dir) {
-        throw config_error("users " + a.action + ": --data-dir DIR is required");
-    }
+    a.where.check("users " + a.action);
     if (a.action == "list" && a.name) {
         throw config_error("users list: takes no user name");
     }
@@ -149,35 +149,21 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
                            "' is not a valid user name (1 to 255 bytes, no spaces or control "
                            "characters)");
     }
-    // The lock a running sluice holds: the users file is never rewritten under a server.
-    data_dir_lock lock(*a.data_dir, "is in use by a running sluice; stop it to change its users");
-    // The server's audit log file, written directly (the server is stopped). `list` changes
-    // nothing and opens nothing.
-    std::optional<audit_log> audit;
-    std::optional<scoped_audit_log> audit_installed;
-    if (a.action != "list") {
-        audit.emplace(audit_settings_for(*a.data_dir), false);
-        audit_installed.emplace(*audit);
-    }
-    const auto file = auth::credential_store::path_in(*a.data_dir);
-    auto store = [&] {
-        try {
-            return auth::credential_store::load(file);
-        } catch (const std::runtime_error& e) {
-            throw config_error(std::string("users: ") + e.what());
-        }
-    }();
-    const auto key_file = auth::aws_key_store::path_in(*a.data_dir);
-    auto keys = [&] {
-        try {
-            return auth::aws_key_store::load(key_file);
-        } catch (const std::runtime_error& e) {
-            throw config_error(std::string("users: ") + e.what());
-        }
-    }();
     if (a.aws_access_key_id && a.action != "set") {
         throw config_error("users " + a.action + ": --aws-access-key-id goes with set only");
     }
+    security_state state("users", a.where, open,
+                         "is in use by a running sluice; stop it to change its users");
+    // The server's audit log file, written directly (the server is stopped). `list` changes
+    // nothing and opens nothing; upstream mode has no data dir.
+    std::optional<audit_log> audit;
+    std::optional<scoped_audit_log> audit_installed;
+    if (a.action != "list" && a.where.data_dir) {
+        audit.emplace(audit_settings_for(*a.where.data_dir), false);
+        audit_installed.emplace(*audit);
+    }
+    auth::credential_store& store = state.users();
+    auth::aws_key_store& keys = state.aws_keys();
     if (a.action == "list") {
         std::set<std::string> names;
         for (const auto& name : store.users()) {
@@ -207,6 +193,7 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
         if (had_key) {
             keys.save();
         }
+        state.publish();
         audit_user_changed(command_audit_source(), *a.name, true, {}, "cli");
         out << "deleted user " << *a.name << "\n";
         return 0;
@@ -238,6 +225,7 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
             throw config_error(std::string("users set: ") + e.what());
         }
         keys.save();
+        state.publish();
         audit_user_changed(command_audit_source(), *a.name, false, {"SigV4"}, "cli");
         out << "set AWS access key " << *a.aws_access_key_id << " for user " << *a.name << "\n";
         return 0;
@@ -247,6 +235,7 @@ int run_users_command(const std::vector<std::string>& args, std::istream& in, st
     const bool existed = store.find(*a.name).has_value();
     store.set(*a.name, auth::make_user_credentials(password, a.iterations));
     store.save();
+    state.publish();
     audit_user_changed(command_audit_source(), *a.name, false,
                        {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, "cli");
     out << (existed ? "updated user " : "created user ") << *a.name

@@ -30,17 +30,24 @@ asio::awaitable<handler_result> healthz(http_request_context) {
 /// 200 once every listener is open and the client level reaches its cluster; else 503 with
 /// the reason the client level gives (upstream mode: "upstream 127.0.0.1:9092: connection
 /// refused", say).
-asio::awaitable<handler_result> readyz(std::shared_ptr<std::atomic<bool>> ready,
-                                      const backend::api::client* client, http_request_context) {
+asio::awaitable<handler_result> readyz(
+    std::shared_ptr<std::atomic<bool>> ready, const backend::api::client* client,
+    const std::function<std::optional<std::string>()>* waiting_for, http_request_context) {
     if (!ready->load(std::memory_order_relaxed)) {
         co_return make_response({503, "application/json", "{\"status\":\"not ready\"}"});
     }
     const backend::api::client::health health = client->check();
+    std::optional<std::string> reason;
     if (!health.ready) {
+        reason = health.reason;
+    } else if (*waiting_for) {
+        reason = (*waiting_for)();
+    }
+    if (reason) {
         json::writer w;
         w.start_object();
         w.field("status", "not ready");
-        w.field("reason", health.reason);
+        w.field("reason", *reason);
         w.end_object();
         co_return make_response({503, "application/json", w.str()});
     }
@@ -121,8 +128,9 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
                 }) {
     router_.add(verb::get, "/healthz", healthz);
     router_.add(verb::get, "/readyz",
-                [ready = ready_, client = &svc_.client](http_request_context ctx) {
-                    return readyz(ready, client, std::move(ctx));
+                [ready = ready_, client = &svc_.client,
+                 waiting_for = &svc_.not_ready_reason](http_request_context ctx) {
+                    return readyz(ready, client, waiting_for, std::move(ctx));
                 });
     router_.add(verb::get, "/metrics", [m = &svc_.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));

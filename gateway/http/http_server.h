@@ -13,7 +13,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -78,6 +81,10 @@ struct http_services {
     /// The policy chain (gateway/policy/chain.h): the ACLs and the client quotas of every
     /// route, WebSocket op and stream; off when none are configured.
     policy_chain chain = {};
+    /// Why the gateway is not ready yet beyond its client level (upstream mode: the users,
+    /// ACLs, quotas and keys of the cluster not read up to date yet), or nullopt; /readyz
+    /// answers 503 with it. Empty: nothing more to wait for.
+    std::function<std::optional<std::string>()> not_ready_reason = {};
 };
 
 class http_server {

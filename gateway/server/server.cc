@@ -48,6 +48,7 @@
 #include "backend/queue/client_backing.h"
 #include "backend/queue/queue_service.h"
 #include "backend/queue/topic_state_log.h"
+#include "gateway/server/security_topic.h"
 #include "gateway/core/settings.h"
 #include "gateway/httpcore/body_budget.h"
 #include "gateway/http/group_routes.h"
@@ -106,6 +107,39 @@ auto load_state(const char* what, Load load) {
     } catch (const std::runtime_error& e) {
         throw config_error(std::string(what) + ": " + e.what());
     }
+}
+
+/// Upstream mode shares the users, ACLs, quotas and AWS keys of the cluster's _sluice_security;
+/// entries of the data dir's own files are not used (not imported either: each gateway of a
+/// fleet would import its own, and a change made through the cluster would be undone at the
+/// next start). Says so in the log when there are any, and how to copy them.
+void warn_about_local_security_state(const std::filesystem::path& data_dir,
+                                     const std::string& bootstrap) {
+    std::size_t users = 0;
+    std::size_t acls = 0;
+    std::size_t quotas = 0;
+    std::size_t keys = 0;
+    try {
+        users = auth::credential_store::load(auth::credential_store::path_in(data_dir))
+                    .users()
+                    .size();
+        acls = auth::authorizer({}, auth::authorizer::path_in(data_dir)).acls().size();
+        quotas = auth::client_quotas({}, auth::client_quotas::path_in(data_dir)).entries().size();
+        keys = auth::aws_key_store::load(auth::aws_key_store::path_in(data_dir)).keys().size();
+    } catch (const std::runtime_error& e) {
+        server_log().warn("upstream mode: the data dir's users, ACLs, quotas or keys cannot be "
+                          "read ({}); they are not used either way",
+                          e.what());
+        return;
+    }
+    if (users + acls + quotas + keys == 0) {
+        return;
+    }
+    server_log().warn(
+        "upstream mode: the data dir {} has {} users, {} ACLs, {} quota entities and {} AWS "
+        "keys of its own; they are NOT used: a fleet of gateways shares the cluster's, in {} "
+        "(copy them with `sluice users|acls|quotas ... --upstream {}`, see docs/security.md)",
+        data_dir.string(), users, acls, quotas, keys, auth::security_topic, bootstrap);
 }
 
 /// The cluster id, kept in DATA_DIR/meta.properties (as Kafka does) so it survives restarts.
@@ -333,19 +367,6 @@ private:
     std::unique_ptr<backend::queue::queue_service> service_;
 };
 
-/// The client level over the upstream cluster; a property librdkafka refuses stops the start
-/// with librdkafka's message.
-std::unique_ptr<backend::api::client> open_upstream_client(const upstream_settings& upstream) {
-    backend::upstream::upstream_options opts;
-    opts.properties = upstream.properties;
-    opts.request_timeout = upstream.request_timeout;
-    try {
-        return backend::upstream::make_upstream_client(std::move(opts));
-    } catch (const std::invalid_argument& e) {
-        throw config_error(e.what());
-    }
-}
-
 /// The upstream cluster's id, asked once at start (REST v3 names the cluster by it); empty,
 /// with a warning, when the cluster cannot be reached within the call's deadline
 /// (upstream.request.timeout.ms): sluice serves anyway, /readyz saying why it is not ready.
@@ -372,6 +393,17 @@ std::string upstream_cluster_id(backend::api::client& client, const upstream_set
 }
 
 }  // namespace
+
+std::unique_ptr<backend::api::client> open_upstream_client(const upstream_settings& upstream) {
+    backend::upstream::upstream_options opts;
+    opts.properties = upstream.properties;
+    opts.request_timeout = upstream.request_timeout;
+    try {
+        return backend::upstream::make_upstream_client(std::move(opts));
+    } catch (const std::invalid_argument& e) {
+        throw config_error(e.what());
+    }
+}
 
 setting_catalog settings_catalog() {
     setting_catalog c;
@@ -502,32 +534,53 @@ int run_server(const config& given) {
     data_dir_lock lock(cfg.data_dir, "is in use by another sluice process");
     cleanup.locked();
     raise_open_files_limit();
+    // Upstream mode: the users, ACLs, quotas and keys are the cluster's (_sluice_security,
+    // read below); the data dir's own are not used, and the log says so.
+    if (upstream.enabled()) {
+        warn_about_local_security_state(cfg.data_dir, upstream.bootstrap_servers);
+    }
+    const bool shared_security = upstream.enabled();
     // The SASL users; `sluice users` changes them while sluice is stopped.
     auto users = load_state("SASL users", [&] {
-        return auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
+        return shared_security
+                   ? auth::credential_store(std::filesystem::path{})
+                   : auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
     });
     auth::failure_limiter auth_failures;
     // The ACLs; `sluice acls` changes them while sluice is stopped, CreateAcls/DeleteAcls while
     // it runs.
     auto authz = load_state("ACLs", [&] {
-        return std::make_unique<auth::authorizer>(authz_settings,
-                                                  auth::authorizer::path_in(cfg.data_dir));
+        return std::make_unique<auth::authorizer>(
+            authz_settings, shared_security ? std::filesystem::path{}
+                                            : auth::authorizer::path_in(cfg.data_dir));
     });
     // The client quotas; AlterClientQuotas changes them while sluice runs.
     auto quotas = load_state("client quotas", [&] {
-        return std::make_unique<auth::client_quotas>(quota_cfg,
-                                                     auth::client_quotas::path_in(cfg.data_dir));
+        return std::make_unique<auth::client_quotas>(
+            quota_cfg, shared_security ? std::filesystem::path{}
+                                       : auth::client_quotas::path_in(cfg.data_dir));
     });
     // The SQS users' AWS access keys (SigV4); `sluice users set --aws-access-key-id` adds them.
     auto aws_keys = load_state("AWS access keys", [&] {
-        return auth::aws_key_store::load(auth::aws_key_store::path_in(cfg.data_dir));
+        return shared_security
+                   ? auth::aws_key_store(std::filesystem::path{})
+                   : auth::aws_key_store::load(auth::aws_key_store::path_in(cfg.data_dir));
     });
-    if (sqs_cfg.sigv4 && cfg.sqs.enabled && aws_keys.empty()) {
+    // Upstream mode: every gateway of the fleet keeps the cluster's copy, tailed for good; not
+    // ready (/readyz) until it has read what the topic held at start.
+    std::unique_ptr<security_mirror> mirror;
+    if (shared_security) {
+        mirror = std::make_unique<security_mirror>(
+            *upstream_client,
+            security_mirror::stores{users, *authz, *quotas, aws_keys});
+        mirror->start();
+    }
+    if (!shared_security && sqs_cfg.sigv4 && cfg.sqs.enabled && aws_keys.empty()) {
         log.warn("sqs.authentication=sigv4 but there are no access keys: every SQS request will "
                  "fail (add one with: sluice users set NAME --data-dir {} --aws-access-key-id ID)",
                  cfg.data_dir.string());
     }
-    if (any_sasl && users.empty()) {
+    if (!shared_security && any_sasl && users.empty()) {
         log.warn("a SASL listener is configured but there are no users: every login will fail "
                  "(add one with: sluice users set NAME --data-dir {})",
                  cfg.data_dir.string());
@@ -538,9 +591,9 @@ int run_server(const config& given) {
     // cluster's identity is the upstream cluster's.
     if (upstream.enabled()) {
         log.info("sluice starting in upstream mode: bootstrap {}, data dir {} (users, ACLs, "
-                 "quotas, keys), memory allocator {}",
+                 "quotas and keys: the cluster's {}), memory allocator {}",
                  upstream.bootstrap_servers, std::filesystem::absolute(cfg.data_dir).string(),
-                 memory_allocator());
+                 auth::security_topic, memory_allocator());
     } else {
         kafka_cfg.cluster_id = load_or_create_cluster_id(cfg.data_dir);
         log.info("sluice starting: data dir {}, cluster id {}, memory allocator {}",
@@ -755,6 +808,9 @@ int run_server(const config& given) {
                          auth_failures,
                          tokens.get(),
                          chain};
+        if (mirror) {
+            hs.not_ready_reason = [m = mirror.get()] { return m->not_ready_reason(); };
+        }
         http = std::make_unique<http_server>(pool, std::move(hs), tracker, cfg.http,
                                              std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();

@@ -36,7 +36,7 @@ TEST(QuotasCommand, ParsesSetWithEveryKey) {
         {"set", "--data-dir", "/d", "--user", "alice", "--add",
          "producer_byte_rate=1048576, consumer_byte_rate=2097152,request_percentage=50"});
     EXPECT_EQ(a.action, "set");
-    EXPECT_EQ(*a.data_dir, "/d");
+    EXPECT_EQ(*a.where.data_dir, "/d");
     EXPECT_EQ(a.entity, (auth::quota_entity{auth::entity_part::named("alice"), {}}));
     ASSERT_EQ(a.ops.size(), 3u);
     EXPECT_EQ(a.ops[0].key, "producer_byte_rate");

@@ -1,0 +1,267 @@
+"""Users, ACLs, quotas and AWS keys shared by a fleet of upstream-mode gateways: they live in
+the compacted topic _sluice_security of the cluster, `sluice users|acls|quotas ... --upstream`
+edit it, and every gateway tails it. A native sluice plays the cluster; two gateways (HTTP basic
+authentication and the authorizer on; the first also serves SQS with SigV4) run for the whole
+file. A user added through the command logs in through both; an ACL granted and revoked applies
+on both within a bounded wait; a gateway started later, or restarted after kill -9, has the same
+state as soon as it is ready."""
+import base64
+import json
+import subprocess
+import time
+import uuid
+
+import boto3
+import pytest
+import requests
+from botocore.config import Config
+from botocore.exceptions import ClientError
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from harness import sluice_binary, wait_for
+from rest_support import V2, V2_JSON
+from upstream_support import (Gateway, NativeUpstream, kcat_produce, unreachable_bootstrap,
+                              wait_ready)
+
+SETTINGS = {"http.authentication": "basic", "authorizer.enabled": "true",
+            "super.users": "User:sqs-admin"}
+APPLIED_WITHIN = 10  # seconds: the bound of every wait for a change to reach a gateway
+TOPIC = "shared-acl-topic"
+
+
+def command(kind, *args, bootstrap, stdin=None, timeout=60):
+    """`sluice KIND ARGS... --upstream BOOTSTRAP`: the CompletedProcess."""
+    return subprocess.run([sluice_binary(), kind] + list(args) + ["--upstream", bootstrap],
+                          input=stdin, capture_output=True, text=True, timeout=timeout)
+
+
+def ok(r):
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    up = NativeUpstream().start()
+    gateways = []
+    try:
+        admin = AdminClient({"bootstrap.servers": up.bootstrap})
+        for f in admin.create_topics([NewTopic(TOPIC, 1, 1)]).values():
+            f.result(30)
+        first = Gateway(up.bootstrap, settings=dict(SETTINGS, **{"sqs.authentication": "sigv4"}),
+                        args=["--sqs", "127.0.0.1:0"])
+        gateways.append(first)
+        first.start(timeout=60)
+        second = Gateway(up.bootstrap, settings=SETTINGS)
+        gateways.append(second)
+        second.start(timeout=60)
+        for gw in gateways:
+            wait_ready(gw, timeout=60)
+        yield up, gateways
+    finally:
+        for gw in gateways:
+            gw.close()
+        up.close()
+
+
+def basic(user, password):
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+def topics_status(gw, user, password):
+    return requests.get(gw.http_url + "/topics", headers=basic(user, password),
+                        timeout=30).status_code
+
+
+def produce_status(gw, user, password, topic=TOPIC):
+    body = {"records": [{"value": {"n": 1}}]}
+    r = requests.post(f"{gw.http_url}/topics/{topic}", data=json.dumps(body), timeout=30,
+                      headers=dict(basic(user, password), **{"Content-Type": V2_JSON,
+                                                             "Accept": V2}))
+    return r.status_code
+
+
+def wait_status(gateways, probe, want, what):
+    """Waits (bounded) until probe(gw) == want on every gateway; returns the seconds taken."""
+    began = time.monotonic()
+    for gw in gateways:
+        wait_for(lambda: probe(gw) == want, APPLIED_WITHIN, f"{what} on {gw.http_url}",
+                 interval=0.05)
+    return time.monotonic() - began
+
+
+def security_records(bootstrap):
+    """Every (key, value) of _sluice_security, read straight from the cluster."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "shared-security-reader",
+                  "enable.auto.commit": False})
+    try:
+        low, high = c.get_watermark_offsets(TopicPartition("_sluice_security", 0), timeout=30)
+        c.assign([TopicPartition("_sluice_security", 0, low)])
+        got = []
+        deadline = time.monotonic() + 30
+        while (not got or got[-1][2] < high - 1) and time.monotonic() < deadline:
+            m = c.poll(1.0)
+            if m is not None and not m.error():
+                got.append((m.key().decode(), m.value() and m.value().decode(), m.offset()))
+        return [(k, v) for k, v, _ in got]
+    finally:
+        c.close()
+
+
+def test_the_gateways_are_ready_once_they_read_the_shared_state(fleet):
+    _, gateways = fleet
+    for gw in gateways:
+        gw.wait_log("_sluice_security: caught up at offset")
+
+
+def test_a_user_added_with_the_command_logs_in_through_both_gateways(fleet):
+    up, gateways = fleet
+    for gw in gateways:
+        assert topics_status(gw, "alice", "alice-Secret-1") == 401
+    began = time.monotonic()
+    r = ok(command("users", "set", "alice", bootstrap=up.bootstrap, stdin="alice-Secret-1\n"))
+    assert "created user alice" in r.stdout
+    took = wait_status(gateways, lambda gw: topics_status(gw, "alice", "alice-Secret-1"), 200,
+                       "alice to log in")
+    assert time.monotonic() - began < 30, took
+    assert topics_status(gateways[1], "alice", "wrong") == 401
+    # The cluster holds salted credentials, never the password; each gateway's data dir none.
+    records = dict(security_records(up.bootstrap))
+    assert "scram-sha-512=" in records["user:alice"]
+    assert "alice-Secret-1" not in json.dumps(records)
+    listed = ok(command("users", "list", bootstrap=up.bootstrap)).stdout.split("\n")
+    assert "alice" in listed
+
+
+def test_an_acl_granted_and_revoked_through_the_command_applies_on_both(fleet):
+    up, gateways = fleet
+    ok(command("users", "set", "writer", bootstrap=up.bootstrap, stdin="writer-Secret-3\n"))
+    wait_status(gateways, lambda gw: topics_status(gw, "writer", "writer-Secret-3"), 200,
+                "writer to log in")
+    produce = lambda gw: produce_status(gw, "writer", "writer-Secret-3")  # noqa: E731
+    for gw in gateways:
+        assert produce(gw) == 403
+    ok(command("acls", "add", "--allow-principal", "User:writer", "--operation", "Write",
+               "--operation", "Describe", "--topic", TOPIC, bootstrap=up.bootstrap))
+    wait_status(gateways, produce, 200, "the granted Write to apply")
+    listed = ok(command("acls", "list", "--topic", TOPIC, bootstrap=up.bootstrap)).stdout
+    assert "User:writer" in listed
+    r = ok(command("acls", "remove", "--allow-principal", "User:writer", "--operation", "Write",
+                   "--topic", TOPIC, bootstrap=up.bootstrap))
+    assert "User:writer" in r.stdout
+    wait_status(gateways, produce, 403, "the revoked Write to apply")
+
+
+def test_a_quota_set_through_the_command_reaches_both_gateways(fleet):
+    up, gateways = fleet
+    ok(command("quotas", "set", "--user", "alice", "--add", "producer_byte_rate=1048576",
+               bootstrap=up.bootstrap))
+    for gw in gateways:
+        gw.wait_log("_sluice_security: quota:", timeout=APPLIED_WITHIN)
+    listed = ok(command("quotas", "list", bootstrap=up.bootstrap)).stdout
+    assert "user-principal 'alice'" in listed and "producer_byte_rate=1048576" in listed
+
+
+def test_a_record_of_an_unknown_kind_is_skipped_with_a_log_line(fleet):
+    up, gateways = fleet
+    kcat_produce(up.bootstrap, "_sluice_security", ["future-kind:x:whatever"], keyed=True)
+    for gw in gateways:
+        gw.wait_log("a record of unknown kind 'future-kind' skipped", timeout=APPLIED_WITHIN)
+    # The tail goes on: the next change still applies.
+    ok(command("users", "set", "after-unknown", bootstrap=up.bootstrap, stdin="after-Secret-7\n"))
+    wait_status(gateways, lambda gw: topics_status(gw, "after-unknown", "after-Secret-7"), 200,
+                "a user added after an unknown record to log in")
+
+
+def sqs(gw, key_id, secret):
+    return boto3.client("sqs", endpoint_url=gw.sqs_url, region_name="us-east-1",
+                        aws_access_key_id=key_id, aws_secret_access_key=secret,
+                        config=Config(retries={"max_attempts": 1}, read_timeout=60,
+                                      connect_timeout=10))
+
+
+def test_an_aws_key_added_with_the_command_signs_sqs_requests(fleet):
+    up, gateways = fleet
+    key_id, secret = "AKIASHARED000000TEST", "shared/Secret+Key0123456789abcdefghij"
+
+    def status():
+        try:
+            sqs(gateways[0], key_id, secret).list_queues()
+            return 200
+        except ClientError as e:
+            return e.response["ResponseMetadata"]["HTTPStatusCode"]
+    assert status() == 403
+    ok(command("users", "set", "sqs-admin", "--aws-access-key-id", key_id,
+               bootstrap=up.bootstrap, stdin=secret + "\n"))
+    wait_status(gateways[:1], lambda gw: status(), 200, "the key to sign requests")
+    records = dict(security_records(up.bootstrap))
+    assert records["aws-key:sqs-admin"].startswith(key_id + " ")
+    assert "sqs-admin aws-access-key-id=" + key_id in \
+        ok(command("users", "list", bootstrap=up.bootstrap)).stdout
+
+
+def test_deleting_a_user_locks_them_out_everywhere(fleet):
+    up, gateways = fleet
+    ok(command("users", "set", "leaver", bootstrap=up.bootstrap, stdin="leaver-Secret-4\n"))
+    wait_status(gateways, lambda gw: topics_status(gw, "leaver", "leaver-Secret-4"), 200,
+                "leaver to log in")
+    ok(command("users", "delete", "leaver", bootstrap=up.bootstrap))
+    wait_status(gateways, lambda gw: topics_status(gw, "leaver", "leaver-Secret-4"), 401,
+                "leaver to be locked out")
+    assert dict(security_records(up.bootstrap)).get("user:leaver", "gone") is None
+
+
+def test_a_gateway_started_later_sees_the_state_and_ignores_its_own_files(fleet, tmp_path):
+    up, _ = fleet
+    # A user of its own data dir: not used in upstream mode, and the log says so.
+    d = str(tmp_path)
+    r = subprocess.run([sluice_binary(), "users", "set", "local-only", "--data-dir", d],
+                       input="local-Secret-5\n", capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    late = Gateway(up.bootstrap, settings=SETTINGS)
+    late.data_dir = d
+    try:
+        late.start(timeout=60)
+        wait_ready(late, timeout=60)
+        # Ready means caught up: no further wait.
+        assert topics_status(late, "alice", "alice-Secret-1") == 200
+        assert topics_status(late, "leaver", "leaver-Secret-4") == 401
+        assert topics_status(late, "local-only", "local-Secret-5") == 401
+        late.wait_log("has 1 users, 0 ACLs, 0 quota entities and 0 AWS keys of its own; "
+                      "they are NOT used")
+    finally:
+        late.close()
+
+
+def test_a_gateway_killed_comes_back_with_the_same_state(fleet):
+    up, gateways = fleet
+    gw = gateways[1]
+    gw.kill()
+    gw.start(timeout=60)
+    wait_ready(gw, timeout=60)
+    assert topics_status(gw, "alice", "alice-Secret-1") == 200
+    assert topics_status(gw, "leaver", "leaver-Secret-4") == 401
+    # writer keeps Describe, lost Write.
+    assert produce_status(gw, "writer", "writer-Secret-3") == 403
+    # And it tails again: a change after the restart applies.
+    ok(command("users", "set", "comeback", bootstrap=up.bootstrap, stdin="comeback-Secret-6\n"))
+    wait_status([gw], lambda g: topics_status(g, "comeback", "comeback-Secret-6"), 200,
+                "a user added after the restart to log in")
+
+
+def test_the_command_refuses_bad_locations_clearly(tmp_path):
+    both = subprocess.run([sluice_binary(), "users", "list", "--data-dir", str(tmp_path),
+                           "--upstream", "127.0.0.1:9"], capture_output=True, text=True,
+                          timeout=30)
+    assert both.returncode == 2 and "not both" in both.stderr
+    neither = subprocess.run([sluice_binary(), "acls", "list"], capture_output=True, text=True,
+                             timeout=30)
+    assert neither.returncode == 2 and "--data-dir DIR is required" in neither.stderr
+    began = time.monotonic()
+    down = subprocess.run([sluice_binary(), "users", "list", "--upstream",
+                           unreachable_bootstrap(), "--upstream.request.timeout.ms", "2000"],
+                          capture_output=True, text=True, timeout=60)
+    assert down.returncode == 1 and "_sluice_security" in down.stderr, down.stderr
+    assert time.monotonic() - began < 30
