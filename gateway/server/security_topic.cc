@@ -1,6 +1,7 @@
 #include "gateway/server/security_topic.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -50,11 +51,13 @@ bool security_retryable(const api::backend_error& e) {
 asio::awaitable<api::backend_error> ensure_security_topic(api::client* client) {
     auto found = co_await client->admin().describe_topic(security_topic_name());
     if (found) {
-        if (found->partitions.size() != 1) {
-            co_return api::backend_error(make_error_code(api::errc::invalid_partitions),
-                                         std::string(auth::security_topic) + " has " +
-                                             std::to_string(found->partitions.size()) +
-                                             " partitions; it must have one");
+        // Made by something else (a cluster that creates topics on first use, say): every
+        // writer and reader uses partition 0 only, so it still works; said once.
+        static std::atomic<bool> warned{false};
+        if (found->partitions.size() != 1 && !warned.exchange(true)) {
+            server_log().warn("{} has {} partitions (it should have one, compacted): only "
+                              "partition 0 is used",
+                              auth::security_topic, found->partitions.size());
         }
         co_return api::backend_error{};
     }
