@@ -49,7 +49,8 @@ void security_location::check(const std::string& what) const {
 }
 
 std::string security_location_usage() {
-    return R"(With --upstream HOST:PORT[,...] instead of --data-dir, the command reads and changes
+    return R"(
+With --upstream HOST:PORT[,...] instead of --data-dir, the command reads and changes
 the state a fleet of upstream-mode gateways shares: the compacted topic _sluice_security on
 that Kafka cluster (created when missing). A change is produced with acks=all and the command
 returns once the cluster stored it; every gateway applies it within a second. Connection
