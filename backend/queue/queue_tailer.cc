@@ -304,7 +304,9 @@ api::awaitable<void> queue_service::tail(handle_ptr q) {
                         // Retention or DeleteRecords moved the log start past what we had read.
                         queue_log().warn("queue {}: partition {} was read from offset {} but its "
                                          "log now starts at {}; the messages below it are gone",
-                                         topic, d.partition, positions[static_cast<std::size_t>(d.partition)], d.log_start);
+                                         topic, d.partition,
+                                         positions[static_cast<std::size_t>(d.partition)],
+                                         d.log_start);
                         q->state.truncate_below(d.partition, d.log_start, changes);
                     }
                     continue;
