@@ -479,23 +479,26 @@ $("sign-out").addEventListener("click", async () => {
 
 let focusKey = null;
 
+function twins(key) {
+    return Array.from($("view").querySelectorAll(key.tag)).filter(
+        (el) => JSON.stringify(el.dataset) === key.data && el.getAttribute("href") === key.href);
+}
+
 function keyOf(el) {
     if (el.id) {
         return { id: el.id };
     }
-    return { tag: el.tagName, data: JSON.stringify(el.dataset), href: el.getAttribute("href") };
+    const key = { tag: el.tagName, data: JSON.stringify(el.dataset),
+                  href: el.getAttribute("href") };
+    key.nth = twins(key).indexOf(el); // the same link in two rows: which one
+    return key;
 }
 
 function findByKey(key) {
     if (key.id) {
         return document.getElementById(key.id);
     }
-    for (const el of $("view").querySelectorAll(key.tag)) {
-        if (JSON.stringify(el.dataset) === key.data && el.getAttribute("href") === key.href) {
-            return el;
-        }
-    }
-    return null;
+    return twins(key)[key.nth] || null;
 }
 
 $("view").addEventListener("focusin", (ev) => {

@@ -67,7 +67,9 @@ function drawPlot(el, note) {
         scales: { x: { time: false } },
         axes: [
             { label: "time before now (minutes:seconds)",
-              values: (u, splits) => splits.map(minutesSeconds) },
+              // Ticks on whole seconds and minutes, so that no two read the same.
+              incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600],
+              values: (u, splits) => (state.plotTicks = splits.map(minutesSeconds)) },
             { label: "lag (records)" },
         ],
         series: [{ label: "before now", value: (u, v) => (v === null ? "–" :
@@ -187,6 +189,17 @@ register("group", {
                             parts.push({ topic: a.topic, partition: p, committed_offset: -1,
                                          log_end_offset: null, lag: -1, member: m.client_id });
                         }
+                    }
+                }
+            }
+            // Where nothing is committed the group view has no end offset: the partition's own.
+            for (const o of parts) {
+                if (o.log_end_offset === null) {
+                    try {
+                        o.log_end_offset = (await api("/topics/" + enc(o.topic) + "/partitions/" +
+                                                      o.partition + "/offsets")).end_offset;
+                    } catch (e) {
+                        // not allowed, or gone: "–"
                     }
                 }
             }
