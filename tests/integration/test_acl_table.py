@@ -691,8 +691,8 @@ ACTIONS = {
         "kafka": kafka_delete_topics, "rest_v2": REST_NONE,
         "rest_v3": rest_v3_delete_topic, "ws": WS_ONLY_STREAMS,
         "sse": SSE_ONLY_READS, **sqs_both(sqs_delete),
-        "console": no("the console's purge (DELETE topic q) empties a queue: checked in "
-                      "test_console_auth, not on the table's queues")},
+        "console": no("the console's purge (DELETE topic q) empties a queue: its refusal "
+                      "is checked in test_console_auth, not on the table's queues")},
     ("CREATE", "topic"): {
         "kafka": kafka_create_topics, "rest_v2": rest_v2_produce, "rest_v3": rest_v3_produce,
         "ws": ws_produce, "sse": no("SSE never creates a topic"), **sqs_both(sqs_create),

@@ -44,7 +44,7 @@ def server(keys):
     acl_add(d.name, "User:bob", "Describe", "topic", "bobs")
     # The Kafka listener here is plaintext (User:ANONYMOUS): it only creates the topics.
     acl_add(d.name, "User:ANONYMOUS", "Create", "cluster")
-    s = Sluice(data_dir=d.name, settings=dict(keys.settings(), **{
+    s = Sluice(data_dir=d.name, sqs=True, settings=dict(keys.settings(), **{
         "http.authentication": "basic,bearer", "authorizer.enabled": "true"}))
     s.start()
     admin = AdminClient({"bootstrap.servers": s.bootstrap})
@@ -155,6 +155,8 @@ def test_the_console_actions_ask_kafkas_acls(server):
     assert r.json()["offsets"] == [{"topic": "shared", "partition": 0, "offset": 0}]
     # DELETE on the group, which she has on none.
     refused("DELETE", "/v1/console/groups/alices-group", "DELETE group alices-group", json={})
+    # Purging a queue is DELETE on its topic, which she may only read and write.
+    refused("POST", "/v1/console/queues/shared/purge", "DELETE topic shared", json={})
 
 
 # --- the console in Chromium -------------------------------------------------------------------
