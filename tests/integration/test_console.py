@@ -271,6 +271,9 @@ def test_overview_page(server, page):
     assert topics >= 2
     broker = page.eval("document.querySelector('#broker-table tbody tr').children[1].textContent")
     assert broker.endswith(":" + str(server.kafka_port)), broker
+    # Nothing but the table under the brokers' heading when they are known.
+    assert page.eval("document.getElementById('overview-brokers').textContent"
+                     ".includes('null')") is False
     mode = page.eval("document.getElementById('ov-mode').textContent")
     assert mode.startswith("upstream" if upstream_rerun_mode() else "native"), mode
     check_page(page, "overview")

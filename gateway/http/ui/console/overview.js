@@ -57,7 +57,8 @@ register("overview", {
                 (b) => row(cols, [String(b.node_id), b.host + ":" + b.port, b.rack || "–",
                                   b.node_id === info.controller_id ? "controller" : ""],
                            { dataset: { broker: String(b.node_id) } })), { id: "broker-table" }),
-                info.brokers_error ? h("p", { className: "error" }, info.brokers_error) : null);
+                ...(info.brokers_error ? [h("p", { className: "error" }, info.brokers_error)] :
+                    []));
         }
         await refresh();
         return { refresh };
