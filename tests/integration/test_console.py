@@ -349,7 +349,14 @@ def test_topic_page_partitions_configs_and_groups(server, page):
     page.wait("document.getElementById('config-result').dataset.saved === 'retention.ms'",
               "the config saved")
     assert topic_config(server, "detail", "retention.ms") == "98765"
-    check_page(page, "topic", actions=["save=retention.ms"])
+    check_page(page, "topic", actions=["save=retention.ms", "reset=retention.ms"])
+    # Reset it: back to the default for AdminClient, and the page offers no Reset any more.
+    page.eval("delete document.getElementById('config-result').dataset.saved")
+    page.click("button[data-reset='retention.ms']")
+    page.wait("document.getElementById('config-result').dataset.saved === 'retention.ms'",
+              "the config reset")
+    assert topic_config(server, "detail", "retention.ms") == "604800000"
+    assert page.eval("document.querySelector(\"button[data-reset='retention.ms']\")") is None
 
 
 def test_message_browser(server, page):
