@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,7 +79,8 @@ private:
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
     std::thread thread_;
     std::atomic<bool> stopping_{false};
-    std::atomic<bool> done_{false};
+    std::promise<void> done_;        // set when run() has returned (its consumer closed)
+    std::future<void> finished_;
     std::atomic<bool> caught_up_{false};
     mutable std::mutex reason_mutex_;
     std::string reason_ = "reading the users, ACLs, quotas and keys of _sluice_security";
