@@ -132,8 +132,10 @@ std::shared_ptr<api::consumer> open_security_consumer(api::client* client, std::
     o.client.client_id = "sluice-security";
     auto c = client->open_consumer(std::move(o), std::move(ex));
     const api::topic_partition tp{security_topic_name(), partition_id(0)};
-    c->assign({tp});
+    // The seek first: the assignment then starts there, without asking the cluster where
+    // to start (a blocking lookup that a close right after the start would wait out).
     c->seek({{tp, offset(from)}});
+    c->assign({tp});
     return c;
 }
 
