@@ -477,15 +477,40 @@ api::awaitable<api::backend_result<std::vector<api::config_entry>>>
 upstream_admin::describe_cluster_configs() {
     auto blocking_job = [rk = rk_,
                          timeout = timeout_]() -> api::backend_result<std::vector<api::config_entry>> {
-        // The BROKER resource "": Kafka answers the cluster-wide dynamic defaults set.
-        auto all = describe_configs(rk, RD_KAFKA_RESOURCE_BROKER, "", timeout);
-        if (!all) {
-            return all;
+        // librdkafka 2.0.2 crashes on a BROKER resource that is not a broker id (the cluster's
+        // "" resource): one broker's configs carry the cluster-wide defaults as synonyms.
+        auto f = fetch_metadata(rk, metadata_scope::known, {}, timeout);
+        if (f.err) {
+            return api::backend_failure(to_backend_error(f.err));
         }
-        std::erase_if(*all, [](const auto& e) {
-            return e.source != api::config_source::dynamic_default_broker;
-        });
-        return all;
+        if (f.md->broker_cnt == 0) {
+            return api::backend_failure(api::make_error_code(api::errc::backend_unavailable),
+                                        "the cluster named no broker");
+        }
+        auto configs = describe_configs(rk, RD_KAFKA_RESOURCE_BROKER,
+                                        std::to_string(f.md->brokers[0].id), timeout);
+        if (!configs) {
+            return configs;
+        }
+        std::vector<api::config_entry> out;
+        for (auto& e : *configs) {
+            const auto at = std::find_if(e.synonyms.begin(), e.synonyms.end(), [](const auto& s) {
+                return s.source == api::config_source::dynamic_default_broker;
+            });
+            if (at == e.synonyms.end()) {
+                continue;
+            }
+            api::config_entry c;
+            c.name = e.name;
+            c.value = at->value;
+            c.source = at->source;
+            c.read_only = e.read_only;
+            c.type = e.type;
+            c.documentation = std::move(e.documentation);
+            c.synonyms.assign(at, e.synonyms.end());
+            out.push_back(std::move(c));
+        }
+        return out;
     };
     auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
@@ -494,6 +519,14 @@ upstream_admin::describe_cluster_configs() {
 api::awaitable<api::backend_result<void>> upstream_admin::alter_broker_configs(
     std::optional<std::int32_t> node_id, std::vector<api::config_change> changes,
     bool validate_only) {
+    if (!node_id) {
+        // librdkafka 2.0.2 crashes on a BROKER resource that is not a broker id (the cluster's
+        // ""), and has no other way to it.
+        co_return counted(api::backend_result<void>(api::backend_failure(
+            api::make_error_code(api::errc::unsupported),
+            "the cluster-wide broker configs cannot be changed through the upstream client "
+            "(librdkafka 2.0.2 cannot address them): change them on the cluster")));
+    }
     auto blocking_job = [rk = rk_, timeout = timeout_, node_id, changes = std::move(changes),
                          validate_only]() -> api::backend_result<void> {
         if (node_id) {
