@@ -15,7 +15,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
 from kafka import KafkaAdminClient
-from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ResourcePatternFilter
+from kafka.admin import ACL, ACLFilter, ACLOperation, ACLPermissionType, ResourcePattern
+from kafka.admin import ResourcePatternFilter
 from kafka.admin import ConfigResource as KPConfigResource, ConfigResourceType, ResourceType
 from kafka.admin.acl_resource import ACLResourcePatternType
 
@@ -584,3 +585,30 @@ def test_acls_refused_without_rights(basic_auth_server):
         body = r.json()
         assert body["error_code"] == 40301 and body["message"], body
     assert kafka_acls(s) == []
+    # Broker configs need DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster.
+    base = f"/v3/clusters/{cid}"
+    bid = b_id(rest, base)
+    for r in (rest.get(base + "/broker-configs"), rest.get(f"{base}/brokers/{bid}/configs"),
+              put(rest, base + "/broker-configs/log.retention.ms", {"value": "1"}),
+              rest.post(f"{base}/brokers/{bid}/configs:alter",
+                        {"data": [{"name": "log.retention.ms", "value": "1"}]}, JSON)):
+        assert r.status_code == 403 and r.json()["error_code"] == 40301, r.text
+
+    # Given DESCRIBE on one topic (granted through Kafka by the anonymous super user), she sees
+    # that topic only, with just that operation.
+    create_topic(s, "seen", 1)
+    kp = KafkaAdminClient(bootstrap_servers=s.bootstrap, request_timeout_ms=10000)
+    try:
+        made = kp.create_acls([ACL(principal="User:alice", host="*",
+                                   operation=ACLOperation.DESCRIBE,
+                                   permission_type=ACLPermissionType.ALLOW,
+                                   resource_pattern=ResourcePattern(ResourceType.TOPIC, "seen"))])
+        assert not made["failed"], made
+    finally:
+        kp.close()
+    r = rest.get(base + "/topics/seen?include_authorized_operations=true")
+    assert r.status_code == 200 and r.json()["authorized_operations"] == ["DESCRIBE"], r.text
+    listed = rest.get(base + "/topics?include_authorized_operations=true").json()["data"]
+    assert [(t["topic_name"], t["authorized_operations"]) for t in listed] == \
+        [("seen", ["DESCRIBE"])]
+    assert rest.get(base + "/acls").status_code == 403
