@@ -386,6 +386,8 @@ def test_consumer_groups_with_lag(broker):
         g = {x["consumer_group_id"]: x for x in groups["data"]}["g1"]
         assert g["kind"] == "KafkaConsumerGroup" and g["state"] == "STABLE"
         assert g["is_simple"] is False and g["partition_assignor"]
+        assert g["type"] == "CLASSIC" and g["is_mixed_consumer_group"] is False
+        assert g["coordinator"]["related"].endswith(f"/brokers/{b_id(rest, base)}")
         assert g["consumers"]["related"].endswith(f"/v3/clusters/{cid}/consumer-groups/g1/consumers")
 
         one = rest.get(base + "/consumer-groups/g1").json()

@@ -58,7 +58,13 @@ void write_group(json::writer& w, const v3_links& l, const api::group_view& g,
     w.boolean(g.protocol_type.empty());
     w.field("partition_assignor", g.protocol);
     w.field("state", v3_group_state(g.state));
-    w.field("type", g.type);
+    // The openapi's ConsumerGroupType (CLASSIC, CONSUMER); a group of consumer members only
+    // is never mixed here (the backends name one protocol per group).
+    w.field("type", g.type == "classic"    ? std::string_view("CLASSIC")
+                    : g.type == "consumer" ? std::string_view("CONSUMER")
+                                           : std::string_view("UNKNOWN"));
+    w.key("is_mixed_consumer_group");
+    w.boolean(false);
     related(w, "coordinator", l.of_cluster() + "/brokers/" + std::to_string(coordinator));
     related(w, "consumers", self + "/consumers");
     related(w, "lag_summary", self + "/lag-summary");
@@ -424,9 +430,13 @@ boost::asio::awaitable<handler_result> v3_lag_summary(rest_context* rc, http_req
     w.field("max_lag_partition_id", max ? max->partition.value : 0);
     w.field("max_lag", max ? std::max<std::int64_t>(max->lag, 0) : 0);
     w.field("total_lag", total);
-    if (holder) {
-        related(w, "max_lag_consumer", group_url + "/consumers/" + url_segment(holder->member_id));
+    // Required by the openapi: with no member holding the partition, the REST Proxy's link
+    // names the empty consumer id too.
+    std::string holder_segment;
+    if (holder != nullptr) {
+        holder_segment = url_segment(holder->member_id);
     }
+    related(w, "max_lag_consumer", group_url + "/consumers/" + holder_segment);
     if (max) {
         related(w, "max_lag_partition", l.of_topic(max->topic.value) + "/partitions/" +
                                             std::to_string(max->partition.value));
