@@ -77,6 +77,7 @@
 #include "gateway/proxy/proxy_listener.h"
 #include "gateway/proxy/proxy_settings.h"
 #include "gateway/proxy/upstream_topology.h"
+#include "gateway/server/native_admin_stores.h"
 #include "gateway/server/upstream_metrics.h"
 #include "gateway/server/upstream_settings.h"
 #include "protocol/core/uuid.h"
@@ -662,6 +663,13 @@ int run_server(const config& given) {
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
+    // The native admin's ACLs are the authorizer's and its broker configs the Kafka front's
+    // dynamic configs (upstream mode: the cluster's).
+    const auto acl_store = make_authorizer_acl_store(*authz);
+    std::unique_ptr<backend::api::broker_config_store> broker_config_store;
+    if (dynamic) {
+        broker_config_store = make_dynamic_broker_config_store(*dynamic, native->topics());
+    }
     // The native client level (made once the Kafka listeners are bound), declared before the
     // fronts so that it outlives them.
     std::unique_ptr<backend::api::client> broker_client;
@@ -724,6 +732,8 @@ int run_server(const config& given) {
         client_opts.self.node_id = kafka_cfg.node_id;
         client_opts.self.host = kafka_cfg.advertised.host;
         client_opts.self.port = kafka_cfg.advertised.port;
+        client_opts.acls = acl_store.get();
+        client_opts.broker_configs = broker_config_store.get();
         if (client_opts.self.host.empty() && !kafka.empty()) {
             const auto ep = kafka.front()->local_endpoint();
             client_opts.self.host = ep.address().is_unspecified() ? boost::asio::ip::host_name()
