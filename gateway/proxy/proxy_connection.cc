@@ -15,6 +15,7 @@
 #include <boost/asio/write.hpp>
 
 #include "gateway/proxy/logger.h"
+#include "gateway/proxy/upstream_login.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 
@@ -29,6 +30,10 @@ constexpr std::int16_t conn_produce_key = static_cast<std::int16_t>(kafka::api_k
 constexpr std::int16_t conn_metadata_key = static_cast<std::int16_t>(kafka::api_key::metadata);
 constexpr std::int16_t conn_api_versions_key =
     static_cast<std::int16_t>(kafka::api_key::api_versions);
+constexpr std::int16_t conn_sasl_handshake_key =
+    static_cast<std::int16_t>(kafka::api_key::sasl_handshake);
+constexpr std::int16_t conn_sasl_authenticate_key =
+    static_cast<std::int16_t>(kafka::api_key::sasl_authenticate);
 /// The smallest request frame: api_key, api_version, correlation_id, client_id length.
 constexpr std::int32_t conn_min_request_bytes = 10;
 
@@ -51,7 +56,7 @@ asio::awaitable<void> conn_connect_deadline(std::shared_ptr<asio::steady_timer> 
 }  // namespace
 
 proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std::uint64_t id,
-                                   std::optional<std::int32_t> node, node_addresses to)
+                                   std::optional<std::int32_t> node, node_addresses to, bool sasl)
     : client_(std::move(socket)),
       upstream_(client_.get_executor()),
       svc_(svc),
@@ -65,7 +70,23 @@ proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std:
     boost::system::error_code ec;
     const auto peer = client_.remote_endpoint(ec);
     peer_ = ec ? std::string("?") : peer.address().to_string();
+    peer_endpoint_ = peer;
     client_.set_option(tcp::no_delay(true), ec);
+    if (svc_.chain.authorizing()) {
+        authorizer_host_ = authorizer_host(peer);
+        // APIs whose resources the proxy cannot name are not offered (never forwarded
+        // unchecked).
+        offered_.narrow_with(&authorized_versions);
+    }
+    if (sasl) {
+        login_.emplace(svc_.login, id_, peer);
+        // Before the login ApiVersions is answered here: with what the upstream offered at the
+        // last refresh (the codec's own list before the first).
+        const auto upstream = svc_.topology.upstream_versions();
+        if (!upstream.empty()) {
+            offered_.set_from_upstream(upstream);
+        }
+    }
 }
 
 void proxy_connection::stop() {
@@ -135,10 +156,13 @@ asio::awaitable<void> proxy_connection::read_loop() {
         }
         last_activity_ = std::chrono::steady_clock::now();
         const std::int32_t size = protocol::load_i32(prefix);
-        if (size < conn_min_request_bytes || size > svc_.max_request_bytes) {
+        // A bare SASL token (after SaslHandshake v0) has no request header.
+        const std::int32_t min_size =
+            login_ && login_->expects_raw_token() ? 0 : conn_min_request_bytes;
+        if (size < min_size || size > svc_.max_request_bytes) {
             proxy_log().warn("conn {} from {}: frame size {} outside [{}, {}] "
                              "(socket.request.max.bytes); closing",
-                             id_, peer_, size, conn_min_request_bytes, svc_.max_request_bytes);
+                             id_, peer_, size, min_size, svc_.max_request_bytes);
             close();
             co_return;
         }
@@ -161,6 +185,12 @@ asio::awaitable<void> proxy_connection::read_loop() {
             co_return;
         }
         last_activity_ = std::chrono::steady_clock::now();
+        if (login_ && co_await answer_login(frame, reserved)) {
+            if (closed_ || reading_done_) {
+                co_return;
+            }
+            continue;
+        }
         auto s = std::make_shared<slot>();
         s->api_key = protocol::load_i16(frame->data() + 4);
         s->version = protocol::load_i16(frame->data() + 6);
@@ -178,6 +208,10 @@ asio::awaitable<void> proxy_connection::read_loop() {
             s->ready = true;
             pending_.push_back(std::move(s));
             wake(writer_wakeup_);
+        } else if (svc_.chain.authorizing() && !authorize(*s, frame)) {
+            if (closed_) {
+                co_return;
+            }
         } else {
             bool expects_response = true;
             if (s->api_key == conn_produce_key) {
@@ -248,6 +282,20 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     if (!ec && !closed_) {
         co_await asio::async_connect(upstream_, found,
                                      asio::redirect_error(asio::use_awaitable, ec));
+    }
+    // The gateway's own login (upstream.sasl.*) before the first forwarded request, within
+    // the same deadline.
+    if (!ec && !closed_ && upstream_.is_open() && svc_.topology.login().enabled()) {
+        std::string why;
+        if (!co_await log_in_upstream(upstream_, svc_.topology.login(), why)) {
+            deadline->cancel();
+            if (!closed_) {
+                proxy_log().warn("conn {}: login to upstream {} failed: {}; closing", id_,
+                                 upstream_name_, why);
+                close();
+            }
+            co_return false;
+        }
     }
     deadline->cancel();
     if (closed_) {
@@ -333,9 +381,147 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
     }
 }
 
+bool proxy_connection::authorize(slot& s, std::shared_ptr<protocol::byte_buffer>& frame) {
+    requester who;
+    who.front = policy_front::kafka;
+    who.principal = login_ ? std::string_view(login_->principal()) : "User:ANONYMOUS";
+    who.mechanism = login_ ? std::string_view(login_->mechanism()) : std::string_view();
+    who.peer = peer_endpoint_;
+    who.host = authorizer_host_;
+    auto decided = check_request(svc_.chain, who, frame->view().subspan(4), frame);
+    if (!decided) {
+        const kafka::api_info* info = kafka::find_api(s.api_key);
+        proxy_log().warn("conn {} from {}: undecodable {} v{} request: {}; closing", id_, peer_,
+                         info ? std::string(info->name) : std::to_string(s.api_key), s.version,
+                         decided.error().message());
+        close();
+        return false;
+    }
+    switch (decided->what) {
+        case acl_decision::action::forward:
+            s.merge = std::move(decided->merge);
+            return true;
+        case acl_decision::action::forward_filtered:
+            frame = std::make_shared<protocol::byte_buffer>(decided->frame.flatten());
+            s.merge = std::move(decided->merge);
+            return true;
+        case acl_decision::action::answer:
+            queue_local(s.correlation_id, std::move(decided->frame), false,
+                        std::move(s.reserved));
+            return false;
+        case acl_decision::action::close:
+            // compat: a broker closes the connection of a refused Produce with acks=0 (no
+            // answer is due, and the client must learn it failed).
+            proxy_log().info("conn {} from {}: Produce with acks=0 refused by the ACLs; closing",
+                             id_, peer_);
+            close();
+            return false;
+    }
+    return true;
+}
+
+void proxy_connection::queue_local(std::int32_t correlation_id, protocol::writer answer,
+                                   bool close_after, request_budget::reservation reserved) {
+    auto s = std::make_shared<slot>();
+    s->correlation_id = correlation_id;
+    s->answer = std::move(answer);
+    s->close_after = close_after;
+    s->reserved = std::move(reserved);
+    s->ready = true;
+    pending_.push_back(std::move(s));
+    wake(writer_wakeup_);
+}
+
+asio::awaitable<bool> proxy_connection::answer_login(std::shared_ptr<protocol::byte_buffer> frame,
+                                                     request_budget::reservation& reserved) {
+    if (login_->expects_raw_token()) {
+        auto answer = co_await login_->raw_token(frame->view().subspan(4));
+        if (!closed_ && !answer) {
+            // compat: after a SaslHandshake v0 a failed login closes the connection unanswered
+            // (Kafka's SaslServerAuthenticator).
+            close();
+        }
+        if (!closed_) {
+            queue_local(-1, std::move(answer->frame), false, std::move(reserved));
+        }
+        co_return true;
+    }
+    const std::int16_t key = protocol::load_i16(frame->data() + 4);
+    if (login_->authenticated() && key != conn_sasl_handshake_key &&
+        key != conn_sasl_authenticate_key) {
+        co_return false;
+    }
+    protocol::reader r(frame->view().subspan(4));
+    const auto header = kafka::decode_request_header(r);
+    if (!header) {
+        proxy_log().warn("conn {} from {}: undecodable request header: {}; closing", id_, peer_,
+                         header.error().message());
+        close();
+        co_return true;
+    }
+    const std::int16_t version = header->api_version;
+    if (key == conn_sasl_handshake_key || key == conn_sasl_authenticate_key) {
+        const kafka::api_info* info = kafka::find_api(key);
+        if (version < info->min_version || version > info->max_version) {
+            queue_local(header->correlation_id,
+                        unsupported_version_answer(header->correlation_id, offered_), false,
+                        std::move(reserved));
+            co_return true;
+        }
+        login_answer a;
+        if (key == conn_sasl_handshake_key) {
+            a = login_->handshake(*header, r.rest());
+        } else {
+            a = co_await login_->authenticate(*header, r.rest());
+        }
+        if (closed_) {
+            co_return true;
+        }
+        queue_local(header->correlation_id, std::move(a.frame), a.close_after,
+                    std::move(reserved));
+        reading_done_ = a.close_after;
+        co_return true;
+    }
+    if (key == conn_api_versions_key) {
+        // Before the login: answered here (nothing goes upstream yet).
+        queue_local(header->correlation_id,
+                    api_versions_answer(header->correlation_id, version, offered_), false,
+                    std::move(reserved));
+        co_return true;
+    }
+    // compat: Kafka's SaslServerAuthenticator closes a connection that sends any other request
+    // before its SASL login completed.
+    const kafka::api_info* info = kafka::find_api(key);
+    proxy_log().warn("conn {} from {} client '{}': {} before SASL authentication; closing", id_,
+                     peer_, header->client_id.value_or(""),
+                     info ? std::string(info->name) : "API key " + std::to_string(key));
+    close();
+    co_return true;
+}
+
 bool proxy_connection::take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame) {
-    const auto response = frame->view().subspan(4);
     const kafka::api_info* info = kafka::find_api(s.api_key);
+    if (s.merge) {
+        // The ACLs' part: denied entries added to (or hidden entries taken out of) the body.
+        const auto upstream = frame->view().subspan(4);
+        const auto at = response_body_offset(upstream, info->response_header_version(s.version));
+        auto merged = at ? s.merge(upstream.subspan(*at), frame)
+                         : result<protocol::byte_buffer>(std::unexpected(at.error()));
+        if (!merged) {
+            proxy_log().warn("conn {}: malformed upstream {} v{} response from {}: {}; closing",
+                             id_, info->name, s.version, upstream_name_,
+                             merged.error().message());
+            return false;
+        }
+        auto next = std::make_shared<protocol::byte_buffer>(4 + *at + merged->size());
+        next->resize(4 + *at + merged->size());
+        protocol::store_i32(next->data(), static_cast<std::int32_t>(*at + merged->size()));
+        std::memcpy(next->data() + 4, upstream.data(), *at);
+        std::memcpy(next->data() + 4 + *at, merged->data(), merged->size());
+        frame = std::move(next);
+        s.merge = nullptr;
+    }
+    const auto response = frame->view().subspan(4);
     if (!rewrites_response(s.api_key, s.version)) {
         s.raw = std::move(frame);
         return true;
@@ -387,7 +573,7 @@ asio::awaitable<void> proxy_connection::write_loop() {
             } else if (s->answer) {
                 ok = co_await write_answer(*s->answer);
             }
-            if (!ok) {
+            if (!ok || s->close_after) {
                 close();
             }
             last_activity_ = std::chrono::steady_clock::now();

@@ -37,6 +37,8 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "gateway/core/request_budget.h"
+#include "gateway/proxy/client_login.h"
+#include "gateway/proxy/request_acls.h"
 #include "gateway/proxy/response_rewrite.h"
 #include "gateway/proxy/upstream_topology.h"
 #include "protocol/core/bytes.h"
@@ -52,14 +54,19 @@ struct proxy_services {
     std::chrono::milliseconds idle_timeout{600000};  // connections.max.idle.ms
     /// An upstream response larger than this is taken as malformed.
     std::int64_t max_response_bytes = std::int64_t{1} << 30;
+    /// SASL termination on the SASL listeners (users, mechanisms, failure limiter).
+    client_login_services login{};
+    /// ACLs on forwarded requests (request_acls.h) when its authorizer is on.
+    policy_chain chain{};
 };
 
 class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
 public:
     /// `node`: the upstream node this port serves, or nullopt for the bootstrap port. `to`:
-    /// where this listener serves each node (the rewritten addresses).
+    /// where this listener serves each node (the rewritten addresses). `sasl`: the listener
+    /// is SASL_PLAINTEXT: the client logs in here before anything is forwarded.
     proxy_connection(boost::asio::ip::tcp::socket socket, proxy_services& svc, std::uint64_t id,
-                     std::optional<std::int32_t> node, node_addresses to);
+                     std::optional<std::int32_t> node, node_addresses to, bool sasl = false);
 
     /// Serves the connection until it ends. Never throws.
     boost::asio::awaitable<void> run();
@@ -77,6 +84,8 @@ private:
         bool ready = false;
         std::shared_ptr<protocol::byte_buffer> raw;  // the upstream's frame, size included
         std::optional<protocol::writer> answer;     // or a frame made here
+        bool close_after = false;                   // the connection closes once written
+        response_merge merge;  // the denied part added to (or hidden from) the upstream's answer
         request_budget::reservation reserved;
     };
 
@@ -89,6 +98,17 @@ private:
     /// Turns an upstream response frame into the slot's answer; false: malformed (closed).
     bool take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame);
     boost::asio::awaitable<bool> write_answer(const protocol::writer& w);
+    /// On a SASL listener: answers the login's requests (and ApiVersions before it) here.
+    /// True: `frame` was answered locally (a slot queued) or the connection ends (closed_ or
+    /// reading_done_ set); false: it goes on upstream.
+    boost::asio::awaitable<bool> answer_login(std::shared_ptr<protocol::byte_buffer> frame,
+                                              request_budget::reservation& reserved);
+    /// With the authorizer on: decides the request (request_acls.h). True: forward `frame`
+    /// (replaced when the denied part was taken out); false: answered here or closed.
+    bool authorize(slot& s, std::shared_ptr<protocol::byte_buffer>& frame);
+    /// Queues a frame made here as the next answer in request order.
+    void queue_local(std::int32_t correlation_id, protocol::writer answer, bool close_after,
+                     request_budget::reservation reserved);
     void close();
     void wake(boost::asio::steady_timer& t) { t.cancel(); }
 
@@ -99,8 +119,12 @@ private:
     std::optional<std::int32_t> node_;
     node_addresses to_;
     std::string peer_;
+    boost::asio::ip::tcp::endpoint peer_endpoint_;
+    std::string authorizer_host_;  // the ACLs' host of the peer
     std::string upstream_name_;  // host:port, for log lines
     offered_apis offered_;
+    std::optional<client_login> login_;  // SASL listeners only
+    bool reading_done_ = false;          // a local answer closes the connection after it
     std::deque<std::shared_ptr<slot>> pending_;   // every answered request, in request order
     std::deque<std::shared_ptr<slot>> awaiting_;  // forwarded, upstream response not read yet
     /// Correlation ids of the last Produce requests with acks=0 (no answer due; a mock
