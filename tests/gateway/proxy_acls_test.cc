@@ -384,5 +384,35 @@ TEST_F(ProxyAcls, MetadataOmitsOrMarksWhatMayNotBeDescribed) {
     EXPECT_EQ(merged.topics[1].error_code, error_code::topic_authorization_failed);
 }
 
+TEST_F(ProxyAcls, ConfigResourcesAreDecidedByType) {
+    kafka::describe_configs_request req;
+    for (const auto& [type, name] : std::vector<std::pair<std::int8_t, std::string>>{
+             {2, "ok"}, {2, "secret"}, {4, "1"}, {32, "g"}}) {
+        auto& r = req.resources.emplace_back();
+        r.resource_type = type;
+        r.resource_name = name;
+    }
+    // alice has no DESCRIBE_CONFIGS anywhere: answered here, each with its type's error.
+    const auto resp =
+        proxy_acl_answer<kafka::describe_configs_response>(decide(proxy_acl_frame(req, 4)), 4);
+    ASSERT_EQ(resp.results.size(), 4u);
+    EXPECT_EQ(resp.results[0].error_code, error_code::topic_authorization_failed);
+    EXPECT_EQ(resp.results[2].error_code, error_code::cluster_authorization_failed);
+    EXPECT_EQ(resp.results[3].error_code, error_code::group_authorization_failed);
+    // Granted on "ok": that one goes upstream, the others come back refused.
+    std::vector<auth::acl_binding> more{
+        proxy_allow(resource_type::topic, "ok", acl_operation::describe_configs)};
+    for (const auto& r : authz_->create_acls(more)) {
+        ASSERT_FALSE(r.has_value()) << *r;
+    }
+    const auto d = decide(proxy_acl_frame(req, 4));
+    const auto sent = proxy_acl_forwarded<kafka::describe_configs_request>(d, 4);
+    ASSERT_EQ(sent.resources.size(), 1u);
+    EXPECT_EQ(sent.resources[0].resource_name, "ok");
+    kafka::describe_configs_response upstream;
+    upstream.results.emplace_back().resource_name = "ok";
+    EXPECT_EQ(proxy_acl_merged(d, upstream, 4).results.size(), 4u);
+}
+
 }  // namespace
 }  // namespace sluice::gateway::proxy
