@@ -18,6 +18,7 @@
 #include "gateway/proxy/upstream_login.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
+#include "protocol/kafka/messages/produce.h"
 
 namespace sluice::gateway::proxy {
 namespace asio = boost::asio;
@@ -30,6 +31,7 @@ constexpr std::int16_t conn_produce_key = static_cast<std::int16_t>(kafka::api_k
 constexpr std::int16_t conn_metadata_key = static_cast<std::int16_t>(kafka::api_key::metadata);
 constexpr std::int16_t conn_api_versions_key =
     static_cast<std::int16_t>(kafka::api_key::api_versions);
+constexpr std::int16_t conn_fetch_key = static_cast<std::int16_t>(kafka::api_key::fetch);
 constexpr std::int16_t conn_sasl_handshake_key =
     static_cast<std::int16_t>(kafka::api_key::sasl_handshake);
 constexpr std::int16_t conn_sasl_authenticate_key =
@@ -51,6 +53,19 @@ asio::awaitable<void> conn_connect_deadline(std::shared_ptr<asio::steady_timer> 
     if (!ec) {
         s->close(ec);
     }
+}
+
+/// The client_id of a request frame (size prefix included; every request header from v1 has
+/// it at the same place), or empty.
+std::string_view conn_client_id(const protocol::byte_buffer& frame) {
+    if (frame.size() < 14) {
+        return {};
+    }
+    const std::int16_t n = protocol::load_i16(frame.data() + 12);
+    if (n <= 0 || static_cast<std::size_t>(n) > frame.size() - 14) {
+        return {};
+    }
+    return {reinterpret_cast<const char*>(frame.data() + 14), static_cast<std::size_t>(n)};
 }
 
 }  // namespace
@@ -145,6 +160,21 @@ asio::awaitable<void> proxy_connection::read_loop() {
     std::byte prefix[4];
     while (!closed_ && !stopping_) {
         boost::system::error_code ec;
+        // A quota throttled an earlier request: read nothing until the throttle time is over
+        // (KIP-219's muted channel), as the broker mode does; each response written wakes
+        // the wait, which then goes on.
+        // (No clock read unless a quota throttled this connection.)
+        if (muted_until_ != std::chrono::steady_clock::time_point{}) {
+            while (!closed_ && !stopping_ && std::chrono::steady_clock::now() < muted_until_) {
+                reader_wakeup_.expires_at(muted_until_);
+                co_await reader_wakeup_.async_wait(
+                    asio::redirect_error(asio::use_awaitable, ec));
+            }
+            muted_until_ = {};
+            if (closed_ || stopping_) {
+                co_return;
+            }
+        }
         co_await asio::async_read(client_, asio::buffer(prefix, 4),
                                   asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
@@ -218,6 +248,13 @@ asio::awaitable<void> proxy_connection::read_loop() {
                 protocol::reader r(frame->view().subspan(4));
                 if (kafka::decode_request_header(r)) {
                     expects_response = produce_expects_response(s->version, r.rest());
+                }
+            }
+            if (svc_.chain.metering()) {
+                if (s->api_key == conn_produce_key) {
+                    meter_produce(*s, *frame);
+                } else if (s->api_key == conn_fetch_key) {
+                    s->client_id = conn_client_id(*frame);
                 }
             }
             if (!upstream_open_ && !co_await connect_upstream()) {
@@ -381,13 +418,88 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
     }
 }
 
-bool proxy_connection::authorize(slot& s, std::shared_ptr<protocol::byte_buffer>& frame) {
+requester proxy_connection::requester_of(std::string_view client_id) const {
     requester who;
     who.front = policy_front::kafka;
     who.principal = login_ ? std::string_view(login_->principal()) : "User:ANONYMOUS";
     who.mechanism = login_ ? std::string_view(login_->mechanism()) : std::string_view();
     who.peer = peer_endpoint_;
     who.host = authorizer_host_;
+    who.client_id = client_id;
+    return who;
+}
+
+void proxy_connection::throttle(slot& s, std::chrono::milliseconds delay,
+                                std::int16_t kip219_version) {
+    if (delay.count() <= 0) {
+        return;
+    }
+    const auto until = std::chrono::steady_clock::now() + delay;
+    muted_until_ = std::max(muted_until_, until);
+    if (s.version < kip219_version) {
+        s.not_before = until;
+    }
+}
+
+void proxy_connection::meter_produce(slot& s, const protocol::byte_buffer& frame) {
+    // Kafka counts a Produce request's size against producer_byte_rate.
+    const auto delay =
+        svc_.chain.record(requester_of(conn_client_id(frame)),
+                          auth::quota_kind::producer_byte_rate, static_cast<double>(frame.size()));
+    if (delay.count() <= 0) {
+        return;
+    }
+    throttle(s, delay, 6);
+    if (s.version < 1) {
+        return;  // no throttle_time_ms before v1
+    }
+    // throttle_time_ms in the answer, after the ACLs' merge when there is one.
+    const auto ms = static_cast<std::int32_t>(delay.count());
+    s.merge = [inner = std::move(s.merge), version = s.version, ms](
+                  protocol::bytes_view body,
+                  std::shared_ptr<const void> owner) -> result<protocol::byte_buffer> {
+        protocol::byte_buffer merged;
+        if (inner) {
+            auto r = inner(body, std::move(owner));
+            if (!r) {
+                return r;
+            }
+            merged = std::move(*r);
+            body = merged.view();
+        }
+        protocol::reader rd(body);
+        kafka::produce_response resp;
+        resp.decode(rd, version);
+        if (!rd.ok()) {
+            return std::unexpected(rd.error());
+        }
+        resp.throttle_time_ms = std::max(resp.throttle_time_ms, ms);
+        protocol::writer w;
+        resp.encode(w, version);
+        return w.flatten();
+    };
+}
+
+void proxy_connection::meter_fetch(slot& s, protocol::byte_buffer& frame, std::size_t body_at) {
+    // Kafka counts a Fetch response's size against consumer_byte_rate.
+    const auto delay =
+        svc_.chain.record(requester_of(s.client_id), auth::quota_kind::consumer_byte_rate,
+                          static_cast<double>(frame.size()));
+    if (delay.count() <= 0) {
+        return;
+    }
+    throttle(s, delay, 8);
+    // throttle_time_ms leads the body from v1: set in place (the upstream's own, if larger,
+    // stays).
+    std::byte* at = frame.data() + 4 + body_at;
+    if (s.version >= 1 && frame.size() >= 4 + body_at + 4) {
+        const auto ms = static_cast<std::int32_t>(delay.count());
+        protocol::store_i32(at, std::max(protocol::load_i32(at), ms));
+    }
+}
+
+bool proxy_connection::authorize(slot& s, std::shared_ptr<protocol::byte_buffer>& frame) {
+    const requester who = requester_of({});
     auto decided = check_request(svc_.chain, who, frame->view().subspan(4), frame);
     if (!decided) {
         const kafka::api_info* info = kafka::find_api(s.api_key);
@@ -501,6 +613,13 @@ asio::awaitable<bool> proxy_connection::answer_login(std::shared_ptr<protocol::b
 
 bool proxy_connection::take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame) {
     const kafka::api_info* info = kafka::find_api(s.api_key);
+    if (s.api_key == conn_fetch_key && svc_.chain.metering()) {
+        const auto at = response_body_offset(frame->view().subspan(4),
+                                             info->response_header_version(s.version));
+        if (at) {
+            meter_fetch(s, *frame, *at);
+        }
+    }
     if (s.merge) {
         // The ACLs' part: denied entries added to (or hidden entries taken out of) the body.
         const auto upstream = frame->view().subspan(4);
@@ -562,6 +681,17 @@ asio::awaitable<void> proxy_connection::write_loop() {
     while (true) {
         while (!closed_ && !pending_.empty() && pending_.front()->ready) {
             auto s = pending_.front();
+            if (s->not_before != std::chrono::steady_clock::time_point{} &&
+                s->not_before > std::chrono::steady_clock::now()) {
+                // compat: a client older than KIP-219 does not back off by itself, so its
+                // throttled answer waits out the throttle time (what follows it waits too).
+                asio::steady_timer delay(client_.get_executor(), s->not_before);
+                boost::system::error_code ec;
+                co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                if (closed_) {
+                    break;
+                }
+            }
             pending_.pop_front();
             wake(reader_wakeup_);
             bool ok = true;

@@ -87,6 +87,10 @@ private:
         bool close_after = false;                   // the connection closes once written
         response_merge merge;  // the denied part added to (or hidden from) the upstream's answer
         request_budget::reservation reserved;
+        /// Quotas (only when the chain meters): a Fetch's quota client id; the answer waits
+        /// until then (a client older than KIP-219 does not back off by itself).
+        std::string client_id;
+        std::chrono::steady_clock::time_point not_before{};
     };
 
     boost::asio::awaitable<void> read_loop();
@@ -109,6 +113,17 @@ private:
     /// Queues a frame made here as the next answer in request order.
     void queue_local(std::int32_t correlation_id, protocol::writer answer, bool close_after,
                      request_budget::reservation reserved);
+    /// The chain's view of the client (its login's principal, address, `client_id`).
+    requester requester_of(std::string_view client_id) const;
+    /// Quotas: a throttle time earned by slot `s` (request `version` of `api_key`): the
+    /// connection reads nothing until it is over (KIP-219's muted channel) and, before
+    /// `kip219_version`, the answer waits as long.
+    void throttle(slot& s, std::chrono::milliseconds delay, std::int16_t kip219_version);
+    /// Quotas on a Produce about to be forwarded (producer_byte_rate over its size).
+    void meter_produce(slot& s, const protocol::byte_buffer& frame);
+    /// Quotas on a Fetch answer (consumer_byte_rate over its size); `body_at`: where its body
+    /// starts in the frame after the size prefix.
+    void meter_fetch(slot& s, protocol::byte_buffer& frame, std::size_t body_at);
     void close();
     void wake(boost::asio::steady_timer& t) { t.cancel(); }
 
@@ -135,6 +150,7 @@ private:
     boost::asio::steady_timer reader_wakeup_;
     boost::asio::steady_timer idle_timer_;
     std::chrono::steady_clock::time_point last_activity_;
+    std::chrono::steady_clock::time_point muted_until_{};  // a quota's throttle time
     bool upstream_open_ = false;
     bool closed_ = false;
     bool reader_done_ = false;

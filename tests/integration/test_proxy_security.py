@@ -12,9 +12,11 @@ asks them) a principal without rights gets TOPIC_AUTHORIZATION_FAILED on produce
 GROUP_AUTHORIZATION_FAILED on a group while alice and bob, granted, produce and consume on the
 same listener; a Produce naming an allowed and a denied topic goes up without the denied one and
 the answer has both; an API the proxy cannot name resources in is neither advertised nor
-forwarded.
+forwarded. A second gateway with producer and consumer quotas holds a producer and a consumer
+through its proxy near the quota, and they see throttle_time_ms.
 
-One native SASL upstream and one gateway for the whole file (module fixture).
+One native SASL upstream and one gateway with the authorizer on for the whole file (module
+fixtures), the quota gateway beside it.
 """
 import re
 import struct
@@ -339,3 +341,85 @@ def test_an_api_without_named_resources_is_not_forwarded(proxy):
         assert struct.unpack(">ih", body[:6]) == (21, 35)
         s.sendall(metadata_v1_all(correlation_id=22))
         assert struct.unpack(">i", read_frame(s)[:4])[0] == 22
+
+
+# --- quotas ---------------------------------------------------------------------------------------
+QUOTA = 300_000  # bytes/s, the default client's producer and consumer quota at the gateway
+QUOTA_SECONDS = 4
+QUOTA_TOPIC = "sec-proxy-quota"
+
+
+@pytest.fixture(scope="module")
+def metered(proxy):
+    """A second gateway over the same upstream: a PLAINTEXT proxy listener, no authorizer, and
+    producer and consumer quotas for every client."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": proxy.upstream.bootstrap})
+    admin.create_topics([NewTopic(QUOTA_TOPIC, 1, 1)])[QUOTA_TOPIC].result(30)
+    g = Gateway(proxy.upstream_sasl, args=["--kafka", "127.0.0.1:0"],
+                settings={"upstream.security.protocol": "SASL_PLAINTEXT",
+                          "upstream.sasl.mechanism": "SCRAM-SHA-256",
+                          "upstream.sasl.username": GATEWAY_USER,
+                          "upstream.sasl.password": GATEWAY_PASSWORD,
+                          "quota.producer.default": QUOTA, "quota.consumer.default": QUOTA})
+    g.start()
+    try:
+        g.wait_log(" served on 127.0.0.1:", timeout=30)
+        yield f"127.0.0.1:{listener_port(g, 'kafka')}"
+    finally:
+        g.close()
+
+
+def test_a_producer_through_the_proxy_is_held_to_its_quota(metered):
+    from confluent_kafka import Producer
+    throttles, errors = [], []
+    p = Producer({"bootstrap.servers": metered, "acks": "1", "linger.ms": 5,
+                  "batch.size": 131072, "queue.buffering.max.kbytes": 256,
+                  "throttle_cb": lambda ev: throttles.append(ev.throttle_time)})
+    value = b"x" * 1000
+    p.produce(QUOTA_TOPIC, value, partition=0)
+    assert p.flush(30) == 0
+    sent, start = 0, time.monotonic()
+    while time.monotonic() - start < QUOTA_SECONDS:
+        try:
+            p.produce(QUOTA_TOPIC, value, partition=0,
+                      on_delivery=lambda err, msg: errors.append(err) if err else None)
+            sent += len(value)
+        except BufferError:
+            p.poll(0.05)
+            continue
+        p.poll(0)
+    assert p.flush(60) == 0
+    rate = sent / (time.monotonic() - start)
+    assert not errors, errors[:3]
+    # throttle_time_ms reached the client, and the gateway held it near the quota (the client
+    # alone goes many times faster on loopback).
+    assert throttles and max(throttles) > 0, "the producer never saw throttle_time_ms"
+    assert rate < 1.5 * QUOTA, f"{rate:.0f} B/s through a {QUOTA} B/s quota"
+
+
+def test_a_consumer_through_the_proxy_is_held_to_its_quota(proxy, metered):
+    from confluent_kafka import Producer
+    # Written straight to the upstream: more than the run can read at the quota.
+    p = Producer({"bootstrap.servers": proxy.upstream.bootstrap, "linger.ms": 5,
+                  "batch.size": 16384})
+    for _ in range(3000):
+        p.produce(QUOTA_TOPIC, b"y" * 1000, partition=0)
+        p.poll(0)
+    assert p.flush(60) == 0
+    throttles, got = [], 0
+    c = Consumer({"bootstrap.servers": metered, "group.id": "sec-proxy-quota",
+                  "enable.auto.commit": False,
+                  "throttle_cb": lambda ev: throttles.append(ev.throttle_time)})
+    c.assign([TopicPartition(QUOTA_TOPIC, 0, 0)])
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < QUOTA_SECONDS:
+            m = c.poll(0.1)
+            if m is not None and m.error() is None:
+                got += len(m.value())
+    finally:
+        c.close()
+    assert got > 0
+    assert throttles and max(throttles) > 0, "the consumer never saw throttle_time_ms"
+    assert got < 2 * QUOTA * QUOTA_SECONDS, f"read {got} bytes in {QUOTA_SECONDS} s"
