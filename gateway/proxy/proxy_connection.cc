@@ -13,7 +13,12 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
+#include "gateway/policy/tls_handshake.h"
 #include "gateway/proxy/logger.h"
 #include "gateway/proxy/upstream_login.h"
 #include "protocol/kafka/api_table.h"
@@ -71,7 +76,8 @@ std::string_view conn_client_id(const protocol::byte_buffer& frame) {
 }  // namespace
 
 proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std::uint64_t id,
-                                   std::optional<std::int32_t> node, node_addresses to, bool sasl)
+                                   std::optional<std::int32_t> node, node_addresses to, bool sasl,
+                                   std::shared_ptr<auth::tls_server_context> tls)
     : client_(std::move(socket)),
       upstream_(client_.get_executor()),
       svc_(svc),
@@ -87,6 +93,10 @@ proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std:
     peer_ = ec ? std::string("?") : peer.address().to_string();
     peer_endpoint_ = peer;
     client_.set_option(tcp::no_delay(true), ec);
+    if (tls) {
+        tls_context_ = std::move(tls);
+        tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(client_, tls_context_->ssl);
+    }
     if (svc_.chain.authorizing()) {
         authorizer_host_ = authorizer_host(peer);
         // APIs whose resources the proxy cannot name are not offered (never forwarded
@@ -142,6 +152,10 @@ asio::awaitable<void> proxy_connection::run() {
     auto self = shared_from_this();
     proxy_log().debug("conn {}: accepted from {} for {}", id_, peer_,
                       node_ ? "node " + std::to_string(*node_) : std::string("bootstrap"));
+    if (tls_ && !co_await tls_handshake()) {
+        close();
+        co_return;
+    }
     auto ex = co_await asio::this_coro::executor;
     asio::co_spawn(ex, idle_watchdog(), asio::detached);
     asio::co_spawn(ex, write_loop(), asio::detached);
@@ -175,8 +189,7 @@ asio::awaitable<void> proxy_connection::read_loop() {
                 co_return;
             }
         }
-        co_await asio::async_read(client_, asio::buffer(prefix, 4),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_await read_client(asio::buffer(prefix, 4), ec);
         if (ec) {
             if (!conn_quiet_end(ec)) {
                 proxy_log().debug("conn {}: read failed: {}", id_, ec.message());
@@ -206,8 +219,7 @@ asio::awaitable<void> proxy_connection::read_loop() {
         auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size) + 4);
         frame->resize(static_cast<std::size_t>(size) + 4);
         std::memcpy(frame->data(), prefix, 4);
-        co_await asio::async_read(client_, asio::buffer(frame->data() + 4, frame->size() - 4),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_await read_client(asio::buffer(frame->data() + 4, frame->size() - 4), ec);
         if (ec) {
             proxy_log().debug("conn {}: connection ended inside a {}-byte frame: {}", id_, size,
                               ec.message());
@@ -421,12 +433,65 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
 requester proxy_connection::requester_of(std::string_view client_id) const {
     requester who;
     who.front = policy_front::kafka;
-    who.principal = login_ ? std::string_view(login_->principal()) : "User:ANONYMOUS";
+    who.principal = login_                   ? std::string_view(login_->principal())
+                    : !tls_principal_.empty() ? std::string_view(tls_principal_)
+                                              : std::string_view("User:ANONYMOUS");
     who.mechanism = login_ ? std::string_view(login_->mechanism()) : std::string_view();
     who.peer = peer_endpoint_;
     who.host = authorizer_host_;
     who.client_id = client_id;
     return who;
+}
+
+asio::awaitable<bool> proxy_connection::tls_handshake() {
+    const std::string who = fmt::format("conn {} from {}", id_, peer_);
+    const audit_source source{"User:ANONYMOUS", audit_client_of(peer_endpoint_), "kafka"};
+    if (!co_await bounded_tls_handshake(*tls_, client_, shared_from_this(), proxy_log(), who,
+                                        source)) {
+        co_return false;
+    }
+    if (login_) {
+        co_return true;  // SASL_SSL: the principal comes from the SASL login
+    }
+    // SSL: the client certificate's principal (none: User:ANONYMOUS, as Kafka has it).
+    auto principal = tls_client_principal(*tls_context_, tls_->native_handle(), who, source);
+    if (!principal) {
+        co_return false;
+    }
+    tls_principal_ = std::move(*principal);
+    co_return true;
+}
+
+asio::awaitable<void> proxy_connection::read_client(asio::mutable_buffer b,
+                                                    boost::system::error_code& ec) {
+    if (!tls_) {
+        co_await asio::async_read(client_, b, asio::redirect_error(asio::use_awaitable, ec));
+        co_return;
+    }
+    // compat: as the broker mode (gateway/kafka/connection.cc): librdkafka writes a request
+    // as several TLS records; TCP_QUICKACK after each one read keeps delayed ACKs from
+    // holding the next back ~40 ms under Nagle.
+    const int one = 1;
+    while (b.size() > 0) {
+        const std::size_t n =
+            co_await tls_->async_read_some(b, asio::redirect_error(asio::use_awaitable, ec));
+        ::setsockopt(client_.native_handle(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+        if (ec) {
+            co_return;
+        }
+        b += n;
+    }
+}
+
+template <typename Buffers>
+asio::awaitable<void> proxy_connection::write_client(const Buffers& buffers,
+                                                     boost::system::error_code& ec) {
+    if (tls_) {
+        co_await asio::async_write(*tls_, buffers, asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+        co_await asio::async_write(client_, buffers,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+    }
 }
 
 void proxy_connection::throttle(slot& s, std::chrono::milliseconds delay,
@@ -697,8 +762,7 @@ asio::awaitable<void> proxy_connection::write_loop() {
             bool ok = true;
             if (s->raw) {
                 boost::system::error_code ec;
-                co_await asio::async_write(client_, asio::buffer(s->raw->data(), s->raw->size()),
-                                           asio::redirect_error(asio::use_awaitable, ec));
+                co_await write_client(asio::buffer(s->raw->data(), s->raw->size()), ec);
                 ok = !ec;
             } else if (s->answer) {
                 ok = co_await write_answer(*s->answer);
@@ -737,7 +801,7 @@ asio::awaitable<bool> proxy_connection::write_answer(const protocol::writer& w) 
         pieces.emplace_back(buf.data() + from, buf.size() - from);
     }
     boost::system::error_code ec;
-    co_await asio::async_write(client_, pieces, asio::redirect_error(asio::use_awaitable, ec));
+    co_await write_client(pieces, ec);
     co_return !ec;
 }
 

@@ -34,8 +34,10 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "auth/tls/tls_context.h"
 #include "gateway/core/request_budget.h"
 #include "gateway/proxy/client_login.h"
 #include "gateway/proxy/request_acls.h"
@@ -64,9 +66,12 @@ class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
 public:
     /// `node`: the upstream node this port serves, or nullopt for the bootstrap port. `to`:
     /// where this listener serves each node (the rewritten addresses). `sasl`: the listener
-    /// is SASL_PLAINTEXT: the client logs in here before anything is forwarded.
+    /// is SASL_PLAINTEXT or SASL_SSL: the client logs in here before anything is forwarded.
+    /// `tls`: the context of an SSL or SASL_SSL listener (the handshake comes first; on SSL
+    /// the client certificate's principal is the connection's), null for plaintext.
     proxy_connection(boost::asio::ip::tcp::socket socket, proxy_services& svc, std::uint64_t id,
-                     std::optional<std::int32_t> node, node_addresses to, bool sasl = false);
+                     std::optional<std::int32_t> node, node_addresses to, bool sasl = false,
+                     std::shared_ptr<auth::tls_server_context> tls = nullptr);
 
     /// Serves the connection until it ends. Never throws.
     boost::asio::awaitable<void> run();
@@ -124,6 +129,15 @@ private:
     /// Quotas on a Fetch answer (consumer_byte_rate over its size); `body_at`: where its body
     /// starts in the frame after the size prefix.
     void meter_fetch(slot& s, protocol::byte_buffer& frame, std::size_t body_at);
+    /// TLS listeners: the handshake and, on SSL, the certificate's principal; false: closed.
+    boost::asio::awaitable<bool> tls_handshake();
+    /// Reads exactly `b` from the client (through TLS on TLS listeners).
+    boost::asio::awaitable<void> read_client(boost::asio::mutable_buffer b,
+                                             boost::system::error_code& ec);
+    /// Writes every byte of `buffers` to the client (through TLS on TLS listeners).
+    template <typename Buffers>
+    boost::asio::awaitable<void> write_client(const Buffers& buffers,
+                                              boost::system::error_code& ec);
     void close();
     void wake(boost::asio::steady_timer& t) { t.cancel(); }
 
@@ -139,6 +153,10 @@ private:
     std::string upstream_name_;  // host:port, for log lines
     offered_apis offered_;
     std::optional<client_login> login_;  // SASL listeners only
+    std::shared_ptr<auth::tls_server_context> tls_context_;
+    /// TLS listeners: the stream over client_ (which keeps the socket for close and stop).
+    std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
+    std::string tls_principal_;  // SSL listeners: the client certificate's ("User:...")
     bool reading_done_ = false;          // a local answer closes the connection after it
     std::deque<std::shared_ptr<slot>> pending_;   // every answered request, in request order
     std::deque<std::shared_ptr<slot>> awaiting_;  // forwarded, upstream response not read yet

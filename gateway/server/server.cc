@@ -254,9 +254,9 @@ void add_native_metrics(metrics_registry& metrics, backend::native::native_backe
 }
 
 /// The configuration upstream mode runs with: a Kafka listener given explicitly (a flag, --set,
-/// the config file) serves the Kafka proxy (gateway/proxy; PLAINTEXT and SASL_PLAINTEXT so
-/// far: TLS termination is still to come); one from a SLUICE_* variable is taken as a
-/// default, as the container image's SLUICE_LISTENERS is, and turned off like the default.
+/// the config file) serves the Kafka proxy (gateway/proxy: every listener protocol, TLS and
+/// SASL terminated at the gateway); one from a SLUICE_* variable is taken as a default, as the
+/// container image's SLUICE_LISTENERS is, and turned off like the default.
 /// The SQS front runs when given explicitly (see below).
 config upstream_mode_config(const config& given) {
     auto explicit_origin = [&](const std::string& key) {
@@ -264,18 +264,7 @@ config upstream_mode_config(const config& given) {
         return !from.empty() && !from.starts_with("SLUICE_");
     };
     config c = given;
-    if (!given.kafka.empty() && explicit_origin("listeners")) {
-        for (const auto& l : given.kafka) {
-            if (l.protocol != security_protocol::plaintext &&
-                l.protocol != security_protocol::sasl_plaintext) {
-                const std::string from = given.origin("listeners");
-                throw config_error((from == "--kafka" ? from : std::string("listeners")) +
-                                   ": " + l.to_string() +
-                                   ": the Kafka proxy of upstream mode (--upstream) serves "
-                                   "PLAINTEXT and SASL_PLAINTEXT listeners only yet");
-            }
-        }
-    } else {
+    if (given.kafka.empty() || !explicit_origin("listeners")) {
         c.kafka.clear();
     }
     // The SQS front is served when asked for explicitly (a flag, --set, the config file): one
@@ -706,7 +695,9 @@ int run_server(const config& given) {
             proxies.push_back(std::make_unique<proxy::proxy_listener>(
                 pool, tracker, metrics, *proxy_svc, where.where,
                 i == 0 ? proxy_cfg.node_port_base : 0, kafka_cfg.advertised.host,
-                where.protocol == security_protocol::sasl_plaintext));
+                where.protocol == security_protocol::sasl_plaintext ||
+                    where.protocol == security_protocol::sasl_ssl,
+                kafka_tls[i]));
             ep = proxies.back()->local_endpoint();
             topology->subscribe(
                 [l = proxies.back().get()](const auto& brokers) { l->brokers_changed(brokers); });

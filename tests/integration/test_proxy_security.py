@@ -13,10 +13,11 @@ GROUP_AUTHORIZATION_FAILED on a group while alice and bob, granted, produce and 
 same listener; a Produce naming an allowed and a denied topic goes up without the denied one and
 the answer has both; an API the proxy cannot name resources in is neither advertised nor
 forwarded. A second gateway with producer and consumer quotas holds a producer and a consumer
-through its proxy near the quota, and they see throttle_time_ms.
+through its proxy near the quota, and they see throttle_time_ms. A third one serves the proxy on
+SSL and SASL_SSL listeners (TLS terminated at the gateway).
 
 One native SASL upstream and one gateway with the authorizer on for the whole file (module
-fixtures), the quota gateway beside it.
+fixtures), the quota and TLS gateways beside it.
 """
 import re
 import struct
@@ -423,3 +424,52 @@ def test_a_consumer_through_the_proxy_is_held_to_its_quota(proxy, metered):
     assert got > 0
     assert throttles and max(throttles) > 0, "the consumer never saw throttle_time_ms"
     assert got < 2 * QUOTA * QUOTA_SECONDS, f"read {got} bytes in {QUOTA_SECONDS} s"
+
+
+# --- TLS termination ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tls_proxy(proxy, tmp_path_factory):
+    """A third gateway over the same upstream: the proxy on an SSL and a SASL_SSL listener
+    (the broker mode's ssl.* settings), no authorizer. Yields (pki, ssl port, sasl_ssl port)."""
+    from tls_support import Pki
+    pki = Pki(tmp_path_factory.mktemp("proxy-pki"))
+    g = Gateway(proxy.upstream_sasl,
+                args=["--kafka", "SSL://127.0.0.1:0", "--kafka", "SASL_SSL://127.0.0.1:0"],
+                settings=pki.settings(**{"upstream.security.protocol": "SASL_PLAINTEXT",
+                                         "upstream.sasl.mechanism": "PLAIN",
+                                         "upstream.sasl.username": GATEWAY_USER,
+                                         "upstream.sasl.password": GATEWAY_PASSWORD}))
+    for name, password in PASSWORDS.items():
+        set_user(g.data_dir, name, password)
+    g.start()
+    try:
+        g.wait_log(" served on 127.0.0.1:", timeout=30)
+        yield pki, listener_port(g, "kafka_ssl"), listener_port(g, "kafka_sasl_ssl"), g
+    finally:
+        g.close()
+
+
+def test_ssl_and_sasl_ssl_through_the_proxy(proxy, tls_proxy):
+    pki, ssl_port, sasl_ssl_port, gateway = tls_proxy
+    tag = uuid.uuid4().hex[:8]
+    tls = {"ssl.ca.location": pki.path("ca.pem")}
+    ssl_cfg = dict(tls, **{"bootstrap.servers": f"127.0.0.1:{ssl_port}",
+                           "security.protocol": "SSL"})
+    sasl_ssl_cfg = dict(tls, **{"bootstrap.servers": f"127.0.0.1:{sasl_ssl_port}",
+                                "security.protocol": "SASL_SSL",
+                                "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": "alice",
+                                "sasl.password": PASSWORDS["alice"]})
+    produce(ssl_cfg, TOPIC, [f"ssl-{tag}"])
+    produce(sasl_ssl_cfg, TOPIC, [f"sasl-ssl-{tag}"])
+    wanted = {f"ssl-{tag}", f"sasl-ssl-{tag}"}
+    # Read back through the proxy over TLS, and straight from the upstream.
+    read_until(sasl_ssl_cfg, wanted)
+    read_until({"bootstrap.servers": proxy.upstream.bootstrap}, wanted)
+    # A wrong password on SASL_SSL is refused at the gateway.
+    err = auth_error(dict(sasl_ssl_cfg, **{"sasl.password": "wrong"}))
+    assert err is not None and err.code() == KafkaError._AUTHENTICATION, err
+    # Plaintext Kafka on the SSL port gets no answer: the handshake fails and it is closed.
+    with connect(ssl_port) as s:
+        s.sendall(metadata_v1_all())
+        assert closed_by_peer(s)
+    gateway.wait_log("TLS handshake failed")
