@@ -148,11 +148,12 @@ response_merge acl_edit_response(std::int16_t version, Edit edit) {
 
 /// A request whose `in` entries are one access each (`allowed`, in order): denied entries are
 /// left out of the forwarded request and answered by deny(entry), added to the response's
-/// `out` list; all denied: answered here with `base` and them.
+/// `out` list; all denied: answered here with `base` and them, unless `forward_empty` (the
+/// request then goes up with no entries: an incremental fetch, whose session is upstream).
 template <typename Request, typename Response, typename In, typename Out, typename Deny>
 acl_decision acl_split(const acl_request& rq, Request& req, std::vector<In> Request::*in,
                        const std::vector<bool>& allowed, std::vector<Out> Response::*out,
-                       Deny deny, Response base = {}) {
+                       Deny deny, Response base = {}, bool forward_empty = false) {
     const std::size_t denied = acl_count_denied(allowed);
     if (denied == 0) {
         return {};
@@ -167,7 +168,7 @@ acl_decision acl_split(const acl_request& rq, Request& req, std::vector<In> Requ
             refused.push_back(deny(entries[i]));
         }
     }
-    if (kept.empty()) {
+    if (kept.empty() && !forward_empty) {
         base.*out = std::move(refused);
         return acl_local(rq, base, denied);
     }
@@ -268,10 +269,10 @@ result<acl_decision> acl_fetch(const acl_request& rq) {
     if (!req) {
         return std::unexpected(req.error());
     }
-    // As the broker mode: an incremental fetch of a session was decided when it was created.
-    if (rq.version() >= 7 && (req->session_id != 0 || req->session_epoch > 0)) {
-        return acl_decision{};
-    }
+    // An incremental fetch (KIP-227) names the partitions it adds or changes: those are
+    // decided, the session's others were when they were added; the request goes up even when
+    // every one it names is denied (the session lives upstream).
+    const bool incremental = rq.version() >= 7 && req->session_id != 0;
     std::vector<access> accesses;
     for (const auto& t : req->topics) {
         accesses.push_back(topic_access(acl_operation::read, t.topic));
@@ -291,7 +292,8 @@ result<acl_decision> acl_fetch(const acl_request& rq) {
                                  return r;
                              });
                          return out;
-                     });
+                     },
+                     response{}, incremental);
 }
 
 // --- ListOffsets, DeleteRecords, OffsetForLeaderEpoch -------------------------------------------

@@ -303,6 +303,28 @@ TEST_F(ProxyAcls, AFetchOfADeniedTopicGetsTopicAuthorizationFailed) {
               error_code::topic_authorization_failed);
 }
 
+TEST_F(ProxyAcls, AnIncrementalFetchIsDecidedOnWhatItAdds) {
+    kafka::fetch_request req;
+    req.session_id = 42;
+    req.session_epoch = 3;
+    auto& t = req.topics.emplace_back();
+    t.topic = "secret";
+    t.partitions.emplace_back().partition = partition_id(0);
+    const std::int16_t v = 11;
+    // Every named topic denied: still forwarded (the session is upstream), without it.
+    const auto d = decide(proxy_acl_frame(req, v));
+    const auto sent = proxy_acl_forwarded<kafka::fetch_request>(d, v);
+    EXPECT_TRUE(sent.topics.empty());
+    EXPECT_EQ(sent.session_id, 42);
+    kafka::fetch_response upstream;
+    upstream.session_id = 42;
+    const auto merged = proxy_acl_merged(d, upstream, v);
+    EXPECT_EQ(merged.session_id, 42);
+    ASSERT_EQ(merged.responses.size(), 1u);
+    EXPECT_EQ(merged.responses[0].partitions.at(0).error_code,
+              error_code::topic_authorization_failed);
+}
+
 TEST_F(ProxyAcls, ADeniedGroupFailsTheWholeRequest) {
     kafka::join_group_request join;
     join.group_id = "other";
