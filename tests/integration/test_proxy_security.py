@@ -148,9 +148,10 @@ def test_confluent_plain_and_scram_through_the_proxy(proxy):
     read_until({"bootstrap.servers": proxy.upstream.bootstrap}, wanted)
 
 
-def test_kcat_scram_through_the_proxy(proxy):
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
+def test_kcat_through_the_proxy(proxy, mechanism):
     tag = uuid.uuid4().hex[:8]
-    sasl = ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-256",
+    sasl = ["-X", "security.protocol=SASL_PLAINTEXT", "-X", f"sasl.mechanism={mechanism}",
             "-X", "sasl.username=alice", "-X", f"sasl.password={PASSWORDS['alice']}"]
     r = subprocess.run(["kcat", "-b", proxy.bootstrap, "-P", "-t", TOPIC, "-p", "0"] + sasl,
                        input=f"kcat-{tag}\n", capture_output=True, text=True, timeout=60)
@@ -473,3 +474,24 @@ def test_ssl_and_sasl_ssl_through_the_proxy(proxy, tls_proxy):
         s.sendall(metadata_v1_all())
         assert closed_by_peer(s)
     gateway.wait_log("TLS handshake failed")
+
+
+def test_a_refused_upstream_login_forwards_nothing(proxy):
+    # A gateway whose own upstream password is wrong: its refresh logs the refusal, and a
+    # client's connection is closed rather than forwarded unauthenticated.
+    g = Gateway(proxy.upstream_sasl, args=["--kafka", "127.0.0.1:0"],
+                settings={"upstream.security.protocol": "SASL_PLAINTEXT",
+                          "upstream.sasl.mechanism": "SCRAM-SHA-512",
+                          "upstream.sasl.username": GATEWAY_USER,
+                          "upstream.sasl.password": "not-the-password",
+                          # The start waits this long for the (refusing) cluster.
+                          "upstream.request.timeout.ms": 3000})
+    g.start()
+    try:
+        g.wait_log("login failed", timeout=30)
+        with connect(listener_port(g, "kafka")) as s:
+            s.sendall(metadata_v1_all())
+            assert closed_by_peer(s, timeout=30)
+        g.wait_log(f"user {GATEWAY_USER} with SCRAM-SHA-512: SASL_AUTHENTICATION_FAILED")
+    finally:
+        g.close()
