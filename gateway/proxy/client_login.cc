@@ -134,9 +134,7 @@ asio::awaitable<login_answer> client_login::authenticate(const kafka::request_he
     const auto* reply = reinterpret_cast<const std::byte*>(result.reply.data());
     resp.auth_bytes.assign(reply, reply + result.reply.size());
     if (result.what == auth::sasl_step::outcome::success) {
-        // The proxy sets no session lifetime (connections.max.reauth.ms is the broker
-        // mode's); a v1+ client may still re-authenticate.
-        resp.session_lifetime_ms = 0;
+        resp.session_lifetime_ms = session_lifetime_ms_;
         can_reauthenticate_ = h.api_version >= 1;
     }
     co_return login_frame(h, resp, false);
@@ -188,6 +186,21 @@ asio::awaitable<auth::sasl_step> client_login::step(std::string token) {
             const bool reauth = !principal_.empty();
             principal_ = principal;
             mechanism_ = mechanism;
+            // KIP-368, as the broker mode: the session lasts connections.max.reauth.ms, or
+            // less when the credential expires sooner; with no maximum it does not end.
+            std::int64_t lifetime_ms = svc_.max_reauth_ms;
+            if (lifetime_ms > 0 && result.expires_at_s > 0) {
+                const std::int64_t now_ms =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+                lifetime_ms = std::max<std::int64_t>(
+                    1, std::min(lifetime_ms, result.expires_at_s * 1000 - now_ms));
+            }
+            session_lifetime_ms_ = lifetime_ms;
+            session_expiry_ = lifetime_ms > 0 ? std::chrono::steady_clock::now() +
+                                                    std::chrono::milliseconds(lifetime_ms)
+                                              : std::chrono::steady_clock::time_point{};
             if (svc_.failures != nullptr) {
                 svc_.failures->record_success(address);
             }

@@ -15,6 +15,7 @@
 // thread only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -48,6 +49,9 @@ struct client_login_services {
     std::vector<std::string> mechanisms{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"};
     /// The audit line of a failed login goes through the chain.
     policy_chain chain{};
+    /// connections.max.reauth.ms (KIP-368): a session's longest life, 0 for none; a token's
+    /// expiry ends it sooner.
+    std::int64_t max_reauth_ms = 0;
 };
 
 /// One answer of the login: the response frame (size prefix included) and whether the
@@ -62,8 +66,13 @@ public:
     client_login(const client_login_services& svc, std::uint64_t conn_id,
                  boost::asio::ip::tcp::endpoint peer);
 
-    /// Logged in: the principal is set and no exchange is under way.
-    bool authenticated() const { return !principal_.empty() && !exchange_; }
+    /// Logged in: the principal is set, no exchange is under way and the session has not
+    /// ended (KIP-368: connections.max.reauth.ms, a token's expiry).
+    bool authenticated() const {
+        return !principal_.empty() && !exchange_ &&
+               (session_expiry_ == std::chrono::steady_clock::time_point{} ||
+                std::chrono::steady_clock::now() < session_expiry_);
+    }
     /// "User:NAME" after the first successful login; empty before.
     const std::string& principal() const { return principal_; }
     const std::string& mechanism() const { return mechanism_; }
@@ -90,6 +99,8 @@ private:
     bool can_reauthenticate_ = false;
     std::string principal_;
     std::string mechanism_;
+    std::int64_t session_lifetime_ms_ = 0;                  // told the client; 0: no limit
+    std::chrono::steady_clock::time_point session_expiry_{};  // the epoch: never
 };
 
 }  // namespace sluice::gateway::proxy

@@ -667,11 +667,14 @@ asio::awaitable<bool> proxy_connection::answer_login(std::shared_ptr<protocol::b
         co_return true;
     }
     // compat: Kafka's SaslServerAuthenticator closes a connection that sends any other request
-    // before its SASL login completed.
+    // before its SASL login completed, or after its session ended (KIP-368).
     const kafka::api_info* info = kafka::find_api(key);
-    proxy_log().warn("conn {} from {} client '{}': {} before SASL authentication; closing", id_,
-                     peer_, header->client_id.value_or(""),
-                     info ? std::string(info->name) : "API key " + std::to_string(key));
+    proxy_log().warn("conn {} from {} client '{}': {} {}; closing", id_, peer_,
+                     header->client_id.value_or(""),
+                     info ? std::string(info->name) : "API key " + std::to_string(key),
+                     login_->principal().empty()
+                         ? std::string("before SASL authentication")
+                         : "after the SASL session of " + login_->principal() + " expired");
     close();
     co_return true;
 }

@@ -678,7 +678,7 @@ int run_server(const config& given) {
         // SASL termination on SASL_PLAINTEXT listeners: the broker mode's users and mechanisms.
         proxy_svc->login = proxy::client_login_services{&users, tokens.get(), &auth_failures,
                                                         &metrics, kafka_cfg.sasl_mechanisms,
-                                                        chain};
+                                                        chain, kafka_cfg.max_reauth_ms};
         // ACLs on forwarded requests (gateway/proxy/request_acls.h).
         proxy_svc->chain = chain;
     }

@@ -14,7 +14,8 @@ same listener; a Produce naming an allowed and a denied topic goes up without th
 the answer has both; an API the proxy cannot name resources in is neither advertised nor
 forwarded. A second gateway with producer and consumer quotas holds a producer and a consumer
 through its proxy near the quota, and they see throttle_time_ms. A third one serves the proxy on
-SSL and SASL_SSL listeners (TLS terminated at the gateway).
+SSL and SASL_SSL listeners (TLS terminated at the gateway), with OAUTHBEARER tokens whose expiry
+ends the session (KIP-368).
 
 One native SASL upstream and one gateway with the authorizer on for the whole file (module
 fixtures), the quota and TLS gateways beside it.
@@ -431,12 +432,19 @@ def test_a_consumer_through_the_proxy_is_held_to_its_quota(proxy, metered):
 @pytest.fixture(scope="module")
 def tls_proxy(proxy, tmp_path_factory):
     """A third gateway over the same upstream: the proxy on an SSL and a SASL_SSL listener
-    (the broker mode's ssl.* settings), no authorizer. Yields (pki, ssl port, sasl_ssl port)."""
+    (the broker mode's ssl.* settings; OAUTHBEARER enabled beside the password mechanisms),
+    no authorizer. Yields (pki, ssl port, sasl_ssl port, the gateway, the JWT keys)."""
+    from jwt_support import Keys
     from tls_support import Pki
     pki = Pki(tmp_path_factory.mktemp("proxy-pki"))
+    keys = Keys(str(tmp_path_factory.mktemp("proxy-jwt")))
     g = Gateway(proxy.upstream_sasl,
                 args=["--kafka", "SSL://127.0.0.1:0", "--kafka", "SASL_SSL://127.0.0.1:0"],
-                settings=pki.settings(**{"upstream.security.protocol": "SASL_PLAINTEXT",
+                settings=pki.settings(**keys.settings(), **{
+                                         "sasl.enabled.mechanisms":
+                                             "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+                                         "connections.max.reauth.ms": 600000,
+                                         "upstream.security.protocol": "SASL_PLAINTEXT",
                                          "upstream.sasl.mechanism": "PLAIN",
                                          "upstream.sasl.username": GATEWAY_USER,
                                          "upstream.sasl.password": GATEWAY_PASSWORD}))
@@ -445,13 +453,14 @@ def tls_proxy(proxy, tmp_path_factory):
     g.start()
     try:
         g.wait_log(" served on 127.0.0.1:", timeout=30)
-        yield pki, listener_port(g, "kafka_ssl"), listener_port(g, "kafka_sasl_ssl"), g
+        yield (pki, listener_port(g, "kafka_ssl"), listener_port(g, "kafka_sasl_ssl"), g,
+               keys)
     finally:
         g.close()
 
 
 def test_ssl_and_sasl_ssl_through_the_proxy(proxy, tls_proxy):
-    pki, ssl_port, sasl_ssl_port, gateway = tls_proxy
+    pki, ssl_port, sasl_ssl_port, gateway, _ = tls_proxy
     tag = uuid.uuid4().hex[:8]
     tls = {"ssl.ca.location": pki.path("ca.pem")}
     ssl_cfg = dict(tls, **{"bootstrap.servers": f"127.0.0.1:{ssl_port}",
@@ -495,3 +504,52 @@ def test_a_refused_upstream_login_forwards_nothing(proxy):
         g.wait_log(f"user {GATEWAY_USER} with SCRAM-SHA-512: SASL_AUTHENTICATION_FAILED")
     finally:
         g.close()
+
+
+def test_oauthbearer_through_the_proxy(proxy, tls_proxy):
+    pki, _, sasl_ssl_port, _, keys = tls_proxy
+    token = keys.token(sub="alice")
+    cfg = {"bootstrap.servers": f"127.0.0.1:{sasl_ssl_port}", "security.protocol": "SASL_SSL",
+           "ssl.ca.location": pki.path("ca.pem"), "sasl.mechanism": "OAUTHBEARER",
+           "oauth_cb": lambda _config: (token, time.time() + 300)}
+    tag = f"oauth-{uuid.uuid4().hex[:8]}"
+    produce(cfg, TOPIC, [tag])
+    read_until({"bootstrap.servers": proxy.upstream.bootstrap}, {tag})
+    # A token signed by a key the gateway does not know is refused there.
+    stranger = keys.token(sub="alice", key=keys.stranger, kid="ec-1")
+    err = auth_error(dict(cfg, oauth_cb=lambda _config: (stranger, time.time() + 300)))
+    assert err is not None and err.code() == KafkaError._AUTHENTICATION, err
+
+
+def test_a_token_session_ends_at_its_expiry(tls_proxy):
+    # KIP-368 as in the broker mode: SaslAuthenticate v1 tells the session's lifetime (the
+    # token's, shorter than connections.max.reauth.ms); a request after it closes the
+    # connection.
+    from tls_support import client_context, tls_connect
+    pki, _, sasl_ssl_port, _, keys = tls_proxy
+    token = keys.token(sub="alice", lifetime=3)
+    with tls_connect(sasl_ssl_port, client_context(pki)) as s:
+        assert sasl_handshake(s, "OAUTHBEARER")[0] == 0
+        s.sendall(kafka_request(36, 1, 2, kbytes(
+            b"n,,\x01auth=Bearer " + token.encode() + b"\x01\x01")))
+        body = read_frame(s)
+        error, mlen = struct.unpack(">hh", body[4:8])
+        assert error == 0
+        pos = 8 + max(mlen, 0)
+        pos += 4 + struct.unpack(">i", body[pos:pos + 4])[0]
+        lifetime = struct.unpack(">q", body[pos:pos + 8])[0]
+        assert 0 < lifetime <= 3000, lifetime
+        deadline = time.monotonic() + lifetime / 1000 + 10
+        correlation_id = 10
+        while True:
+            assert time.monotonic() < deadline, "the session outlived its token"
+            s.sendall(metadata_v1_all(correlation_id))
+            try:
+                frame = read_frame(s)
+            except (ConnectionError, OSError, AssertionError):
+                break  # closed: the session ended
+            if not frame:
+                break
+            assert struct.unpack(">i", frame[:4])[0] == correlation_id
+            correlation_id += 1
+            time.sleep(0.25)  # paces the probe; the bound is the deadline above
