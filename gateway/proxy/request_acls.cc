@@ -1,6 +1,7 @@
 #include "gateway/proxy/request_acls.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "protocol/kafka/messages/delete_groups.h"
 #include "protocol/kafka/messages/delete_records.h"
 #include "protocol/kafka/messages/delete_topics.h"
+#include "protocol/kafka/messages/describe_cluster.h"
 #include "protocol/kafka/messages/describe_configs.h"
 #include "protocol/kafka/messages/describe_groups.h"
 #include "protocol/kafka/messages/end_txn.h"
@@ -193,6 +195,65 @@ std::vector<Partition> acl_partitions_of(const auto& indexes, Make make) {
         out.push_back(make(p));
     }
     return out;
+}
+
+/// The requester of an answer edited after the request's call returned: owns its strings.
+struct acl_owned_requester {
+    std::string principal;
+    std::string host;
+    boost::asio::ip::tcp::endpoint peer;
+
+    explicit acl_owned_requester(const requester& who)
+        : principal(who.principal), host(authorizer_host(who.peer)), peer(who.peer) {}
+    requester view() const {
+        requester who;
+        who.principal = principal;
+        who.host = host;
+        who.peer = peer;
+        return who;
+    }
+};
+
+/// `first` (may be empty), then `edit` on the Response it produced.
+template <typename Response, typename Edit>
+response_merge acl_then(response_merge first, std::int16_t version, Edit edit) {
+    auto second = acl_edit_response<Response>(version, std::move(edit));
+    if (!first) {
+        return second;
+    }
+    return [first = std::move(first), second = std::move(second)](
+               protocol::bytes_view body,
+               std::shared_ptr<const void> owner) -> result<protocol::byte_buffer> {
+        auto r = first(body, std::move(owner));
+        if (!r) {
+            return r;
+        }
+        auto kept = std::make_shared<protocol::byte_buffer>(std::move(*r));
+        return second(kept->view(), kept);
+    };
+}
+
+/// The operations Kafka reports as authorized for a topic, a group and the cluster (the broker
+/// mode's lists, gateway/kafka/kafka_policy.h): the upstream computed them for the gateway's
+/// own account, so with the authorizer on the proxy answers them for the client's principal.
+constexpr std::array<acl_operation, 8> acl_topic_operations = {
+    acl_operation::read,   acl_operation::write,    acl_operation::create,
+    acl_operation::remove, acl_operation::alter,    acl_operation::describe,
+    acl_operation::describe_configs, acl_operation::alter_configs};
+constexpr std::array<acl_operation, 3> acl_group_operations = {
+    acl_operation::read, acl_operation::describe, acl_operation::remove};
+constexpr std::array<acl_operation, 7> acl_cluster_operations = {
+    acl_operation::create,           acl_operation::alter,         acl_operation::describe,
+    acl_operation::cluster_action,   acl_operation::describe_configs,
+    acl_operation::alter_configs,    acl_operation::idempotent_write};
+
+/// The cluster's authorized operations for `who`: none without DESCRIBE on it (Kafka's rule).
+std::int32_t acl_cluster_ops(const policy_chain& chain, const requester& who) {
+    return chain.visible(who, acl_operation::describe, resource_type::cluster,
+                         auth::cluster_resource_name)
+               ? chain.authorized_operations(who, resource_type::cluster,
+                                             auth::cluster_resource_name, acl_cluster_operations)
+               : 0;
 }
 
 // --- Produce ----------------------------------------------------------------------------------
@@ -389,7 +450,7 @@ result<acl_decision> acl_offset_for_leader_epoch(const acl_request& rq) {
 
 // --- Metadata ---------------------------------------------------------------------------------
 
-result<acl_decision> acl_metadata(const acl_request& rq) {
+result<acl_decision> acl_metadata_topics(const acl_request& rq) {
     using request = kafka::metadata_request;
     using response = kafka::metadata_response;
     auto req = acl_decode<request>(rq);
@@ -487,6 +548,61 @@ result<acl_decision> acl_metadata(const acl_request& rq) {
             t.name = name;
         }
     });
+    return d;
+}
+
+/// Metadata: the topics (acl_metadata_topics), then the authorized operations asked for,
+/// answered for the client's principal.
+result<acl_decision> acl_metadata(const acl_request& rq) {
+    using response = kafka::metadata_response;
+    auto d = acl_metadata_topics(rq);
+    if (!d || d->what == acl_decision::action::answer) {
+        return d;
+    }
+    auto req = acl_decode<kafka::metadata_request>(rq);
+    if (!req) {
+        return std::unexpected(req.error());
+    }
+    const bool topic_ops = req->include_topic_authorized_operations;
+    const bool cluster_ops = req->include_cluster_authorized_operations;
+    if (!topic_ops && !cluster_ops) {
+        return d;
+    }
+    const policy_chain chain = rq.chain;
+    auto who = std::make_shared<acl_owned_requester>(rq.who);
+    d->merge = acl_then<response>(
+        std::move(d->merge), rq.version(), [chain, who, topic_ops, cluster_ops](response& resp) {
+            const requester w = who->view();
+            if (topic_ops) {
+                for (auto& t : resp.topics) {
+                    if (t.error_code == error_code::none && t.name) {
+                        t.topic_authorized_operations = chain.authorized_operations(
+                            w, resource_type::topic, *t.name, acl_topic_operations);
+                    }
+                }
+            }
+            if (cluster_ops) {
+                resp.cluster_authorized_operations = acl_cluster_ops(chain, w);
+            }
+        });
+    return d;
+}
+
+/// DescribeCluster names nothing; its cluster operations, when asked for, are the principal's.
+result<acl_decision> acl_describe_cluster(const acl_request& rq) {
+    using response = kafka::describe_cluster_response;
+    auto req = acl_decode<kafka::describe_cluster_request>(rq);
+    if (!req) {
+        return std::unexpected(req.error());
+    }
+    acl_decision d;
+    if (req->include_cluster_authorized_operations) {
+        const policy_chain chain = rq.chain;
+        auto who = std::make_shared<acl_owned_requester>(rq.who);
+        d.merge = acl_edit_response<response>(rq.version(), [chain, who](response& resp) {
+            resp.cluster_authorized_operations = acl_cluster_ops(chain, who->view());
+        });
+    }
     return d;
 }
 
@@ -630,7 +746,7 @@ result<acl_decision> acl_offset_fetch(const acl_request& rq) {
     return d;
 }
 
-result<acl_decision> acl_describe_groups(const acl_request& rq) {
+result<acl_decision> acl_describe_groups_named(const acl_request& rq) {
     using request = kafka::describe_groups_request;
     using response = kafka::describe_groups_response;
     auto req = acl_decode<request>(rq);
@@ -649,6 +765,35 @@ result<acl_decision> acl_describe_groups(const acl_request& rq) {
                          out.group_id = g;
                          return out;
                      });
+}
+
+/// DescribeGroups: the groups (acl_describe_groups_named), then their authorized operations
+/// when asked for, answered for the client's principal.
+result<acl_decision> acl_describe_groups(const acl_request& rq) {
+    using response = kafka::describe_groups_response;
+    auto d = acl_describe_groups_named(rq);
+    if (!d || d->what == acl_decision::action::answer) {
+        return d;
+    }
+    auto req = acl_decode<kafka::describe_groups_request>(rq);
+    if (!req) {
+        return std::unexpected(req.error());
+    }
+    if (!req->include_authorized_operations) {
+        return d;
+    }
+    const policy_chain chain = rq.chain;
+    auto who = std::make_shared<acl_owned_requester>(rq.who);
+    d->merge = acl_then<response>(std::move(d->merge), rq.version(), [chain, who](response& resp) {
+        const requester w = who->view();
+        for (auto& g : resp.groups) {
+            if (g.error_code == error_code::none) {
+                g.authorized_operations = chain.authorized_operations(
+                    w, resource_type::group, g.group_id, acl_group_operations);
+            }
+        }
+    });
+    return d;
 }
 
 result<acl_decision> acl_delete_groups(const acl_request& rq) {
@@ -1067,7 +1212,6 @@ acl_class classify_api(std::int16_t key) {
         case api_key::api_versions:
         case api_key::sasl_handshake:
         case api_key::sasl_authenticate:
-        case api_key::describe_cluster:  // brokers and the cluster id only
             return acl_class::open;
         case api_key::produce:
         case api_key::fetch:
@@ -1093,6 +1237,7 @@ acl_class classify_api(std::int16_t key) {
         case api_key::txn_offset_commit:
         case api_key::delete_groups:
         case api_key::consumer_group_heartbeat:
+        case api_key::describe_cluster:  // brokers and the cluster id; its operations
         case api_key::create_partitions:
         case api_key::describe_configs:
         case api_key::alter_configs:
@@ -1196,6 +1341,8 @@ result<acl_decision> check_request(const policy_chain& chain, requester who,
             return acl_txn_offset_commit(rq);
         case api_key::create_partitions:
             return acl_create_partitions(rq);
+        case api_key::describe_cluster:
+            return acl_describe_cluster(rq);
         case api_key::describe_configs:
             return acl_configs<kafka::describe_configs_request, kafka::describe_configs_response>(
                 rq, acl_operation::describe_configs, &kafka::describe_configs_request::resources,

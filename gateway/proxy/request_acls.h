@@ -15,6 +15,8 @@
 //   Metadata                      -> forwarded; a named topic denied DESCRIBE comes back with
 //                                     TOPIC_AUTHORIZATION_FAILED, an all-topics answer omits
 //                                     the topics the principal may not describe
+//   authorized operations         -> (Metadata, DescribeGroups, DescribeCluster) answered for
+//                                     the client's principal, not the gateway's upstream account
 //
 // An API whose request the proxy cannot name resources in is refused with the authorizer on:
 // not advertised in ApiVersions and answered UNSUPPORTED_VERSION (never forwarded unchecked);
@@ -40,7 +42,7 @@ namespace sluice::gateway::proxy {
 
 /// How the proxy treats an API when the authorizer is on.
 enum class acl_class : std::uint8_t {
-    open,     ///< nothing to authorize (ApiVersions, the SASL login, DescribeCluster): forwarded
+    open,     ///< nothing to authorize (ApiVersions, the SASL login): forwarded
     checked,  ///< its request names what it touches: decoded and decided (check_request)
     refused,  ///< not advertised, answered UNSUPPORTED_VERSION
 };

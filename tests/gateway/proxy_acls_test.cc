@@ -406,6 +406,44 @@ TEST_F(ProxyAcls, MetadataOmitsOrMarksWhatMayNotBeDescribed) {
     EXPECT_EQ(merged.topics[1].error_code, error_code::topic_authorization_failed);
 }
 
+TEST_F(ProxyAcls, AuthorizedOperationsAreThePrincipals) {
+    const std::int16_t v = 10;
+    kafka::metadata_request req;
+    req.topics.emplace();
+    req.topics->emplace_back().name = "ok";
+    req.allow_auto_topic_creation = false;
+    req.include_topic_authorized_operations = true;
+    req.include_cluster_authorized_operations = true;
+    const auto d = decide(proxy_acl_frame(req, v));
+    kafka::metadata_response upstream;  // the upstream answers for its super user
+    upstream.cluster_authorized_operations = 0x7ff8;
+    auto& t = upstream.topics.emplace_back();
+    t.name = "ok";
+    t.topic_authorized_operations = 0x7ff8;
+    const auto merged = proxy_acl_merged(d, upstream, v);
+    // alice: READ (3), WRITE (4), DESCRIBE (8) on "ok"; nothing on the cluster.
+    EXPECT_EQ(merged.topics.at(0).topic_authorized_operations, (1 << 3) | (1 << 4) | (1 << 8));
+    EXPECT_EQ(merged.cluster_authorized_operations, 0);
+
+    kafka::describe_cluster_request dc;
+    dc.include_cluster_authorized_operations = true;
+    const auto dd = decide(proxy_acl_frame(dc, 0));
+    kafka::describe_cluster_response dcr;
+    dcr.cluster_authorized_operations = 0x7ff8;
+    EXPECT_EQ(proxy_acl_merged(dd, dcr, 0).cluster_authorized_operations, 0);
+
+    kafka::describe_groups_request dg;
+    dg.groups = {"g"};
+    dg.include_authorized_operations = true;
+    const auto dgd = decide(proxy_acl_frame(dg, 3));
+    kafka::describe_groups_response dgr;
+    auto& g = dgr.groups.emplace_back();
+    g.group_id = "g";
+    g.authorized_operations = 0x7ff8;
+    EXPECT_EQ(proxy_acl_merged(dgd, dgr, 3).groups.at(0).authorized_operations,
+              (1 << 3) | (1 << 8));
+}
+
 TEST_F(ProxyAcls, ConfigResourcesAreDecidedByType) {
     kafka::describe_configs_request req;
     for (const auto& [type, name] : std::vector<std::pair<std::int8_t, std::string>>{

@@ -63,6 +63,17 @@ def listener_port(server, name):
     return int(m.group(1))
 
 
+def wait_node_ports(gateway, timeout=30):
+    """Waits until the gateway serves an upstream node (its topology logged in upstream and
+    read the brokers); the gateway's log goes to stderr when it does not."""
+    try:
+        return gateway.wait_log(" served on 127.0.0.1:", timeout=timeout)
+    except Exception:
+        import sys
+        print(gateway.log_text(), file=sys.stderr)
+        raise
+
+
 class SecuredProxy:
     def __init__(self):
         self.upstream = NativeUpstream(args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"])
@@ -89,7 +100,7 @@ class SecuredProxy:
         self.gateway.start()
         self.port = listener_port(self.gateway, "kafka_sasl_plaintext")
         # Every upstream node gets its (SASL) node port once the gateway logged in upstream.
-        self.gateway.wait_log(" served on 127.0.0.1:", timeout=30)
+        wait_node_ports(self.gateway)
 
     @property
     def bootstrap(self):
@@ -214,7 +225,7 @@ def test_a_login_after_success_on_the_node_port_too(proxy):
     # A client that learnt the node ports from Metadata logs in there as well (librdkafka
     # connects to them for produce and fetch): the SCRAM produce above proved that; here a
     # bad login on a node port is refused as on the bootstrap port.
-    line = proxy.gateway.wait_log(" served on 127.0.0.1:", timeout=30)
+    line = wait_node_ports(proxy.gateway)
     node_port = int(re.search(r"served on [^ ]*:(\d+)", line).group(1))
     with connect(node_port) as s:
         s.sendall(metadata_v1_all())
@@ -364,10 +375,11 @@ def metered(proxy):
                           "upstream.sasl.mechanism": "SCRAM-SHA-256",
                           "upstream.sasl.username": GATEWAY_USER,
                           "upstream.sasl.password": GATEWAY_PASSWORD,
-                          "quota.producer.default": QUOTA, "quota.consumer.default": QUOTA})
+                          "quota.producer.default": QUOTA, "quota.consumer.default": QUOTA,
+                          "proxy.metadata.refresh.ms": 1000})
     g.start()
     try:
-        g.wait_log(" served on 127.0.0.1:", timeout=30)
+        wait_node_ports(g)
         yield f"127.0.0.1:{listener_port(g, 'kafka')}"
     finally:
         g.close()
@@ -444,6 +456,7 @@ def tls_proxy(proxy, tmp_path_factory):
                                          "sasl.enabled.mechanisms":
                                              "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
                                          "connections.max.reauth.ms": 600000,
+                                         "proxy.metadata.refresh.ms": 1000,
                                          "upstream.security.protocol": "SASL_PLAINTEXT",
                                          "upstream.sasl.mechanism": "PLAIN",
                                          "upstream.sasl.username": GATEWAY_USER,
@@ -452,7 +465,7 @@ def tls_proxy(proxy, tmp_path_factory):
         set_user(g.data_dir, name, password)
     g.start()
     try:
-        g.wait_log(" served on 127.0.0.1:", timeout=30)
+        wait_node_ports(g)
         yield (pki, listener_port(g, "kafka_ssl"), listener_port(g, "kafka_sasl_ssl"), g,
                keys)
     finally:
