@@ -457,13 +457,13 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
 
 // --- receive --------------------------------------------------------------------------------
 
-api::awaitable<std::map<message_ref, std::shared_ptr<const stored_message>>>
-queue_service::read_messages(handle_ptr q, std::vector<message_ref> refs) {
-    std::map<message_ref, std::shared_ptr<const stored_message>> found;
+api::awaitable<queue_service::read_outcome> queue_service::read_messages(
+    handle_ptr q, std::vector<message_ref> refs) {
+    read_outcome out;
     std::sort(refs.begin(), refs.end());
     const std::set<message_ref> wanted(refs.begin(), refs.end());
     for (const auto& ref : refs) {
-        if (found.contains(ref)) {
+        if (out.found.contains(ref) || out.gone.contains(ref)) {
             continue;
         }
         api::fetch_request req;
@@ -477,21 +477,37 @@ queue_service::read_messages(handle_ptr q, std::vector<message_ref> refs) {
             continue;
         }
         const auto& part = got.topics[0].partitions[0];
-        if (part.error || part.records.size() == 0) {
+        if (part.error) {
+            // Only a log that starts past it says the record is gone; any other error (the
+            // cluster restarting, a timeout) says nothing about it.
+            if (api::reason(part.error) == errc::offset_out_of_range) {
+                out.gone.insert(ref);
+            }
             continue;
+        }
+        if (part.log_start_offset.value > ref.offset) {
+            out.gone.insert(ref);  // retention or DeleteRecords
+            continue;
+        }
+        if (part.records.size() == 0) {
+            continue;  // nothing came back in time: not read, not gone
         }
         auto bytes = api::read_records_into_memory(part.records);
         if (!bytes) {
             continue;
         }
-        decode_fetched(bytes->view(), part.aborted, [&](std::int64_t off, stored_message m) {
-            const message_ref r{ref.partition, off};
-            if (wanted.contains(r)) {
-                found[r] = std::make_shared<const stored_message>(std::move(m));
-            }
-        });
+        const std::int64_t end =
+            decode_fetched(bytes->view(), part.aborted, [&](std::int64_t off, stored_message m) {
+                const message_ref r{ref.partition, off};
+                if (wanted.contains(r)) {
+                    out.found[r] = std::make_shared<const stored_message>(std::move(m));
+                }
+            });
+        if (end > ref.offset && !out.found.contains(ref)) {
+            out.gone.insert(ref);  // the log went past it and holds no message there
+        }
     }
-    co_return found;
+    co_return out;
 }
 
 api::awaitable<void> queue_service::dead_letter(handle_ptr q, std::vector<taken_message> moves,
@@ -648,14 +664,37 @@ queue_service::receive_messages(api::receive_request req) {
         auto loaded = co_await read_messages(q, missing);
         std::lock_guard lock(q->mu);
         change_list changes;
+        std::size_t given_back = 0;
         for (auto& m : sel.messages) {
             if (!m.body) {
-                if (auto it = loaded.find(m.ref); it != loaded.end()) {
+                if (auto it = loaded.found.find(m.ref); it != loaded.found.end()) {
                     m.body = it->second;
-                } else {
+                } else if (loaded.gone.contains(m.ref)) {
                     q->state.drop(m.ref, changes);  // its record is gone (retention)
+                } else if (!m.dead_letter) {
+                    // Not readable now (the cluster did not answer in time): the message goes
+                    // back as it was, to be received again, never dropped.
+                    given_back += q->state.give_back(m.ref, m.receive_count, now(), changes) ? 1 : 0;
+                }
+                // A dead-letter move not readable now stays held and comes back after the hold.
+            }
+        }
+        if (given_back > 0 && q->state.config().fifo) {
+            // FIFO: nothing of this receive may go past a message given back (its group's
+            // order): the whole receive goes back.
+            for (auto& m : sel.messages) {
+                if (m.body && !m.dead_letter &&
+                    q->state.give_back(m.ref, m.receive_count, now(), changes)) {
+                    m.body = nullptr;
+                    ++given_back;
                 }
             }
+        }
+        if (given_back > 0) {
+            queue_log().warn("queue {}: {} redelivered messages could not be read from the topic "
+                             "now; they stay in the queue",
+                             q->meta.name, given_back);
+            after_change(*q, given_back);
         }
         if (auto p = append_locked(*q, changes)) {
             keep_latest(pos, *p);

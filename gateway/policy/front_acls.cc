@@ -136,6 +136,17 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
         const auto decoded = percent_decode(raw.substr(0, raw.find('/')));
         return {group(acl_operation::describe, decoded ? *decoded : std::string(raw))};
     }
+    // The console's actions (ui_routes.h): Kafka's operation for each.
+    if (pattern.starts_with("/v1/console/groups/{group}")) {
+        const auto raw = param(params, "group");
+        const auto decoded = percent_decode(raw);
+        return {group(pattern.ends_with("/reset-offsets") ? acl_operation::read
+                                                          : acl_operation::remove,
+                      decoded ? *decoded : std::string(raw))};
+    }
+    if (pattern == "/v1/console/queues/{queue}/purge") {
+        return {topic(acl_operation::remove, param(params, "queue"))};
+    }
     if (pattern == "/v1/queues/{queue}/redrive") {
         return {topic(acl_operation::alter, param(params, "queue"))};
     }

@@ -744,7 +744,9 @@ int run_server(const config& given) {
                          native ? &native->topics() : nullptr,
                          native ? &native->records() : nullptr,
                          native ? &native->groups() : nullptr,
-                         native ? &native->queues() : nullptr,
+                         native           ? &native->queues()
+                         : cluster_queues ? &cluster_queues->queues()
+                                          : nullptr,
                          kafka_cfg.cluster_id,
                          kafka_cfg.node_id,
                          kafka_cfg.auto_create_topics,

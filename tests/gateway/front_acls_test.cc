@@ -151,6 +151,22 @@ TEST(FrontAcls, ConsoleViews) {
               acl_checks{topic(acl_operation::alter, "q")});
 }
 
+TEST(FrontAcls, ConsoleActionsAskKafkasOperation) {
+    const param_list none;
+    const auto g = params({{"group", "my%20g"}});
+    // Resetting offsets is Kafka's OffsetCommit (READ on the group; the topic's READ is the
+    // route's own), deleting a group DELETE on it, purging a queue DELETE on its topic.
+    EXPECT_EQ(http_route_checks(verb::post, "/v1/console/groups/{group}/reset-offsets", g, none),
+              acl_checks{group(acl_operation::read, "my g")});
+    EXPECT_EQ(http_route_checks(verb::delete_, "/v1/console/groups/{group}", g, none),
+              acl_checks{group(acl_operation::remove, "my g")});
+    EXPECT_EQ(http_route_checks(verb::post, "/v1/console/queues/{queue}/purge",
+                                params({{"queue", "q"}}), none),
+              acl_checks{topic(acl_operation::remove, "q")});
+    // The overview names no resource.
+    EXPECT_TRUE(http_route_checks(verb::get, "/v1/console/overview", none, none).empty());
+}
+
 TEST(FrontAcls, OpenRoutesNeedNothing) {
     const param_list none;
     for (const char* p : {"/healthz", "/readyz", "/ui", "/", "/ws", "/brokers"}) {
