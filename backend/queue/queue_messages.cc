@@ -660,57 +660,35 @@ queue_service::receive_messages(api::receive_request req) {
             missing.push_back(m.ref);
         }
     }
+    // Taken, not to be answered: their records are gone for good (dropped here).
+    std::set<message_ref> dropped;
     if (!missing.empty()) {
         auto loaded = co_await read_messages(q, missing);
         std::lock_guard lock(q->mu);
         change_list changes;
-        std::size_t given_back = 0;
         for (auto& m : sel.messages) {
-            if (!m.body) {
-                if (auto it = loaded.found.find(m.ref); it != loaded.found.end()) {
-                    m.body = it->second;
-                } else if (loaded.gone.contains(m.ref)) {
-                    q->state.drop(m.ref, changes);  // its record is gone (retention)
-                } else if (!m.dead_letter) {
-                    // Not readable now (the cluster did not answer in time): the message goes
-                    // back as it was, to be received again, never dropped.
-                    given_back += q->state.give_back(m.ref, m.receive_count, now(), changes) ? 1 : 0;
-                }
-                // A dead-letter move not readable now stays held and comes back after the hold.
+            if (m.body) {
+                continue;
             }
-        }
-        if (given_back > 0 && q->state.config().fifo) {
-            // FIFO: nothing of this receive may go past a message given back (its group's
-            // order): the whole receive goes back.
-            for (auto& m : sel.messages) {
-                if (m.body && !m.dead_letter &&
-                    q->state.give_back(m.ref, m.receive_count, now(), changes)) {
-                    m.body = nullptr;
-                    ++given_back;
-                }
+            if (auto it = loaded.found.find(m.ref); it != loaded.found.end()) {
+                m.body = it->second;
+            } else if (loaded.gone.contains(m.ref)) {
+                q->state.drop(m.ref, changes);  // its record is gone (retention)
+                dropped.insert(m.ref);
             }
-        }
-        if (given_back > 0) {
-            queue_log().warn("queue {}: {} redelivered messages could not be read from the topic "
-                             "now; they stay in the queue",
-                             q->meta.name, given_back);
-            after_change(*q, given_back);
+            // Not readable now (the cluster did not answer in time): given back below, never
+            // dropped. A dead-letter move not readable now stays held and comes back after
+            // the hold.
         }
         if (auto p = append_locked(*q, changes)) {
             keep_latest(pos, *p);
         }
     }
     std::vector<taken_message> moves;
-    std::vector<api::received_message> out;
     for (auto& m : sel.messages) {
-        if (!m.body) {
-            continue;
+        if (m.body && m.dead_letter) {
+            moves.push_back(m);
         }
-        if (m.dead_letter) {
-            moves.push_back(std::move(m));
-            continue;
-        }
-        out.push_back(to_received(*q, m, *m.body));
     }
     if (!moves.empty()) {
         co_await dead_letter(q, std::move(moves), pos);
@@ -719,6 +697,50 @@ queue_service::receive_messages(api::receive_request req) {
         co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                               fmt::format("The receive could not be stored: {}",
                                                           f.error().message())});
+    }
+    // The answer holds what is still in flight under this receive now: a read or a write of
+    // the state that outlasted the visibility timeout (a cluster coming back) has let the
+    // message be taken again, and one not read is given back. FIFO: nothing may go past a
+    // message of the receive that is not answered (its group's order), so then none is.
+    std::vector<api::received_message> out;
+    {
+        std::lock_guard lock(q->mu);
+        change_list changes;
+        const std::int64_t t = now();
+        const bool fifo = q->state.config().fifo;
+        std::size_t withheld = 0;
+        for (auto& m : sel.messages) {
+            if (m.dead_letter || dropped.contains(m.ref)) {
+                continue;
+            }
+            if (!m.body || !q->state.in_flight_for(m.ref, m.receive_count, visibility_ms, t)) {
+                (void)q->state.give_back(m.ref, m.receive_count, t, changes);
+                m.body = nullptr;
+                ++withheld;
+            }
+        }
+        if (withheld > 0 && fifo) {
+            for (auto& m : sel.messages) {
+                if (m.body && !m.dead_letter) {
+                    (void)q->state.give_back(m.ref, m.receive_count, t, changes);
+                    m.body = nullptr;
+                    ++withheld;
+                }
+            }
+        }
+        if (withheld > 0) {
+            queue_log().warn("queue {}: {} received messages could not be read from the topic, "
+                             "or saw their visibility timeout end, before the answer; they stay "
+                             "in the queue",
+                             q->meta.name, withheld);
+            (void)append_locked(*q, changes);  // no wait: a lost record means the timeout
+            after_change(*q, withheld);
+        }
+        for (auto& m : sel.messages) {
+            if (m.body && !m.dead_letter) {
+                out.push_back(to_received(*q, m, *m.body));
+            }
+        }
     }
     co_return out;
 }

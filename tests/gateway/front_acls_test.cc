@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <unistd.h>
 
 #include "gateway/policy/front_acls.h"
@@ -108,6 +109,48 @@ TEST(FrontAcls, RestV3AdministrationAsksKafkasOperations) {
     EXPECT_TRUE(http_route_checks(verb::get, "/v3/clusters/{cluster_id}/consumer-groups",
                                   params({{"cluster_id", "c"}}), none)
                     .empty());
+}
+
+TEST(FrontAcls, RestV3AclsAndBrokerConfigsAskTheClustersOperations) {
+    const auto c = params({{"cluster_id", "c"}});
+    const auto b = params({{"cluster_id", "c"}, {"broker_id", "0"}, {"name", "log.retention.ms"}});
+    const auto n = params({{"cluster_id", "c"}, {"name", "log.retention.ms"}});
+    const param_list none;
+    // Kafka's DescribeAcls (DESCRIBE) and CreateAcls / DeleteAcls (ALTER) on the cluster.
+    const std::string acls = "/v3/clusters/{cluster_id}/acls";
+    EXPECT_EQ(http_route_checks(verb::get, acls, c, none),
+              acl_checks{cluster(acl_operation::describe)});
+    EXPECT_EQ(http_route_checks(verb::post, acls, c, none),
+              acl_checks{cluster(acl_operation::alter)});
+    EXPECT_EQ(http_route_checks(verb::post, acls + ":batch", c, none),
+              acl_checks{cluster(acl_operation::alter)});
+    EXPECT_EQ(http_route_checks(verb::delete_, acls, c, none),
+              acl_checks{cluster(acl_operation::alter)});
+    // DescribeConfigs / IncrementalAlterConfigs on BROKER resources.
+    const std::string broker = "/v3/clusters/{cluster_id}/brokers/{broker_id}/configs";
+    for (const auto& [method, route, p] :
+         {std::tuple{verb::get, broker + "/{name}", b},
+          std::tuple{verb::get, std::string("/v3/clusters/{cluster_id}/brokers/-/configs"), c},
+          std::tuple{verb::get, std::string("/v3/clusters/{cluster_id}/broker-configs"), c},
+          std::tuple{verb::get, std::string("/v3/clusters/{cluster_id}/broker-configs/{name}"),
+                     n}}) {
+        EXPECT_EQ(http_route_checks(method, route, p, none),
+                  acl_checks{cluster(acl_operation::describe_configs)})
+            << route;
+    }
+    for (const auto& [method, route, p] :
+         {std::tuple{verb::put, broker + "/{name}", b},
+          std::tuple{verb::delete_, broker + "/{name}", b},
+          std::tuple{verb::post, broker + ":alter", b},
+          std::tuple{verb::put, std::string("/v3/clusters/{cluster_id}/broker-configs/{name}"), n},
+          std::tuple{verb::delete_, std::string("/v3/clusters/{cluster_id}/broker-configs/{name}"),
+                     n},
+          std::tuple{verb::post, std::string("/v3/clusters/{cluster_id}/broker-configs:alter"),
+                     c}}) {
+        EXPECT_EQ(http_route_checks(method, route, p, none),
+                  acl_checks{cluster(acl_operation::alter_configs)})
+            << route;
+    }
 }
 
 TEST(FrontAcls, SseReadsTopicAndGroup) {

@@ -320,6 +320,29 @@ TEST(QueueState, AGivenBackFifoHeadKeepsItsGroupInOrder) {
     EXPECT_EQ(again.messages[0].receive_count, 1);
 }
 
+TEST(QueueState, AFifoReceiveGivenBackWholeLeavesTheGroupInOrder) {
+    queue_state q(1, fifo());
+    for (int i = 0; i < 4; ++i) {
+        q.add({0, i}, msg("m" + std::to_string(i), t0, "g"), t0);
+    }
+    change_list ch;
+    // The first two received and deleted one, the other's visibility ends.
+    auto first = q.select(2, 1000, t0, std::nullopt, ch);
+    ASSERT_EQ(offsets_of(first), (std::vector<std::int64_t>{0, 1}));
+    EXPECT_EQ(q.remove({0, 0}, 1, t0, ch), handle_outcome::done);
+    auto second = q.select(10, 1000, t0 + 1000, std::nullopt, ch);
+    ASSERT_EQ(offsets_of(second), (std::vector<std::int64_t>{1, 2, 3}));
+    // Message 1 cannot be read now: the whole receive goes back, in any order.
+    EXPECT_TRUE(q.give_back({0, 1}, 2, t0 + 1000, ch));
+    EXPECT_TRUE(q.give_back({0, 3}, 1, t0 + 1000, ch));
+    EXPECT_TRUE(q.give_back({0, 2}, 1, t0 + 1000, ch));
+    auto third = q.select(10, 1000, t0 + 1000, std::nullopt, ch);
+    EXPECT_EQ(offsets_of(third), (std::vector<std::int64_t>{1, 2, 3}));
+    // While any is in flight, nothing of the group is handed out.
+    EXPECT_TRUE(q.give_back({0, 3}, 1, t0 + 1000, ch));
+    EXPECT_TRUE(q.select(10, 1000, t0 + 1000, std::nullopt, ch).messages.empty());
+}
+
 TEST(QueueState, MessagesPastMaxReceiveCountAreDeadLettered) {
     auto c = standard();
     c.redrive = redrive_policy{"arn:aws:sqs:us-east-1:000000000000:dlq", "dlq", 2};
