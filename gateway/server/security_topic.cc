@@ -291,7 +291,21 @@ security_mirror::security_mirror(api::client& client, stores into)
     : client_(client),
       stores_(into),
       work_(io_.get_executor()),
-      finished_(done_.get_future()) {}
+      finished_(done_.get_future()) {
+    // What the stores hold (the data dir's own entries) is the base the records apply to.
+    for (const auto& name : stores_.users.users()) {
+        if (auto creds = stores_.users.find(name)) {
+            state_.users.emplace(name, std::move(*creds));
+        }
+    }
+    const auto acls = stores_.acls.acls();
+    state_.acls.insert(acls.begin(), acls.end());
+    state_.quotas = stores_.quotas.entries();
+    for (auto& key : stores_.aws_keys.keys()) {
+        std::string user = key.user;
+        state_.aws_keys.emplace(std::move(user), std::move(key));
+    }
+}
 
 security_mirror::~security_mirror() {
     if (!thread_.joinable()) {

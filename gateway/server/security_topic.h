@@ -38,8 +38,10 @@ void write_security_records(backend::api::client& client,
                             std::vector<auth::security_record> records,
                             std::chrono::milliseconds deadline);
 
-/// A gateway's copy of the topic, kept in its stores: reads the topic from its start (creating
-/// it when missing), then tails it for good, and applies each change to the stores as soon as
+/// A gateway's copy of the topic, kept in its stores: what the stores hold when it is made
+/// (the data dir's own entries) is the base the records apply to (a record replaces or deletes
+/// the entry of its key); reads the topic from its start (creating it when missing), then
+/// tails it for good, and applies each change to the stores as soon as
 /// it is polled (a consumer parked in a long poll, no sleep). Records it cannot use are skipped
 /// with a log line (an unknown kind is a newer sluice's; a bad one is named). Until it has read
 /// up to the end offset it found at start it is not ready (not_ready_reason, for /readyz); while

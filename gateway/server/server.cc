@@ -112,35 +112,21 @@ auto load_state(const char* what, Load load) {
 }
 
 /// Upstream mode shares the users, ACLs, quotas and AWS keys of the cluster's _sluice_security;
-/// entries of the data dir's own files are not used (not imported either: each gateway of a
-/// fleet would import its own, and a change made through the cluster would be undone at the
-/// next start). Says so in the log when there are any, and how to copy them.
+/// entries of the data dir's own files still apply, to this gateway alone, under the cluster's
+/// (a record of the cluster for the same user, ACL, quota entity or key replaces or deletes
+/// one). They are not imported: each gateway of a fleet would import its own, and a change made
+/// through the cluster would be undone at the next start. Says so in the log when there are any.
 void warn_about_local_security_state(const std::filesystem::path& data_dir,
-                                     const std::string& bootstrap) {
-    std::size_t users = 0;
-    std::size_t acls = 0;
-    std::size_t quotas = 0;
-    std::size_t keys = 0;
-    try {
-        users = auth::credential_store::load(auth::credential_store::path_in(data_dir))
-                    .users()
-                    .size();
-        acls = auth::authorizer({}, auth::authorizer::path_in(data_dir)).acls().size();
-        quotas = auth::client_quotas({}, auth::client_quotas::path_in(data_dir)).entries().size();
-        keys = auth::aws_key_store::load(auth::aws_key_store::path_in(data_dir)).keys().size();
-    } catch (const std::runtime_error& e) {
-        server_log().warn("upstream mode: the data dir's users, ACLs, quotas or keys cannot be "
-                          "read ({}); they are not used either way",
-                          e.what());
-        return;
-    }
+                                     const std::string& bootstrap, std::size_t users,
+                                     std::size_t acls, std::size_t quotas, std::size_t keys) {
     if (users + acls + quotas + keys == 0) {
         return;
     }
     server_log().warn(
         "upstream mode: the data dir {} has {} users, {} ACLs, {} quota entities and {} AWS "
-        "keys of its own; they are NOT used: a fleet of gateways shares the cluster's, in {} "
-        "(copy them with `sluice users|acls|quotas ... --upstream {}`, see docs/security.md)",
+        "keys of its own; they apply to THIS gateway only (under the cluster's {}, which every "
+        "gateway shares: add them there with `sluice users|acls|quotas ... --upstream {}`, see "
+        "docs/security.md)",
         data_dir.string(), users, acls, quotas, keys, auth::security_topic, bootstrap);
 }
 
@@ -518,41 +504,35 @@ int run_server(const config& given) {
     cleanup.locked();
     raise_open_files_limit();
     // Upstream mode: the users, ACLs, quotas and keys are the cluster's (_sluice_security,
-    // read below); the data dir's own are not used, and the log says so.
-    if (upstream.enabled()) {
-        warn_about_local_security_state(cfg.data_dir, upstream.bootstrap_servers);
-    }
+    // read below) over the data dir's own, which apply to this gateway alone.
     const bool shared_security = upstream.enabled();
     // The SASL users; `sluice users` changes them while sluice is stopped.
     auto users = load_state("SASL users", [&] {
-        return shared_security
-                   ? auth::credential_store(std::filesystem::path{})
-                   : auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
+        return auth::credential_store::load(auth::credential_store::path_in(cfg.data_dir));
     });
     auth::failure_limiter auth_failures;
     // The ACLs; `sluice acls` changes them while sluice is stopped, CreateAcls/DeleteAcls while
     // it runs.
     auto authz = load_state("ACLs", [&] {
-        return std::make_unique<auth::authorizer>(
-            authz_settings, shared_security ? std::filesystem::path{}
-                                            : auth::authorizer::path_in(cfg.data_dir));
+        return std::make_unique<auth::authorizer>(authz_settings,
+                                                  auth::authorizer::path_in(cfg.data_dir));
     });
     // The client quotas; AlterClientQuotas changes them while sluice runs.
     auto quotas = load_state("client quotas", [&] {
-        return std::make_unique<auth::client_quotas>(
-            quota_cfg, shared_security ? std::filesystem::path{}
-                                       : auth::client_quotas::path_in(cfg.data_dir));
+        return std::make_unique<auth::client_quotas>(quota_cfg,
+                                                     auth::client_quotas::path_in(cfg.data_dir));
     });
     // The SQS users' AWS access keys (SigV4); `sluice users set --aws-access-key-id` adds them.
     auto aws_keys = load_state("AWS access keys", [&] {
-        return shared_security
-                   ? auth::aws_key_store(std::filesystem::path{})
-                   : auth::aws_key_store::load(auth::aws_key_store::path_in(cfg.data_dir));
+        return auth::aws_key_store::load(auth::aws_key_store::path_in(cfg.data_dir));
     });
     // Upstream mode: every gateway of the fleet keeps the cluster's copy, tailed for good; not
     // ready (/readyz) until it has read what the topic held at start.
     std::unique_ptr<security_mirror> mirror;
     if (shared_security) {
+        warn_about_local_security_state(cfg.data_dir, upstream.bootstrap_servers,
+                                        users.users().size(), authz->acls().size(),
+                                        quotas->entries().size(), aws_keys.keys().size());
         mirror = std::make_unique<security_mirror>(
             *upstream_client,
             security_mirror::stores{users, *authz, *quotas, aws_keys});

@@ -4,7 +4,7 @@ edit it, and every gateway tails it. A native sluice plays the cluster; two gate
 authentication and the authorizer on; the first also serves SQS with SigV4) run for the whole
 file. A user added through the command logs in through both; an ACL granted and revoked applies
 on both within a bounded wait; a gateway started later, or restarted after kill -9, has the same
-state as soon as it is ready."""
+state as soon as it is ready (plus its data dir's own entries, which apply to it alone)."""
 import base64
 import json
 import subprocess
@@ -213,9 +213,9 @@ def test_deleting_a_user_locks_them_out_everywhere(fleet):
     assert dict(security_records(up.bootstrap)).get("user:leaver", "gone") is None
 
 
-def test_a_gateway_started_later_sees_the_state_and_ignores_its_own_files(fleet, tmp_path):
-    up, _ = fleet
-    # A user of its own data dir: not used in upstream mode, and the log says so.
+def test_a_gateway_started_later_sees_the_state_over_its_own_files(fleet, tmp_path):
+    up, gateways = fleet
+    # A user of its own data dir: this gateway's alone, and the log says so.
     d = str(tmp_path)
     r = subprocess.run([sluice_binary(), "users", "set", "local-only", "--data-dir", d],
                        input="local-Secret-5\n", capture_output=True, text=True, timeout=30)
@@ -228,9 +228,10 @@ def test_a_gateway_started_later_sees_the_state_and_ignores_its_own_files(fleet,
         # Ready means caught up: no further wait.
         assert topics_status(late, "alice", "alice-Secret-1") == 200
         assert topics_status(late, "leaver", "leaver-Secret-4") == 401
-        assert topics_status(late, "local-only", "local-Secret-5") == 401
+        assert topics_status(late, "local-only", "local-Secret-5") == 200
+        assert topics_status(gateways[1], "local-only", "local-Secret-5") == 401
         late.wait_log("has 1 users, 0 ACLs, 0 quota entities and 0 AWS keys of its own; "
-                      "they are NOT used")
+                      "they apply to THIS gateway only")
     finally:
         late.close()
 
