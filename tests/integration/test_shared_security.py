@@ -2,7 +2,8 @@
 the compacted topic _sluice_security of the cluster, `sluice users|acls|quotas ... --upstream`
 edit it, and every gateway tails it. A native sluice plays the cluster; two gateways (HTTP basic
 authentication and the authorizer on; the first also serves SQS with SigV4) run for the whole
-file. A user added through the command logs in through both; an ACL granted and revoked applies
+file. A user added through the command logs in through both (and with SCRAM through a third
+gateway's Kafka proxy); an ACL granted and revoked applies
 on both within a bounded wait; a gateway started later, or restarted after kill -9, has the same
 state as soon as it is ready (plus its data dir's own entries, which apply to it alone)."""
 import base64
@@ -266,3 +267,32 @@ def test_the_command_refuses_bad_locations_clearly(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert down.returncode == 1 and "_sluice_security" in down.stderr, down.stderr
     assert time.monotonic() - began < 30
+
+
+def test_a_user_added_with_the_command_logs_in_with_scram_through_the_kafka_proxy(fleet):
+    from confluent_kafka import Producer
+    import re
+    up, _ = fleet
+    ok(command("users", "set", "scram-user", bootstrap=up.bootstrap, stdin="scram-Secret-8\n"))
+    gw = Gateway(up.bootstrap, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"])
+    try:
+        line = gw.start(timeout=60).wait_log("listening:")
+        port = int(re.search(r"kafka_sasl_plaintext=[^ ]*:(\d+)", line).group(1))
+        wait_ready(gw, timeout=60)
+        gw.wait_log(" served on 127.0.0.1:", timeout=30)
+
+        def produce_as(password):
+            outcome = []
+            p = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "acks": "all",
+                          "security.protocol": "SASL_PLAINTEXT",
+                          "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "scram-user",
+                          "sasl.password": password, "message.timeout.ms": 8000})
+            p.produce(TOPIC, b"through the proxy",
+                      on_delivery=lambda err, msg: outcome.append(err))
+            p.flush(15)
+            return outcome
+        assert produce_as("scram-Secret-8") == [None]
+        refused = produce_as("wrong")
+        assert refused and refused[0] is not None
+    finally:
+        gw.close()
