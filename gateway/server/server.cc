@@ -527,7 +527,8 @@ int run_server(const config& given) {
         return auth::aws_key_store::load(auth::aws_key_store::path_in(cfg.data_dir));
     });
     // Upstream mode: every gateway of the fleet keeps the cluster's copy, tailed for good; not
-    // ready (/readyz) until it has read what the topic held at start.
+    // ready (/readyz) until it has read what the topic held at start. It starts with the HTTP
+    // front, once every setting has been checked (a refused start does not wait for it).
     std::unique_ptr<security_mirror> mirror;
     if (shared_security) {
         warn_about_local_security_state(cfg.data_dir, upstream.bootstrap_servers,
@@ -536,7 +537,6 @@ int run_server(const config& given) {
         mirror = std::make_unique<security_mirror>(
             *upstream_client,
             security_mirror::stores{users, *authz, *quotas, aws_keys});
-        mirror->start();
     }
     if (!shared_security && sqs_cfg.sigv4 && cfg.sqs.enabled && aws_keys.empty()) {
         log.warn("sqs.authentication=sigv4 but there are no access keys: every SQS request will "
@@ -780,6 +780,9 @@ int run_server(const config& given) {
         if (!kafka_cfg.cluster_id.empty()) {
             log.info("upstream cluster id {}", kafka_cfg.cluster_id);
         }
+    }
+    if (mirror) {
+        mirror->start();
     }
     if (cfg.http.enabled) {
         http_services hs{metrics,
