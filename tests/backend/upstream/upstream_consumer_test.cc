@@ -435,6 +435,42 @@ TEST_F(UpstreamConsumer, AssigningAMissingTopicReportsUnknownTopic) {
         << (*r)[0].error.text();
 }
 
+// A topic deleted while it is read: librdkafka stops fetching it and reports it only as an error
+// event ("topic [0]: desired partition is no longer available"), which the next poll turns into
+// the partition's unknown_topic_or_partition. (The mock has no DeleteTopics: its metadata error
+// and leaderless partitions stand in, as a deletion looks to a client.)
+TEST_F(UpstreamConsumer, ATopicDeletedWhileReadIsReportedByTheNextPoll) {
+    const auto t = topic("deleted", 1);
+    produce_n(t, 0, 2);
+    auto c = open(manual());
+    c->assign({tp_of(t, 0)});
+    ASSERT_EQ(poll_records(*c, 2).size(), 2u);
+
+    rd_kafka_mock_topic_set_error(cluster_, t.c_str(), RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+    rd_kafka_mock_partition_set_leader(cluster_, t.c_str(), 0, -1);
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<api::polled_partition> failed;
+    std::vector<got_record> none;
+    api::poll_limits limits;
+    limits.max_wait = 1s;
+    while (!failed && std::chrono::steady_clock::now() - start < 15s) {
+        auto r = poll_once(*c, none, limits);
+        ASSERT_TRUE(r.has_value()) << r.error().text();
+        for (const auto& p : *r) {
+            if (p.error) {
+                failed = p;
+            }
+        }
+    }
+
+    ASSERT_TRUE(failed.has_value()) << "no poll reported the deleted topic within 15 s";
+    EXPECT_EQ(failed->tp, tp_of(t, 0));
+    EXPECT_EQ(failed->error.reason(), api::errc::unknown_topic_or_partition)
+        << failed->error.text();
+    EXPECT_NE(failed->error.text().find(t), std::string::npos) << failed->error.text();
+    EXPECT_TRUE(none.empty());
+}
+
 // --- waiting ---------------------------------------------------------------------------------
 
 TEST_F(UpstreamConsumer, LongPollIsWokenByAProduce) {
