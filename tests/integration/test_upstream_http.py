@@ -93,15 +93,6 @@ def cluster_id(rest):
     return r.json()["data"][0]["cluster_id"]
 
 
-def skip_rest_groups_on_the_newer_mock(mock):
-    """REST consumer instances in a group over the 2.12 mock: librdkafka 2.0.2's member takes
-    30 s to find the coordinator there and its assigned partitions then deliver nothing
-    within two minutes (manual assignment, as WebSocket and SSE streams use, reads fine)."""
-    if mock.newer:
-        pytest.skip("REST group members over the 2.12 mock: 30 s to find the coordinator, "
-                    "then no records (librdkafka 2.0.2 client against the 2.12 mock)")
-
-
 # --- REST v2 produce and consume, through the gateway and around it ------------------------------
 
 def test_rest_produce_is_read_directly_from_the_upstream_with_kcat(mock, gateway):
@@ -128,7 +119,6 @@ def test_rest_produce_is_read_directly_from_the_upstream_with_kcat(mock, gateway
 
 
 def test_kcat_produce_is_read_by_a_rest_consumer_instance(mock, gateway):
-    skip_rest_groups_on_the_newer_mock(mock)
     kcat_produce(mock.bootstrap, "kcat-in", [f"k{i}:m{i}" for i in range(20)], keyed=True)
     rest = Rest(gateway)
     path = new_instance(rest, "kcat-readers", format="binary",
@@ -141,7 +131,6 @@ def test_kcat_produce_is_read_by_a_rest_consumer_instance(mock, gateway):
 
 
 def test_rest_commit_is_the_upstream_groups_committed_offset(mock, gateway):
-    skip_rest_groups_on_the_newer_mock(mock)
     kcat_produce(mock.bootstrap, "commits", [f"c{i}" for i in range(10)], partition=0)
     kcat_produce(mock.bootstrap, "commits", [f"d{i}" for i in range(4)], partition=1)
     rest = Rest(gateway)
@@ -167,7 +156,6 @@ def test_rest_commit_is_the_upstream_groups_committed_offset(mock, gateway):
 
 
 def test_two_gateways_sharing_a_group_split_its_partitions(mock, gateway):
-    skip_rest_groups_on_the_newer_mock(mock)
     kcat_produce(mock.bootstrap, "shared", [f"s{i}" for i in range(40)])
     with Gateway(mock.bootstrap, settings=FAST_GROUPS) as other:
         wait_ready(other)
