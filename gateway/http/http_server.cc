@@ -127,8 +127,8 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     router_.add(verb::get, "/metrics", [m = &svc_.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    // The group views stand on the client level; the queue views read the native backend's
-    // queues: not in upstream mode.
+    // The group views stand on the client level; the queue views read the SQS front's queues
+    // (native, or over the cluster in upstream mode with SQS on).
     add_group_routes(router_, svc_.client.admin(), svc_.chain);
     if (svc_.queues != nullptr) {
         add_queue_routes(router_, *svc_.queues, svc_.chain);
@@ -138,6 +138,12 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     add_ui_routes(router_);
     // After the REST Proxy's GET /, which the console's hands every non-browser request to.
     add_console_route(router_);
+    add_console_api_routes(router_, console_services{.admin = svc_.client.admin(),
+                                                     .queues = svc_.queues,
+                                                     .chain = svc_.chain,
+                                                     .cluster_id = svc_.cluster_id,
+                                                     .node_id = svc_.node_id,
+                                                     .upstream = svc_.topics == nullptr});
     auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc_.users, svc_.tokens,
                                                  svc_.auth_failures, svc_.metrics);
     add_console_session_routes(router_, *auth_);
@@ -155,8 +161,9 @@ void http_server::add_rest_and_stream_routes(io_pool& pool) {
         topic_auto_creation{svc_.auto_create_topics, svc_.num_partitions});
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         settings_, svc_.cluster_id, svc_.node_id, *producer_, svc_.chain, &svc_.client});
+    // Upstream mode (no broker level here): a fleet of gateways may share the instances.
     consumers_ = std::make_unique<rest::consumer_registry>(
-        *rest_, [&pool] { return pool.next().get_executor(); });
+        *rest_, [&pool] { return pool.next().get_executor(); }, svc_.topics == nullptr);
     if (settings_.api_v2_enable) {
         rest::add_v2_produce_routes(router_, *rest_);
         rest::add_v2_metadata_routes(router_, *rest_);
