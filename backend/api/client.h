@@ -216,8 +216,8 @@ using topic_filter = std::function<bool(const topic_name&)>;
 /// a static member kept across a restart does not leave); closed() tells when its background
 /// work has finished. The owner keeps it alive until then.
 /// Concurrency: poll, seek, commit and committed are called from the owner's executor, one at
-/// a time; subscribe, assign, assignment and close from any thread. Callbacks run on the
-/// consumer's own executor.
+/// a time; subscribe, assign, assignment, positions and close from any thread. Callbacks run
+/// on the consumer's own executor.
 class consumer {
   public:
     virtual ~consumer() = default;

@@ -1,7 +1,11 @@
 """One sluice for a fault run: fixed ports (so that a restart after SIGKILL comes back where the
 clients and proxies expect it), one data directory kept across restarts, a loopback proxy in
 front of each listener (Kafka, HTTP, SQS) that the nemesis can cut, delay or stall, and the
-Kafka listener advertising its proxy so that clients never bypass it."""
+Kafka listener advertising its proxy so that clients never bypass it.
+
+The same class runs a gateway of the upstream mode (`args=["--upstream", BOOTSTRAP]`): its Kafka
+listener is then the proxy, whose node ports (proxy.node.port.base + node id, fixed here so that
+a restart serves them again) clients reach directly; `sqs=False` turns its SQS listener off."""
 import os
 import re
 import signal
@@ -23,12 +27,17 @@ def free_port():
 
 
 class Node:
-    def __init__(self, data_dir, settings=None, env=None, log_path=None, proxies=True):
+    def __init__(self, data_dir, settings=None, env=None, log_path=None, proxies=True, args=(),
+                 sqs=True, name="sluice"):
         self.data_dir = data_dir
         self.settings = dict(settings or {})
         self.env = dict(env or {})
         self.log_path = log_path
-        self.ports = {"kafka": free_port(), "http": free_port(), "sqs": free_port()}
+        self.args = list(args)
+        self.name = name
+        self.ports = {"kafka": free_port(), "http": free_port()}
+        if sqs:
+            self.ports["sqs"] = free_port()
         self.proxies = {}
         if proxies:
             for name, port in self.ports.items():
@@ -83,7 +92,8 @@ class Node:
         cmd = [sluice_binary(), "--data-dir", self.data_dir,
                "--kafka", f"127.0.0.1:{self.ports['kafka']}",
                "--http", f"127.0.0.1:{self.ports['http']}",
-               "--sqs", f"127.0.0.1:{self.ports['sqs']}"]
+               "--sqs", f"127.0.0.1:{self.ports['sqs']}" if "sqs" in self.ports else "off"]
+        cmd += self.args
         if self.proxies:
             cmd += ["--advertise-kafka", self.bootstrap]
         for k, v in self.settings.items():
@@ -111,7 +121,7 @@ class Node:
             with self._lock:
                 self._lines.append(line)
             if self._log:
-                self._log.write(line + "\n")
+                self._log.write(f"{self.name}: {line}\n" if self.name != "sluice" else line + "\n")
 
     def find(self, needle):
         with self._lock:

@@ -1,14 +1,14 @@
-"""The HTTP fronts in upstream mode against the stand-ins (upstream_support.py: the mock cluster
-on librdkafka 2.0.2 and, when node-rdkafka has built it, 2.12; a native sluice), with real
-clients: REST v2 produce through the gateway read directly from the upstream with kcat, and kcat
-produce to the upstream read by a REST v2 consumer instance of the gateway; a REST consumer's
-commit is the upstream group's committed offset as confluent-kafka sees it; two gateways sharing
-a group split its partitions; REST v3 clusters, brokers (the mock's 3), topics (create, delete,
-configs: against the native-sluice upstream, since the 2.0.2 mock has no CreateTopics),
-partitions and consumer groups with lag; WebSocket (node ws) and SSE subscriptions with commit
-and Last-Event-ID resume; and bad upstreams: an unreachable bootstrap (REST produce answered
-50x in Confluent's shape within the deadline), a record larger than the cluster's limit, a
-topic deleted under a subscription."""
+"""The HTTP fronts in upstream mode against the stand-ins (upstream_support.py: the mock cluster on
+librdkafka 2.0.2 and, when node-rdkafka has built it, 2.12; a native sluice), with real clients:
+REST v2 produce through the gateway read directly from the upstream with kcat, and kcat produce
+to the upstream read by a REST v2 consumer instance of the gateway; a REST consumer's commit is
+the upstream group's committed offset as confluent-kafka sees it; two gateways sharing a group
+split its partitions, and an instance moves to the gateway it is asked on; REST v3 clusters,
+brokers (the mock's 3), topics (create, delete, configs: against the native-sluice upstream,
+since the 2.0.2 mock has no CreateTopics), partitions and consumer groups with lag; WebSocket
+(node ws) and SSE subscriptions with commit and Last-Event-ID resume; and bad upstreams: an
+unreachable bootstrap (REST produce answered 50x in Confluent's shape within the deadline), a
+record larger than the cluster's limit, a topic deleted under a subscription."""
 import json
 import os
 import subprocess
@@ -191,6 +191,50 @@ def test_two_gateways_sharing_a_group_split_its_partitions(mock, gateway):
         assert len(ma) == 2 and len(mb) == 2
         a.delete(pa)
         b.delete(pb)
+
+
+def test_a_rest_instance_moves_to_the_gateway_it_is_asked_on(native_upstream, native_gateway):
+    """Gateways behind a load balancer without sticky sessions: an instance created on one is
+    served by another when asked there, from where its reads had ended (no record twice, none
+    lost); the first one's copy stops; a deletion through either ends it on both."""
+    create_topic(native_upstream, "moving", 2)
+    kcat_produce(native_upstream.bootstrap, "moving", [f"m{i}" for i in range(40)])
+    with Gateway(native_upstream.bootstrap) as other:
+        wait_ready(other)
+        a, b = Rest(native_gateway), Rest(other)
+        path = new_instance(a, "movers", format="binary",
+                            **{"auto.offset.reset": "earliest", "auto.commit.enable": "false"})
+        assert a.post(path + "/subscription", {"topics": ["moving"]}).status_code == 204
+        first = []
+        deadline = time.monotonic() + 60
+        while len(first) < 10:
+            assert time.monotonic() < deadline, f"read {len(first)} records through the first"
+            r = a.get(path + "/records?timeout=1000&max_bytes=300")
+            assert r.status_code == 200, r.text
+            first += r.json()
+        assert len(first) < 40
+        # Asked on the other gateway, the instance is there, subscribed, and reads on.
+        r = b.get(path + "/subscription")
+        assert r.status_code == 200, r.text
+        assert r.json() == {"topics": ["moving"]}
+        rest_of = poll_records(b, path, 40 - len(first))
+        seen = [(g["partition"], g["offset"]) for g in first + rest_of]
+        assert len(seen) == len(set(seen)) == 40
+        assert sorted(unb64(g["value"]).decode() for g in first + rest_of) == \
+            sorted(f"m{i}" for i in range(40))
+        native_gateway.wait_log("instance " + path.rsplit("/", 1)[1] +
+                                " of group movers taken over by another gateway", 30)
+        # Back on the first gateway: it takes the instance back, at the same positions.
+        assert a.get(path + "/records?timeout=500").json() == []
+        other.wait_log("of group movers taken over by another gateway", 30)
+        # A creation of the same name on either gateway is refused while it lives.
+        r = b.post("/consumers/movers", {"name": path.rsplit("/", 1)[1]})
+        assert r.status_code == 409 and r.json()["error_code"] == 40902, r.text
+        # Deleted through the gateway that does not serve it now: gone on both.
+        assert b.delete(path).status_code == 204
+        wait_for(lambda: a.get(path + "/subscription").status_code == 404, 30,
+                 "the deletion seen by the gateway that served the instance", interval=0.2)
+        assert b.get(path + "/subscription").status_code == 404
 
 
 # --- REST v3 ------------------------------------------------------------------------------------

@@ -65,6 +65,9 @@ struct stored_instance {
     std::string pattern_host;
     std::vector<topic_partition> assigned;  // or partitions assigned by hand
     std::map<topic_partition, std::int64_t> positions;
+    /// The gateway process serving the instance (set by the registry when it stores it; empty
+    /// in records of older versions).
+    std::string owner;
 };
 
 class consumer_instance : public std::enable_shared_from_this<consumer_instance> {

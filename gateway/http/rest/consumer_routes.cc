@@ -248,8 +248,8 @@ instance_of(const consumer_routes_ctx* c, const http_request_context& ctx) {
     if (bad) {
         co_return std::move(*bad);
     }
-    auto inst = c->registry->find(std::string(*ctx.params.get("group")),
-                                 std::string(*ctx.params.get("instance")));
+    auto inst = co_await c->registry->find(std::string(*ctx.params.get("group")),
+                                           std::string(*ctx.params.get("instance")));
     if (!inst) {
         co_return v2_error(code::consumer_instance_not_found,
                            std::string(instance_not_found_message));

@@ -90,6 +90,9 @@ std::string consumer_store::encode(const stored_instance& s) {
         w.end_object();
     }
     w.end_array();
+    if (!s.owner.empty()) {
+        w.field("owner", s.owner);
+    }
     w.end_object();
     return w.str();
 }
@@ -158,6 +161,7 @@ std::optional<stored_instance> consumer_store::decode(std::string_view text) {
             }
         }
     }
+    s.owner = std::string(json::get_string(doc, "owner").value_or(""));
     return s;
 }
 
@@ -191,8 +195,8 @@ boost::asio::awaitable<std::optional<std::int64_t>> consumer_store::end_offset(
     }
 }
 
-boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
-    std::vector<stored_instance> out;
+boost::asio::awaitable<consumer_store::loaded> consumer_store::load() {
+    loaded out;
     const auto deadline = clock::now() + load_deadline;
     const auto last = co_await end_offset(deadline);
     if (!last) {
@@ -250,6 +254,7 @@ boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
         }
         // A failed poll is tried again until the deadline (the cluster may be coming back).
     }
+    out.next = std::max<std::int64_t>(position(), 0);
     reader->close(false);
     if (!failure.empty()) {
         http_log().warn("REST consumers: reading {} failed: {}", topic, failure);
@@ -259,11 +264,95 @@ boost::asio::awaitable<std::vector<stored_instance>> consumer_store::load() {
             continue;
         }
         if (auto s = decode(*value)) {
-            out.push_back(std::move(*s));
+            out.instances.push_back(std::move(*s));
         }
     }
     topic_ready_ = true;
     co_return out;
+}
+
+boost::asio::awaitable<void> consumer_store::follow(std::int64_t from, record_handler on_record,
+                                                    std::function<void(std::int64_t)> on_position,
+                                                    std::function<bool()> stopping) {
+    boost::asio::steady_timer timer(strand_);
+    auto pause = [&](std::chrono::milliseconds d) -> boost::asio::awaitable<void> {
+        timer.expires_after(d);
+        boost::system::error_code ec;
+        co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    };
+    // Until the topic exists (no gateway has stored an instance yet), look for it now and
+    // then: a consumer assigned a partition of a missing topic may not notice it appear.
+    while (!stopping()) {
+        const auto last = co_await end_offset(clock::now() + poll_wait);
+        if (last && *last >= 0) {
+            break;
+        }
+        co_await pause(max_pause);
+    }
+    if (stopping()) {
+        co_return;
+    }
+    const topic_name name{std::string(topic)};
+    api::consumer_options o;
+    o.reset = api::offset_reset::earliest;
+    o.client = api::client_info{"sluice-rest-store", ""};
+    auto reader = client_.open_consumer(std::move(o), strand_.get_inner_executor());
+    const api::topic_partition tp{name, partition_id(0)};
+    reader->assign({tp});
+    if (from > 0) {
+        reader->seek({{tp, offset(from)}});
+    }
+    api::message_sink sink = [&](const topic_name&, partition_id, const kafka::record_view& r) {
+        if (!r.key) {
+            return true;
+        }
+        const std::string_view key = protocol::as_chars(*r.key);
+        const auto nul = key.find('\0');
+        if (nul == std::string_view::npos) {
+            return true;
+        }
+        sluice::group_id group{std::string(key.substr(0, nul))};
+        std::string instance(key.substr(nul + 1));
+        if (!r.value) {
+            on_record(std::move(group), std::move(instance), std::nullopt);
+            return true;
+        }
+        auto s = decode(protocol::as_chars(*r.value));
+        if (!s) {
+            http_log().warn("REST consumers: a record of {} for instance {} of group {} does "
+                            "not decode; skipped",
+                            topic, instance, group.value);
+            return true;
+        }
+        on_record(std::move(group), std::move(instance), std::move(s));
+        return true;
+    };
+    api::poll_limits limits;
+    limits.max_bytes = 4 * 1024 * 1024;
+    limits.partition_max_bytes = 4 * 1024 * 1024;
+    limits.max_wait = poll_wait;
+    std::string failing;  // the last failure logged, so that a lasting one is logged once
+    while (!stopping()) {
+        auto res = co_await reader->poll(limits, sink);
+        const api::backend_error why = !res                                 ? res.error()
+                                       : !res->empty() && (*res)[0].error ? (*res)[0].error
+                                                                          : api::backend_error{};
+        if (why) {
+            if (why.text() != failing) {
+                failing = why.text();
+                http_log().warn("REST consumers: following {} failed: {}; trying again", topic,
+                                failing);
+            }
+            co_await pause(max_pause);
+            continue;
+        }
+        failing.clear();
+        const auto at = reader->positions();
+        if (const auto it = at.find(tp); it != at.end()) {
+            on_position(it->second.value);
+        }
+    }
+    reader->close(false);
 }
 
 boost::asio::awaitable<void> consumer_store::save(stored_instance s) {

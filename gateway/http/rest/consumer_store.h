@@ -1,7 +1,8 @@
-// Where REST consumer instances are kept so that they survive a restart of sluice (owned by
-// gateway/http/rest). A compacted topic of sluice's own, created through api::admin, written
-// through api::producer and read back through an api::consumer with manual assignment: the
-// client level only, so that over a Kafka cluster another gateway finds the instances there.
+// Where REST consumer instances are kept so that they survive a restart of sluice and, over a
+// Kafka cluster, move between the gateways of a fleet (owned by gateway/http/rest). A compacted
+// topic of sluice's own, created through api::admin, written through api::producer and read
+// back through an api::consumer with manual assignment: the client level only, so that over a
+// Kafka cluster another gateway finds the instances there.
 //
 // Topic _sluice_rest_consumers (1 partition, cleanup.policy=compact), created on the first
 // write. One record per instance:
@@ -10,12 +11,15 @@
 //          "request_timeout_ms","topics":[..],"pattern","pattern_principal","pattern_host"
 //          (who subscribed to the pattern: it matches what they may DESCRIBE),
 //          "assigned":[{"topic","partition"}],
-//          "positions":[{"topic","partition","offset"}]}; null (a tombstone) once deleted
+//          "positions":[{"topic","partition","offset"}],
+//          "owner" (the gateway process serving it; absent in older records)};
+//          null (a tombstone) once deleted
 // Written after every change of subscription, assignment or position (acks=1: a crash of the
 // process loses nothing written, a crash of the machine what was not yet flushed); read once
 // at start-up, the last record of each key winning, up to the end offset the cluster gave
 // first; the read is tried again while the cluster cannot be reached, for up to 30 s (a
-// gateway and its upstream restarted together: the gateway may ask first). Committed offsets
+// gateway and its upstream restarted together: the gateway may ask first). In a fleet each
+// gateway then follows the topic (follow()) to learn what the others write. Committed offsets
 // stay in the group, as for any consumer; the stored position is where the instance had read
 // to, which is where it resumes (the REST Proxy instead forgets its instances and answers 40403).
 //
@@ -26,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,9 +51,33 @@ public:
 
     consumer_store(backend::api::client& client, boost::asio::any_io_executor ex);
 
+    struct loaded {
+        std::vector<stored_instance> instances;
+        /// The offset after the last record read: where follow() goes on (0 when nothing
+        /// could be read).
+        std::int64_t next = 0;
+    };
     /// Every stored instance (none when the topic does not exist yet). Retries while the
     /// cluster cannot be reached, until load_deadline; then logs and returns what it read.
-    boost::asio::awaitable<std::vector<stored_instance>> load();
+    boost::asio::awaitable<loaded> load();
+
+    /// A record as follow() hands it on: the instance, or nullopt for a tombstone.
+    using record_handler =
+        std::function<void(sluice::group_id group, std::string name,
+                           std::optional<stored_instance> value)>;
+    /// Reads the records written from offset `from` on, by this gateway or any other, as they
+    /// arrive, until `stopping()` (checked at least every poll_wait): each record to
+    /// `on_record` (records that do not decode are skipped with a log line), then the offset
+    /// after the last one to `on_position`. Waits for the topic while it does not exist.
+    boost::asio::awaitable<void> follow(std::int64_t from, record_handler on_record,
+                                        std::function<void(std::int64_t)> on_position,
+                                        std::function<bool()> stopping);
+    /// The topic's end offset now (-1 when it does not exist; nullopt when the cluster did
+    /// not answer by `deadline`).
+    boost::asio::awaitable<std::optional<std::int64_t>> end(
+        std::chrono::steady_clock::time_point deadline) {
+        return end_offset(deadline);
+    }
     /// Writes the instance's state; returns once appended.
     boost::asio::awaitable<void> save(stored_instance s);
     /// Writes the tombstone of an instance.
@@ -62,6 +91,7 @@ private:
     using clock = std::chrono::steady_clock;
     static constexpr std::chrono::seconds load_deadline{30};
     static constexpr std::chrono::milliseconds max_pause{1000};
+    static constexpr std::chrono::milliseconds poll_wait{500};
 
     /// The topic's end offset (-1 when it does not exist), asked again until `deadline` while
     /// the cluster does not answer; nullopt past it.
