@@ -122,7 +122,7 @@ class upstream_client final : public api::client {
     api::admin& admin() override { return *admin_; }
     std::unique_ptr<api::transactional_producer> open_transactional_producer(
         const std::string& transactional_id) override {
-        return make_upstream_txn_producer(opts_.properties, transactional_id, pool_);
+        return make_upstream_txn_producer(opts_.properties, transactional_id);
     }
     health check() const override { return monitor_.check(); }
     stats statistics() const override { return monitor_.statistics(); }

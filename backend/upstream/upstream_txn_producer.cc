@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include "backend/api/errc.h"
 #include "backend/upstream/upstream_common.h"
 
@@ -28,13 +30,20 @@ api::backend_error txn_error(rd_kafka_error_t* e, bool fatal) {
 class upstream_txn_producer final : public api::transactional_producer {
   public:
     upstream_txn_producer(const std::map<std::string, std::string>& props,
-                          const std::string& transactional_id, boost::asio::thread_pool& pool)
-        : id_(transactional_id), pool_(pool) {
+                          const std::string& transactional_id)
+        : id_(transactional_id) {
         std::map<std::string, std::string> all = props;
         all["transactional.id"] = transactional_id;
         all["enable.idempotence"] = "true";
         all["acks"] = "all";
         all["linger.ms"] = "0";
+        // A transaction's AddPartitionsToTxn right after the previous commit meets
+        // CONCURRENT_TRANSACTIONS while the coordinator writes the markers; librdkafka retries
+        // it after retry.backoff.ms (100 ms by default): one transaction at a time would wait
+        // that long every time.
+        if (!props.contains("retry.backoff.ms")) {
+            all["retry.backoff.ms"] = "5";
+        }
         handle_ = make_handle(RD_KAFKA_PRODUCER, make_conf(all));
     }
 
@@ -42,6 +51,7 @@ class upstream_txn_producer final : public api::transactional_producer {
         rd_kafka_t* rk = handle_.get();
         rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
         rd_kafka_flush(rk, 1000);
+        pool_.join();
     }
 
     api::awaitable<api::backend_result<void>> init(milliseconds timeout) override {
@@ -173,7 +183,10 @@ class upstream_txn_producer final : public api::transactional_producer {
     }
 
     std::string id_;
-    boost::asio::thread_pool& pool_;
+    // A thread of its own: its calls are serial, and behind the client's shared pool of
+    // blocking calls (consumers' offset lookups and commits) every commit waited its turn
+    // (receive+delete through one gateway ran at a quarter of its rate).
+    boost::asio::thread_pool pool_{1};
     handle_ptr handle_;
     std::atomic<bool> fatal_{false};
 };
@@ -181,9 +194,8 @@ class upstream_txn_producer final : public api::transactional_producer {
 }  // namespace
 
 std::unique_ptr<api::transactional_producer> make_upstream_txn_producer(
-    const std::map<std::string, std::string>& props, const std::string& transactional_id,
-    boost::asio::thread_pool& pool) {
-    return std::make_unique<upstream_txn_producer>(props, transactional_id, pool);
+    const std::map<std::string, std::string>& props, const std::string& transactional_id) {
+    return std::make_unique<upstream_txn_producer>(props, transactional_id);
 }
 
 }  // namespace sluice::backend::upstream

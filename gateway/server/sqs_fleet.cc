@@ -135,11 +135,11 @@ void sqs_fleet::start(asio::any_io_executor ex, std::string self_url) {
         member_ = member;
     }
     member->on_change([this] { assignment_changed(); });
-    // The group assigns only partitions that exist: the state topic first.
+    // The group assigns only partitions that exist: the topics first.
     asio::post(io_, [this, member] { subscribe_when_ready(member); });
     server_log().info("SQS fleet: this gateway ({}) joined the owner group {}: the member "
                       "assigned {} partition {} serves the queues, the others forward to it",
-                      self_url_, opts_.group, opts_.state_topic, opts_.unit);
+                      self_url_, opts_.group, opts_.lease_topic, opts_.unit);
 }
 
 void sqs_fleet::stop() {
@@ -182,18 +182,21 @@ void sqs_fleet::subscribe_when_ready(const std::shared_ptr<api::consumer>& membe
             }
         }
         try {
-            bq::topic_state_log_options o;
-            o.topic = opts_.state_topic;
-            o.start_deadline = std::chrono::seconds(5);
-            bq::topic_state_log probe(client_, o);
-            probe.open();  // creates the topic when missing
+            // Creates each topic when missing (compacted, one partition).
+            for (const auto& name : {opts_.state_topic, opts_.lease_topic}) {
+                bq::topic_state_log_options o;
+                o.topic = name;
+                o.start_deadline = std::chrono::seconds(5);
+                bq::topic_state_log probe(client_, o);
+                probe.open();
+            }
             break;
         } catch (const std::exception& e) {
             server_log().warn("SQS fleet: {}; trying again", e.what());
         }
         std::this_thread::sleep_for(std::chrono::seconds(1));
     }
-    member->subscribe({topic_name(opts_.state_topic)});
+    member->subscribe({topic_name(opts_.lease_topic)});
 }
 
 bool sqs_fleet::serving() const {
@@ -216,7 +219,7 @@ void sqs_fleet::assignment_changed() {
         return;
     }
     const api::assignment_state a = member->assignment();
-    const api::topic_partition unit{topic_name(opts_.state_topic), partition_id(opts_.unit)};
+    const api::topic_partition unit{topic_name(opts_.lease_topic), partition_id(opts_.unit)};
     const bool holds =
         a.stable && std::find(a.partitions.begin(), a.partitions.end(), unit) != a.partitions.end();
     std::lock_guard lock(mu_);
@@ -228,7 +231,7 @@ void sqs_fleet::assignment_changed() {
             const std::uint64_t id = state_.claim_id();
             server_log().info("SQS fleet: this gateway was assigned {} partition {} (generation "
                               "{}): taking the queues over",
-                              opts_.state_topic, opts_.unit, a.generation);
+                              opts_.lease_topic, opts_.unit, a.generation);
             asio::post(io_, [this, id] { claim(id); });
             break;
         }
@@ -236,7 +239,7 @@ void sqs_fleet::assignment_changed() {
             auto q = std::exchange(current_, nullptr);
             server_log().warn("SQS fleet: this gateway no longer holds {} partition {}: it stops "
                               "serving the SQS queues",
-                              opts_.state_topic, opts_.unit);
+                              opts_.lease_topic, opts_.unit);
             asio::post(io_, [this, q] { release(q); });
             break;
         }
@@ -349,7 +352,7 @@ asio::awaitable<std::optional<std::string>> sqs_fleet::owner_url() {
     std::optional<std::string> url;
     if (g) {
         for (const auto& m : g->members) {
-            auto it = m.assignment.find(topic_name(opts_.state_topic));
+            auto it = m.assignment.find(topic_name(opts_.lease_topic));
             if (it == m.assignment.end() || !m.client_id.starts_with(fleet_member_prefix)) {
                 continue;
             }
@@ -388,7 +391,7 @@ asio::awaitable<sqs::forward_outcome> sqs_fleet::route(const http_request_contex
             auto url = co_await owner_url();
             if (!url) {
                 why = "no gateway owns the SQS queues now (no member of the group " +
-                      opts_.group + " holds " + opts_.state_topic + " partition " +
+                      opts_.group + " holds " + opts_.lease_topic + " partition " +
                       std::to_string(opts_.unit) + ")";
             } else if (*url == self_url_) {
                 why = "this gateway is taking the SQS queues over";

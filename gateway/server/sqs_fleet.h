@@ -1,7 +1,8 @@
 // SQS queues over a Kafka cluster served by a fleet of gateways (owned by gateway/server):
 // every gateway started with `--upstream BOOTSTRAP --sqs ...` joins the consumer group
-// _sluice_queue_owner over the queue state topic _sluice_queue_state; the member assigned its
-// partition 0 owns the queues' state. The owner takes the transactional id
+// _sluice_queue_owner over the lease topic _sluice_queue_owners (one partition per partition of
+// the queue state topic _sluice_queue_state, nothing written to it); the member assigned its
+// partition 0 owns the queues' state (partition 0 of _sluice_queue_state). The owner takes the transactional id
 // _sluice_queue_state-0 over (init_transactions fences every earlier owner: its open
 // transaction is aborted and its later writes are refused by the cluster), replays the state
 // topic (read committed) and serves; every state write is then one transaction, committed
@@ -55,6 +56,10 @@ namespace sluice::gateway {
 struct sqs_fleet_options {
     std::string group = "_sluice_queue_owner";
     std::string state_topic = "_sluice_queue_state";
+    /// What the owner group subscribes to: partition N of it is the lease of partition N of
+    /// the state topic (as many partitions; nothing is written to it, so the owner's member
+    /// fetches nothing: subscribed to the state topic itself, it read back every state write).
+    std::string lease_topic = "_sluice_queue_owners";
     /// The unit of ownership: this partition of the state topic (one partition today).
     std::int32_t unit = 0;
     /// The owner group's session timeout: how long a silent owner (stopped, cut off, killed)

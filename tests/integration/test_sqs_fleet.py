@@ -1,6 +1,7 @@
 """SQS over a Kafka cluster served by a fleet of gateways: three `sluice --upstream BOOTSTRAP
 --sqs ...` over one native sluice playing the cluster. The gateways elect one owner of the queue
-state through the group _sluice_queue_owner; the owner serves, the others forward every SQS
+state through the group _sluice_queue_owner (over the lease topic
+_sluice_queue_owners); the owner serves, the others forward every SQS
 request to it; a new owner fences the old one through the transactional id
 _sluice_queue_state-0. boto3 (the Query protocol) and the AWS JS SDK drive the gateways.
 
