@@ -124,22 +124,53 @@ void sqs_fleet::start(asio::any_io_executor ex, std::string self_url) {
     ex_ = ex;
     self_url_ = std::move(self_url);
     thread_ = std::thread([this] { io_.run(); });
-    api::consumer_options o;
-    o.group = group_id(opts_.group);
-    o.session_timeout_ms = opts_.session_timeout_ms;
-    o.reset = api::offset_reset::latest;
-    o.client.client_id = std::string(fleet_member_prefix) + self_url_;
-    auto member = client_.open_consumer(std::move(o), ex);
+    auto member = join();
     {
         std::lock_guard lock(mu_);
         member_ = member;
     }
-    member->on_change([this] { assignment_changed(); });
     // The group assigns only partitions that exist: the topics first.
     asio::post(io_, [this, member] { subscribe_when_ready(member); });
     server_log().info("SQS fleet: this gateway ({}) joined the owner group {}: the member "
                       "assigned {} partition {} serves the queues, the others forward to it",
                       self_url_, opts_.group, opts_.lease_topic, opts_.unit);
+}
+
+std::shared_ptr<api::consumer> sqs_fleet::join() {
+    api::consumer_options o;
+    o.group = group_id(opts_.group);
+    o.session_timeout_ms = opts_.session_timeout_ms;
+    o.reset = api::offset_reset::latest;
+    o.client.client_id = std::string(fleet_member_prefix) + self_url_;
+    auto member = client_.open_consumer(std::move(o), ex_);
+    member->on_change([this, from = member.get()] { assignment_changed(from); });
+    return member;
+}
+
+void sqs_fleet::rejoin() {
+    auto fresh = join();
+    std::shared_ptr<api::consumer> old;
+    {
+        std::lock_guard lock(mu_);
+        if (stopping_) {
+            old = fresh;
+        } else {
+            old = std::exchange(member_, fresh);
+            (void)state_.assignment_changed(false);  // the old member's lease is given up
+        }
+    }
+    if (old) {
+        old->close(true);  // leaves the group: the next rebalance gives the lease to someone
+        const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!old->closed() && std::chrono::steady_clock::now() < by) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+    if (old != fresh) {
+        server_log().info("SQS fleet: this gateway rejoined the owner group {} with a new member",
+                          opts_.group);
+        subscribe_when_ready(fresh);
+    }
 }
 
 void sqs_fleet::stop() {
@@ -209,14 +240,14 @@ std::shared_ptr<owned_queues> sqs_fleet::current() const {
     return current_;
 }
 
-void sqs_fleet::assignment_changed() {
+void sqs_fleet::assignment_changed(const api::consumer* from) {
     std::shared_ptr<api::consumer> member;
     {
         std::lock_guard lock(mu_);
         member = member_;
     }
-    if (!member) {
-        return;
+    if (!member || member.get() != from) {
+        return;  // a member given up (rejoin) or closing
     }
     const api::assignment_state a = member->assignment();
     const api::topic_partition unit{topic_name(opts_.lease_topic), partition_id(opts_.unit)};
@@ -326,6 +357,10 @@ void sqs_fleet::fenced(std::uint64_t id) {
                            "fenced (a newer owner took the queues over): it stops serving the "
                            "SQS queues");
         asio::post(io_, [this, q] { release(q); });
+        // Its member may still hold the lease (the group has not moved on, or the fencing
+        // producer was no gateway's): it gives the lease up, so that the group elects an owner
+        // again, rather than keep it unserved.
+        asio::post(io_, [this] { rejoin(); });
     }
 }
 

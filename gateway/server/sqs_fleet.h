@@ -7,7 +7,8 @@
 // transaction is aborted and its later writes are refused by the cluster), replays the state
 // topic (read committed) and serves; every state write is then one transaction, committed
 // before the SQS call that made it is answered. Losing the partition (a rebalance, a session
-// timeout) or a write refused as fenced ends the serving at once.
+// timeout) or a write refused as fenced ends the serving at once; a fenced gateway then
+// rejoins the group with a new member, giving its lease up.
 //
 // The other gateways forward every SQS request as it came to the owner, whose address they
 // read from the group: the owner's member has client id "sluice-sqs-owner <its SQS base URL>"
@@ -152,7 +153,9 @@ public:
 private:
     std::shared_ptr<owned_queues> current() const;
     void subscribe_when_ready(const std::shared_ptr<backend::api::consumer>& member);
-    void assignment_changed();
+    std::shared_ptr<backend::api::consumer> join();
+    void rejoin();
+    void assignment_changed(const backend::api::consumer* from);
     void claim(std::uint64_t id);
     void fenced(std::uint64_t claim);
     void release(std::shared_ptr<owned_queues> q);
