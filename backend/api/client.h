@@ -33,6 +33,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "backend/api/acls.h"
 #include "backend/api/common.h"
 #include "backend/api/configs.h"
 #include "backend/api/groups.h"
@@ -309,6 +310,14 @@ class admin {
     /// A broker's configs (the native backend: its own settings).
     virtual awaitable<backend_result<std::vector<config_entry>>> describe_broker_configs(
         std::int32_t node_id) = 0;
+    /// The cluster-wide dynamic broker configs (Kafka's BROKER resource ""): those set only.
+    virtual awaitable<backend_result<std::vector<config_entry>>> describe_cluster_configs() = 0;
+    /// IncrementalAlterConfigs on a broker's dynamic configs (`node_id`), or the cluster-wide
+    /// defaults (nullopt); in force once it completes. Errors: invalid_config, invalid_request
+    /// (a broker not in the cluster, a config that is not dynamic), unsupported.
+    virtual awaitable<backend_result<void>> alter_broker_configs(
+        std::optional<std::int32_t> node_id, std::vector<config_change> changes,
+        bool validate_only) = 0;
 
     // --- offsets and records --------------------------------------------------------------
     virtual awaitable<std::vector<found_offset>> list_offsets(std::vector<offset_query> queries,
@@ -328,6 +337,16 @@ class admin {
     /// Sets a group's committed offsets from outside the group (the group must be empty).
     virtual awaitable<backend_result<void>> alter_committed_offsets(
         group_id id, std::vector<offset_commit> offsets) = 0;
+
+    // --- ACLs (acls.h; errors: unsupported when the cluster has no authorizer, invalid_request,
+    // backend_authorization_failed when the cluster refuses the gateway) ----------------------
+    /// DescribeAcls: the bindings `filter` matches.
+    virtual awaitable<backend_result<std::vector<acl_binding>>> describe_acls(
+        acl_filter filter) = 0;
+    /// CreateAcls: every binding stored, or the first one's error.
+    virtual awaitable<backend_result<void>> create_acls(std::vector<acl_binding> bindings) = 0;
+    /// DeleteAcls with one filter: the bindings it removed.
+    virtual awaitable<backend_result<std::vector<acl_binding>>> delete_acls(acl_filter filter) = 0;
 };
 
 /// The client level of a backend: one producer, consumers on demand, admin.

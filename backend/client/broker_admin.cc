@@ -127,6 +127,62 @@ public:
         co_return topics_.backend_configs();
     }
 
+    api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_cluster_configs()
+        override {
+        std::vector<api::config_entry> out;
+        if (opts_.broker_configs == nullptr) {
+            co_return out;
+        }
+        // Each default set, with what lies under it (the static setting, Kafka's default) as
+        // the backend's own entry of that name shows it.
+        const auto own = topics_.backend_configs();
+        for (const auto& [name, value] : opts_.broker_configs->cluster_default()) {
+            api::config_entry e;
+            e.name = name;
+            e.value = value;
+            e.source = api::config_source::dynamic_default_broker;
+            e.synonyms.push_back(api::config_synonym{name, value, e.source});
+            const auto it = std::find_if(own.begin(), own.end(),
+                                         [&](const auto& c) { return c.name == name; });
+            if (it != own.end()) {
+                e.type = it->type;
+                e.documentation = it->documentation;
+                for (const auto& syn : it->synonyms) {
+                    if (syn.source == api::config_source::static_broker ||
+                        syn.source == api::config_source::default_config) {
+                        e.synonyms.push_back(syn);
+                    }
+                }
+            }
+            out.push_back(std::move(e));
+        }
+        co_return out;
+    }
+
+    api::awaitable<api::backend_result<void>> alter_broker_configs(
+        std::optional<std::int32_t> node_id, std::vector<api::config_change> changes,
+        bool validate_only) override {
+        if (node_id && *node_id != self()) {
+            co_return api::backend_failure(
+                api::errc::invalid_request,
+                fmt::format("Broker {} is not in the cluster (the only broker is {})", *node_id,
+                            self()));
+        }
+        if (opts_.broker_configs == nullptr) {
+            co_return api::backend_failure(api::make_error_code(api::errc::unsupported),
+                                           "dynamic broker configs are not kept here");
+        }
+        // Named first: g++ 12 mishandles a conditional's temporaries inside a co_await.
+        std::string resource;
+        if (node_id) {
+            resource = std::to_string(*node_id);
+        }
+        auto done =
+            co_await opts_.broker_configs->alter(std::move(resource), std::move(changes),
+                                                 validate_only);
+        co_return done;
+    }
+
     // --- offsets and records --------------------------------------------------------------
     api::awaitable<std::vector<api::found_offset>> list_offsets(
         std::vector<api::offset_query> queries, api::isolation isolation) override {
@@ -245,7 +301,37 @@ public:
         co_return api::backend_result<void>{};
     }
 
+    // --- ACLs: the gateway's authorizer ---------------------------------------------------
+    api::awaitable<api::backend_result<std::vector<api::acl_binding>>> describe_acls(
+        api::acl_filter filter) override {
+        if (opts_.acls == nullptr) {
+            co_return no_authorizer();
+        }
+        co_return opts_.acls->describe_acls(filter);
+    }
+
+    api::awaitable<api::backend_result<void>> create_acls(
+        std::vector<api::acl_binding> bindings) override {
+        if (opts_.acls == nullptr) {
+            co_return no_authorizer();
+        }
+        co_return opts_.acls->create_acls(std::move(bindings));
+    }
+
+    api::awaitable<api::backend_result<std::vector<api::acl_binding>>> delete_acls(
+        api::acl_filter filter) override {
+        if (opts_.acls == nullptr) {
+            co_return no_authorizer();
+        }
+        co_return opts_.acls->delete_acls(filter);
+    }
+
 private:
+    static std::unexpected<api::backend_error> no_authorizer() {
+        // Kafka's SecurityDisabledException message.
+        return api::backend_failure(api::make_error_code(api::errc::unsupported),
+                                    "No Authorizer is configured on the broker");
+    }
     std::int32_t self() const { return opts_.self.node_id; }
 
     api::topics& topics_;

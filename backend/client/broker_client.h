@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/api/broker_config_store.h"
 #include "backend/api/client.h"
 #include "backend/api/groups.h"
 #include "backend/api/records.h"
@@ -20,6 +21,12 @@ struct broker_client_options {
     std::string cluster_id;
     /// This node as the topology shows it (the advertised Kafka listener).
     api::broker_info self;
+    /// Where admin's describe/create/delete_acls go (the gateway's authorizer); null: no
+    /// authorizer, they answer unsupported (Kafka's SECURITY_DISABLED). Must outlive the client.
+    api::acl_store* acls = nullptr;
+    /// Where admin's cluster configs and broker config changes go (the Kafka front's dynamic
+    /// configs); null: none are set and changes answer unsupported. Must outlive the client.
+    api::broker_config_store* broker_configs = nullptr;
 };
 
 /// The client level over one broker-level backend; the interfaces must outlive it.

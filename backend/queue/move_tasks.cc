@@ -157,11 +157,12 @@ api::awaitable<void> queue_service::run_task(std::shared_ptr<task_state> task) {
                 missing.push_back(m.ref);
             }
         }
+        read_outcome loaded;
         if (!missing.empty()) {
-            auto loaded = co_await read_messages(src, missing);
+            loaded = co_await read_messages(src, missing);
             for (auto& m : batch) {
                 if (!m.body) {
-                    if (auto it = loaded.find(m.ref); it != loaded.end()) {
+                    if (auto it = loaded.found.find(m.ref); it != loaded.found.end()) {
                         m.body = it->second;
                     }
                 }
@@ -173,7 +174,11 @@ api::awaitable<void> queue_service::run_task(std::shared_ptr<task_state> task) {
         std::vector<message_ref> gone;
         for (std::size_t i = 0; i < batch.size(); ++i) {
             if (!batch[i].body) {
-                gone.push_back(batch[i].ref);
+                // Gone for good: done. Not readable now: it stays held, and is back in the
+                // queue when the hold ends (the task takes it again then).
+                if (loaded.gone.contains(batch[i].ref)) {
+                    gone.push_back(batch[i].ref);
+                }
                 continue;
             }
             const auto arn = rec.destination_arn ? rec.destination_arn : batch[i].body->dead_letter_source_arn;

@@ -457,13 +457,13 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
 
 // --- receive --------------------------------------------------------------------------------
 
-api::awaitable<std::map<message_ref, std::shared_ptr<const stored_message>>>
-queue_service::read_messages(handle_ptr q, std::vector<message_ref> refs) {
-    std::map<message_ref, std::shared_ptr<const stored_message>> found;
+api::awaitable<queue_service::read_outcome> queue_service::read_messages(
+    handle_ptr q, std::vector<message_ref> refs) {
+    read_outcome out;
     std::sort(refs.begin(), refs.end());
     const std::set<message_ref> wanted(refs.begin(), refs.end());
     for (const auto& ref : refs) {
-        if (found.contains(ref)) {
+        if (out.found.contains(ref) || out.gone.contains(ref)) {
             continue;
         }
         api::fetch_request req;
@@ -477,21 +477,37 @@ queue_service::read_messages(handle_ptr q, std::vector<message_ref> refs) {
             continue;
         }
         const auto& part = got.topics[0].partitions[0];
-        if (part.error || part.records.size() == 0) {
+        if (part.error) {
+            // Only a log that starts past it says the record is gone; any other error (the
+            // cluster restarting, a timeout) says nothing about it.
+            if (api::reason(part.error) == errc::offset_out_of_range) {
+                out.gone.insert(ref);
+            }
             continue;
+        }
+        if (part.log_start_offset.value > ref.offset) {
+            out.gone.insert(ref);  // retention or DeleteRecords
+            continue;
+        }
+        if (part.records.size() == 0) {
+            continue;  // nothing came back in time: not read, not gone
         }
         auto bytes = api::read_records_into_memory(part.records);
         if (!bytes) {
             continue;
         }
-        decode_fetched(bytes->view(), part.aborted, [&](std::int64_t off, stored_message m) {
-            const message_ref r{ref.partition, off};
-            if (wanted.contains(r)) {
-                found[r] = std::make_shared<const stored_message>(std::move(m));
-            }
-        });
+        const std::int64_t end =
+            decode_fetched(bytes->view(), part.aborted, [&](std::int64_t off, stored_message m) {
+                const message_ref r{ref.partition, off};
+                if (wanted.contains(r)) {
+                    out.found[r] = std::make_shared<const stored_message>(std::move(m));
+                }
+            });
+        if (end > ref.offset && !out.found.contains(ref)) {
+            out.gone.insert(ref);  // the log went past it and holds no message there
+        }
     }
-    co_return found;
+    co_return out;
 }
 
 api::awaitable<void> queue_service::dead_letter(handle_ptr q, std::vector<taken_message> moves,
@@ -644,34 +660,35 @@ queue_service::receive_messages(api::receive_request req) {
             missing.push_back(m.ref);
         }
     }
+    // Taken, not to be answered: their records are gone for good (dropped here).
+    std::set<message_ref> dropped;
     if (!missing.empty()) {
         auto loaded = co_await read_messages(q, missing);
         std::lock_guard lock(q->mu);
         change_list changes;
         for (auto& m : sel.messages) {
-            if (!m.body) {
-                if (auto it = loaded.find(m.ref); it != loaded.end()) {
-                    m.body = it->second;
-                } else {
-                    q->state.drop(m.ref, changes);  // its record is gone (retention)
-                }
+            if (m.body) {
+                continue;
             }
+            if (auto it = loaded.found.find(m.ref); it != loaded.found.end()) {
+                m.body = it->second;
+            } else if (loaded.gone.contains(m.ref)) {
+                q->state.drop(m.ref, changes);  // its record is gone (retention)
+                dropped.insert(m.ref);
+            }
+            // Not readable now (the cluster did not answer in time): given back below, never
+            // dropped. A dead-letter move not readable now stays held and comes back after
+            // the hold.
         }
         if (auto p = append_locked(*q, changes)) {
             keep_latest(pos, *p);
         }
     }
     std::vector<taken_message> moves;
-    std::vector<api::received_message> out;
     for (auto& m : sel.messages) {
-        if (!m.body) {
-            continue;
+        if (m.body && m.dead_letter) {
+            moves.push_back(m);
         }
-        if (m.dead_letter) {
-            moves.push_back(std::move(m));
-            continue;
-        }
-        out.push_back(to_received(*q, m, *m.body));
     }
     if (!moves.empty()) {
         co_await dead_letter(q, std::move(moves), pos);
@@ -680,6 +697,50 @@ queue_service::receive_messages(api::receive_request req) {
         co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
                                               fmt::format("The receive could not be stored: {}",
                                                           f.error().message())});
+    }
+    // The answer holds what is still in flight under this receive now: a read or a write of
+    // the state that outlasted the visibility timeout (a cluster coming back) has let the
+    // message be taken again, and one not read is given back. FIFO: nothing may go past a
+    // message of the receive that is not answered (its group's order), so then none is.
+    std::vector<api::received_message> out;
+    {
+        std::lock_guard lock(q->mu);
+        change_list changes;
+        const std::int64_t t = now();
+        const bool fifo = q->state.config().fifo;
+        std::size_t withheld = 0;
+        for (auto& m : sel.messages) {
+            if (m.dead_letter || dropped.contains(m.ref)) {
+                continue;
+            }
+            if (!m.body || !q->state.in_flight_for(m.ref, m.receive_count, visibility_ms, t)) {
+                (void)q->state.give_back(m.ref, m.receive_count, t, changes);
+                m.body = nullptr;
+                ++withheld;
+            }
+        }
+        if (withheld > 0 && fifo) {
+            for (auto& m : sel.messages) {
+                if (m.body && !m.dead_letter) {
+                    (void)q->state.give_back(m.ref, m.receive_count, t, changes);
+                    m.body = nullptr;
+                    ++withheld;
+                }
+            }
+        }
+        if (withheld > 0) {
+            queue_log().warn("queue {}: {} received messages could not be read from the topic, "
+                             "or saw their visibility timeout end, before the answer; they stay "
+                             "in the queue",
+                             q->meta.name, withheld);
+            (void)append_locked(*q, changes);  // no wait: a lost record means the timeout
+            after_change(*q, withheld);
+        }
+        for (auto& m : sel.messages) {
+            if (m.body && !m.dead_letter) {
+                out.push_back(to_received(*q, m, *m.body));
+            }
+        }
     }
     co_return out;
 }

@@ -264,6 +264,34 @@ void queue_state::dead_lettered(message_ref ref, change_list& out) {
 
 void queue_state::drop(message_ref ref, change_list& out) { dead_lettered(ref, out); }
 
+bool queue_state::in_flight_for(message_ref ref, std::int32_t receive_count,
+                                std::int64_t visibility_ms, std::int64_t now) const {
+    auto it = entries_.find(ref);
+    if (it == entries_.end() || it->second.held || it->second.receive_count != receive_count) {
+        return false;
+    }
+    return visibility_ms == 0 || (it->second.ph == phase::in_flight && it->second.due > now);
+}
+
+bool queue_state::give_back(message_ref ref, std::int32_t receive_count, std::int64_t now,
+                            change_list& out) {
+    auto it = entries_.find(ref);
+    if (it == entries_.end()) {
+        return false;
+    }
+    entry& e = it->second;
+    if (e.ph != phase::in_flight || e.held || e.receive_count != receive_count) {
+        return false;
+    }
+    --e.receive_count;
+    if (e.receive_count == 0) {
+        e.first_receive_ms = 0;
+    }
+    set_phase(it, phase::available, now);
+    out.push_back(record_of(it->first, e));
+    return true;
+}
+
 std::vector<taken_message> queue_state::take_for_move(std::int32_t max,
                                                       const std::vector<std::int64_t>& ends,
                                                       std::int64_t hold_ms, std::int64_t now) {

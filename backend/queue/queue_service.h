@@ -32,6 +32,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -189,8 +190,15 @@ private:
     void spawn_tailer(const handle_ptr& q);
 
     // messages (queue_messages.cc)
-    api::awaitable<std::map<message_ref, std::shared_ptr<const stored_message>>> read_messages(
-        handle_ptr q, std::vector<message_ref> refs);
+    /// What read_messages found: the bodies it read, and the messages whose records are
+    /// gone for good (below the log start, or an offset the log holds no message at). A ref
+    /// in neither could not be read now (the cluster did not answer in time): it is still
+    /// there, and must not be given up.
+    struct read_outcome {
+        std::map<message_ref, std::shared_ptr<const stored_message>> found;
+        std::set<message_ref> gone;
+    };
+    api::awaitable<read_outcome> read_messages(handle_ptr q, std::vector<message_ref> refs);
     api::awaitable<void> dead_letter(handle_ptr q, std::vector<taken_message> moves,
                                      std::optional<state_log::position>& pos);
     api::received_message to_received(const queue_handle& q, const taken_message& t,

@@ -162,6 +162,16 @@ public:
     void dead_lettered(message_ref ref, change_list& out);
     /// A taken message could not be delivered (its record is gone): done.
     void drop(message_ref ref, change_list& out);
+    /// A message select() took could not be delivered now (its record could not be read):
+    /// available again at once, its receive undone (count and first receive as before).
+    /// False when it is no longer in flight under that receive.
+    bool give_back(message_ref ref, std::int32_t receive_count, std::int64_t now,
+                   change_list& out);
+    /// Whether a message is still held by the receive that gave it `receive_count`: in flight,
+    /// its visibility timeout not yet ended at `now` (a receive with `visibility_ms` 0 holds
+    /// it only as long as no other receive took it).
+    bool in_flight_for(message_ref ref, std::int32_t receive_count, std::int64_t visibility_ms,
+                       std::int64_t now) const;
     /// Deletes every message below `ends[p]` (the log ends when the purge began).
     void purge(const std::vector<std::int64_t>& ends, change_list& out);
     /// Tombstones for every record the queue has in the state log (deleting the queue).

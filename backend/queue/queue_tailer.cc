@@ -302,6 +302,11 @@ api::awaitable<void> queue_service::tail(handle_ptr q) {
                 if (d.error) {
                     if (api::reason(d.error) == errc::offset_out_of_range) {
                         // Retention or DeleteRecords moved the log start past what we had read.
+                        queue_log().warn("queue {}: partition {} was read from offset {} but its "
+                                         "log now starts at {}; the messages below it are gone",
+                                         topic, d.partition,
+                                         positions[static_cast<std::size_t>(d.partition)],
+                                         d.log_start);
                         q->state.truncate_below(d.partition, d.log_start, changes);
                     }
                     continue;

@@ -173,6 +173,89 @@ std::string join_items(const std::vector<std::string>& items) {
 
 /// Where a group's partition stands (committed, high watermark, lag).
 
+/// IncrementalAlterConfigs over AlterConfigs (librdkafka 2.0.2 has no IncrementalAlterConfigs):
+/// read the resource's own configs (those of source `own`), apply the changes, write the whole
+/// set back. Not atomic: a concurrent writer between the read and the write loses.
+api::backend_result<void> alter_configs_incrementally(rd_kafka_t* rk, rd_kafka_ResourceType_t type,
+                                                      const std::string& n,
+                                                      api::config_source own,
+                                                      const std::vector<api::config_change>& changes,
+                                                      bool validate_only, milliseconds timeout) {
+    auto current = describe_configs(rk, type, n, timeout);
+    if (!current) {
+        return api::backend_failure(current.error());
+    }
+    std::map<std::string, std::string> overrides;
+    std::map<std::string, std::optional<std::string>> effective;
+    for (const auto& c : *current) {
+        effective[c.name] = c.value;
+        if (c.source == own && c.value) {
+            overrides[c.name] = *c.value;
+        }
+    }
+    for (const auto& ch : changes) {
+        using op = api::config_change::op;
+        const auto base =
+            overrides.contains(ch.name)
+                ? std::optional<std::string>(overrides[ch.name])
+                : (effective.contains(ch.name) ? effective[ch.name] : std::nullopt);
+        switch (ch.operation) {
+            case op::set:
+                overrides[ch.name] = ch.value.value_or("");
+                break;
+            case op::remove:
+                overrides.erase(ch.name);
+                break;
+            case op::append: {
+                auto items = list_items(base.value_or(""));
+                for (auto& v : list_items(ch.value.value_or(""))) {
+                    if (std::find(items.begin(), items.end(), v) == items.end()) {
+                        items.push_back(v);
+                    }
+                }
+                overrides[ch.name] = join_items(items);
+                break;
+            }
+            case op::subtract: {
+                auto items = list_items(base.value_or(""));
+                for (auto& v : list_items(ch.value.value_or(""))) {
+                    items.erase(std::remove(items.begin(), items.end(), v), items.end());
+                }
+                overrides[ch.name] = join_items(items);
+                break;
+            }
+        }
+    }
+    rd_kafka_ConfigResource_t* res =
+        rd_kafka_ConfigResource_new(type, n.c_str());
+    for (const auto& [k, v] : overrides) {
+        rd_kafka_ConfigResource_set_config(res, k.c_str(), v.c_str());
+    }
+    auto ev =
+        admin_detail::admin_request(rk, RD_KAFKA_ADMIN_OP_ALTERCONFIGS, timeout, validate_only,
+                                    [&](auto* options, auto* queue) {
+                                        rd_kafka_AlterConfigs(rk, &res, 1, options, queue);
+                                    });
+    rd_kafka_ConfigResource_destroy(res);
+    if (!ev) {
+        return api::backend_failure(admin_detail::timed_out("AlterConfigs", timeout));
+    }
+    if (auto e = admin_detail::event_error(ev.get())) {
+        return api::backend_failure(std::move(e));
+    }
+    size_t cnt = 0;
+    const auto* result = rd_kafka_event_AlterConfigs_result(ev.get());
+    const rd_kafka_ConfigResource_t** resources =
+        result ? rd_kafka_AlterConfigs_result_resources(result, &cnt) : nullptr;
+    if (cnt > 0) {
+        if (auto err = rd_kafka_ConfigResource_error(resources[0])) {
+            return api::backend_failure(
+                to_backend_error(err, rd_kafka_ConfigResource_error_string(resources[0])));
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 upstream_admin::upstream_admin(rd_kafka_t* rk, boost::asio::thread_pool& pool,
@@ -356,84 +439,11 @@ upstream_admin::describe_topic_configs(topic_name name) {
 
 api::awaitable<api::backend_result<void>> upstream_admin::alter_topic_configs(
     topic_name name, std::vector<api::config_change> changes, bool validate_only) {
-    // librdkafka 2.0.2 has AlterConfigs (which replaces a topic's whole set of overrides) but
-    // not IncrementalAlterConfigs: read the topic's own overrides, apply the changes, write the
-    // whole set back. Not atomic: a concurrent writer between the read and the write loses.
     auto blocking_job = [rk = rk_, timeout = timeout_, n = name.value, changes = std::move(changes),
                          validate_only]() -> api::backend_result<void> {
-        auto current = describe_configs(rk, RD_KAFKA_RESOURCE_TOPIC, n, timeout);
-        if (!current) {
-            return api::backend_failure(current.error());
-        }
-        std::map<std::string, std::string> overrides;
-        std::map<std::string, std::optional<std::string>> effective;
-        for (const auto& c : *current) {
-            effective[c.name] = c.value;
-            if (c.source == api::config_source::dynamic_topic && c.value) {
-                overrides[c.name] = *c.value;
-            }
-        }
-        for (const auto& ch : changes) {
-            using op = api::config_change::op;
-            const auto base =
-                overrides.contains(ch.name)
-                    ? std::optional<std::string>(overrides[ch.name])
-                    : (effective.contains(ch.name) ? effective[ch.name] : std::nullopt);
-            switch (ch.operation) {
-                case op::set:
-                    overrides[ch.name] = ch.value.value_or("");
-                    break;
-                case op::remove:
-                    overrides.erase(ch.name);
-                    break;
-                case op::append: {
-                    auto items = list_items(base.value_or(""));
-                    for (auto& v : list_items(ch.value.value_or(""))) {
-                        if (std::find(items.begin(), items.end(), v) == items.end()) {
-                            items.push_back(v);
-                        }
-                    }
-                    overrides[ch.name] = join_items(items);
-                    break;
-                }
-                case op::subtract: {
-                    auto items = list_items(base.value_or(""));
-                    for (auto& v : list_items(ch.value.value_or(""))) {
-                        items.erase(std::remove(items.begin(), items.end(), v), items.end());
-                    }
-                    overrides[ch.name] = join_items(items);
-                    break;
-                }
-            }
-        }
-        rd_kafka_ConfigResource_t* res =
-            rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, n.c_str());
-        for (const auto& [k, v] : overrides) {
-            rd_kafka_ConfigResource_set_config(res, k.c_str(), v.c_str());
-        }
-        auto ev =
-            admin_detail::admin_request(rk, RD_KAFKA_ADMIN_OP_ALTERCONFIGS, timeout, validate_only,
-                                        [&](auto* options, auto* queue) {
-                                            rd_kafka_AlterConfigs(rk, &res, 1, options, queue);
-                                        });
-        rd_kafka_ConfigResource_destroy(res);
-        if (!ev) {
-            return api::backend_failure(admin_detail::timed_out("AlterConfigs", timeout));
-        }
-        if (auto e = admin_detail::event_error(ev.get())) {
-            return api::backend_failure(std::move(e));
-        }
-        size_t cnt = 0;
-        const auto* result = rd_kafka_event_AlterConfigs_result(ev.get());
-        const rd_kafka_ConfigResource_t** resources =
-            result ? rd_kafka_AlterConfigs_result_resources(result, &cnt) : nullptr;
-        if (cnt > 0) {
-            if (auto err = rd_kafka_ConfigResource_error(resources[0])) {
-                return api::backend_failure(
-                    to_backend_error(err, rd_kafka_ConfigResource_error_string(resources[0])));
-            }
-        }
-        return {};
+        return alter_configs_incrementally(rk, RD_KAFKA_RESOURCE_TOPIC, n,
+                                           api::config_source::dynamic_topic, changes,
+                                           validate_only, timeout);
     };
     auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
@@ -441,8 +451,101 @@ api::awaitable<api::backend_result<void>> upstream_admin::alter_topic_configs(
 
 api::awaitable<api::backend_result<std::vector<api::config_entry>>>
 upstream_admin::describe_broker_configs(std::int32_t node_id) {
-    auto blocking_job = [rk = rk_, timeout = timeout_, node_id] {
+    auto blocking_job = [rk = rk_, timeout = timeout_,
+                         node_id]() -> api::backend_result<std::vector<api::config_entry>> {
+        // librdkafka holds a DescribeConfigs for a broker it does not know until the request
+        // times out: a broker id the metadata does not name is refused at once (as the native
+        // admin refuses it).
+        auto f = fetch_metadata(rk, metadata_scope::known, {}, timeout);
+        if (f.err) {
+            return api::backend_failure(to_backend_error(f.err));
+        }
+        const bool known = std::any_of(f.md->brokers, f.md->brokers + f.md->broker_cnt,
+                                       [&](const auto& b) { return b.id == node_id; });
+        if (!known) {
+            return api::backend_failure(api::make_error_code(api::errc::invalid_request),
+                                        fmt::format("broker {} is not in the cluster", node_id));
+        }
         return describe_configs(rk, RD_KAFKA_RESOURCE_BROKER, std::to_string(node_id), timeout);
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
+    co_return counted(std::move(r));
+}
+
+
+api::awaitable<api::backend_result<std::vector<api::config_entry>>>
+upstream_admin::describe_cluster_configs() {
+    auto blocking_job = [rk = rk_,
+                         timeout = timeout_]() -> api::backend_result<std::vector<api::config_entry>> {
+        // librdkafka 2.0.2 crashes on a BROKER resource that is not a broker id (the cluster's
+        // "" resource): one broker's configs carry the cluster-wide defaults as synonyms.
+        auto f = fetch_metadata(rk, metadata_scope::known, {}, timeout);
+        if (f.err) {
+            return api::backend_failure(to_backend_error(f.err));
+        }
+        if (f.md->broker_cnt == 0) {
+            return api::backend_failure(api::make_error_code(api::errc::backend_unavailable),
+                                        "the cluster named no broker");
+        }
+        auto configs = describe_configs(rk, RD_KAFKA_RESOURCE_BROKER,
+                                        std::to_string(f.md->brokers[0].id), timeout);
+        if (!configs) {
+            return configs;
+        }
+        std::vector<api::config_entry> out;
+        for (auto& e : *configs) {
+            const auto at = std::find_if(e.synonyms.begin(), e.synonyms.end(), [](const auto& s) {
+                return s.source == api::config_source::dynamic_default_broker;
+            });
+            if (at == e.synonyms.end()) {
+                continue;
+            }
+            api::config_entry c;
+            c.name = e.name;
+            c.value = at->value;
+            c.source = at->source;
+            c.read_only = e.read_only;
+            c.type = e.type;
+            c.documentation = std::move(e.documentation);
+            c.synonyms.assign(at, e.synonyms.end());
+            out.push_back(std::move(c));
+        }
+        return out;
+    };
+    auto r = co_await run_blocking(pool_, std::move(blocking_job));
+    co_return counted(std::move(r));
+}
+
+api::awaitable<api::backend_result<void>> upstream_admin::alter_broker_configs(
+    std::optional<std::int32_t> node_id, std::vector<api::config_change> changes,
+    bool validate_only) {
+    if (!node_id) {
+        // librdkafka 2.0.2 crashes on a BROKER resource that is not a broker id (the cluster's
+        // ""), and has no other way to it.
+        co_return counted(api::backend_result<void>(api::backend_failure(
+            api::make_error_code(api::errc::unsupported),
+            "the cluster-wide broker configs cannot be changed through the upstream client "
+            "(librdkafka 2.0.2 cannot address them): change them on the cluster")));
+    }
+    auto blocking_job = [rk = rk_, timeout = timeout_, node_id, changes = std::move(changes),
+                         validate_only]() -> api::backend_result<void> {
+        if (node_id) {
+            auto f = fetch_metadata(rk, metadata_scope::known, {}, timeout);
+            if (f.err) {
+                return api::backend_failure(to_backend_error(f.err));
+            }
+            const bool known = std::any_of(f.md->brokers, f.md->brokers + f.md->broker_cnt,
+                                           [&](const auto& b) { return b.id == *node_id; });
+            if (!known) {
+                return api::backend_failure(
+                    api::make_error_code(api::errc::invalid_request),
+                    fmt::format("broker {} is not in the cluster", *node_id));
+            }
+        }
+        return alter_configs_incrementally(
+            rk, RD_KAFKA_RESOURCE_BROKER, node_id ? std::to_string(*node_id) : std::string(),
+            node_id ? api::config_source::dynamic_broker : api::config_source::dynamic_default_broker,
+            changes, validate_only, timeout);
     };
     auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));

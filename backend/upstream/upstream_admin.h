@@ -47,6 +47,11 @@ class upstream_admin final : public api::admin {
         topic_name name, std::vector<api::config_change> changes, bool validate_only) override;
     api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_broker_configs(
         std::int32_t node_id) override;
+    api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_cluster_configs()
+        override;
+    api::awaitable<api::backend_result<void>> alter_broker_configs(
+        std::optional<std::int32_t> node_id, std::vector<api::config_change> changes,
+        bool validate_only) override;
 
     api::awaitable<std::vector<api::found_offset>> list_offsets(
         std::vector<api::offset_query> queries, api::isolation isolation) override;
@@ -60,6 +65,14 @@ class upstream_admin final : public api::admin {
         group_id id, std::vector<api::topic_partition> parts) override;
     api::awaitable<api::backend_result<void>> alter_committed_offsets(
         group_id id, std::vector<api::offset_commit> offsets) override;
+
+    // upstream_admin_acls.cc
+    api::awaitable<api::backend_result<std::vector<api::acl_binding>>> describe_acls(
+        api::acl_filter filter) override;
+    api::awaitable<api::backend_result<void>> create_acls(
+        std::vector<api::acl_binding> bindings) override;
+    api::awaitable<api::backend_result<std::vector<api::acl_binding>>> delete_acls(
+        api::acl_filter filter) override;
 
   private:
     /// Counts a failed result and hands it back.

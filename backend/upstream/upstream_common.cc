@@ -147,6 +147,7 @@ std::error_code to_error_code(rd_kafka_resp_err_t err) noexcept {
         return e(errc::unstable_offset_commit);
     case RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION:
     case RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE:
+    case RD_KAFKA_RESP_ERR_SECURITY_DISABLED:
         return e(errc::unsupported);
     case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
     case RD_KAFKA_RESP_ERR__TIMED_OUT:

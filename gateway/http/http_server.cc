@@ -127,8 +127,8 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     router_.add(verb::get, "/metrics", [m = &svc_.metrics](http_request_context ctx) {
         return metrics_page(m, std::move(ctx));
     });
-    // The group views stand on the client level; the queue views read the native backend's
-    // queues: not in upstream mode.
+    // The group views stand on the client level; the queue views read the SQS front's queues
+    // (native, or over the cluster in upstream mode with SQS on).
     add_group_routes(router_, svc_.client.admin(), svc_.chain);
     if (svc_.queues != nullptr) {
         add_queue_routes(router_, *svc_.queues, svc_.chain);
@@ -138,6 +138,12 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
     add_ui_routes(router_);
     // After the REST Proxy's GET /, which the console's hands every non-browser request to.
     add_console_route(router_);
+    add_console_api_routes(router_, console_services{.admin = svc_.client.admin(),
+                                                     .queues = svc_.queues,
+                                                     .chain = svc_.chain,
+                                                     .cluster_id = svc_.cluster_id,
+                                                     .node_id = svc_.node_id,
+                                                     .upstream = svc_.topics == nullptr});
     auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc_.users, svc_.tokens,
                                                  svc_.auth_failures, svc_.metrics);
     add_console_session_routes(router_, *auth_);

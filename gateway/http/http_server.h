@@ -65,7 +65,8 @@ struct http_services {
     backend::api::topics* topics = nullptr;
     backend::api::records* records = nullptr;
     backend::api::groups* groups = nullptr;
-    /// The SQS front's queues, behind the queue views (/v1/queues); null in upstream mode.
+    /// The SQS front's queues, behind the queue views (/v1/queues): the native backend's, or
+    /// in upstream mode with SQS on the queue service over the cluster; null without them.
     backend::api::queues* queues = nullptr;
     std::string cluster_id;
     std::int32_t node_id = 0;

@@ -7,9 +7,21 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/field.hpp>
+
+#include "backend/api/client.h"
+#include "backend/api/errc.h"
+#include "backend/api/queues.h"
+#include "gateway/http/error_mapping.h"
+#include "gateway/http/http_auth.h"
+#include "gateway/http/json.h"
+#include "gateway/http/rest/rest_support.h"
+#include "gateway/httpcore/logger.h"
+#include "gateway/policy/front_acls.h"
 
 namespace sluice::gateway {
 namespace asio = boost::asio;
@@ -221,6 +233,292 @@ void add_ui_routes(router& routes, std::span<const ui_asset> assets) {
     routes.add(http::verb::get, "/ui/{path...}", [assets](http_request_context ctx) {
         return serve_asset(assets, std::move(ctx));
     });
+}
+
+}  // namespace sluice::gateway
+
+// --- the console's own routes ---------------------------------------------------------------
+
+namespace sluice::gateway {
+namespace {
+
+namespace capi = backend::api;
+
+http_response console_json(unsigned status, std::string body) {
+    return make_response({status, "application/json", std::move(body)});
+}
+
+/// A backend error as the console's error body: the REST mapping's status, the text of what.
+http_response console_backend_error(const capi::backend_error& e, std::string_view what,
+                                    rest::subject about = rest::subject::topic) {
+    if (e.reason() == capi::errc::non_empty_group) {
+        return error_response(409, std::string(what) +
+                                       ": the group has members (stop its consumers first)");
+    }
+    if (e.reason() == capi::errc::group_id_not_found) {
+        return error_response(404, std::string(what) + ": no such group");
+    }
+    const auto mapped = rest::from_backend(e, about);
+    return error_response(rest::http_status(mapped.code), std::string(what) + ": " + e.text());
+}
+
+asio::awaitable<handler_result> console_overview(const console_services* svc,
+                                                 http_request_context) {
+    auto cluster = co_await svc->admin.describe_cluster();
+    json::writer w;
+    w.start_object();
+    w.field("version", std::string_view("0.1.0"));
+    w.field("mode", std::string_view(svc->upstream ? "upstream" : "native"));
+    w.field("cluster_id", cluster ? std::string_view(cluster->cluster_id)
+                                  : std::string_view(svc->cluster_id));
+    w.field("node_id", std::int64_t{svc->node_id});
+    w.key("queues");
+    w.boolean(svc->queues != nullptr);
+    if (cluster) {
+        w.field("controller_id", std::int64_t{cluster->controller_id});
+        w.key("brokers");
+        w.start_array();
+        for (const auto& b : cluster->brokers) {
+            w.start_object();
+            w.field("node_id", std::int64_t{b.node_id});
+            w.field("host", b.host);
+            w.field("port", std::int64_t{b.port});
+            if (b.rack) {
+                w.field("rack", *b.rack);
+            } else {
+                w.null_field("rack");
+            }
+            w.end_object();
+        }
+        w.end_array();
+    } else {
+        w.key("brokers");
+        w.start_array();
+        w.end_array();
+        w.field("brokers_error", cluster.error().text());
+    }
+    w.end_object();
+    co_return console_json(200, w.str());
+}
+
+/// The body of POST /v1/console/groups/{group}/reset-offsets.
+struct reset_request {
+    std::string topic;
+    std::string to;
+    std::int64_t timestamp = -1;
+    std::int64_t offset = -1;
+    std::vector<std::int32_t> partitions;  // empty: every partition of the topic
+};
+
+std::variant<reset_request, std::string> parse_reset_request(std::string_view body) {
+    json::document doc;
+    if (auto err = json::parse(body, doc)) {
+        return "the body is not JSON: " + *err;
+    }
+    if (!doc.IsObject()) {
+        return std::string("the body must be a JSON object");
+    }
+    reset_request r;
+    for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+        const std::string_view name = json::as_view(it->name);
+        if (name != "topic" && name != "to" && name != "timestamp" && name != "offset" &&
+            name != "partitions") {
+            return "unknown field " + std::string(name) +
+                   " (topic, to, timestamp, offset, partitions)";
+        }
+    }
+    const auto topic = json::get_string(doc, "topic");
+    if (!topic || topic->empty()) {
+        return std::string("topic (a topic name) is required");
+    }
+    r.topic = std::string(*topic);
+    const auto to = json::get_string(doc, "to");
+    if (!to || (*to != "earliest" && *to != "latest" && *to != "timestamp" && *to != "offset")) {
+        return std::string("to must be \"earliest\", \"latest\", \"timestamp\" or \"offset\"");
+    }
+    r.to = std::string(*to);
+    if (r.to == "timestamp") {
+        const auto ts = json::get_int(doc, "timestamp");
+        if (!ts || *ts < 0) {
+            return std::string("timestamp (milliseconds since the epoch, >= 0) is required with "
+                               "to=timestamp");
+        }
+        r.timestamp = *ts;
+    }
+    if (r.to == "offset") {
+        const auto off = json::get_int(doc, "offset");
+        if (!off || *off < 0) {
+            return std::string("offset (>= 0) is required with to=offset");
+        }
+        r.offset = *off;
+    }
+    if (const auto* parts = json::member(doc, "partitions")) {
+        if (!parts->IsArray()) {
+            return std::string("partitions must be an array of partition numbers");
+        }
+        for (const auto& p : parts->GetArray()) {
+            if (!p.IsInt() || p.GetInt() < 0) {
+                return std::string("partitions must be an array of partition numbers");
+            }
+            r.partitions.push_back(p.GetInt());
+        }
+    }
+    return r;
+}
+
+asio::awaitable<handler_result> console_reset_offsets(const console_services* svc,
+                                                      http_request_context ctx) {
+    auto raw_group = percent_decode(ctx.params.get("group").value_or(""));
+    if (!raw_group || raw_group->empty()) {
+        co_return error_response(400, "malformed group id in the path");
+    }
+    const std::string group = std::move(*raw_group);
+    auto parsed = parse_reset_request(ctx.req.body());
+    if (auto* message = std::get_if<std::string>(&parsed)) {
+        co_return error_response(400, *message);
+    }
+    const auto req = std::get<reset_request>(std::move(parsed));
+    // READ on the group is the guard's; READ on the topic here (Kafka's OffsetCommit).
+    if (svc->chain.authorizing()) {
+        const acl_checks checks{acl_check{.op = auth::acl_operation::read,
+                                          .type = auth::resource_type::topic,
+                                          .name = req.topic}};
+        if (auto denied = refused_check(svc->chain, http_requester(ctx, policy_front::console),
+                                        "POST /v1/console/groups/{group}/reset-offsets",
+                                        checks)) {
+            co_return rest::acl_denied(*denied, false);
+        }
+    }
+    auto view = co_await svc->admin.describe_group(group_id(group));
+    if (view && !view->members.empty()) {
+        co_return error_response(409, "group " + group + " has " +
+                                          std::to_string(view->members.size()) +
+                                          " member(s): offsets can be reset only for an empty "
+                                          "group (stop its consumers first)");
+    }
+    auto topic = co_await svc->admin.describe_topic(topic_name(req.topic));
+    if (!topic) {
+        co_return console_backend_error(topic.error(), "topic " + req.topic);
+    }
+    std::vector<std::int32_t> parts = req.partitions;
+    if (parts.empty()) {
+        for (const auto& p : topic->partitions) {
+            parts.push_back(p.partition.value);
+        }
+    }
+    for (auto p : parts) {
+        if (p >= static_cast<std::int32_t>(topic->partitions.size())) {
+            co_return error_response(400, "topic " + req.topic + " has no partition " +
+                                              std::to_string(p));
+        }
+    }
+    // Each partition's bounds, and the timestamp's offset when asked.
+    using spec = capi::offset_spec;
+    std::vector<capi::offset_query> queries;
+    for (auto p : parts) {
+        queries.push_back({topic_name(req.topic), partition_id(p), spec{spec::kind::earliest}});
+        queries.push_back({topic_name(req.topic), partition_id(p), spec{spec::kind::latest}});
+        if (req.to == "timestamp") {
+            queries.push_back({topic_name(req.topic), partition_id(p),
+                               spec{spec::kind::timestamp, req.timestamp}});
+        }
+    }
+    const auto found = co_await svc->admin.list_offsets(std::move(queries),
+                                                         capi::isolation::read_uncommitted);
+    const std::size_t per = req.to == "timestamp" ? 3 : 2;
+    std::vector<capi::offset_commit> commits;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        for (std::size_t k = 0; k < per; ++k) {
+            const auto& f = found.at(i * per + k);
+            if (f.error) {
+                co_return console_backend_error(f.error, "offsets of " + req.topic + "/" +
+                                                             std::to_string(parts[i]));
+            }
+        }
+        const std::int64_t earliest = found[i * per].off.value;
+        const std::int64_t latest = found[i * per + 1].off.value;
+        std::int64_t next = latest;
+        if (req.to == "earliest") {
+            next = earliest;
+        } else if (req.to == "offset") {
+            next = std::clamp(req.offset, earliest, latest);
+        } else if (req.to == "timestamp") {
+            // No record at or after the time: the end, as kafka-consumer-groups does.
+            const auto at = found[i * per + 2].off.value;
+            next = at < 0 ? latest : at;
+        }
+        commits.push_back({{topic_name(req.topic), partition_id(parts[i])}, offset(next), {}});
+    }
+    auto done = co_await svc->admin.alter_committed_offsets(group_id(group), commits);
+    if (!done) {
+        co_return console_backend_error(done.error(), "offsets of group " + group);
+    }
+    http_log().info("console: offsets of group {} on {} reset to {}", group, req.topic, req.to);
+    json::writer w;
+    w.start_object();
+    w.field("group_id", group);
+    w.key("offsets");
+    w.start_array();
+    for (const auto& c : commits) {
+        w.start_object();
+        w.field("topic", c.tp.topic.value);
+        w.field("partition", std::int64_t{c.tp.partition.value});
+        w.field("offset", c.next.value);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    co_return console_json(200, w.str());
+}
+
+asio::awaitable<handler_result> console_delete_group(const console_services* svc,
+                                                     http_request_context ctx) {
+    auto group = percent_decode(ctx.params.get("group").value_or(""));
+    if (!group || group->empty()) {
+        co_return error_response(400, "malformed group id in the path");
+    }
+    auto done = co_await svc->admin.delete_group(group_id(*group));
+    if (!done) {
+        co_return console_backend_error(done.error(), "group " + *group);
+    }
+    http_log().info("console: group {} deleted", *group);
+    co_return make_response({204, "application/json", ""});
+}
+
+asio::awaitable<handler_result> console_purge_queue(const console_services* svc,
+                                                    http_request_context ctx) {
+    const std::string name(ctx.params.get("queue").value_or(""));
+    auto done = co_await svc->queues->purge_queue(capi::queue_name(name));
+    if (!done) {
+        if (done.error().reason() == capi::errc::queue_does_not_exist) {
+            co_return error_response(404, "queue " + name + " not found");
+        }
+        if (done.error().reason() == capi::errc::purge_queue_in_progress) {
+            co_return error_response(409, "queue " + name +
+                                              " was purged less than 60 s ago (SQS allows one "
+                                              "purge a minute)");
+        }
+        co_return console_backend_error(done.error(), "purge of queue " + name);
+    }
+    http_log().info("console: queue {} purged", name);
+    co_return make_response({204, "application/json", ""});
+}
+
+}  // namespace
+
+void add_console_api_routes(router& routes, console_services svc) {
+    auto shared = std::make_shared<const console_services>(std::move(svc));
+    auto bind = [shared](auto fn) {
+        return [shared, fn](http_request_context ctx) { return fn(shared.get(), std::move(ctx)); };
+    };
+    routes.add(http::verb::get, "/v1/console/overview", bind(console_overview));
+    routes.add(http::verb::post, "/v1/console/groups/{group}/reset-offsets",
+               bind(console_reset_offsets));
+    routes.add(http::verb::delete_, "/v1/console/groups/{group}", bind(console_delete_group));
+    if (shared->queues != nullptr) {
+        routes.add(http::verb::post, "/v1/console/queues/{queue}/purge",
+                   bind(console_purge_queue));
+    }
 }
 
 }  // namespace sluice::gateway

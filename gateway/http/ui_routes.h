@@ -6,12 +6,14 @@
 // thread-safe: the files are read-only static data.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "gateway/httpcore/router.h"
 #include "gateway/http/ui_assets.h"
+#include "gateway/policy/chain.h"
 
 namespace sluice::gateway {
 
@@ -38,5 +40,38 @@ std::string_view ui_content_type(std::string_view path);
 /// comma-separated list naming it, weak or strong (the weak comparison RFC 9110 13.1.2 asks
 /// for).
 bool etag_matches(std::string_view if_none_match, std::string_view etag);
+
+}  // namespace sluice::gateway
+
+namespace sluice::backend::api {
+class admin;
+class queues;
+}  // namespace sluice::backend::api
+
+namespace sluice::gateway {
+
+/// What the console's own routes stand on (add_console_api_routes).
+struct console_services {
+    backend::api::admin& admin;
+    /// The SQS front's queues; null in upstream mode (no purge route then).
+    backend::api::queues* queues = nullptr;
+    policy_chain chain = {};
+    std::string cluster_id;
+    std::int32_t node_id = 0;
+    /// Native: the broker level is this process's; upstream: a Kafka cluster behind it.
+    bool upstream = false;
+};
+
+/// The console's actions that no REST route gives, as JSON (errors
+/// {"error_code":<status>,"message":"..."}), written against the admin interface so that they
+/// run in upstream mode too:
+/// - GET /v1/console/overview: version, mode, cluster id, the brokers (the Kafka listeners).
+/// - POST /v1/console/groups/{group}/reset-offsets {"topic", "to": "earliest"|"latest"|
+///   "timestamp"|"offset", "timestamp": ms, "offset": n, "partitions": [..] (default all)}:
+///   sets an empty group's committed offsets (409 while it has members); READ on the group
+///   (the guard) and on the topic (here), as Kafka's AlterConsumerGroupOffsets.
+/// - DELETE /v1/console/groups/{group}: deletes an empty group (DELETE on the group).
+/// - POST /v1/console/queues/{queue}/purge: PurgeQueue (DELETE on the queue's topic).
+void add_console_api_routes(router& routes, console_services svc);
 
 }  // namespace sluice::gateway

@@ -121,8 +121,17 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
     if (pattern.starts_with("/v3/clusters/{cluster_id}/consumer-groups/{consumer_group_id}")) {
         return {group(acl_operation::describe, param(params, "consumer_group_id"))};
     }
-    if (pattern == "/v3/clusters/{cluster_id}/brokers/{broker_id}/configs") {
-        return {cluster(acl_operation::describe_configs)};
+    // ACLs: Kafka's DescribeAcls (DESCRIBE) and CreateAcls/DeleteAcls (ALTER) on the cluster.
+    if (pattern == "/v3/clusters/{cluster_id}/acls" ||
+        pattern == "/v3/clusters/{cluster_id}/acls:batch") {
+        return {cluster(get ? acl_operation::describe : acl_operation::alter)};
+    }
+    // Broker configs (one broker's, every broker's, the cluster-wide defaults): Kafka's
+    // DescribeConfigs / IncrementalAlterConfigs on a BROKER resource.
+    if (pattern.starts_with("/v3/clusters/{cluster_id}/brokers/{broker_id}/configs") ||
+        pattern == "/v3/clusters/{cluster_id}/brokers/-/configs" ||
+        pattern.starts_with("/v3/clusters/{cluster_id}/broker-configs")) {
+        return {cluster(get ? acl_operation::describe_configs : acl_operation::alter_configs)};
     }
     // Consumer instances: the group here, the topics in the handlers.
     if (pattern.starts_with("/consumers/{group}")) {
@@ -135,6 +144,17 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
         const auto raw = param(params, "path");
         const auto decoded = percent_decode(raw.substr(0, raw.find('/')));
         return {group(acl_operation::describe, decoded ? *decoded : std::string(raw))};
+    }
+    // The console's actions (ui_routes.h): Kafka's operation for each.
+    if (pattern.starts_with("/v1/console/groups/{group}")) {
+        const auto raw = param(params, "group");
+        const auto decoded = percent_decode(raw);
+        return {group(pattern.ends_with("/reset-offsets") ? acl_operation::read
+                                                          : acl_operation::remove,
+                      decoded ? *decoded : std::string(raw))};
+    }
+    if (pattern == "/v1/console/queues/{queue}/purge") {
+        return {topic(acl_operation::remove, param(params, "queue"))};
     }
     if (pattern == "/v1/queues/{queue}/redrive") {
         return {topic(acl_operation::alter, param(params, "queue"))};

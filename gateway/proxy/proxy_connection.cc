@@ -13,10 +13,17 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
+#include "gateway/policy/tls_handshake.h"
 #include "gateway/proxy/logger.h"
+#include "gateway/proxy/upstream_login.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
+#include "protocol/kafka/messages/produce.h"
 
 namespace sluice::gateway::proxy {
 namespace asio = boost::asio;
@@ -29,6 +36,11 @@ constexpr std::int16_t conn_produce_key = static_cast<std::int16_t>(kafka::api_k
 constexpr std::int16_t conn_metadata_key = static_cast<std::int16_t>(kafka::api_key::metadata);
 constexpr std::int16_t conn_api_versions_key =
     static_cast<std::int16_t>(kafka::api_key::api_versions);
+constexpr std::int16_t conn_fetch_key = static_cast<std::int16_t>(kafka::api_key::fetch);
+constexpr std::int16_t conn_sasl_handshake_key =
+    static_cast<std::int16_t>(kafka::api_key::sasl_handshake);
+constexpr std::int16_t conn_sasl_authenticate_key =
+    static_cast<std::int16_t>(kafka::api_key::sasl_authenticate);
 /// The smallest request frame: api_key, api_version, correlation_id, client_id length.
 constexpr std::int32_t conn_min_request_bytes = 10;
 
@@ -48,10 +60,24 @@ asio::awaitable<void> conn_connect_deadline(std::shared_ptr<asio::steady_timer> 
     }
 }
 
+/// The client_id of a request frame (size prefix included; every request header from v1 has
+/// it at the same place), or empty.
+std::string_view conn_client_id(const protocol::byte_buffer& frame) {
+    if (frame.size() < 14) {
+        return {};
+    }
+    const std::int16_t n = protocol::load_i16(frame.data() + 12);
+    if (n <= 0 || static_cast<std::size_t>(n) > frame.size() - 14) {
+        return {};
+    }
+    return {reinterpret_cast<const char*>(frame.data() + 14), static_cast<std::size_t>(n)};
+}
+
 }  // namespace
 
 proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std::uint64_t id,
-                                   std::optional<std::int32_t> node, node_addresses to)
+                                   std::optional<std::int32_t> node, node_addresses to, bool sasl,
+                                   std::shared_ptr<auth::tls_server_context> tls)
     : client_(std::move(socket)),
       upstream_(client_.get_executor()),
       svc_(svc),
@@ -65,7 +91,27 @@ proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std:
     boost::system::error_code ec;
     const auto peer = client_.remote_endpoint(ec);
     peer_ = ec ? std::string("?") : peer.address().to_string();
+    peer_endpoint_ = peer;
     client_.set_option(tcp::no_delay(true), ec);
+    if (tls) {
+        tls_context_ = std::move(tls);
+        tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(client_, tls_context_->ssl);
+    }
+    if (svc_.chain.authorizing()) {
+        authorizer_host_ = authorizer_host(peer);
+        // APIs whose resources the proxy cannot name are not offered (never forwarded
+        // unchecked).
+        offered_.narrow_with(&authorized_versions);
+    }
+    if (sasl) {
+        login_.emplace(svc_.login, id_, peer);
+        // Before the login ApiVersions is answered here: with what the upstream offered at the
+        // last refresh (the codec's own list before the first).
+        const auto upstream = svc_.topology.upstream_versions();
+        if (!upstream.empty()) {
+            offered_.set_from_upstream(upstream);
+        }
+    }
 }
 
 void proxy_connection::stop() {
@@ -106,6 +152,10 @@ asio::awaitable<void> proxy_connection::run() {
     auto self = shared_from_this();
     proxy_log().debug("conn {}: accepted from {} for {}", id_, peer_,
                       node_ ? "node " + std::to_string(*node_) : std::string("bootstrap"));
+    if (tls_ && !co_await tls_handshake()) {
+        close();
+        co_return;
+    }
     auto ex = co_await asio::this_coro::executor;
     asio::co_spawn(ex, idle_watchdog(), asio::detached);
     asio::co_spawn(ex, write_loop(), asio::detached);
@@ -124,8 +174,22 @@ asio::awaitable<void> proxy_connection::read_loop() {
     std::byte prefix[4];
     while (!closed_ && !stopping_) {
         boost::system::error_code ec;
-        co_await asio::async_read(client_, asio::buffer(prefix, 4),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        // A quota throttled an earlier request: read nothing until the throttle time is over
+        // (KIP-219's muted channel), as the broker mode does; each response written wakes
+        // the wait, which then goes on.
+        // (No clock read unless a quota throttled this connection.)
+        if (muted_until_ != std::chrono::steady_clock::time_point{}) {
+            while (!closed_ && !stopping_ && std::chrono::steady_clock::now() < muted_until_) {
+                reader_wakeup_.expires_at(muted_until_);
+                co_await reader_wakeup_.async_wait(
+                    asio::redirect_error(asio::use_awaitable, ec));
+            }
+            muted_until_ = {};
+            if (closed_ || stopping_) {
+                co_return;
+            }
+        }
+        co_await read_client(asio::buffer(prefix, 4), ec);
         if (ec) {
             if (!conn_quiet_end(ec)) {
                 proxy_log().debug("conn {}: read failed: {}", id_, ec.message());
@@ -135,10 +199,13 @@ asio::awaitable<void> proxy_connection::read_loop() {
         }
         last_activity_ = std::chrono::steady_clock::now();
         const std::int32_t size = protocol::load_i32(prefix);
-        if (size < conn_min_request_bytes || size > svc_.max_request_bytes) {
+        // A bare SASL token (after SaslHandshake v0) has no request header.
+        const std::int32_t min_size =
+            login_ && login_->expects_raw_token() ? 0 : conn_min_request_bytes;
+        if (size < min_size || size > svc_.max_request_bytes) {
             proxy_log().warn("conn {} from {}: frame size {} outside [{}, {}] "
                              "(socket.request.max.bytes); closing",
-                             id_, peer_, size, conn_min_request_bytes, svc_.max_request_bytes);
+                             id_, peer_, size, min_size, svc_.max_request_bytes);
             close();
             co_return;
         }
@@ -152,8 +219,7 @@ asio::awaitable<void> proxy_connection::read_loop() {
         auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size) + 4);
         frame->resize(static_cast<std::size_t>(size) + 4);
         std::memcpy(frame->data(), prefix, 4);
-        co_await asio::async_read(client_, asio::buffer(frame->data() + 4, frame->size() - 4),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_await read_client(asio::buffer(frame->data() + 4, frame->size() - 4), ec);
         if (ec) {
             proxy_log().debug("conn {}: connection ended inside a {}-byte frame: {}", id_, size,
                               ec.message());
@@ -161,6 +227,12 @@ asio::awaitable<void> proxy_connection::read_loop() {
             co_return;
         }
         last_activity_ = std::chrono::steady_clock::now();
+        if (login_ && co_await answer_login(frame, reserved)) {
+            if (closed_ || reading_done_) {
+                co_return;
+            }
+            continue;
+        }
         auto s = std::make_shared<slot>();
         s->api_key = protocol::load_i16(frame->data() + 4);
         s->version = protocol::load_i16(frame->data() + 6);
@@ -178,12 +250,23 @@ asio::awaitable<void> proxy_connection::read_loop() {
             s->ready = true;
             pending_.push_back(std::move(s));
             wake(writer_wakeup_);
+        } else if (svc_.chain.authorizing() && !authorize(*s, frame)) {
+            if (closed_) {
+                co_return;
+            }
         } else {
             bool expects_response = true;
             if (s->api_key == conn_produce_key) {
                 protocol::reader r(frame->view().subspan(4));
                 if (kafka::decode_request_header(r)) {
                     expects_response = produce_expects_response(s->version, r.rest());
+                }
+            }
+            if (svc_.chain.metering()) {
+                if (s->api_key == conn_produce_key) {
+                    meter_produce(*s, *frame);
+                } else if (s->api_key == conn_fetch_key) {
+                    s->client_id = conn_client_id(*frame);
                 }
             }
             if (!upstream_open_ && !co_await connect_upstream()) {
@@ -248,6 +331,20 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     if (!ec && !closed_) {
         co_await asio::async_connect(upstream_, found,
                                      asio::redirect_error(asio::use_awaitable, ec));
+    }
+    // The gateway's own login (upstream.sasl.*) before the first forwarded request, within
+    // the same deadline.
+    if (!ec && !closed_ && upstream_.is_open() && svc_.topology.login().enabled()) {
+        std::string why;
+        if (!co_await log_in_upstream(upstream_, svc_.topology.login(), why)) {
+            deadline->cancel();
+            if (!closed_) {
+                proxy_log().warn("conn {}: login to upstream {} failed: {}; closing", id_,
+                                 upstream_name_, why);
+                close();
+            }
+            co_return false;
+        }
     }
     deadline->cancel();
     if (closed_) {
@@ -333,9 +430,285 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
     }
 }
 
+requester proxy_connection::requester_of(std::string_view client_id) const {
+    requester who;
+    who.front = policy_front::kafka;
+    who.principal = login_                   ? std::string_view(login_->principal())
+                    : !tls_principal_.empty() ? std::string_view(tls_principal_)
+                                              : std::string_view("User:ANONYMOUS");
+    who.mechanism = login_ ? std::string_view(login_->mechanism()) : std::string_view();
+    who.peer = peer_endpoint_;
+    who.host = authorizer_host_;
+    who.client_id = client_id;
+    return who;
+}
+
+asio::awaitable<bool> proxy_connection::tls_handshake() {
+    const std::string who = fmt::format("conn {} from {}", id_, peer_);
+    const audit_source source{"User:ANONYMOUS", audit_client_of(peer_endpoint_), "kafka"};
+    if (!co_await bounded_tls_handshake(*tls_, client_, shared_from_this(), proxy_log(), who,
+                                        source)) {
+        co_return false;
+    }
+    if (login_) {
+        co_return true;  // SASL_SSL: the principal comes from the SASL login
+    }
+    // SSL: the client certificate's principal (none: User:ANONYMOUS, as Kafka has it).
+    auto principal = tls_client_principal(*tls_context_, tls_->native_handle(), who, source);
+    if (!principal) {
+        co_return false;
+    }
+    tls_principal_ = std::move(*principal);
+    co_return true;
+}
+
+asio::awaitable<void> proxy_connection::read_client(asio::mutable_buffer b,
+                                                    boost::system::error_code& ec) {
+    if (!tls_) {
+        co_await asio::async_read(client_, b, asio::redirect_error(asio::use_awaitable, ec));
+        co_return;
+    }
+    // compat: as the broker mode (gateway/kafka/connection.cc): librdkafka writes a request
+    // as several TLS records; TCP_QUICKACK after each one read keeps delayed ACKs from
+    // holding the next back ~40 ms under Nagle.
+    const int one = 1;
+    while (b.size() > 0) {
+        const std::size_t n =
+            co_await tls_->async_read_some(b, asio::redirect_error(asio::use_awaitable, ec));
+        ::setsockopt(client_.native_handle(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+        if (ec) {
+            co_return;
+        }
+        b += n;
+    }
+}
+
+template <typename Buffers>
+asio::awaitable<void> proxy_connection::write_client(const Buffers& buffers,
+                                                     boost::system::error_code& ec) {
+    if (tls_) {
+        co_await asio::async_write(*tls_, buffers, asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+        co_await asio::async_write(client_, buffers,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+    }
+}
+
+void proxy_connection::throttle(slot& s, std::chrono::milliseconds delay,
+                                std::int16_t kip219_version) {
+    if (delay.count() <= 0) {
+        return;
+    }
+    const auto until = std::chrono::steady_clock::now() + delay;
+    muted_until_ = std::max(muted_until_, until);
+    if (s.version < kip219_version) {
+        s.not_before = until;
+    }
+}
+
+void proxy_connection::meter_produce(slot& s, const protocol::byte_buffer& frame) {
+    // Kafka counts a Produce request's size against producer_byte_rate.
+    const auto delay =
+        svc_.chain.record(requester_of(conn_client_id(frame)),
+                          auth::quota_kind::producer_byte_rate, static_cast<double>(frame.size()));
+    if (delay.count() <= 0) {
+        return;
+    }
+    throttle(s, delay, 6);
+    if (s.version < 1) {
+        return;  // no throttle_time_ms before v1
+    }
+    // throttle_time_ms in the answer, after the ACLs' merge when there is one.
+    const auto ms = static_cast<std::int32_t>(delay.count());
+    s.merge = [inner = std::move(s.merge), version = s.version, ms](
+                  protocol::bytes_view body,
+                  std::shared_ptr<const void> owner) -> result<protocol::byte_buffer> {
+        protocol::byte_buffer merged;
+        if (inner) {
+            auto r = inner(body, std::move(owner));
+            if (!r) {
+                return r;
+            }
+            merged = std::move(*r);
+            body = merged.view();
+        }
+        protocol::reader rd(body);
+        kafka::produce_response resp;
+        resp.decode(rd, version);
+        if (!rd.ok()) {
+            return std::unexpected(rd.error());
+        }
+        resp.throttle_time_ms = std::max(resp.throttle_time_ms, ms);
+        protocol::writer w;
+        resp.encode(w, version);
+        return w.flatten();
+    };
+}
+
+void proxy_connection::meter_fetch(slot& s, protocol::byte_buffer& frame, std::size_t body_at) {
+    // Kafka counts a Fetch response's size against consumer_byte_rate.
+    const auto delay =
+        svc_.chain.record(requester_of(s.client_id), auth::quota_kind::consumer_byte_rate,
+                          static_cast<double>(frame.size()));
+    if (delay.count() <= 0) {
+        return;
+    }
+    throttle(s, delay, 8);
+    // throttle_time_ms leads the body from v1: set in place (the upstream's own, if larger,
+    // stays).
+    std::byte* at = frame.data() + 4 + body_at;
+    if (s.version >= 1 && frame.size() >= 4 + body_at + 4) {
+        const auto ms = static_cast<std::int32_t>(delay.count());
+        protocol::store_i32(at, std::max(protocol::load_i32(at), ms));
+    }
+}
+
+bool proxy_connection::authorize(slot& s, std::shared_ptr<protocol::byte_buffer>& frame) {
+    const requester who = requester_of({});
+    auto decided = check_request(svc_.chain, who, frame->view().subspan(4), frame);
+    if (!decided) {
+        const kafka::api_info* info = kafka::find_api(s.api_key);
+        proxy_log().warn("conn {} from {}: undecodable {} v{} request: {}; closing", id_, peer_,
+                         info ? std::string(info->name) : std::to_string(s.api_key), s.version,
+                         decided.error().message());
+        close();
+        return false;
+    }
+    switch (decided->what) {
+        case acl_decision::action::forward:
+            s.merge = std::move(decided->merge);
+            return true;
+        case acl_decision::action::forward_filtered:
+            frame = std::make_shared<protocol::byte_buffer>(decided->frame.flatten());
+            s.merge = std::move(decided->merge);
+            return true;
+        case acl_decision::action::answer:
+            queue_local(s.correlation_id, std::move(decided->frame), false,
+                        std::move(s.reserved));
+            return false;
+        case acl_decision::action::close:
+            // compat: a broker closes the connection of a refused Produce with acks=0 (no
+            // answer is due, and the client must learn it failed).
+            proxy_log().info("conn {} from {}: Produce with acks=0 refused by the ACLs; closing",
+                             id_, peer_);
+            close();
+            return false;
+    }
+    return true;
+}
+
+void proxy_connection::queue_local(std::int32_t correlation_id, protocol::writer answer,
+                                   bool close_after, request_budget::reservation reserved) {
+    auto s = std::make_shared<slot>();
+    s->correlation_id = correlation_id;
+    s->answer = std::move(answer);
+    s->close_after = close_after;
+    s->reserved = std::move(reserved);
+    s->ready = true;
+    pending_.push_back(std::move(s));
+    wake(writer_wakeup_);
+}
+
+asio::awaitable<bool> proxy_connection::answer_login(std::shared_ptr<protocol::byte_buffer> frame,
+                                                     request_budget::reservation& reserved) {
+    if (login_->expects_raw_token()) {
+        auto answer = co_await login_->raw_token(frame->view().subspan(4));
+        if (!closed_ && !answer) {
+            // compat: after a SaslHandshake v0 a failed login closes the connection unanswered
+            // (Kafka's SaslServerAuthenticator).
+            close();
+        }
+        if (!closed_) {
+            queue_local(-1, std::move(answer->frame), false, std::move(reserved));
+        }
+        co_return true;
+    }
+    const std::int16_t key = protocol::load_i16(frame->data() + 4);
+    if (login_->authenticated() && key != conn_sasl_handshake_key &&
+        key != conn_sasl_authenticate_key) {
+        co_return false;
+    }
+    protocol::reader r(frame->view().subspan(4));
+    const auto header = kafka::decode_request_header(r);
+    if (!header) {
+        proxy_log().warn("conn {} from {}: undecodable request header: {}; closing", id_, peer_,
+                         header.error().message());
+        close();
+        co_return true;
+    }
+    const std::int16_t version = header->api_version;
+    if (key == conn_sasl_handshake_key || key == conn_sasl_authenticate_key) {
+        const kafka::api_info* info = kafka::find_api(key);
+        if (version < info->min_version || version > info->max_version) {
+            queue_local(header->correlation_id,
+                        unsupported_version_answer(header->correlation_id, offered_), false,
+                        std::move(reserved));
+            co_return true;
+        }
+        login_answer a;
+        if (key == conn_sasl_handshake_key) {
+            a = login_->handshake(*header, r.rest());
+        } else {
+            a = co_await login_->authenticate(*header, r.rest());
+        }
+        if (closed_) {
+            co_return true;
+        }
+        queue_local(header->correlation_id, std::move(a.frame), a.close_after,
+                    std::move(reserved));
+        reading_done_ = a.close_after;
+        co_return true;
+    }
+    if (key == conn_api_versions_key) {
+        // Before the login: answered here (nothing goes upstream yet).
+        queue_local(header->correlation_id,
+                    api_versions_answer(header->correlation_id, version, offered_), false,
+                    std::move(reserved));
+        co_return true;
+    }
+    // compat: Kafka's SaslServerAuthenticator closes a connection that sends any other request
+    // before its SASL login completed, or after its session ended (KIP-368).
+    const kafka::api_info* info = kafka::find_api(key);
+    proxy_log().warn("conn {} from {} client '{}': {} {}; closing", id_, peer_,
+                     header->client_id.value_or(""),
+                     info ? std::string(info->name) : "API key " + std::to_string(key),
+                     login_->principal().empty()
+                         ? std::string("before SASL authentication")
+                         : "after the SASL session of " + login_->principal() + " expired");
+    close();
+    co_return true;
+}
+
 bool proxy_connection::take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame) {
-    const auto response = frame->view().subspan(4);
     const kafka::api_info* info = kafka::find_api(s.api_key);
+    if (s.api_key == conn_fetch_key && svc_.chain.metering()) {
+        const auto at = response_body_offset(frame->view().subspan(4),
+                                             info->response_header_version(s.version));
+        if (at) {
+            meter_fetch(s, *frame, *at);
+        }
+    }
+    if (s.merge) {
+        // The ACLs' part: denied entries added to (or hidden entries taken out of) the body.
+        const auto upstream = frame->view().subspan(4);
+        const auto at = response_body_offset(upstream, info->response_header_version(s.version));
+        auto merged = at ? s.merge(upstream.subspan(*at), frame)
+                         : result<protocol::byte_buffer>(std::unexpected(at.error()));
+        if (!merged) {
+            proxy_log().warn("conn {}: malformed upstream {} v{} response from {}: {}; closing",
+                             id_, info->name, s.version, upstream_name_,
+                             merged.error().message());
+            return false;
+        }
+        auto next = std::make_shared<protocol::byte_buffer>(4 + *at + merged->size());
+        next->resize(4 + *at + merged->size());
+        protocol::store_i32(next->data(), static_cast<std::int32_t>(*at + merged->size()));
+        std::memcpy(next->data() + 4, upstream.data(), *at);
+        std::memcpy(next->data() + 4 + *at, merged->data(), merged->size());
+        frame = std::move(next);
+        s.merge = nullptr;
+    }
+    const auto response = frame->view().subspan(4);
     if (!rewrites_response(s.api_key, s.version)) {
         s.raw = std::move(frame);
         return true;
@@ -376,18 +749,28 @@ asio::awaitable<void> proxy_connection::write_loop() {
     while (true) {
         while (!closed_ && !pending_.empty() && pending_.front()->ready) {
             auto s = pending_.front();
+            if (s->not_before != std::chrono::steady_clock::time_point{} &&
+                s->not_before > std::chrono::steady_clock::now()) {
+                // compat: a client older than KIP-219 does not back off by itself, so its
+                // throttled answer waits out the throttle time (what follows it waits too).
+                asio::steady_timer delay(client_.get_executor(), s->not_before);
+                boost::system::error_code ec;
+                co_await delay.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                if (closed_) {
+                    break;
+                }
+            }
             pending_.pop_front();
             wake(reader_wakeup_);
             bool ok = true;
             if (s->raw) {
                 boost::system::error_code ec;
-                co_await asio::async_write(client_, asio::buffer(s->raw->data(), s->raw->size()),
-                                           asio::redirect_error(asio::use_awaitable, ec));
+                co_await write_client(asio::buffer(s->raw->data(), s->raw->size()), ec);
                 ok = !ec;
             } else if (s->answer) {
                 ok = co_await write_answer(*s->answer);
             }
-            if (!ok) {
+            if (!ok || s->close_after) {
                 close();
             }
             last_activity_ = std::chrono::steady_clock::now();
@@ -421,7 +804,7 @@ asio::awaitable<bool> proxy_connection::write_answer(const protocol::writer& w) 
         pieces.emplace_back(buf.data() + from, buf.size() - from);
     }
     boost::system::error_code ec;
-    co_await asio::async_write(client_, pieces, asio::redirect_error(asio::use_awaitable, ec));
+    co_await write_client(pieces, ec);
     co_return !ec;
 }
 

@@ -34,9 +34,13 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "auth/tls/tls_context.h"
 #include "gateway/core/request_budget.h"
+#include "gateway/proxy/client_login.h"
+#include "gateway/proxy/request_acls.h"
 #include "gateway/proxy/response_rewrite.h"
 #include "gateway/proxy/upstream_topology.h"
 #include "protocol/core/bytes.h"
@@ -52,14 +56,22 @@ struct proxy_services {
     std::chrono::milliseconds idle_timeout{600000};  // connections.max.idle.ms
     /// An upstream response larger than this is taken as malformed.
     std::int64_t max_response_bytes = std::int64_t{1} << 30;
+    /// SASL termination on the SASL listeners (users, mechanisms, failure limiter).
+    client_login_services login{};
+    /// ACLs on forwarded requests (request_acls.h) when its authorizer is on.
+    policy_chain chain{};
 };
 
 class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
 public:
     /// `node`: the upstream node this port serves, or nullopt for the bootstrap port. `to`:
-    /// where this listener serves each node (the rewritten addresses).
+    /// where this listener serves each node (the rewritten addresses). `sasl`: the listener
+    /// is SASL_PLAINTEXT or SASL_SSL: the client logs in here before anything is forwarded.
+    /// `tls`: the context of an SSL or SASL_SSL listener (the handshake comes first; on SSL
+    /// the client certificate's principal is the connection's), null for plaintext.
     proxy_connection(boost::asio::ip::tcp::socket socket, proxy_services& svc, std::uint64_t id,
-                     std::optional<std::int32_t> node, node_addresses to);
+                     std::optional<std::int32_t> node, node_addresses to, bool sasl = false,
+                     std::shared_ptr<auth::tls_server_context> tls = nullptr);
 
     /// Serves the connection until it ends. Never throws.
     boost::asio::awaitable<void> run();
@@ -77,7 +89,13 @@ private:
         bool ready = false;
         std::shared_ptr<protocol::byte_buffer> raw;  // the upstream's frame, size included
         std::optional<protocol::writer> answer;     // or a frame made here
+        bool close_after = false;                   // the connection closes once written
+        response_merge merge;  // the denied part added to (or hidden from) the upstream's answer
         request_budget::reservation reserved;
+        /// Quotas (only when the chain meters): a Fetch's quota client id; the answer waits
+        /// until then (a client older than KIP-219 does not back off by itself).
+        std::string client_id;
+        std::chrono::steady_clock::time_point not_before{};
     };
 
     boost::asio::awaitable<void> read_loop();
@@ -89,6 +107,37 @@ private:
     /// Turns an upstream response frame into the slot's answer; false: malformed (closed).
     bool take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame);
     boost::asio::awaitable<bool> write_answer(const protocol::writer& w);
+    /// On a SASL listener: answers the login's requests (and ApiVersions before it) here.
+    /// True: `frame` was answered locally (a slot queued) or the connection ends (closed_ or
+    /// reading_done_ set); false: it goes on upstream.
+    boost::asio::awaitable<bool> answer_login(std::shared_ptr<protocol::byte_buffer> frame,
+                                              request_budget::reservation& reserved);
+    /// With the authorizer on: decides the request (request_acls.h). True: forward `frame`
+    /// (replaced when the denied part was taken out); false: answered here or closed.
+    bool authorize(slot& s, std::shared_ptr<protocol::byte_buffer>& frame);
+    /// Queues a frame made here as the next answer in request order.
+    void queue_local(std::int32_t correlation_id, protocol::writer answer, bool close_after,
+                     request_budget::reservation reserved);
+    /// The chain's view of the client (its login's principal, address, `client_id`).
+    requester requester_of(std::string_view client_id) const;
+    /// Quotas: a throttle time earned by slot `s` (request `version` of `api_key`): the
+    /// connection reads nothing until it is over (KIP-219's muted channel) and, before
+    /// `kip219_version`, the answer waits as long.
+    void throttle(slot& s, std::chrono::milliseconds delay, std::int16_t kip219_version);
+    /// Quotas on a Produce about to be forwarded (producer_byte_rate over its size).
+    void meter_produce(slot& s, const protocol::byte_buffer& frame);
+    /// Quotas on a Fetch answer (consumer_byte_rate over its size); `body_at`: where its body
+    /// starts in the frame after the size prefix.
+    void meter_fetch(slot& s, protocol::byte_buffer& frame, std::size_t body_at);
+    /// TLS listeners: the handshake and, on SSL, the certificate's principal; false: closed.
+    boost::asio::awaitable<bool> tls_handshake();
+    /// Reads exactly `b` from the client (through TLS on TLS listeners).
+    boost::asio::awaitable<void> read_client(boost::asio::mutable_buffer b,
+                                             boost::system::error_code& ec);
+    /// Writes every byte of `buffers` to the client (through TLS on TLS listeners).
+    template <typename Buffers>
+    boost::asio::awaitable<void> write_client(const Buffers& buffers,
+                                              boost::system::error_code& ec);
     void close();
     void wake(boost::asio::steady_timer& t) { t.cancel(); }
 
@@ -99,8 +148,16 @@ private:
     std::optional<std::int32_t> node_;
     node_addresses to_;
     std::string peer_;
+    boost::asio::ip::tcp::endpoint peer_endpoint_;
+    std::string authorizer_host_;  // the ACLs' host of the peer
     std::string upstream_name_;  // host:port, for log lines
     offered_apis offered_;
+    std::optional<client_login> login_;  // SASL listeners only
+    std::shared_ptr<auth::tls_server_context> tls_context_;
+    /// TLS listeners: the stream over client_ (which keeps the socket for close and stop).
+    std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
+    std::string tls_principal_;  // SSL listeners: the client certificate's ("User:...")
+    bool reading_done_ = false;          // a local answer closes the connection after it
     std::deque<std::shared_ptr<slot>> pending_;   // every answered request, in request order
     std::deque<std::shared_ptr<slot>> awaiting_;  // forwarded, upstream response not read yet
     /// Correlation ids of the last Produce requests with acks=0 (no answer due; a mock
@@ -111,6 +168,7 @@ private:
     boost::asio::steady_timer reader_wakeup_;
     boost::asio::steady_timer idle_timer_;
     std::chrono::steady_clock::time_point last_activity_;
+    std::chrono::steady_clock::time_point muted_until_{};  // a quota's throttle time
     bool upstream_open_ = false;
     bool closed_ = false;
     bool reader_done_ = false;

@@ -27,12 +27,15 @@ std::string proxy_advertised_host(const std::string& advertised, const tcp::endp
 proxy_listener::proxy_listener(io_pool& pool, connection_tracker& tracker,
                                metrics_registry& metrics, proxy_services& svc,
                                const endpoint& where, std::int32_t port_base,
-                               const std::string& advertised_host)
+                               const std::string& advertised_host, bool sasl,
+                               std::shared_ptr<auth::tls_context_holder> tls)
     : pool_(pool),
       tracker_(tracker),
       metrics_(metrics),
       svc_(svc),
       bind_host_(where.host),
+      sasl_(sasl),
+      tls_(std::move(tls)),
       bootstrap_(pool, tracker, metrics, proxy_listener_options("kafka"), where,
                  [this](tcp::socket socket, std::uint64_t id) {
                      return open(std::move(socket), id, std::nullopt);
@@ -44,8 +47,10 @@ proxy_listener::proxy_listener(io_pool& pool, connection_tracker& tracker,
 
 void proxy_listener::start() {
     bootstrap_.start();
-    proxy_log().info("Kafka proxy on {}:{}: upstream node N served on port {} + N of {}",
-                     bind_host_, bootstrap_.local_endpoint().port(), to_.port_base, to_.host);
+    proxy_log().info("Kafka proxy on {}:{}{}: upstream node N served on port {} + N of {}",
+                     bind_host_, bootstrap_.local_endpoint().port(),
+                     tls_ ? (sasl_ ? " (SASL_SSL)" : " (SSL)") : (sasl_ ? " (SASL_PLAINTEXT)" : ""),
+                     to_.port_base, to_.host);
 }
 
 void proxy_listener::stop() {
@@ -104,7 +109,8 @@ void proxy_listener::brokers_changed(const std::map<std::int32_t, upstream_broke
 
 connection_session proxy_listener::open(tcp::socket socket, std::uint64_t id,
                                         std::optional<std::int32_t> node) {
-    auto conn = std::make_shared<proxy_connection>(std::move(socket), svc_, id, node, to_);
+    auto conn = std::make_shared<proxy_connection>(std::move(socket), svc_, id, node, to_, sasl_,
+                                                   tls_ ? tls_->current() : nullptr);
     return connection_session{conn->run(), [conn](stop_mode mode) {
                                   if (mode == stop_mode::finish) {
                                       conn->stop();

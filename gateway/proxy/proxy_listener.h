@@ -38,10 +38,14 @@ public:
     /// `port_base`: proxy.node.port.base, or 0 for the bound port + 1. `advertised_host`:
     /// --advertise-kafka's host, or empty for the listener's own (the host name when it
     /// listens on every address). Throws std::runtime_error when the bootstrap port cannot be
-    /// bound, config_error when the node ports would not fit under 65536.
+    /// bound, config_error when the node ports would not fit under 65536. `sasl`: a
+    /// SASL_PLAINTEXT or SASL_SSL listener (its node ports too): clients log in at the
+    /// gateway. `tls`: an SSL or SASL_SSL listener's context (its node ports too), null for
+    /// plaintext; each connection takes the current one (reloads apply to new connections).
     proxy_listener(io_pool& pool, connection_tracker& tracker, metrics_registry& metrics,
                    proxy_services& svc, const endpoint& where, std::int32_t port_base,
-                   const std::string& advertised_host);
+                   const std::string& advertised_host, bool sasl = false,
+                   std::shared_ptr<auth::tls_context_holder> tls = nullptr);
     proxy_listener(const proxy_listener&) = delete;
     proxy_listener& operator=(const proxy_listener&) = delete;
 
@@ -62,6 +66,8 @@ private:
     metrics_registry& metrics_;
     proxy_services& svc_;
     std::string bind_host_;
+    bool sasl_ = false;
+    std::shared_ptr<auth::tls_context_holder> tls_;
     node_addresses to_;
     tcp_listener bootstrap_;
     std::mutex mu_;

@@ -268,6 +268,10 @@ void offered_apis::set_from_upstream(
             continue;
         }
         next[static_cast<std::size_t>(key)] = intersect_versions(key, range);
+        if (narrow_ != nullptr && next[static_cast<std::size_t>(key)]) {
+            next[static_cast<std::size_t>(key)] =
+                narrow_(key, *next[static_cast<std::size_t>(key)]);
+        }
     }
     // ApiVersions itself stays answerable whatever the upstream said.
     if (!next[static_cast<std::size_t>(rw_api_versions_key)]) {
@@ -275,6 +279,15 @@ void offered_apis::set_from_upstream(
             by_key_[static_cast<std::size_t>(rw_api_versions_key)];
     }
     by_key_ = std::move(next);
+}
+
+void offered_apis::narrow_with(narrowing narrow) {
+    narrow_ = narrow;
+    for (std::size_t key = 0; key < by_key_.size(); ++key) {
+        if (by_key_[key] && key != static_cast<std::size_t>(rw_api_versions_key)) {
+            by_key_[key] = narrow(static_cast<std::int16_t>(key), *by_key_[key]);
+        }
+    }
 }
 
 std::optional<version_range> offered_apis::range(std::int16_t api_key) const {
@@ -317,16 +330,18 @@ rw_rewrite_result rewrite_api_versions(std::int16_t version, protocol::bytes_vie
         return std::unexpected(msg.error());
     }
     std::vector<std::pair<std::int16_t, version_range>> upstream;
+    for (const auto& a : msg->api_keys) {
+        upstream.emplace_back(static_cast<std::int16_t>(a.api_key),
+                              version_range{a.min_version, a.max_version});
+    }
+    offered.set_from_upstream(upstream);
     std::vector<kafka::api_versions_response::api_version> kept;
     for (const auto& a : msg->api_keys) {
-        const auto key = static_cast<std::int16_t>(a.api_key);
-        upstream.emplace_back(key, version_range{a.min_version, a.max_version});
-        if (auto r = intersect_versions(key, {a.min_version, a.max_version})) {
+        if (auto r = offered.range(static_cast<std::int16_t>(a.api_key))) {
             kept.push_back({a.api_key, r->min, r->max, a.unknown_tagged_fields});
         }
     }
     msg->api_keys = std::move(kept);
-    offered.set_from_upstream(upstream);
     return rw_encode_body(*msg, version, out, trailing);
 }
 
@@ -343,6 +358,26 @@ protocol::writer unsupported_version_answer(std::int32_t correlation_id,
     const std::size_t size_at = w.reserve_i32();
     kafka::encode_response_header(w, correlation_id, 0);
     resp.encode(w, 0);
+    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
+    return w;
+}
+
+protocol::writer api_versions_answer(std::int32_t correlation_id, std::int16_t version,
+                                     const offered_apis& offered) {
+    if (version < 0 || version > kafka::api_versions_response::max_version) {
+        return unsupported_version_answer(correlation_id, offered);
+    }
+    kafka::api_versions_response resp;
+    resp.error_code = kafka::error_code::none;
+    for (const auto& a : kafka::all_apis()) {
+        if (const auto r = offered.range(static_cast<std::int16_t>(a.key))) {
+            resp.api_keys.push_back({a.key, r->min, r->max, {}});
+        }
+    }
+    protocol::writer w;
+    const std::size_t size_at = w.reserve_i32();
+    kafka::encode_response_header(w, correlation_id, 0);
+    resp.encode(w, version);
     w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
     return w;
 }

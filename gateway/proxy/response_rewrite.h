@@ -81,6 +81,10 @@ public:
     offered_apis();
     /// From an upstream ApiVersions answer's list.
     void set_from_upstream(const std::vector<std::pair<std::int16_t, version_range>>& upstream);
+    /// A further narrowing of what is offered (the authorizer's: request_acls.h), applied now
+    /// and to every later upstream list; it never removes ApiVersions.
+    using narrowing = std::optional<version_range> (*)(std::int16_t api_key, version_range r);
+    void narrow_with(narrowing narrow);
     /// Whether a request of this key and version may go upstream.
     bool offers(std::int16_t api_key, std::int16_t version) const;
     /// The versions offered for `api_key`, or nullopt.
@@ -88,6 +92,7 @@ public:
 
 private:
     std::vector<std::optional<version_range>> by_key_;
+    narrowing narrow_ = nullptr;
 };
 
 /// The ApiVersions rewrite: the upstream's list intersected with the codec's, appended to
@@ -102,6 +107,12 @@ result<bool> rewrite_api_versions(std::int16_t version, protocol::bytes_view bod
 /// header, error UNSUPPORTED_VERSION and the API list at v0. The session stays open.
 protocol::writer unsupported_version_answer(std::int32_t correlation_id,
                                             const offered_apis& offered);
+
+/// The proxy's own ApiVersions answer at `version` (a SASL listener's before the client's
+/// login, when nothing may go upstream yet): the `offered` list; a version above the codec's
+/// gets unsupported_version_answer.
+protocol::writer api_versions_answer(std::int32_t correlation_id, std::int16_t version,
+                                     const offered_apis& offered);
 
 /// Whether a Produce request expects a response: false for acks=0. `body` follows the
 /// request header. An undecodable prefix counts as expecting one.

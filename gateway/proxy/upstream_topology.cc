@@ -15,6 +15,8 @@
 #include <boost/asio/write.hpp>
 
 #include "gateway/proxy/logger.h"
+#include "gateway/proxy/upstream_exchange.h"
+#include "gateway/proxy/upstream_login.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 #include "protocol/kafka/messages/api_versions.h"
@@ -27,8 +29,6 @@ using asio::ip::tcp;
 
 namespace {
 
-/// Upstream responses to the topology's own requests are small; anything bigger is wrong.
-constexpr std::int32_t topology_max_response_bytes = 64 * 1024 * 1024;
 /// Waits between failed refreshes: doubling from the first to the refresh interval.
 constexpr auto topology_first_retry = std::chrono::milliseconds(250);
 
@@ -40,73 +40,6 @@ asio::awaitable<void> topology_deadline(std::shared_ptr<asio::steady_timer> t,
     if (!ec) {
         s->close(ec);
     }
-}
-
-template <typename Request>
-protocol::writer topology_request(const Request& req, std::int16_t version,
-                                  std::int32_t correlation_id) {
-    protocol::writer w;
-    const std::size_t size_at = w.reserve_i32();
-    kafka::request_header h;
-    h.api_key = static_cast<std::int16_t>(Request::key);
-    h.api_version = version;
-    h.correlation_id = correlation_id;
-    h.client_id = "sluice-proxy";
-    h.header_version = kafka::request_header_version(h.api_key, version);
-    kafka::encode_request_header(w, h);
-    req.encode(w, version);
-    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
-    return w;
-}
-
-/// Sends `req` and decodes its response as `Response` at `version`; nullopt with `why` set
-/// when the exchange or the decoding fails.
-template <typename Response, typename Request>
-asio::awaitable<std::optional<Response>> topology_exchange(tcp::socket& s, const Request& req,
-                                                           std::int16_t version,
-                                                           std::int32_t correlation_id,
-                                                           std::string& why) {
-    const protocol::writer w = topology_request(req, version, correlation_id);
-    boost::system::error_code ec;
-    co_await asio::async_write(s, asio::buffer(w.buffer().data(), w.buffer().size()),
-                               asio::redirect_error(asio::use_awaitable, ec));
-    std::byte prefix[4];
-    if (!ec) {
-        co_await asio::async_read(s, asio::buffer(prefix, 4),
-                                  asio::redirect_error(asio::use_awaitable, ec));
-    }
-    if (ec) {
-        why = ec.message();
-        co_return std::nullopt;
-    }
-    const std::int32_t size = protocol::load_i32(prefix);
-    if (size < 4 || size > topology_max_response_bytes) {
-        why = "response size " + std::to_string(size) + " out of range";
-        co_return std::nullopt;
-    }
-    auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size));
-    frame->resize(static_cast<std::size_t>(size));
-    co_await asio::async_read(s, asio::buffer(frame->data(), frame->size()),
-                              asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
-        why = ec.message();
-        co_return std::nullopt;
-    }
-    const kafka::api_info* info = kafka::find_api(Request::key);
-    const auto body_at = response_body_offset(frame->view(),
-                                              info->response_header_version(version));
-    if (!body_at || protocol::load_i32(frame->data()) != correlation_id) {
-        why = "malformed response header";
-        co_return std::nullopt;
-    }
-    protocol::reader r(frame->view().subspan(*body_at), frame);
-    Response resp;
-    resp.decode(r, version);
-    if (!r.ok()) {
-        why = "malformed " + std::string(info->name) + " response: " + r.error().message();
-        co_return std::nullopt;
-    }
-    co_return resp;
 }
 
 }  // namespace
@@ -150,8 +83,17 @@ std::vector<upstream_address> parse_bootstrap_servers(const std::string& servers
 
 upstream_topology::upstream_topology(std::vector<upstream_address> bootstrap,
                                      std::chrono::milliseconds refresh,
-                                     std::chrono::milliseconds request_timeout)
-    : bootstrap_(std::move(bootstrap)), refresh_(refresh), request_timeout_(request_timeout) {}
+                                     std::chrono::milliseconds request_timeout,
+                                     upstream_login login)
+    : bootstrap_(std::move(bootstrap)),
+      refresh_(refresh),
+      request_timeout_(request_timeout),
+      login_(std::move(login)) {}
+
+std::vector<std::pair<std::int16_t, version_range>> upstream_topology::upstream_versions() const {
+    std::lock_guard lock(mu_);
+    return versions_;
+}
 
 void upstream_topology::start(asio::any_io_executor ex) {
     executor_ = ex;
@@ -297,16 +239,27 @@ asio::awaitable<std::optional<std::vector<upstream_broker>>> upstream_topology::
     }
     // ApiVersions v0 first: every broker answers it, and it says which Metadata to send.
     const kafka::api_versions_request versions_req;
-    const auto versions = co_await topology_exchange<kafka::api_versions_response>(
+    const auto versions = co_await upstream_exchange<kafka::api_versions_response>(
         *socket, versions_req, 0, 1, why);
     if (!versions) {
         co_return std::nullopt;
     }
     std::int16_t metadata_version = -1;
+    std::vector<std::pair<std::int16_t, version_range>> offered;
     for (const auto& a : versions->api_keys) {
+        offered.emplace_back(static_cast<std::int16_t>(a.api_key),
+                             version_range{a.min_version, a.max_version});
         if (a.api_key == kafka::api_key::metadata) {
             metadata_version = std::min(a.max_version, kafka::metadata_request::max_version);
         }
+    }
+    if (login_.enabled() && !co_await log_in_upstream(*socket, login_, why)) {
+        why = at.host + ":" + std::to_string(at.port) + ": login failed: " + why;
+        co_return std::nullopt;
+    }
+    {
+        std::lock_guard lock(mu_);
+        versions_ = std::move(offered);
     }
     if (metadata_version < 1) {
         why = "the upstream offers no Metadata v1 or later";
@@ -315,8 +268,8 @@ asio::awaitable<std::optional<std::vector<upstream_broker>>> upstream_topology::
     kafka::metadata_request req;
     req.topics.emplace();  // an empty list: brokers only (v1+)
     req.allow_auto_topic_creation = false;
-    const auto md = co_await topology_exchange<kafka::metadata_response>(
-        *socket, req, metadata_version, 2, why);
+    const auto md = co_await upstream_exchange<kafka::metadata_response>(
+        *socket, req, metadata_version, 9, why);
     if (!md) {
         co_return std::nullopt;
     }

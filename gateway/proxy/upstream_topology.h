@@ -30,6 +30,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "gateway/proxy/response_rewrite.h"
+#include "gateway/proxy/upstream_login.h"
 
 namespace sluice::gateway::proxy {
 
@@ -49,8 +50,10 @@ public:
     /// Called with the whole broker list after each change and each refresh.
     using subscriber = std::function<void(const std::map<std::int32_t, upstream_broker>&)>;
 
+    /// `login`: the gateway's credentials for the upstream (upstream.sasl.*), used on the
+    /// refresh connections and by every proxy connection (login()).
     upstream_topology(std::vector<upstream_address> bootstrap, std::chrono::milliseconds refresh,
-                      std::chrono::milliseconds request_timeout);
+                      std::chrono::milliseconds request_timeout, upstream_login login = {});
     upstream_topology(const upstream_topology&) = delete;
     upstream_topology& operator=(const upstream_topology&) = delete;
 
@@ -68,6 +71,10 @@ public:
     upstream_address pick();
     std::map<std::int32_t, upstream_broker> brokers() const;
     std::chrono::milliseconds request_timeout() const { return request_timeout_; }
+    const upstream_login& login() const { return login_; }
+    /// The API versions the upstream offered at the last refresh (empty before the first):
+    /// what a SASL listener answers ApiVersions with before the client's login.
+    std::vector<std::pair<std::int16_t, version_range>> upstream_versions() const;
 
 private:
     boost::asio::awaitable<void> refresh_loop();
@@ -79,10 +86,12 @@ private:
     const std::vector<upstream_address> bootstrap_;
     const std::chrono::milliseconds refresh_;
     const std::chrono::milliseconds request_timeout_;
+    const upstream_login login_;
     std::vector<subscriber> subscribers_;
     mutable std::mutex mu_;
     std::map<std::int32_t, upstream_broker> brokers_;  // guarded by mu_
     std::size_t next_pick_ = 0;                         // guarded by mu_
+    std::vector<std::pair<std::int16_t, version_range>> versions_;  // guarded by mu_
     std::optional<boost::asio::any_io_executor> executor_;
     std::unique_ptr<boost::asio::steady_timer> timer_;
     std::atomic<bool> stopping_{false};

@@ -76,7 +76,9 @@
 #include "gateway/sqs/sqs_settings.h"
 #include "gateway/proxy/proxy_listener.h"
 #include "gateway/proxy/proxy_settings.h"
+#include "gateway/proxy/upstream_login.h"
 #include "gateway/proxy/upstream_topology.h"
+#include "gateway/server/native_admin_stores.h"
 #include "gateway/server/sqs_fleet.h"
 #include "gateway/server/upstream_metrics.h"
 #include "gateway/server/upstream_settings.h"
@@ -254,9 +256,9 @@ void add_native_metrics(metrics_registry& metrics, backend::native::native_backe
 }
 
 /// The configuration upstream mode runs with: a Kafka listener given explicitly (a flag, --set,
-/// the config file) serves the Kafka proxy (gateway/proxy; PLAINTEXT only so far: TLS and SASL
-/// termination come with the policy chain); one from a SLUICE_* variable is taken as a
-/// default, as the container image's SLUICE_LISTENERS is, and turned off like the default.
+/// the config file) serves the Kafka proxy (gateway/proxy: every listener protocol, TLS and
+/// SASL terminated at the gateway); one from a SLUICE_* variable is taken as a default, as the
+/// container image's SLUICE_LISTENERS is, and turned off like the default.
 /// The SQS front runs when given explicitly (see below).
 config upstream_mode_config(const config& given) {
     auto explicit_origin = [&](const std::string& key) {
@@ -264,26 +266,7 @@ config upstream_mode_config(const config& given) {
         return !from.empty() && !from.starts_with("SLUICE_");
     };
     config c = given;
-    if (!given.kafka.empty() && explicit_origin("listeners")) {
-        for (const auto& l : given.kafka) {
-            if (l.protocol != security_protocol::plaintext) {
-                const std::string from = given.origin("listeners");
-                throw config_error((from == "--kafka" ? from : std::string("listeners")) +
-                                   ": " + l.to_string() +
-                                   ": the Kafka proxy of upstream mode (--upstream) serves "
-                                   "PLAINTEXT listeners only yet");
-            }
-        }
-        // The proxy forwards without the policy chain so far: with the authorizer on, its
-        // Kafka port would let every client past the ACLs the other fronts apply.
-        if (read_authorizer_settings(given).enabled) {
-            const std::string from = given.origin("listeners");
-            throw config_error((from == "--kafka" ? from : std::string("listeners")) +
-                               ": the Kafka proxy of upstream mode (--upstream) does not apply "
-                               "ACLs yet, and authorizer.enabled is true: leave the Kafka "
-                               "listener off, or serve Kafka clients from the native mode");
-        }
-    } else {
+    if (given.kafka.empty() || !explicit_origin("listeners")) {
         c.kafka.clear();
     }
     // The SQS front is served when asked for explicitly (a flag, --set, the config file): a
@@ -623,6 +606,13 @@ int run_server(const config& given) {
     connection_tracker tracker(metrics.get_gauge("sluice_open_connections",
                                                  "Client connections currently open"));
 
+    // The native admin's ACLs are the authorizer's and its broker configs the Kafka front's
+    // dynamic configs (upstream mode: the cluster's).
+    const auto acl_store = make_authorizer_acl_store(*authz);
+    std::unique_ptr<backend::api::broker_config_store> broker_config_store;
+    if (dynamic) {
+        broker_config_store = make_dynamic_broker_config_store(*dynamic, native->topics());
+    }
     // The native client level (made once the Kafka listeners are bound), declared before the
     // fronts so that it outlives them.
     std::unique_ptr<backend::api::client> broker_client;
@@ -641,12 +631,25 @@ int run_server(const config& given) {
         } catch (const std::invalid_argument& e) {
             throw config_error(e.what());
         }
+        proxy::upstream_login login;
+        try {
+            login = proxy::read_upstream_login(upstream.properties);
+        } catch (const std::invalid_argument& e) {
+            throw config_error(std::string(e.what()) + " (the Kafka listener serves the proxy)");
+        }
         topology = std::make_unique<proxy::upstream_topology>(
-            std::move(servers), proxy_cfg.metadata_refresh, upstream.request_timeout);
+            std::move(servers), proxy_cfg.metadata_refresh, upstream.request_timeout,
+            std::move(login));
         proxy_svc.emplace(proxy::proxy_services{*topology, kafka_budget});
         proxy_svc->max_request_bytes = kafka_cfg.max_request_bytes;
         proxy_svc->max_in_flight = kafka_cfg.max_in_flight;
         proxy_svc->idle_timeout = std::chrono::milliseconds(kafka_cfg.idle_timeout_ms);
+        // SASL termination on SASL_PLAINTEXT listeners: the broker mode's users and mechanisms.
+        proxy_svc->login = proxy::client_login_services{&users, tokens.get(), &auth_failures,
+                                                        &metrics, kafka_cfg.sasl_mechanisms,
+                                                        chain, kafka_cfg.max_reauth_ms};
+        // ACLs on forwarded requests (gateway/proxy/request_acls.h).
+        proxy_svc->chain = chain;
     }
     for (std::size_t i = 0; i < cfg.kafka.size(); ++i) {
         const auto& where = cfg.kafka[i];
@@ -660,7 +663,10 @@ int run_server(const config& given) {
             // port + 1.
             proxies.push_back(std::make_unique<proxy::proxy_listener>(
                 pool, tracker, metrics, *proxy_svc, where.where,
-                i == 0 ? proxy_cfg.node_port_base : 0, kafka_cfg.advertised.host));
+                i == 0 ? proxy_cfg.node_port_base : 0, kafka_cfg.advertised.host,
+                where.protocol == security_protocol::sasl_plaintext ||
+                    where.protocol == security_protocol::sasl_ssl,
+                kafka_tls[i]));
             ep = proxies.back()->local_endpoint();
             topology->subscribe(
                 [l = proxies.back().get()](const auto& brokers) { l->brokers_changed(brokers); });
@@ -685,6 +691,8 @@ int run_server(const config& given) {
         client_opts.self.node_id = kafka_cfg.node_id;
         client_opts.self.host = kafka_cfg.advertised.host;
         client_opts.self.port = kafka_cfg.advertised.port;
+        client_opts.acls = acl_store.get();
+        client_opts.broker_configs = broker_config_store.get();
         if (client_opts.self.host.empty() && !kafka.empty()) {
             const auto ep = kafka.front()->local_endpoint();
             client_opts.self.host = ep.address().is_unspecified() ? boost::asio::ip::host_name()
@@ -707,7 +715,9 @@ int run_server(const config& given) {
                          native ? &native->topics() : nullptr,
                          native ? &native->records() : nullptr,
                          native ? &native->groups() : nullptr,
-                         native ? &native->queues() : nullptr,
+                         native           ? &native->queues()
+                         : cluster_queues ? static_cast<backend::api::queues*>(cluster_queues.get())
+                                          : nullptr,
                          kafka_cfg.cluster_id,
                          kafka_cfg.node_id,
                          kafka_cfg.auto_create_topics,

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <unistd.h>
 
 #include "gateway/policy/front_acls.h"
@@ -110,6 +111,48 @@ TEST(FrontAcls, RestV3AdministrationAsksKafkasOperations) {
                     .empty());
 }
 
+TEST(FrontAcls, RestV3AclsAndBrokerConfigsAskTheClustersOperations) {
+    const auto c = params({{"cluster_id", "c"}});
+    const auto b = params({{"cluster_id", "c"}, {"broker_id", "0"}, {"name", "log.retention.ms"}});
+    const auto n = params({{"cluster_id", "c"}, {"name", "log.retention.ms"}});
+    const param_list none;
+    // Kafka's DescribeAcls (DESCRIBE) and CreateAcls / DeleteAcls (ALTER) on the cluster.
+    const std::string acls = "/v3/clusters/{cluster_id}/acls";
+    EXPECT_EQ(http_route_checks(verb::get, acls, c, none),
+              acl_checks{cluster(acl_operation::describe)});
+    EXPECT_EQ(http_route_checks(verb::post, acls, c, none),
+              acl_checks{cluster(acl_operation::alter)});
+    EXPECT_EQ(http_route_checks(verb::post, acls + ":batch", c, none),
+              acl_checks{cluster(acl_operation::alter)});
+    EXPECT_EQ(http_route_checks(verb::delete_, acls, c, none),
+              acl_checks{cluster(acl_operation::alter)});
+    // DescribeConfigs / IncrementalAlterConfigs on BROKER resources.
+    const std::string broker = "/v3/clusters/{cluster_id}/brokers/{broker_id}/configs";
+    for (const auto& [method, route, p] :
+         {std::tuple{verb::get, broker + "/{name}", b},
+          std::tuple{verb::get, std::string("/v3/clusters/{cluster_id}/brokers/-/configs"), c},
+          std::tuple{verb::get, std::string("/v3/clusters/{cluster_id}/broker-configs"), c},
+          std::tuple{verb::get, std::string("/v3/clusters/{cluster_id}/broker-configs/{name}"),
+                     n}}) {
+        EXPECT_EQ(http_route_checks(method, route, p, none),
+                  acl_checks{cluster(acl_operation::describe_configs)})
+            << route;
+    }
+    for (const auto& [method, route, p] :
+         {std::tuple{verb::put, broker + "/{name}", b},
+          std::tuple{verb::delete_, broker + "/{name}", b},
+          std::tuple{verb::post, broker + ":alter", b},
+          std::tuple{verb::put, std::string("/v3/clusters/{cluster_id}/broker-configs/{name}"), n},
+          std::tuple{verb::delete_, std::string("/v3/clusters/{cluster_id}/broker-configs/{name}"),
+                     n},
+          std::tuple{verb::post, std::string("/v3/clusters/{cluster_id}/broker-configs:alter"),
+                     c}}) {
+        EXPECT_EQ(http_route_checks(method, route, p, none),
+                  acl_checks{cluster(acl_operation::alter_configs)})
+            << route;
+    }
+}
+
 TEST(FrontAcls, SseReadsTopicAndGroup) {
     EXPECT_EQ(http_route_checks(verb::get, "/topics/{topic}/events", params({{"topic", "b"}}),
                                 param_list{}),
@@ -149,6 +192,22 @@ TEST(FrontAcls, ConsoleViews) {
     EXPECT_EQ(http_route_checks(verb::post, "/v1/queues/{queue}/redrive",
                                 params({{"queue", "q"}}), none),
               acl_checks{topic(acl_operation::alter, "q")});
+}
+
+TEST(FrontAcls, ConsoleActionsAskKafkasOperation) {
+    const param_list none;
+    const auto g = params({{"group", "my%20g"}});
+    // Resetting offsets is Kafka's OffsetCommit (READ on the group; the topic's READ is the
+    // route's own), deleting a group DELETE on it, purging a queue DELETE on its topic.
+    EXPECT_EQ(http_route_checks(verb::post, "/v1/console/groups/{group}/reset-offsets", g, none),
+              acl_checks{group(acl_operation::read, "my g")});
+    EXPECT_EQ(http_route_checks(verb::delete_, "/v1/console/groups/{group}", g, none),
+              acl_checks{group(acl_operation::remove, "my g")});
+    EXPECT_EQ(http_route_checks(verb::post, "/v1/console/queues/{queue}/purge",
+                                params({{"queue", "q"}}), none),
+              acl_checks{topic(acl_operation::remove, "q")});
+    // The overview names no resource.
+    EXPECT_TRUE(http_route_checks(verb::get, "/v1/console/overview", none, none).empty());
 }
 
 TEST(FrontAcls, OpenRoutesNeedNothing) {

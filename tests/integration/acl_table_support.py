@@ -119,10 +119,11 @@ def sasl_port_of(s):
 
 
 class GatewayPair:
-    """Upstream mode: a native sluice on `d` (the Kafka and SQS fronts: `sasl_port`, `sqs_url`)
-    and a gateway in front of it (the HTTP fronts: `http_port`, `http_url`) with the same users
-    and ACLs in a data dir of its own (they stay local in upstream mode until issue 28), which
-    reaches the upstream over SASL/SCRAM as the super user (the authorization is the gateway's)."""
+    """Upstream mode: a native sluice on `d` (the SQS front: `sqs_url`) and a gateway in front
+    of it (the HTTP fronts: `http_port`, `http_url`; the Kafka proxy on a SASL_PLAINTEXT
+    listener: `sasl_port`) with the same users and ACLs in a data dir of its own (they stay
+    local in upstream mode until issue 28), which reaches the upstream over SASL/SCRAM as the
+    super user (the authorization is the gateway's, on every front)."""
 
     def __init__(self, d, user_names, grants, settings, super_user):
         from upstream_support import Gateway
@@ -139,9 +140,13 @@ class GatewayPair:
                      "upstream.sasl.mechanism": "SCRAM-SHA-512",
                      "upstream.sasl.username": super_user,
                      "upstream.sasl.password": password(super_user)}
-            self.gateway = Gateway(f"127.0.0.1:{self.sasl_port}", {**settings, **props})
+            self.gateway = Gateway(f"127.0.0.1:{self.sasl_port}", {**settings, **props},
+                                   args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"])
             configure_data_dir(self.gateway.data_dir, user_names, grants)
             self.gateway.start()
+            # Kafka clients log in at the gateway's proxy, which forwards to the upstream.
+            self.sasl_port = sasl_port_of(self.gateway)
+            self.gateway.wait_log(" served on 127.0.0.1:", timeout=30)
             self.http_port = self.gateway.http_port
         except BaseException:
             self.close()

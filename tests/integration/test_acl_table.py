@@ -691,7 +691,8 @@ ACTIONS = {
         "kafka": kafka_delete_topics, "rest_v2": REST_NONE,
         "rest_v3": rest_v3_delete_topic, "ws": WS_ONLY_STREAMS,
         "sse": SSE_ONLY_READS, **sqs_both(sqs_delete),
-        "console": no("the console deletes nothing")},
+        "console": no("the console's purge (DELETE topic q) empties a queue: its refusal "
+                      "is checked in test_console_auth, not on the table's queues")},
     ("CREATE", "topic"): {
         "kafka": kafka_create_topics, "rest_v2": rest_v2_produce, "rest_v3": rest_v3_produce,
         "ws": ws_produce, "sse": no("SSE never creates a topic"), **sqs_both(sqs_create),
@@ -700,7 +701,8 @@ ACTIONS = {
         "kafka": kafka_commit, "rest_v2": rest_v2_consumer_instance,
         "rest_v3": no("sluice's REST v3 has no consumer"), "ws": ws_subscribe,
         "sse": sse_events, **sqs_both(sqs_delete_message),
-        "console": no("the console only describes groups")},
+        "console": no("the console's offset reset (READ group g) is checked in "
+                      "test_console_auth")},
     ("DESCRIBE", "group"): {
         "kafka": kafka_committed,
         "rest_v2": no("GET .../offsets needs a consumer instance, which READ group makes"),

@@ -1,19 +1,25 @@
-"""The built-in console (served at / to browsers) in headless Chromium, and the queue views of
-the HTTP front it uses (/v1/queues).
+"""The built-in console (served at / to browsers) in headless Chromium, page by page, and the
+HTTP routes it stands on (/v1/queues, /v1/console/...).
 
 One sluice (SQS listener open) and one Chromium page (js/browser_driver.js, as in
-test_browser.py) for the module. Real clients make the state the console shows: kcat creates
-and fills topics, a confluent-kafka consumer commits partway (lag), boto3 moves a message into
-a dead-letter queue. Screenshots are saved under <build dir>/test-artifacts/console/.
+test_browser.py) for the module. Real clients make the state each page shows and check the
+effect of its actions: confluent-kafka and kcat produce and consume, AdminClient sees topics
+created, deleted and reconfigured, a consumer sees offsets reset, boto3 sees messages redriven
+and purged. Every page is checked with axe-core (serious and critical violations fail: labels,
+names, contrast...) and walked with the Tab key (its actions are reachable from the keyboard).
+Screenshots of every page are saved under $SLUICE_TEST_ARTIFACTS/console/ when that is set,
+else under <build dir>/test-artifacts/console/.
 """
 import json
 import os
+import time
 
 import pytest
 import requests
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from harness import Sluice, sluice_binary, wait_for
+from harness import Sluice, sluice_binary, upstream_rerun_mode, wait_for
 from sqs_support import arn, client
 from test_browser import Browser, kcat_produce, kcat_read_one
 
@@ -22,8 +28,9 @@ BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.
 
 
 def artifacts_dir():
-    path = os.path.join(os.path.dirname(os.path.abspath(sluice_binary())), "test-artifacts",
-                        "console")
+    base = os.environ.get("SLUICE_TEST_ARTIFACTS") or os.path.join(
+        os.path.dirname(os.path.abspath(sluice_binary())), "test-artifacts")
+    path = os.path.join(base, "console")
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -55,7 +62,10 @@ def page(server):
 
 
 def page_errors(browser):
-    return [e for e in browser.errors() if "net::ERR_" not in e]
+    """Script errors. An HTTP error status the page asked for is not one: the page shows it
+    (a request racing a delete may meet a 404)."""
+    return [e for e in browser.errors()
+            if "net::ERR_" not in e and "Failed to load resource" not in e]
 
 
 def queue_view(server, name):
@@ -126,33 +136,325 @@ def test_queue_endpoints_and_their_errors(server):
     assert requests.get(url + "/v1/queues/errs", timeout=10).json()["name"] == "errs"
 
 
+# --- the console's own routes over plain HTTP ----------------------------------------------------
+
+JSON_BODY = {"Content-Type": "application/json"}
+
+
+def admin(server):
+    return AdminClient({"bootstrap.servers": server.bootstrap})
+
+
+def create_topics(server, names, partitions=1):
+    a = admin(server)  # kept until every future is done (its destruction fails them)
+    for f in a.create_topics([NewTopic(n, partitions, 1) for n in names]).values():
+        f.result(30)
+
+
+def topic_config(server, topic, name):
+    """A topic config's value as AdminClient describes it."""
+    a = admin(server)
+    res = ConfigResource("topic", topic)
+    return a.describe_configs([res])[res].result(30)[name].value
+
+
+def produce(server, topic, records):
+    """records: (key, value, headers, partition) tuples, sent with confluent-kafka."""
+    p = Producer({"bootstrap.servers": server.bootstrap})
+    for key, value, headers, partition in records:
+        p.produce(topic, value=value, key=key, headers=headers, partition=partition)
+    assert p.flush(30) == 0
+
+
+def committed(server, group, topic, partitions):
+    c = Consumer({"bootstrap.servers": server.bootstrap, "group.id": group,
+                  "enable.auto.commit": False})
+    try:
+        got = c.committed([TopicPartition(topic, p) for p in partitions], timeout=30)
+        return {tp.partition: tp.offset for tp in got}
+    finally:
+        c.close()
+
+
+def commit_as(server, group, topic, offsets):
+    """Commits {partition: offset} for a group with no live member (a consumer that leaves)."""
+    c = Consumer({"bootstrap.servers": server.bootstrap, "group.id": group,
+                  "enable.auto.commit": False})
+    try:
+        c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
+                 asynchronous=False)
+    finally:
+        c.close()
+
+
+def test_console_routes_answer_clear_errors(server):
+    url = server.http_url
+    info = requests.get(url + "/v1/console/overview", timeout=10).json()
+    assert info["version"] and info["mode"] in ("native", "upstream")
+    assert info["brokers"] and info["brokers"][0]["port"] > 0
+    create_topics(server, ["resets"], 2)
+    commit_as(server, "reset-errs", "resets", {0: 0})
+
+    def error(method, path, status, needle, **kw):
+        kw.setdefault("headers", JSON_BODY)
+        r = requests.request(method, url + path, timeout=30, **kw)
+        assert r.status_code == status, (path, r.status_code, r.text)
+        assert needle in r.json()["message"], r.json()
+
+    reset = "/v1/console/groups/reset-errs/reset-offsets"
+    error("POST", reset, 400, "not JSON", data="{nope")
+    error("POST", reset, 400, "topic", json={"to": "earliest"})
+    error("POST", reset, 400, "to must be", json={"topic": "resets", "to": "soon"})
+    error("POST", reset, 400, "timestamp", json={"topic": "resets", "to": "timestamp"})
+    error("POST", reset, 400, "offset", json={"topic": "resets", "to": "offset", "offset": -1})
+    error("POST", reset, 400, "unknown field", json={"topic": "resets", "to": "latest", "x": 1})
+    error("POST", reset, 400, "no partition 7",
+          json={"topic": "resets", "to": "latest", "partitions": [7]})
+    error("POST", reset, 404, "missing-topic", json={"topic": "missing-topic", "to": "latest"})
+    error("POST", reset, 415, "Content-Type", headers={}, data="{}")
+    error("DELETE", "/v1/console/groups/no-such-group", 404, "no-such-group", json={})
+    if info["queues"]:
+        error("POST", "/v1/console/queues/no-such-queue/purge", 404, "no-such-queue", json={})
+    # The group is untouched by the refused requests.
+    assert committed(server, "reset-errs", "resets", [0]) == {0: 0}
+
+
 # --- the console in Chromium ---------------------------------------------------------------------
 
-def test_topic_list_shows_a_topic_kcat_created(server, page):
-    kcat_produce(server, "kcat-made", [f"k{i}:v{i}" for i in range(3)])
-    row = "document.querySelector('#topic-rows tr[data-topic=\"kcat-made\"][data-partition=\"0\"]')"
-    page.wait(f"{row} !== null", "the kcat topic in the topic list")
-    # Columns: topic, partition, start offset, end offset, records, size, records/s, bytes/s.
-    page.wait(f"{row}.children[3].textContent === '3'", "its end offset")
-    cells = page.eval(f"Array.from({row}.children, td => td.textContent)")
-    assert cells[0] == "kcat-made" and cells[2] == "0" and cells[4] == "3"
-    assert cells[5].endswith("B"), cells  # the partition's size from /metrics
-    screenshot(page, "topics")
+SERIOUS = ("serious", "critical")
 
-    # The produce form writes through /ws; kcat reads the record back.
-    page.fill("#produce-topic", "kcat-made")
+
+def show(browser, hash_, name):
+    """Shows a page (again when it is the one shown) and waits for it to be drawn."""
+    browser.eval(f"(window.sluiceConsole.show({json.dumps(hash_)}), null)")
+    browser.wait(f"document.body.dataset.ready === '{name}'", f"the {name} page")
+
+
+def polled(browser):
+    """Waits for one more refresh of the page shown."""
+    n = browser.eval("Number(document.body.dataset.polls || 0)")
+    browser.wait(f"Number(document.body.dataset.polls || 0) > {n}", "a refresh")
+
+
+def check_page(browser, name, actions=()):
+    """axe-core on the page as it is (serious or critical violations fail), the actions named
+    (element ids) reachable with the Tab key, numbers right-aligned, and a screenshot."""
+    violations = browser.call(f"axe on the {name} page", timeout=60, cmd="axe")
+    bad = [v for v in violations if v["impact"] in SERIOUS]
+    assert bad == [], json.dumps(bad, indent=1)
+    if actions:
+        walk = browser.call(f"tabbing through the {name} page", timeout=60, cmd="tab_walk",
+                            max=400)
+        # An action is an element id, or data-name=value ("save=retention.ms").
+        ids = {f["id"] for f in walk} | {f"{k}={v}" for f in walk for k, v in f["data"].items()}
+        missing = [a for a in actions if a not in ids]
+        assert missing == [], (missing, walk[:40])
+    aligned = browser.eval("""Array.from(document.querySelectorAll('#view th.num, #view td.num'),
+        c => getComputedStyle(c).textAlign).filter(a => a !== 'right')""")
+    assert aligned == []
+    screenshot(browser, name)
+
+
+def confirm(browser):
+    browser.wait("document.body.dataset.confirm === 'open'", "the confirmation dialog")
+    browser.click("#confirm-ok")
+    browser.wait("document.body.dataset.confirm === undefined", "the dialog to close")
+
+
+def test_overview_page(server, page):
+    create_topics(server, ["overview-a", "overview-b"], 3)
+    show(page, "#/overview", "overview")
+    page.wait("document.getElementById('ov-version') !== null", "the overview's figures")
+    assert page.eval("document.getElementById('ov-version').textContent").startswith("sluice ")
+    topics = int(page.wait("Number(document.getElementById('ov-topics').textContent) >= 2 && "
+                           "document.getElementById('ov-topics').textContent", "topic count"))
+    assert topics >= 2
+    broker = page.eval("document.querySelector('#broker-table tbody tr').children[1].textContent")
+    assert broker.endswith(":" + str(server.kafka_port)), broker
+    # Nothing but the table under the brokers' heading when they are known.
+    assert page.eval("document.getElementById('overview-brokers').textContent"
+                     ".includes('null')") is False
+    mode = page.eval("document.getElementById('ov-mode').textContent")
+    assert mode.startswith("upstream" if upstream_rerun_mode() else "native"), mode
+    check_page(page, "overview")
+
+
+def test_topics_page_search_sort_paging_create_and_delete(server, page):
+    names = [f"bulk-{i:03d}" for i in range(60)]
+    create_topics(server, names)
+    produce(server, "bulk-007", [(b"k", b"v", None, 0)] * 3)
+    show(page, "#/topics", "topics")
+    page.wait("Number(document.getElementById('topic-count').textContent) >= 60", "60 topics")
+    # Paging: 50 a page.
+    assert page.eval("document.querySelectorAll('#topic-rows tr').length") == 50
+    page.fill("#topic-search", "bulk-0")
+    page.wait("document.getElementById('topic-count').textContent === '60'", "the search")
+    page.click("#topic-next")
+    page.wait("document.querySelectorAll('#topic-rows tr').length === 10", "the second page")
+    page.fill("#topic-search", "bulk-007")
+    page.wait("document.getElementById('topic-count').textContent === '1'", "one match")
+    row = "document.querySelector('#topic-rows tr[data-topic=\"bulk-007\"]')"
+    page.wait(f"{row} && {row}.children[3].textContent === '3'", "its record count")
+    # Sorting by name, descending.
+    page.fill("#topic-search", "bulk-")
+    page.click("button.sort[data-sort='name']")  # by name already: now descending
+    page.wait("document.querySelector('#topic-rows tr').dataset.topic === 'bulk-059'",
+              "the descending sort")
+    check_page(page, "topics", actions=["topic-search", "create-topic-name",
+                                        "create-topic-submit", "topic-next"])
+
+    # Create: AdminClient sees it with its partitions and config.
+    page.fill("#create-topic-name", "made-in-console")
+    page.fill("#create-topic-partitions", "3")
+    page.fill("#create-topic-configs", "retention.ms=123456")
+    page.click("#create-topic-submit")
+    page.wait("document.getElementById('topic-action').dataset.created === 'made-in-console'",
+              "the topic created")
+    md = admin(server).list_topics(timeout=30)
+    assert len(md.topics["made-in-console"].partitions) == 3
+    assert topic_config(server, "made-in-console", "retention.ms") == "123456"
+
+    # Delete, after the confirmation: gone for AdminClient.
+    page.fill("#topic-search", "made-in-console")
+    button = "button[data-delete-topic='made-in-console']"
+    page.wait(f"document.querySelector(\"{button}\") !== null", "the delete button")
+    page.click(button)
+    screenshot(page, "topics-confirm-delete")
+    confirm(page)
+    page.wait("document.getElementById('topic-action').dataset.deleted === 'made-in-console'",
+              "the topic deleted")
+    wait_for(lambda: "made-in-console" not in admin(server).list_topics(timeout=30).topics, 30,
+             "the topic gone")
+    page.fill("#topic-search", "")
+
+
+def test_topic_page_partitions_configs_and_groups(server, page):
+    create_topics(server, ["detail"], 2)
+    produce(server, "detail", [(b"k", b"v0", None, 0), (b"k", b"v1", None, 0),
+                               (b"k", b"v2", None, 1)])
+    commit_as(server, "detail-readers", "detail", {0: 1})
+    show(page, "#/topic/detail", "topic")
+    rows = "Array.from(document.querySelectorAll('#partition-rows tr'), tr => Array.from(" \
+           "tr.children, td => td.textContent))"
+    cells = page.eval(rows)
+    assert [c[0] for c in cells] == ["0", "1"]
+    assert cells[0][2:5] == ["0", "2", "2"] and cells[1][3] == "1"
+    page.wait("document.querySelector('#topic-group-table tr[data-group=\"detail-readers\"]')"
+              " !== null", "the group reading it")
+    # Edit a config: AdminClient sees the new value.
+    page.wait("document.querySelector('input[data-config=\"retention.ms\"]') !== null",
+              "the configs")
+    page.fill("input[data-config='retention.ms']", "98765")
+    page.click("button[data-save='retention.ms']")
+    page.wait("document.getElementById('config-result').dataset.saved === 'retention.ms'",
+              "the config saved")
+    assert topic_config(server, "detail", "retention.ms") == "98765"
+    check_page(page, "topic", actions=["save=retention.ms", "reset=retention.ms"])
+    # Reset it: back to the default for AdminClient, and the page offers no Reset any more.
+    page.eval("delete document.getElementById('config-result').dataset.saved")
+    page.click("button[data-reset='retention.ms']")
+    page.wait("document.getElementById('config-result').dataset.saved === 'retention.ms'",
+              "the config reset")
+    assert topic_config(server, "detail", "retention.ms") == "604800000"
+    assert page.eval("document.querySelector(\"button[data-reset='retention.ms']\")") is None
+
+
+def test_message_browser(server, page):
+    create_topics(server, ["browse"], 2)
+    t0 = int(time.time() * 1000)
+    records = [(f"k{i}".encode(), f"plain {i}".encode(), [("trace", f"t-{i}".encode())], 0)
+               for i in range(5)]
+    records.append((b"jk", b'{"order": 7, "items": ["a", "b"]}', [("type", b"json")], 0))
+    records.append((b"bin", bytes([0, 1, 2, 0xfe, 0xff]), None, 0))
+    records.append((b"other", b"on partition 1", None, 1))
+    produce(server, "browse", records)
+    show(page, "#/messages?topic=browse&partition=0", "messages")
+    page.wait("document.body.dataset.browsed === '7'", "the last records of partition 0")
+    values = "Array.from(document.querySelectorAll('#browse-rows td.value'), td => td.textContent)"
+    got = page.eval(values)
+    assert got[0] == "plain 0" and len(got) == 7
+    # JSON pretty-printed, binary as hex, then base64.
+    assert got[5] == json.dumps({"order": 7, "items": ["a", "b"]}, indent=2)
+    assert got[6] == "00 01 02 fe ff"
+    assert page.eval("document.querySelectorAll('#browse-rows td.headers')[1].textContent") == \
+        "trace: t-1"
+    page.eval("(() => { const s = document.getElementById('browse-binary');"
+              " s.value = 'base64'; s.dispatchEvent(new Event('change')); })()")
+    assert page.eval(f"{values}[6]") == "AAEC/v8="
+    # A search over what was fetched.
+    page.fill("#browse-filter", "t-3")
+    assert page.eval("Array.from(document.querySelectorAll('#browse-rows tr'))"
+                     ".filter(tr => !tr.hidden).map(tr => tr.dataset.offset)") == ["3"]
+    assert page.eval("document.getElementById('browse-count').textContent") == "1 of 7"
+    page.fill("#browse-filter", "")
+    # Download: the records fetched, as JSON.
+    page.click("#browse-download")
+    page.wait("window.sluiceConsole.last.download === 7", "the download")
+    check_page(page, "messages", actions=["browse-topic", "browse-fetch", "browse-filter",
+                                          "browse-download"])
+    # From an offset, with a limit.
+    page.call("from", cmd="select", selector="#browse-from", value="offset")
+    page.fill("#browse-offset", "2")
+    page.fill("#browse-limit", "2")
+    page.click("#browse-fetch")
+    page.wait("document.body.dataset.browsed === '2'", "two records from offset 2")
+    assert page.eval("Array.from(document.querySelectorAll('#browse-rows tr'),"
+                     " tr => tr.dataset.offset)") == ["2", "3"]
+    # From a time: everything produced after t0 on partition 1.
+    page.call("from", cmd="select", selector="#browse-from", value="timestamp")
+    page.eval("document.getElementById('browse-time').value = new Date(%d - "
+              "new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 19)" % (t0 - 1000))
+    page.fill("#browse-partition", "1")
+    page.fill("#browse-limit", "50")
+    page.click("#browse-fetch")
+    page.wait("document.body.dataset.browsed === '1'", "the record of partition 1")
+    assert page.eval(f"{values}") == ["on partition 1"]
+
+
+def test_live_tail_and_produce(server, page):
+    create_topics(server, ["tailed"], 2)
+    produce(server, "tailed", [(b"old", b"before the tail", [("h", b"1")], 0)])
+    show(page, "#/tail", "tail")
+    page.fill("#tail-topic", "tailed")
+    page.call("from", cmd="select", selector="#tail-from", value="earliest")
+    page.click("#tail-start")
+    page.wait("document.body.dataset.tailing === 'tailed'", "the tail's subscription")
+    values = "Array.from(document.querySelectorAll('#tail-rows td.value'), td => td.textContent)"
+    page.wait(f"{values}.includes('before the tail')", "the earlier record (from earliest)")
+    produce(server, "tailed", [(b"new", b"after the tail", [("trace", b"abc")], 1)])
+    page.wait(f"{values}[0] === 'after the tail'", "the new record on top")
+    assert page.eval("document.querySelector('#tail-rows td.headers').textContent") == \
+        "trace: abc"
+    check_page(page, "tail", actions=["tail-topic", "tail-start", "tail-stop"])
+    page.click("#tail-stop")
+
+    # Produce with a key, headers and a partition: a Kafka consumer reads them back.
+    show(page, "#/produce?topic=tailed", "produce")
+    page.fill("#produce-partition", "1")
     page.fill("#produce-key", "form-key")
     page.fill("#produce-value", "from the console")
+    page.fill("#produce-headers", "source: console\ntrace: xyz")
     page.click("#produce-send")
     offset = int(page.wait("document.getElementById('produce-result').dataset.offset",
                            "the produce ack"))
-    assert offset == 3
-    assert kcat_read_one(server, "kcat-made", offset) == f"form-key|from the console|0|{offset}"
+    assert page.eval("document.getElementById('produce-result').dataset.partition") == "1"
+    c = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "produce-check",
+                  "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition("tailed", 1, offset)])
+        msg = wait_for(lambda: c.poll(0.5), 30, "the record produced by the console")
+        assert msg.key() == b"form-key" and msg.value() == b"from the console"
+        assert sorted(msg.headers()) == [("source", b"console"), ("trace", b"xyz")]
+    finally:
+        c.close()
+    check_page(page, "produce", actions=["produce-topic", "produce-headers", "produce-send"])
 
 
-def test_group_lag_and_its_plot(server, page):
+def test_groups_lag_plot_reset_and_delete(server, page):
     topic, group = "lagging", "console-group"
-    kcat_produce(server, topic, [f"k{i}:v{i}" for i in range(10)])
+    create_topics(server, [topic], 2)
+    produce(server, topic, [(b"k", f"v{i}".encode(), None, 0) for i in range(10)] +
+            [(b"k", b"p1", None, 1)])
     consumer = Consumer({"bootstrap.servers": server.bootstrap, "group.id": group,
                          "client.id": "console-consumer", "enable.auto.commit": False,
                          "auto.offset.reset": "earliest"})
@@ -162,44 +464,85 @@ def test_group_lag_and_its_plot(server, page):
 
         def four():
             m = consumer.poll(0.5)
-            if m is not None and not m.error():
+            if m is not None and not m.error() and m.partition() == 0:
                 got.append(m)
             return len(got) >= 4
 
         wait_for(four, 60, "four records for the consumer", interval=0)
+        # Partition 0 committed at 4 (lag 6); partition 1 nothing committed.
         consumer.commit(offsets=[TopicPartition(topic, 0, 4)], asynchronous=False)
 
+        show(page, "#/groups", "groups")
         row = f"document.querySelector('#group-rows tr[data-group=\"{group}\"]')"
         page.wait(f"{row} !== null && {row}.dataset.lag === '6'", "the group's lag of 6")
-        page.wait(f"{row}.children[2].textContent.includes('console-consumer')",
-                  "the group's member", timeout=60)
-        assert f"{topic}[0]" in page.eval(f"{row}.children[3].textContent")
-        # The plot's series for the group has points (several polls' worth), the last one 6.
         series = ("(() => { const s = window.sluiceConsole; if (!s.plot) return null;"
                   f" const i = s.plotGroups.indexOf('{group}'); if (i < 0) return null;"
                   " return s.plot.data[i + 1].filter(v => v !== null); })()")
         points = page.wait(f"(({series}) || []).length >= 3 && {series}", "points on the plot")
         assert points[-1] == 6
+        # The time axis reads in minutes and seconds before now.
+        assert page.eval("window.sluiceConsole.plot.axes[0].values("
+                         "window.sluiceConsole.plot, [-65, -5, 0])") == ["-1:05", "-0:05", "0:00"]
         assert page.eval("document.querySelector('#lag-plot canvas') !== null")
-        screenshot(page, "groups")
+        # No two ticks of the time axis read the same.
+        ticks = page.eval("window.sluiceConsole.plotTicks")  # as last drawn
+        assert ticks and len(ticks) == len(set(ticks)), ticks
+        check_page(page, "groups")
+
+        show(page, f"#/group/{group}", "group")
+        lag_row = "document.querySelector('#lag-rows tr[data-topic=\"lagging\"][data-partition=\"%d\"]')"
+        page.wait(f"{lag_row % 1} !== null", "the uncommitted partition", timeout=60)
+        assert page.eval(f"{lag_row % 0}.dataset.lag") == "6"
+        assert page.eval(f"{lag_row % 1}.dataset.lag") == "none"
+        assert page.eval(f"{lag_row % 1}.children[2].textContent") == "nothing committed"
+        assert page.eval(f"{lag_row % 1}.children[3].textContent") == "1"  # its end offset
+        assert page.eval(f"{lag_row % 1}.children[4].textContent") == "no commit"
+        assert "console-consumer" in page.eval(
+            "document.getElementById('member-table').textContent")
+        # A group with members: no reset, and the page says why.
+        assert page.eval("document.getElementById('reset-submit').disabled") is True
+        check_page(page, "group-with-members", actions=["reset-topic"])
     finally:
         consumer.close()
 
+    # Empty now: reset to earliest, then to an offset, then to the latest; a consumer sees each.
+    page.wait("document.getElementById('reset-submit').disabled === false", "an empty group",
+              timeout=60)
+    page.fill("#reset-topic", topic)
+    page.call("to", cmd="select", selector="#reset-to", value="earliest")
+    page.click("#reset-submit")
+    confirm(page)
+    page.wait("document.getElementById('group-action').dataset.reset === '0:0,1:0'",
+              "the reset to earliest")
+    assert committed(server, group, topic, [0, 1]) == {0: 0, 1: 0}
+    page.call("to", cmd="select", selector="#reset-to", value="offset")
+    page.fill("#reset-offset", "7")
+    page.click("#reset-submit")
+    confirm(page)
+    # Beyond partition 1's end (1): clamped to it.
+    page.wait("document.getElementById('group-action').dataset.reset === '0:7,1:1'",
+              "the reset to offset 7")
+    assert committed(server, group, topic, [0, 1]) == {0: 7, 1: 1}
+    page.call("to", cmd="select", selector="#reset-to", value="timestamp")
+    page.eval("document.getElementById('reset-time').value = new Date(Date.now() + 3600000 - "
+              "new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 19)")
+    page.click("#reset-submit")
+    confirm(page)
+    page.wait("document.getElementById('group-action').dataset.reset === '0:10,1:1'",
+              "the reset to a time after every record (the end)")
+    assert committed(server, group, topic, [0, 1]) == {0: 10, 1: 1}
+    check_page(page, "group-empty", actions=["reset-topic", "reset-to", "reset-submit",
+                                             "group-delete"])
 
-def test_live_tail_shows_a_record_produced_after_it_started(server, page):
-    kcat_produce(server, "tailed", ["old:before the tail"])
-    page.fill("#tail-topic", "tailed")
-    page.click("#tail-start")
-    page.wait("document.body.dataset.tailing === 'tailed'", "the tail's subscription")
-    kcat_produce(server, "tailed", ["new:after the tail"])
-    rows = ("Array.from(document.querySelectorAll('#tail-rows tr'),"
-            " tr => tr.children[4].textContent)")
-    page.wait(f"{rows}.includes('after the tail')", "the record in the live tail")
-    assert page.eval(rows) == ["after the tail"]
-    screenshot(page, "tail")
+    # Delete, after the confirmation: AdminClient no longer lists it.
+    page.click("#group-delete")
+    confirm(page)
+    page.wait("document.body.dataset.ready === 'groups'", "back on the groups page")
+    listed = [g.id for g in admin(server).list_groups(timeout=30)]
+    assert group not in listed
 
 
-def test_redrive_button_moves_a_dead_letter_back(server, page):
+def test_queues_redrive_with_a_rate_and_purge(server, page):
     c = client(server)
     dlq = c.create_queue(QueueName="console-dlq")["QueueUrl"]
     src = c.create_queue(QueueName="console-src", Attributes={
@@ -214,19 +557,37 @@ def test_redrive_button_moves_a_dead_letter_back(server, page):
     wait_for(lambda: (queue_view(server, "console-dlq") or {}).get("available") == 1, 30,
              "the message in the dead-letter queue")
 
+    show(page, "#/queues", "queues")
     src_row = "document.querySelector('#queue-rows tr[data-queue=\"console-src\"]')"
     page.wait(f"{src_row} !== null && {src_row}.children[6].textContent === '1'",
               "the source queue's DLQ depth of 1")
     button = "button.redrive[data-queue=\"console-dlq\"]"
     page.wait(f"document.querySelector('{button}') !== null", "the Redrive button")
-    screenshot(page, "queues-before-redrive")
+    check_page(page, "queues", actions=["redrive-rate-console-dlq"])
+    # A rate out of bounds is refused on the page, before any request.
+    page.fill("#redrive-rate-console-dlq", "900")
     page.click(button)
     status = "document.querySelector('output.redrive-status[data-queue=\"console-dlq\"]')"
+    page.wait(f"{status} && {status}.textContent.includes('1 to 500')", "the rate's refusal")
+    page.fill("#redrive-rate-console-dlq", "50")
+    page.click(button)
+    confirm(page)
     page.wait(f"{status} && {status}.dataset.status === 'COMPLETED'", "the move task to complete")
     assert page.eval(f"{status}.dataset.moved") == "1"
+    assert "at most 50/s" in page.eval(f"{status}.textContent")
     page.wait(f"{src_row}.dataset.available === '1'", "the message back in the source queue")
     screenshot(page, "queues-after-redrive")
-    back = c.receive_message(QueueUrl=src, WaitTimeSeconds=5)["Messages"]
+    back = c.receive_message(QueueUrl=src, VisibilityTimeout=0, WaitTimeSeconds=5)["Messages"]
     assert [m["Body"] for m in back] == ["poison"]
     assert c.receive_message(QueueUrl=dlq, WaitTimeSeconds=0).get("Messages", []) == []
+
+    # Purge, after the confirmation: boto3 receives nothing.
+    c.send_message(QueueUrl=src, MessageBody="to be purged")
+    page.wait(f"{src_row}.dataset.available === '2'", "two messages in the source queue")
+    page.click("button.purge[data-queue=\"console-src\"]")
+    confirm(page)
+    page.wait("document.getElementById('queue-action').dataset.purged === 'console-src'",
+              "the purge")
+    page.wait(f"{src_row}.dataset.available === '0'", "the source queue empty")
+    assert c.receive_message(QueueUrl=src, WaitTimeSeconds=1).get("Messages", []) == []
     assert page_errors(page) == []

@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from harness import Sluice, sluice_binary
 from sasl_support import PASSWORDS, set_user
 from test_browser import browser  # noqa: F401 (a fixture)
-from test_console import BROWSER_ACCEPT, screenshot
+from test_console import BROWSER_ACCEPT, screenshot, show
 from test_http_auth import basic, bearer, keys  # noqa: F401 (keys: a fixture)
 
 CONSOLE = {"X-Sluice-Console": "1"}
@@ -40,10 +40,11 @@ def server(keys):
     set_user(d.name, "alice", PASSWORDS["alice"])
     for op in ("Describe", "Read", "Write"):
         acl_add(d.name, "User:alice", op, "topic", "shared")
+    acl_add(d.name, "User:alice", "Read", "group", "alices-group")
     acl_add(d.name, "User:bob", "Describe", "topic", "bobs")
     # The Kafka listener here is plaintext (User:ANONYMOUS): it only creates the topics.
     acl_add(d.name, "User:ANONYMOUS", "Create", "cluster")
-    s = Sluice(data_dir=d.name, settings=dict(keys.settings(), **{
+    s = Sluice(data_dir=d.name, sqs=True, settings=dict(keys.settings(), **{
         "http.authentication": "basic,bearer", "authorizer.enabled": "true"}))
     s.start()
     admin = AdminClient({"bootstrap.servers": s.bootstrap})
@@ -133,6 +134,31 @@ def test_a_jwt_is_its_own_session(server, keys):
     assert r.status_code == 400 and "Basic" in r.json()["message"]
 
 
+def test_the_console_actions_ask_kafkas_acls(server):
+    token = sign_in(server)["token"]
+    headers = dict(bearer(token), **JSON)
+    url = server.http_url
+
+    def refused(method, path, needle, **kw):
+        r = requests.request(method, url + path, headers=headers, timeout=30, **kw)
+        assert r.status_code == 403, (path, r.status_code, r.text)
+        assert needle in r.json()["message"], r.json()
+
+    # READ on the group (as Kafka's OffsetCommit), then READ on the topic.
+    refused("POST", "/v1/console/groups/others/reset-offsets", "READ group others",
+            json={"topic": "shared", "to": "earliest"})
+    refused("POST", "/v1/console/groups/alices-group/reset-offsets", "READ topic secret",
+            json={"topic": "secret", "to": "earliest"})
+    r = requests.post(url + "/v1/console/groups/alices-group/reset-offsets", headers=headers,
+                      json={"topic": "shared", "to": "earliest"}, timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.json()["offsets"] == [{"topic": "shared", "partition": 0, "offset": 0}]
+    # DELETE on the group, which she has on none.
+    refused("DELETE", "/v1/console/groups/alices-group", "DELETE group alices-group", json={})
+    # Purging a queue is DELETE on its topic, which she may only read and write.
+    refused("POST", "/v1/console/queues/shared/purge", "DELETE topic shared", json={})
+
+
 # --- the console in Chromium -------------------------------------------------------------------
 
 def open_console(browser, server):
@@ -157,9 +183,9 @@ def test_the_console_signs_in_with_a_password_and_shows_only_alices_topics(serve
     browser.click("#sign-in-submit")
     browser.wait("document.body.dataset.signIn === 'done'", "the sign-in")
     assert browser.eval("document.body.dataset.principal") == "User:alice"
-    browser.wait("Number(document.body.dataset.polls) >= 1 && "
-                 "window.sluiceConsole.topics.length > 0", "the topic list")
-    names = browser.eval("window.sluiceConsole.topics.map(t => t.name)")
+    show(browser, "#/topics", "topics")
+    browser.wait("(window.sluiceConsole.last.topics || []).length > 0", "the topic list")
+    names = browser.eval("window.sluiceConsole.last.topics")
     assert names == ["shared"]
     assert browser.eval("window.sluiceConsole.errors") == []
     # The password is not kept by the page: only the session token is.
@@ -167,17 +193,42 @@ def test_the_console_signs_in_with_a_password_and_shows_only_alices_topics(serve
     assert PASSWORDS["alice"] not in stored and "sluice-session." in stored
     screenshot(browser, "signed-in")
 
+    # What the ACLs refuse is said, with the server's reason: deleting a topic alice may only
+    # read, and a topic she may not describe.
+    browser.click("button[data-delete-topic='shared']")
+    browser.wait("document.body.dataset.confirm === 'open'", "the confirmation")
+    browser.click("#confirm-ok")
+    browser.wait("document.getElementById('topic-action').dataset.error === '403'",
+                 "the refusal of the delete")
+    refusal = browser.eval("document.getElementById('topic-action').textContent")
+    assert "not deleted" in refusal and "shared" in refusal and "(403)" in refusal, refusal
+    screenshot(browser, "refused-delete")
+    show(browser, "#/topic/secret", "topic")
+    message = browser.wait("document.querySelector('#view p.error') &&"
+                           " document.querySelector('#view p.error').textContent",
+                           "the refusal of another user's topic")
+    assert "not allowed" in message and "403" in message, message
+
     # Tail and produce over /ws with the session token.
+    show(browser, "#/tail", "tail")
     browser.fill("#tail-topic", "shared")
     browser.click("#tail-start")
     browser.wait("document.body.dataset.tailing === 'shared'", "the tail to start")
-    browser.fill("#produce-topic", "shared")
-    browser.fill("#produce-value", "hello from alice")
+    # The tail lives while its page is shown: produce with a Kafka-less path, the REST
+    # Proxy, as alice.
+    token = browser.eval("JSON.parse(sessionStorage.getItem('sluice.console.session')).token")
+    r = requests.post(server.http_url + "/topics/shared", timeout=30,
+                      headers=dict(bearer(token), **{
+                          "Content-Type": "application/vnd.kafka.json.v2+json"}),
+                      data='{"records":[{"value":"hello from alice"}]}')
+    assert r.status_code == 200, r.text
+    browser.wait("[...document.querySelectorAll('#tail-rows td.value')]"
+                 ".some(td => td.textContent === '\"hello from alice\"')", "the tailed record")
+    show(browser, "#/produce?topic=shared", "produce")
+    browser.fill("#produce-value", "produced by alice")
     browser.click("#produce-send")
     browser.wait("document.getElementById('produce-result').dataset.offset !== undefined",
                  "the produce ack")
-    browser.wait("[...document.querySelectorAll('#tail-rows td.value')]"
-                 ".some(td => td.textContent === 'hello from alice')", "the tailed record")
 
     # A reload keeps the session (this tab's sessionStorage): no form.
     browser.reload()
@@ -196,5 +247,6 @@ def test_the_console_signs_in_with_a_jwt(server, browser, keys):
     browser.click("#sign-in-submit")
     browser.wait("document.body.dataset.signIn === 'done'", "the sign-in")
     assert browser.eval("document.body.dataset.principal") == "User:bob"
-    browser.wait("window.sluiceConsole.topics.length > 0", "bob's topic list")
-    assert browser.eval("window.sluiceConsole.topics.map(t => t.name)") == ["bobs"]
+    show(browser, "#/topics", "topics")
+    browser.wait("(window.sluiceConsole.last.topics || []).length > 0", "bob's topic list")
+    assert browser.eval("window.sluiceConsole.last.topics") == ["bobs"]

@@ -68,41 +68,44 @@ def test_mock_cluster_refuses_bad_arguments(args, words):
 
 # --- sluice --upstream: what stops the start ----------------------------------------------------
 
-@pytest.mark.parametrize("extra,words", [
-    # The Kafka listener serves the proxy (test_proxy.py), PLAINTEXT only so far.
-    (["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"], "serves PLAINTEXT listeners only"),
-])
-def test_explicit_tls_or_sasl_kafka_listener_stops_the_start(extra, words):
-    g = Gateway(unreachable_bootstrap(), args=extra)
+@pytest.mark.parametrize("listener", ["SSL://127.0.0.1:0", "SASL_SSL://127.0.0.1:0"])
+def test_a_tls_proxy_listener_without_a_certificate_stops_the_start(listener):
+    # The Kafka listener serves the proxy (test_proxy.py, test_proxy_security.py) on every
+    # protocol; a TLS one needs the broker mode's ssl.* settings.
+    g = Gateway(unreachable_bootstrap(), args=["--kafka", listener])
     try:
         code, err = g.run_to_exit()
     finally:
         g.close()
-    assert code == 2 and words in err, err
+    assert code == 2 and listener in err and "ssl.certificate.location" in err, err
 
 
-def test_listeners_setting_from_set_or_the_file_stops_the_start_too():
+def test_listeners_setting_from_set_or_the_file_is_checked_too():
     g = Gateway(unreachable_bootstrap(), settings={"listeners": "SSL://127.0.0.1:0"})
     try:
         code, err = g.run_to_exit()
     finally:
         g.close()
-    assert code == 2 and "listeners: " in err and "PLAINTEXT listeners only" in err, err
+    assert code == 2 and "ssl.certificate.location" in err, err
 
 
-def test_kafka_proxy_with_the_authorizer_on_stops_the_start():
-    # The proxy does not run the policy chain yet: its port would bypass every ACL.
+def test_kafka_proxy_with_the_authorizer_on_starts():
+    # The proxy applies the gateway's ACLs to what it forwards (test_proxy_security.py).
+    with MockCluster({"t": 1}) as mock, \
+            Gateway(mock.bootstrap, args=["--kafka", "127.0.0.1:0"],
+                    settings={"authorizer.enabled": "true"}) as g:
+        assert "kafka=" in g.wait_log("listening:")
+
+
+def test_an_upstream_protocol_the_proxy_does_not_speak_stops_the_start():
+    # The proxy's own upstream connections speak PLAINTEXT and SASL_PLAINTEXT only so far.
     g = Gateway(unreachable_bootstrap(), args=["--kafka", "127.0.0.1:0"],
-                settings={"authorizer.enabled": "true"})
+                settings={"upstream.security.protocol": "SSL"})
     try:
         code, err = g.run_to_exit()
     finally:
         g.close()
-    assert code == 2 and "--kafka: " in err and "does not apply ACLs yet" in err, err
-    # Without a Kafka listener the gateway's own fronts apply the ACLs and it starts.
-    with MockCluster({"t": 1}) as mock, \
-            Gateway(mock.bootstrap, settings={"authorizer.enabled": "true"}) as g:
-        assert "kafka=" not in g.wait_log("listening:")
+    assert code == 2 and "upstream.security.protocol=SSL" in err, err
 
 
 def test_listeners_from_the_environment_are_defaults_turned_off():

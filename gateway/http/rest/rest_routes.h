@@ -24,5 +24,7 @@ void add_v3_routes(router& routes, rest_context& ctx);
 void add_v3_admin_routes(router& routes, rest_context& ctx);
 /// /v3/clusters/{c}/consumer-groups/... (v3_groups.cc; added by add_v3_admin_routes).
 void add_v3_group_routes(router& routes, rest_context& ctx);
+/// /v3/clusters/{c}/acls and acls:batch (v3_acls.cc; added by add_v3_admin_routes).
+void add_v3_acl_routes(router& routes, rest_context& ctx);
 
 }  // namespace sluice::gateway::rest

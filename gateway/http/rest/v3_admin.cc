@@ -1,8 +1,10 @@
 // REST Proxy API v3 administration over the client level's admin (api::admin), in the REST
 // Proxy's shapes (api/v3/openapi.yaml): brokers (GET .../brokers[/{broker_id}[/configs]]),
 // topics (POST .../topics to create, validate_only too; DELETE .../topics/{t}; PATCH
-// .../topics/{t} with partitions_count to add partitions) and topic configs (GET
-// .../configs[/{name}], PUT and DELETE .../configs/{name}, POST .../configs:alter). The router's
+// .../topics/{t} with partitions_count to add partitions), topic configs (GET
+// .../configs[/{name}], PUT and DELETE .../configs/{name}, POST .../configs:alter), and the
+// same for a broker's configs (.../brokers/{b}/configs..., .../brokers/-/configs) and the
+// cluster-wide defaults (.../broker-configs...). The router's
 // guard checks each route's Kafka operation (gateway/policy/front_acls.cc: DELETE, ALTER,
 // DESCRIBE_CONFIGS, ALTER_CONFIGS); creating a topic checks CREATE here (the cluster's, else
 // the topic's).
@@ -201,12 +203,51 @@ boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_re
                                    std::to_string(cluster->brokers.size()) + ".");
         }
     }
+    if (const auto* assignments = json::member(doc, "replicas_assignments")) {
+        // {"0": [1, 2], "1": [2, 3]}: partitions 0..n-1, each on brokers of the cluster (the
+        // backends place replicas themselves: the assignment is checked, then its partition
+        // count is what is created).
+        if (!assignments->IsObject() || assignments->MemberCount() == 0) {
+            co_return v3_error(code::bad_request,
+                               "replicas_assignments must map partition ids to broker ids");
+        }
+        auto cluster = co_await rc->admin().describe_cluster();
+        if (!cluster) {
+            co_return v3_backend_error(cluster.error());
+        }
+        const auto n = static_cast<std::int32_t>(assignments->MemberCount());
+        for (const auto& m : assignments->GetObject()) {
+            const std::string_view key(m.name.GetString(), m.name.GetStringLength());
+            const auto p = parse_partition(key);
+            if (!p || *p >= n || !m.value.IsArray() || m.value.Empty()) {
+                co_return v3_error(code::kafka_bad_request,
+                                   "Invalid replicas assignment for partition " +
+                                       std::string(key) + ": partitions 0 to " +
+                                       std::to_string(n - 1) + ", each on some brokers.");
+            }
+            for (const auto& b : m.value.GetArray()) {
+                const bool known =
+                    b.IsInt() && std::any_of(cluster->brokers.begin(), cluster->brokers.end(),
+                                             [&](const auto& x) { return x.node_id == b.GetInt(); });
+                if (!known) {
+                    co_return v3_error(code::kafka_bad_request,
+                                       "Replicas assignment of partition " + std::string(key) +
+                                           " names a broker that is not in the cluster.");
+                }
+            }
+        }
+        spec.partitions = n;
+    }
     if (const auto* configs = json::member(doc, "configs")) {
         if (!configs->IsArray()) {
             co_return v3_error(code::bad_request, "configs must be an array");
         }
         for (const auto& c : configs->GetArray()) {
             const auto cname = c.IsObject() ? json::get_string(c, "name") : std::nullopt;
+            const auto* raw_value = c.IsObject() ? json::member(c, "value") : nullptr;
+            if (raw_value != nullptr && raw_value->IsNull()) {
+                continue;  // null: the default (the openapi's nullable value)
+            }
             const auto cvalue = c.IsObject() ? json::get_string(c, "value") : std::nullopt;
             if (!cname || !cvalue) {
                 co_return v3_error(code::bad_request,
@@ -215,7 +256,8 @@ boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_re
             spec.configs[std::string(*cname)] = std::string(*cvalue);
         }
     }
-    spec.validate_only = json::get_bool(doc, "validate_only").value_or(false);
+    const bool validate_only = json::get_bool(doc, "validate_only").value_or(false);
+    spec.validate_only = validate_only;
     // Kafka's rule: CREATE on the cluster, else CREATE on the topic.
     if (rc->chain.authorizing()) {
         const std::string host = authorizer_host(ctx.peer);
@@ -239,7 +281,8 @@ boost::asio::awaitable<handler_result> v3_create_topic(rest_context* rc, http_re
     }
     json::writer w;
     write_v3_topic(w, links_for(rc, ctx), *created);
-    co_return json_response(201, v3_type, w.str());
+    // The openapi: 200 for a dry run (validate_only), 201 for a topic created.
+    co_return json_response(validate_only ? 200 : 201, v3_type, w.str());
 }
 
 boost::asio::awaitable<handler_result> v3_delete_topic(rest_context* rc, http_request_context ctx) {
@@ -289,6 +332,9 @@ boost::asio::awaitable<handler_result> v3_update_topic(rest_context* rc, http_re
 
 // --- topic configs ---------------------------------------------------------------------------
 
+std::optional<http_response> parse_config_put(const http_request_context& ctx,
+                                              std::vector<api::config_change>& changes);
+
 void write_topic_config(json::writer& w, const v3_links& l, std::string_view topic,
                         const api::config_entry& e) {
     const std::string self = l.of_topic(topic) + "/configs/" + url_segment(e.name);
@@ -318,6 +364,47 @@ boost::asio::awaitable<handler_result> v3_list_topic_configs(rest_context* rc,
         }
     };
     co_return v3_ok(v3_list_body("KafkaTopicConfigList", l.of_topic(topic) + "/configs", items));
+}
+
+/// GET .../topics/-/configs: the configs of every topic the caller may DESCRIBE_CONFIGS.
+boost::asio::awaitable<handler_result> v3_list_all_topic_configs(rest_context* rc,
+                                                                 http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto all = co_await rc->admin().list_topics();
+    if (!all) {
+        co_return v3_backend_error(all.error());
+    }
+    const std::string host = authorizer_host(ctx.peer);
+    requester who = rest_requester(ctx);
+    who.host = host;
+    std::vector<std::pair<std::string, std::vector<api::config_entry>>> found;
+    for (const auto& t : *all) {
+        if (is_sluice_topic(t.name.value) ||
+            !rc->chain.visible(who, auth::acl_operation::describe_configs,
+                               auth::resource_type::topic, t.name.value)) {
+            continue;
+        }
+        auto configs = co_await rc->admin().describe_topic_configs(t.name);
+        if (!configs) {
+            if (configs.error().reason() == api::errc::unknown_topic_or_partition) {
+                continue;  // deleted since it was listed
+            }
+            co_return v3_backend_error(configs.error());
+        }
+        found.emplace_back(t.name.value, std::move(*configs));
+    }
+    const auto l = links_for(rc, ctx);
+    const auto items = [&](json::writer& w) {
+        for (const auto& [topic, configs] : found) {
+            for (const auto& e : configs) {
+                write_topic_config(w, l, topic, e);
+            }
+        }
+    };
+    co_return v3_ok(
+        v3_list_body("KafkaTopicConfigList", l.of_cluster() + "/topics/-/configs", items));
 }
 
 boost::asio::awaitable<handler_result> v3_get_topic_config(rest_context* rc,
@@ -362,16 +449,10 @@ boost::asio::awaitable<handler_result> v3_put_topic_config(rest_context* rc,
     if (auto bad = check_cluster(rc, ctx)) {
         co_return std::move(*bad);
     }
-    json::document doc;
-    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+    std::vector<api::config_change> changes;
+    if (auto bad = parse_config_put(ctx, changes)) {
         co_return std::move(*bad);
     }
-    const auto value = doc.IsObject() ? json::get_string(doc, "value") : std::nullopt;
-    if (!value) {
-        co_return v3_error(code::bad_request, "value must be a string");
-    }
-    std::vector<api::config_change> changes{{std::string(*ctx.params.get("name")),
-                                             api::config_change::op::set, std::string(*value)}};
     co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), false);
 }
 
@@ -386,28 +467,25 @@ boost::asio::awaitable<handler_result> v3_reset_topic_config(rest_context* rc,
     co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), false);
 }
 
-/// POST .../configs:alter {"data":[{"name","value","operation":"SET"|"DELETE"}],
-/// "validate_only"}.
-boost::asio::awaitable<handler_result> v3_batch_alter_topic_configs(rest_context* rc,
-                                                                    http_request_context ctx) {
-    if (auto bad = check_cluster(rc, ctx)) {
-        co_return std::move(*bad);
-    }
+/// An AlterConfigBatchRequestData body ({"data":[{"name","value","operation":"SET"|"DELETE"}],
+/// "validate_only"}) as changes; nullopt when it parsed, else the 400.
+std::optional<http_response> parse_config_batch(const http_request& req,
+                                                std::vector<api::config_change>& changes,
+                                                bool& validate_only) {
     json::document doc;
-    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
-        co_return std::move(*bad);
+    if (auto bad = parse_body(req, doc, v3_type)) {
+        return bad;
     }
     const auto* data = doc.IsObject() ? json::member(doc, "data") : nullptr;
     if (data == nullptr || !data->IsArray()) {
-        co_return v3_error(code::bad_request, "data must be an array of configs");
+        return v3_error(code::bad_request, "data must be an array of configs");
     }
-    std::vector<api::config_change> changes;
     for (const auto& c : data->GetArray()) {
         const auto name = c.IsObject() ? json::get_string(c, "name") : std::nullopt;
         if (!name) {
-            co_return v3_error(code::bad_request, "Each config needs a string name");
+            return v3_error(code::bad_request, "Each config needs a string name");
         }
-        std::string op(c.IsObject() ? json::get_string(c, "operation").value_or("SET") : "SET");
+        std::string op(json::get_string(c, "operation").value_or("SET"));
         std::transform(op.begin(), op.end(), op.begin(),
                        [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
         api::config_change change;
@@ -417,19 +495,300 @@ boost::asio::awaitable<handler_result> v3_batch_alter_topic_configs(rest_context
         } else if (op == "SET") {
             const auto value = json::get_string(c, "value");
             if (!value) {
-                co_return v3_error(code::bad_request,
-                                   "Config " + change.name + " needs a string value to SET");
+                return v3_error(code::bad_request,
+                                "Config " + change.name + " needs a string value to SET");
             }
             change.value = std::string(*value);
         } else {
-            co_return v3_error(code::bad_request, "Unknown operation " + op +
-                                                      " (SET or DELETE) for config " +
-                                                      change.name);
+            return v3_error(code::bad_request, "Unknown operation " + op +
+                                                   " (SET or DELETE) for config " + change.name);
         }
         changes.push_back(std::move(change));
     }
-    const bool validate_only = json::get_bool(doc, "validate_only").value_or(false);
+    validate_only = json::get_bool(doc, "validate_only").value_or(false);
+    return std::nullopt;
+}
+
+/// A PUT .../configs/{name} body ({"value": "..."}) as one SET; nullopt when it parsed.
+std::optional<http_response> parse_config_put(const http_request_context& ctx,
+                                              std::vector<api::config_change>& changes) {
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        return bad;
+    }
+    const auto value = doc.IsObject() ? json::get_string(doc, "value") : std::nullopt;
+    if (!value) {
+        return v3_error(code::bad_request, "value must be a string");
+    }
+    changes.push_back({std::string(*ctx.params.get("name")), api::config_change::op::set,
+                       std::string(*value)});
+    return std::nullopt;
+}
+
+/// POST .../configs:alter.
+boost::asio::awaitable<handler_result> v3_batch_alter_topic_configs(rest_context* rc,
+                                                                    http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    std::vector<api::config_change> changes;
+    bool validate_only = false;
+    if (auto bad = parse_config_batch(ctx.req, changes, validate_only)) {
+        co_return std::move(*bad);
+    }
     co_return co_await alter_topic_configs(rc, std::move(ctx), std::move(changes), validate_only);
+}
+
+// --- broker configs and the cluster-wide defaults ----------------------------------------------
+
+/// A broker config change's backend error: a config that is not dynamic, a value refused, no
+/// store for them are the client's (400 40002, with the backend's reason).
+http_response broker_config_error(const api::backend_error& e) {
+    const auto r = e.reason();
+    if (r == api::errc::unsupported || r == api::errc::invalid_request ||
+        r == api::errc::invalid_config) {
+        return v3_error(code::kafka_bad_request, e.text());
+    }
+    return v3_backend_error(e);
+}
+
+/// The broker of the path (nullopt: not a number, answered 404 by the caller).
+std::optional<std::int32_t> path_broker(const http_request_context& ctx) {
+    return parse_partition(*ctx.params.get("broker_id"));
+}
+
+http_response unknown_broker(const http_request_context& ctx) {
+    return v3_error(code::not_found,
+                    "Broker " + std::string(*ctx.params.get("broker_id")) + " cannot be found.");
+}
+
+void write_broker_config(json::writer& w, const v3_links& l, std::int32_t broker,
+                         const api::config_entry& e) {
+    const std::string self = l.of_cluster() + "/brokers/" + std::to_string(broker);
+    w.start_object();
+    w.field("kind", "KafkaBrokerConfig");
+    metadata(w, self + "/configs/" + url_segment(e.name),
+             l.crn() + "/broker=" + std::to_string(broker) + "/config=" + e.name);
+    w.field("cluster_id", l.cluster);
+    w.field("broker_id", broker);
+    write_config_fields(w, e);
+    w.end_object();
+}
+
+void write_cluster_config(json::writer& w, const v3_links& l, const api::config_entry& e) {
+    w.start_object();
+    w.field("kind", "KafkaClusterConfig");
+    metadata(w, l.of_cluster() + "/broker-configs/" + url_segment(e.name),
+             l.crn() + "/broker-config=" + e.name);
+    w.field("cluster_id", l.cluster);
+    w.field("config_type", "BROKER");
+    write_config_fields(w, e);
+    w.end_object();
+}
+
+/// Applies `changes` to a broker's configs (`broker`) or the cluster-wide defaults (nullopt):
+/// 204, or the error.
+boost::asio::awaitable<handler_result> alter_broker_configs(rest_context* rc,
+                                                            std::optional<std::int32_t> broker,
+                                                            std::vector<api::config_change> changes,
+                                                            bool validate_only) {
+    if (broker) {
+        // A broker the cluster has not is the path's 404.
+        auto cluster = co_await rc->admin().describe_cluster();
+        if (!cluster) {
+            co_return v3_backend_error(cluster.error());
+        }
+        if (std::none_of(cluster->brokers.begin(), cluster->brokers.end(),
+                         [&](const auto& b) { return b.node_id == *broker; })) {
+            co_return v3_error(code::not_found,
+                               "Broker " + std::to_string(*broker) + " cannot be found.");
+        }
+    }
+    auto done = co_await rc->admin().alter_broker_configs(broker, std::move(changes),
+                                                          validate_only);
+    if (!done) {
+        co_return broker_config_error(done.error());
+    }
+    co_return v3_no_content();
+}
+
+boost::asio::awaitable<handler_result> v3_get_broker_config(rest_context* rc,
+                                                            http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const auto id = path_broker(ctx);
+    if (!id) {
+        co_return unknown_broker(ctx);
+    }
+    auto configs = co_await rc->admin().describe_broker_configs(*id);
+    if (!configs) {
+        if (configs.error().reason() == api::errc::invalid_request) {
+            co_return unknown_broker(ctx);
+        }
+        co_return v3_backend_error(configs.error());
+    }
+    const std::string name(*ctx.params.get("name"));
+    for (const auto& e : *configs) {
+        if (e.name == name) {
+            json::writer w;
+            write_broker_config(w, links_for(rc, ctx), *id, e);
+            co_return v3_ok(w.str());
+        }
+    }
+    co_return v3_error(code::not_found, "Config " + name + " cannot be found for broker " +
+                                            std::to_string(*id) + ".");
+}
+
+boost::asio::awaitable<handler_result> v3_put_broker_config(rest_context* rc,
+                                                            http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const auto id = path_broker(ctx);
+    if (!id) {
+        co_return unknown_broker(ctx);
+    }
+    std::vector<api::config_change> changes;
+    if (auto bad = parse_config_put(ctx, changes)) {
+        co_return std::move(*bad);
+    }
+    co_return co_await alter_broker_configs(rc, id, std::move(changes), false);
+}
+
+boost::asio::awaitable<handler_result> v3_reset_broker_config(rest_context* rc,
+                                                              http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const auto id = path_broker(ctx);
+    if (!id) {
+        co_return unknown_broker(ctx);
+    }
+    std::vector<api::config_change> changes{
+        {std::string(*ctx.params.get("name")), api::config_change::op::remove, std::nullopt}};
+    co_return co_await alter_broker_configs(rc, id, std::move(changes), false);
+}
+
+boost::asio::awaitable<handler_result> v3_batch_alter_broker_configs(rest_context* rc,
+                                                                     http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const auto id = path_broker(ctx);
+    if (!id) {
+        co_return unknown_broker(ctx);
+    }
+    std::vector<api::config_change> changes;
+    bool validate_only = false;
+    if (auto bad = parse_config_batch(ctx.req, changes, validate_only)) {
+        co_return std::move(*bad);
+    }
+    co_return co_await alter_broker_configs(rc, id, std::move(changes), validate_only);
+}
+
+/// GET .../brokers/-/configs: every broker's configs.
+boost::asio::awaitable<handler_result> v3_list_all_broker_configs(rest_context* rc,
+                                                                  http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto cluster = co_await rc->admin().describe_cluster();
+    if (!cluster) {
+        co_return v3_backend_error(cluster.error());
+    }
+    std::vector<std::pair<std::int32_t, std::vector<api::config_entry>>> all;
+    for (const auto& b : cluster->brokers) {
+        auto configs = co_await rc->admin().describe_broker_configs(b.node_id);
+        if (!configs) {
+            co_return v3_backend_error(configs.error());
+        }
+        all.emplace_back(b.node_id, std::move(*configs));
+    }
+    const auto l = links_for(rc, ctx);
+    const auto items = [&](json::writer& w) {
+        for (const auto& [id, configs] : all) {
+            for (const auto& e : configs) {
+                write_broker_config(w, l, id, e);
+            }
+        }
+    };
+    co_return v3_ok(
+        v3_list_body("KafkaBrokerConfigList", l.of_cluster() + "/brokers/-/configs", items));
+}
+
+boost::asio::awaitable<handler_result> v3_list_cluster_configs(rest_context* rc,
+                                                               http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto configs = co_await rc->admin().describe_cluster_configs();
+    if (!configs) {
+        co_return v3_backend_error(configs.error());
+    }
+    const auto l = links_for(rc, ctx);
+    const auto items = [&](json::writer& w) {
+        for (const auto& e : *configs) {
+            write_cluster_config(w, l, e);
+        }
+    };
+    co_return v3_ok(
+        v3_list_body("KafkaClusterConfigList", l.of_cluster() + "/broker-configs", items));
+}
+
+boost::asio::awaitable<handler_result> v3_get_cluster_config(rest_context* rc,
+                                                             http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    auto configs = co_await rc->admin().describe_cluster_configs();
+    if (!configs) {
+        co_return v3_backend_error(configs.error());
+    }
+    const std::string name(*ctx.params.get("name"));
+    for (const auto& e : *configs) {
+        if (e.name == name) {
+            json::writer w;
+            write_cluster_config(w, links_for(rc, ctx), e);
+            co_return v3_ok(w.str());
+        }
+    }
+    co_return v3_error(code::not_found, "Config " + name + " cannot be found.");
+}
+
+boost::asio::awaitable<handler_result> v3_put_cluster_config(rest_context* rc,
+                                                             http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    std::vector<api::config_change> changes;
+    if (auto bad = parse_config_put(ctx, changes)) {
+        co_return std::move(*bad);
+    }
+    co_return co_await alter_broker_configs(rc, std::nullopt, std::move(changes), false);
+}
+
+boost::asio::awaitable<handler_result> v3_reset_cluster_config(rest_context* rc,
+                                                               http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    std::vector<api::config_change> changes{
+        {std::string(*ctx.params.get("name")), api::config_change::op::remove, std::nullopt}};
+    co_return co_await alter_broker_configs(rc, std::nullopt, std::move(changes), false);
+}
+
+boost::asio::awaitable<handler_result> v3_batch_alter_cluster_configs(rest_context* rc,
+                                                                      http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    std::vector<api::config_change> changes;
+    bool validate_only = false;
+    if (auto bad = parse_config_batch(ctx.req, changes, validate_only)) {
+        co_return std::move(*bad);
+    }
+    co_return co_await alter_broker_configs(rc, std::nullopt, std::move(changes), validate_only);
 }
 
 }  // namespace
@@ -443,15 +802,31 @@ void add_v3_admin_routes(router& routes, rest_context& ctx) {
     routes.add(verb::get, cluster + "/brokers", bind(v3_list_brokers));
     routes.add(verb::get, cluster + "/brokers/{broker_id}", bind(v3_get_broker));
     routes.add(verb::get, cluster + "/brokers/{broker_id}/configs", bind(v3_list_broker_configs));
+    routes.add(verb::get, cluster + "/brokers/-/configs", bind(v3_list_all_broker_configs));
+    routes.add(verb::post, cluster + "/brokers/{broker_id}/configs:alter",
+               bind(v3_batch_alter_broker_configs));
+    routes.add(verb::get, cluster + "/brokers/{broker_id}/configs/{name}",
+               bind(v3_get_broker_config));
+    routes.add(verb::put, cluster + "/brokers/{broker_id}/configs/{name}",
+               bind(v3_put_broker_config));
+    routes.add(verb::delete_, cluster + "/brokers/{broker_id}/configs/{name}",
+               bind(v3_reset_broker_config));
+    routes.add(verb::get, cluster + "/broker-configs", bind(v3_list_cluster_configs));
+    routes.add(verb::post, cluster + "/broker-configs:alter", bind(v3_batch_alter_cluster_configs));
+    routes.add(verb::get, cluster + "/broker-configs/{name}", bind(v3_get_cluster_config));
+    routes.add(verb::put, cluster + "/broker-configs/{name}", bind(v3_put_cluster_config));
+    routes.add(verb::delete_, cluster + "/broker-configs/{name}", bind(v3_reset_cluster_config));
     routes.add(verb::post, cluster + "/topics", bind(v3_create_topic));
     routes.add(verb::delete_, topic, bind(v3_delete_topic));
     routes.add(verb::patch, topic, bind(v3_update_topic));
     routes.add(verb::get, topic + "/configs", bind(v3_list_topic_configs));
+    routes.add(verb::get, cluster + "/topics/-/configs", bind(v3_list_all_topic_configs));
     routes.add(verb::post, topic + "/configs:alter", bind(v3_batch_alter_topic_configs));
     routes.add(verb::get, topic + "/configs/{name}", bind(v3_get_topic_config));
     routes.add(verb::put, topic + "/configs/{name}", bind(v3_put_topic_config));
     routes.add(verb::delete_, topic + "/configs/{name}", bind(v3_reset_topic_config));
     add_v3_group_routes(routes, ctx);
+    add_v3_acl_routes(routes, ctx);
 }
 
 }  // namespace sluice::gateway::rest

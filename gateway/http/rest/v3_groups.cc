@@ -1,11 +1,13 @@
 // REST Proxy API v3 consumer groups over the client level's admin (api::admin: list_groups,
 // describe_group with lag), in the REST Proxy's shapes (api/v3/openapi.yaml): GET
-// .../consumer-groups[/{g}], .../{g}/consumers[/{consumer_id}], .../{g}/lags[/{topic}/partitions/
-// {p}] and .../{g}/lag-summary. A listing shows the groups the caller may DESCRIBE; one group
+// .../consumer-groups[/{g}], .../{g}/consumers[/{consumer_id}[/assignments[/{topic}/partitions/
+// {p}]]], .../{g}/lags[/{topic}/partitions/{p}] and .../{g}/lag-summary. Lags are those of the
+// partitions with a committed offset (as the REST Proxy answers: none committed, a 404). A listing shows the groups the caller may DESCRIBE; one group
 // needs DESCRIBE on it (the router's guard, gateway/policy/front_acls.cc).
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <vector>
 #include <variant>
 
 #include "gateway/http/rest/rest_routes.h"
@@ -56,7 +58,13 @@ void write_group(json::writer& w, const v3_links& l, const api::group_view& g,
     w.boolean(g.protocol_type.empty());
     w.field("partition_assignor", g.protocol);
     w.field("state", v3_group_state(g.state));
-    w.field("type", g.type);
+    // The openapi's ConsumerGroupType (CLASSIC, CONSUMER); a group of consumer members only
+    // is never mixed here (the backends name one protocol per group).
+    w.field("type", g.type == "classic"    ? std::string_view("CLASSIC")
+                    : g.type == "consumer" ? std::string_view("CONSUMER")
+                                           : std::string_view("UNKNOWN"));
+    w.key("is_mixed_consumer_group");
+    w.boolean(false);
     related(w, "coordinator", l.of_cluster() + "/brokers/" + std::to_string(coordinator));
     related(w, "consumers", self + "/consumers");
     related(w, "lag_summary", self + "/lag-summary");
@@ -144,19 +152,48 @@ void write_consumer(json::writer& w, const v3_links& l, const api::group_view& g
         w.null_field("instance_id");
     }
     w.field("client_id", m.client_id);
-    w.key("assignments");
-    w.start_array();
-    for (const auto& [topic, parts] : m.assignment) {
-        for (const auto p : parts) {
-            w.start_object();
-            w.field("topic_name", topic.value);
-            w.field("partition_id", p.value);
-            w.end_object();
+    related(w, "assignments", self + "/assignments");
+    w.end_object();
+}
+
+/// One partition of a member's assignment (ConsumerAssignmentData).
+void write_assignment(json::writer& w, const v3_links& l, const api::group_view& g,
+                      const api::group_view::member& m, std::string_view topic,
+                      std::int32_t partition) {
+    const std::string group_url = l.of_group(g.group_id.value);
+    const std::string p = std::to_string(partition);
+    w.start_object();
+    w.field("kind", "KafkaConsumerAssignment");
+    metadata(w,
+             group_url + "/consumers/" + url_segment(m.member_id) + "/assignments/" +
+                 url_segment(topic) + "/partitions/" + p,
+             l.crn() + "/consumer-group=" + g.group_id.value + "/consumer=" + m.member_id +
+                 "/assignment=" + std::string(topic) + "/partition=" + p);
+    w.field("cluster_id", l.cluster);
+    w.field("consumer_group_id", g.group_id.value);
+    w.field("consumer_id", m.member_id);
+    w.field("topic_name", topic);
+    w.field("partition_id", partition);
+    related(w, "partition", l.of_topic(topic) + "/partitions/" + p);
+    related(w, "lag", group_url + "/lags/" + url_segment(topic) + "/partitions/" + p);
+    w.end_object();
+}
+
+/// The member of the path in `g`, or null.
+const api::group_view::member* find_member(const api::group_view& g,
+                                           const http_request_context& ctx) {
+    const std::string_view id = *ctx.params.get("consumer_id");
+    for (const auto& m : g.members) {
+        if (m.member_id == id) {
+            return &m;
         }
     }
-    w.end_array();
-    related(w, "assignments_url", self + "/assignments");
-    w.end_object();
+    return nullptr;
+}
+
+http_response unknown_consumer(const http_request_context& ctx) {
+    return v3_error(code::not_found,
+                    "Consumer " + std::string(*ctx.params.get("consumer_id")) + " cannot be found.");
 }
 
 boost::asio::awaitable<handler_result> v3_list_consumers(rest_context* rc,
@@ -205,6 +242,24 @@ void write_holder(json::writer& w, const api::group_view::member* m,
 using partition_holders =
     std::map<std::pair<std::string, std::int32_t>, const api::group_view::member*>;
 
+/// The REST Proxy's lag rows: the partitions with a committed offset and a log end (a
+/// partition with nothing committed has no lag to show, not a lag of 0).
+std::vector<const api::group_view::partition*> committed_partitions(const api::group_view& g) {
+    std::vector<const api::group_view::partition*> out;
+    for (const auto& p : g.offsets) {
+        if (p.committed.value >= 0 && p.log_end.value >= 0) {
+            out.push_back(&p);
+        }
+    }
+    return out;
+}
+
+/// A group with no committed offsets has no lags: the REST Proxy's 404.
+http_response no_committed_offsets(const api::group_view& g) {
+    return v3_error(code::not_found, "Consumer group " + g.group_id.value +
+                                         " has no committed offsets, so no lag.");
+}
+
 void write_lag(json::writer& w, const v3_links& l, const api::group_view& g,
                const api::group_view::partition& p, const partition_holders& holders) {
     const std::string self = l.of_group(g.group_id.value) + "/lags/" +
@@ -234,15 +289,64 @@ boost::asio::awaitable<handler_result> v3_get_consumer(rest_context* rc,
         co_return std::move(*bad);
     }
     const auto& g = std::get<api::group_view>(found);
-    const std::string id(*ctx.params.get("consumer_id"));
-    for (const auto& m : g.members) {
-        if (m.member_id == id) {
+    const auto* m = find_member(g, ctx);
+    if (m == nullptr) {
+        co_return unknown_consumer(ctx);
+    }
+    json::writer w;
+    write_consumer(w, links_for(rc, ctx), g, *m);
+    co_return v3_ok(w.str());
+}
+
+boost::asio::awaitable<handler_result> v3_list_assignments(rest_context* rc,
+                                                           http_request_context ctx) {
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const auto* m = find_member(g, ctx);
+    if (m == nullptr) {
+        co_return unknown_consumer(ctx);
+    }
+    const auto l = links_for(rc, ctx);
+    const auto items = [&](json::writer& w) {
+        for (const auto& [topic, parts] : m->assignment) {
+            for (const auto p : parts) {
+                write_assignment(w, l, g, *m, topic.value, p.value);
+            }
+        }
+    };
+    co_return v3_ok(v3_list_body(
+        "KafkaConsumerAssignmentList",
+        l.of_group(g.group_id.value) + "/consumers/" + url_segment(m->member_id) + "/assignments",
+        items));
+}
+
+boost::asio::awaitable<handler_result> v3_get_assignment(rest_context* rc,
+                                                         http_request_context ctx) {
+    auto found = co_await find_v3_group(rc, ctx);
+    if (auto* bad = std::get_if<http_response>(&found)) {
+        co_return std::move(*bad);
+    }
+    const auto& g = std::get<api::group_view>(found);
+    const auto* m = find_member(g, ctx);
+    if (m == nullptr) {
+        co_return unknown_consumer(ctx);
+    }
+    const std::string_view topic = *ctx.params.get("topic_name");
+    const auto partition = parse_partition(*ctx.params.get("partition_id"));
+    for (const auto& [t, parts] : m->assignment) {
+        if (partition && t.value == topic &&
+            std::find(parts.begin(), parts.end(), partition_id(*partition)) != parts.end()) {
             json::writer w;
-            write_consumer(w, links_for(rc, ctx), g, m);
+            write_assignment(w, links_for(rc, ctx), g, *m, topic, *partition);
             co_return v3_ok(w.str());
         }
     }
-    co_return v3_error(code::not_found, "Consumer " + id + " cannot be found.");
+    co_return v3_error(code::not_found, "Consumer assignment " + std::string(topic) + "-" +
+                                            std::string(*ctx.params.get("partition_id")) +
+                                            " cannot be found.");
 }
 
 boost::asio::awaitable<handler_result> v3_get_lag(rest_context* rc, http_request_context ctx) {
@@ -253,10 +357,10 @@ boost::asio::awaitable<handler_result> v3_get_lag(rest_context* rc, http_request
     const auto& g = std::get<api::group_view>(found);
     const std::string topic(*ctx.params.get("topic_name"));
     const auto partition = parse_partition(*ctx.params.get("partition_id"));
-    for (const auto& p : g.offsets) {
-        if (partition && p.topic.value == topic && p.partition.value == *partition) {
+    for (const auto* p : committed_partitions(g)) {
+        if (partition && p->topic.value == topic && p->partition.value == *partition) {
             json::writer w;
-            write_lag(w, links_for(rc, ctx), g, p, holders_of(g));
+            write_lag(w, links_for(rc, ctx), g, *p, holders_of(g));
             co_return v3_ok(w.str());
         }
     }
@@ -271,12 +375,16 @@ boost::asio::awaitable<handler_result> v3_list_lags(rest_context* rc, http_reque
         co_return std::move(*bad);
     }
     const auto& g = std::get<api::group_view>(found);
+    const auto committed = committed_partitions(g);
+    if (committed.empty()) {
+        co_return no_committed_offsets(g);
+    }
     const auto holders = holders_of(g);
     const auto l = links_for(rc, ctx);
     const std::string group_url = l.of_group(g.group_id.value);
     const auto items = [&](json::writer& w) {
-        for (const auto& p : g.offsets) {
-            write_lag(w, l, g, p, holders);
+        for (const auto* p : committed) {
+            write_lag(w, l, g, *p, holders);
         }
     };
     co_return v3_ok(v3_list_body("KafkaConsumerLagList", group_url + "/lags", items));
@@ -288,15 +396,19 @@ boost::asio::awaitable<handler_result> v3_lag_summary(rest_context* rc, http_req
         co_return std::move(*bad);
     }
     const auto& g = std::get<api::group_view>(found);
+    const auto committed = committed_partitions(g);
+    if (committed.empty()) {
+        co_return no_committed_offsets(g);
+    }
     const auto holders = holders_of(g);
     const api::group_view::partition* max = nullptr;
     std::int64_t total = 0;
-    for (const auto& p : g.offsets) {
-        if (p.lag > 0) {
-            total += p.lag;
+    for (const auto* p : committed) {
+        if (p->lag > 0) {
+            total += p->lag;
         }
-        if (max == nullptr || p.lag > max->lag) {
-            max = &p;
+        if (max == nullptr || p->lag > max->lag) {
+            max = p;
         }
     }
     const auto l = links_for(rc, ctx);
@@ -318,9 +430,13 @@ boost::asio::awaitable<handler_result> v3_lag_summary(rest_context* rc, http_req
     w.field("max_lag_partition_id", max ? max->partition.value : 0);
     w.field("max_lag", max ? std::max<std::int64_t>(max->lag, 0) : 0);
     w.field("total_lag", total);
-    if (holder) {
-        related(w, "max_lag_consumer", group_url + "/consumers/" + url_segment(holder->member_id));
+    // Required by the openapi: with no member holding the partition, the REST Proxy's link
+    // names the empty consumer id too.
+    std::string holder_segment;
+    if (holder != nullptr) {
+        holder_segment = url_segment(holder->member_id);
     }
+    related(w, "max_lag_consumer", group_url + "/consumers/" + holder_segment);
     if (max) {
         related(w, "max_lag_partition", l.of_topic(max->topic.value) + "/partitions/" +
                                             std::to_string(max->partition.value));
@@ -341,6 +457,11 @@ void add_v3_group_routes(router& routes, rest_context& ctx) {
     routes.add(verb::get, group, bind(v3_get_group));
     routes.add(verb::get, group + "/consumers", bind(v3_list_consumers));
     routes.add(verb::get, group + "/consumers/{consumer_id}", bind(v3_get_consumer));
+    routes.add(verb::get, group + "/consumers/{consumer_id}/assignments",
+               bind(v3_list_assignments));
+    routes.add(verb::get,
+               group + "/consumers/{consumer_id}/assignments/{topic_name}/partitions/{partition_id}",
+               bind(v3_get_assignment));
     routes.add(verb::get, group + "/lags", bind(v3_list_lags));
     routes.add(verb::get, group + "/lags/{topic_name}/partitions/{partition_id}",
                bind(v3_get_lag));

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gateway/http/rest/rest_support.h"
 
@@ -57,8 +58,22 @@ inline void list_metadata(json::writer& w, const std::string& self) {
     w.end_object();
 }
 
-/// A topic as a KafkaTopic resource (v3_routes.cc).
-void write_v3_topic(json::writer& w, const v3_links& l, const backend::api::topic_info& t);
+/// A topic as a KafkaTopic resource (v3_routes.cc); `authorized_operations` (the
+/// requester's, when include_authorized_operations=true asked for them) is written when set.
+void write_v3_topic(json::writer& w, const v3_links& l, const backend::api::topic_info& t,
+                    const std::vector<std::string_view>* authorized_operations = nullptr);
+
+/// Whether the request asks for authorized operations (include_authorized_operations=true).
+inline bool wants_authorized_operations(const http_request_context& ctx) {
+    const auto v = ctx.query.get("include_authorized_operations");
+    return v && *v == "true";
+}
+
+/// The operations on `topic` the request's principal may do, in the openapi's names
+/// (AuthorizedOperations; every one when the authorizer is off) (v3_routes.cc).
+std::vector<std::string_view> topic_authorized_operations(const rest_context* rc,
+                                                          const http_request_context& ctx,
+                                                          std::string_view topic);
 
 /// A v3 list answer: {"kind": kind, "metadata": {"self": self, "next": null}, "data": [...]},
 /// the data's items written by `write_items(w)`.

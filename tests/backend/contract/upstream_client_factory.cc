@@ -120,6 +120,27 @@ public:
         group_id id, std::vector<api::offset_commit> offsets) override {
         return inner_.alter_committed_offsets(std::move(id), std::move(offsets));
     }
+    api::awaitable<api::backend_result<std::vector<api::config_entry>>> describe_cluster_configs()
+        override {
+        return inner_.describe_cluster_configs();
+    }
+    api::awaitable<api::backend_result<void>> alter_broker_configs(
+        std::optional<std::int32_t> node_id, std::vector<api::config_change> changes,
+        bool validate_only) override {
+        return inner_.alter_broker_configs(node_id, std::move(changes), validate_only);
+    }
+    api::awaitable<api::backend_result<std::vector<api::acl_binding>>> describe_acls(
+        api::acl_filter filter) override {
+        return inner_.describe_acls(std::move(filter));
+    }
+    api::awaitable<api::backend_result<void>> create_acls(
+        std::vector<api::acl_binding> bindings) override {
+        return inner_.create_acls(std::move(bindings));
+    }
+    api::awaitable<api::backend_result<std::vector<api::acl_binding>>> delete_acls(
+        api::acl_filter filter) override {
+        return inner_.delete_acls(std::move(filter));
+    }
 
 private:
     api::admin& inner_;

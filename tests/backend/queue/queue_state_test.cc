@@ -281,6 +281,68 @@ TEST(QueueState, FairQueuesPreferGroupsWithFewerMessagesInFlight) {
     EXPECT_EQ(bodies_of(r), (std::vector<std::string>{"quiet", "busy2"}));
 }
 
+TEST(QueueState, AReceiveGivenBackIsUndoneAndTheMessageIsAvailableAtOnce) {
+    auto c = standard();
+    c.redrive = redrive_policy{"arn:aws:sqs:us-east-1:000000000000:dlq", "dlq", 2};
+    queue_state q(1, c);
+    q.add({0, 0}, msg("a"), t0);
+    change_list ch;
+    q.select(1, 1000, t0, std::nullopt, ch);
+    // The redelivery's record cannot be read now: the receive is undone, every time.
+    for (int i = 0; i < 3; ++i) {
+        auto again = q.select(1, 1000, t0 + 1000, std::nullopt, ch);
+        ASSERT_EQ(again.messages.size(), 1u);
+        EXPECT_FALSE(again.messages[0].dead_letter);
+        EXPECT_EQ(again.messages[0].receive_count, 2);
+        ch.clear();
+        EXPECT_TRUE(q.give_back({0, 0}, 2, t0 + 1000, ch));
+        EXPECT_TRUE(has(ch, state_change::kind::message, 0));
+        EXPECT_EQ(q.counts(t0 + 1000).available, 1);
+        EXPECT_EQ(q.counts(t0 + 1000).in_flight, 0);
+    }
+    // A handle of another receive, or a message not in flight, is not given back.
+    EXPECT_FALSE(q.give_back({0, 0}, 2, t0 + 1000, ch));
+    q.select(1, 1000, t0 + 1000, std::nullopt, ch);
+    EXPECT_FALSE(q.give_back({0, 0}, 1, t0 + 1000, ch));
+    EXPECT_FALSE(q.give_back({0, 7}, 2, t0 + 1000, ch));
+}
+
+TEST(QueueState, AGivenBackFifoHeadKeepsItsGroupInOrder) {
+    queue_state q(1, fifo());
+    q.add({0, 0}, msg("a", t0, "g"), t0);
+    q.add({0, 1}, msg("b", t0, "g"), t0);
+    change_list ch;
+    auto first = q.select(1, 1000, t0, std::nullopt, ch);
+    ASSERT_EQ(bodies_of(first), std::vector<std::string>{"a"});
+    ASSERT_TRUE(q.give_back({0, 0}, 1, t0, ch));
+    auto again = q.select(1, 1000, t0, std::nullopt, ch);
+    EXPECT_EQ(offsets_of(again), std::vector<std::int64_t>{0});
+    EXPECT_EQ(again.messages[0].receive_count, 1);
+}
+
+TEST(QueueState, AFifoReceiveGivenBackWholeLeavesTheGroupInOrder) {
+    queue_state q(1, fifo());
+    for (int i = 0; i < 4; ++i) {
+        q.add({0, i}, msg("m" + std::to_string(i), t0, "g"), t0);
+    }
+    change_list ch;
+    // The first two received and deleted one, the other's visibility ends.
+    auto first = q.select(2, 1000, t0, std::nullopt, ch);
+    ASSERT_EQ(offsets_of(first), (std::vector<std::int64_t>{0, 1}));
+    EXPECT_EQ(q.remove({0, 0}, 1, t0, ch), handle_outcome::done);
+    auto second = q.select(10, 1000, t0 + 1000, std::nullopt, ch);
+    ASSERT_EQ(offsets_of(second), (std::vector<std::int64_t>{1, 2, 3}));
+    // Message 1 cannot be read now: the whole receive goes back, in any order.
+    EXPECT_TRUE(q.give_back({0, 1}, 2, t0 + 1000, ch));
+    EXPECT_TRUE(q.give_back({0, 3}, 1, t0 + 1000, ch));
+    EXPECT_TRUE(q.give_back({0, 2}, 1, t0 + 1000, ch));
+    auto third = q.select(10, 1000, t0 + 1000, std::nullopt, ch);
+    EXPECT_EQ(offsets_of(third), (std::vector<std::int64_t>{1, 2, 3}));
+    // While any is in flight, nothing of the group is handed out.
+    EXPECT_TRUE(q.give_back({0, 3}, 1, t0 + 1000, ch));
+    EXPECT_TRUE(q.select(10, 1000, t0 + 1000, std::nullopt, ch).messages.empty());
+}
+
 TEST(QueueState, MessagesPastMaxReceiveCountAreDeadLettered) {
     auto c = standard();
     c.redrive = redrive_policy{"arn:aws:sqs:us-east-1:000000000000:dlq", "dlq", 2};

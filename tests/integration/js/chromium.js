@@ -28,7 +28,8 @@ async function launch() {
     const errors = [];
     page.on("console", (m) => {
         if (m.type() === "error") {
-            errors.push("console: " + m.text());
+            const where = m.location() && m.location().url;
+            errors.push("console: " + m.text() + (where ? " (" + where + ")" : ""));
         }
     });
     page.on("pageerror", (e) => errors.push("page error: " + e.message));

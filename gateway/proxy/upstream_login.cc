@@ -1,0 +1,111 @@
+#include "gateway/proxy/upstream_login.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "auth/sasl/sasl_client.h"
+#include "gateway/proxy/upstream_exchange.h"
+#include "protocol/kafka/messages/sasl_authenticate.h"
+#include "protocol/kafka/messages/sasl_handshake.h"
+
+namespace sluice::gateway::proxy {
+namespace kafka = protocol::kafka;
+
+namespace {
+
+std::string login_upper(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return s;
+}
+
+std::string login_property(const std::map<std::string, std::string>& p, const std::string& k) {
+    const auto it = p.find(k);
+    return it == p.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+upstream_login read_upstream_login(const std::map<std::string, std::string>& properties) {
+    const std::string protocol = login_upper(login_property(properties, "security.protocol"));
+    upstream_login out;
+    if (protocol.empty() || protocol == "PLAINTEXT") {
+        return out;
+    }
+    if (protocol != "SASL_PLAINTEXT") {
+        throw std::invalid_argument("upstream.security.protocol=" + protocol +
+                                    ": the Kafka proxy reaches the upstream over PLAINTEXT or "
+                                    "SASL_PLAINTEXT only yet");
+    }
+    out.mechanism = login_upper(login_property(properties, "sasl.mechanism"));
+    if (out.mechanism.empty()) {
+        out.mechanism = "GSSAPI";  // librdkafka's default
+    }
+    if (out.mechanism != "PLAIN" && out.mechanism != "SCRAM-SHA-256" &&
+        out.mechanism != "SCRAM-SHA-512") {
+        throw std::invalid_argument("upstream.sasl.mechanism=" + out.mechanism +
+                                    ": the Kafka proxy logs in to the upstream with PLAIN, "
+                                    "SCRAM-SHA-256 or SCRAM-SHA-512 only");
+    }
+    out.username = login_property(properties, "sasl.username");
+    out.password = login_property(properties, "sasl.password");
+    if (out.username.empty()) {
+        throw std::invalid_argument("upstream.sasl.username: needed with "
+                                    "upstream.security.protocol=SASL_PLAINTEXT");
+    }
+    return out;
+}
+
+boost::asio::awaitable<bool> log_in_upstream(boost::asio::ip::tcp::socket& s,
+                                             const upstream_login& login, std::string& why) {
+    auto client = auth::make_sasl_client(login.mechanism, login.username, login.password);
+    if (!client) {
+        why = "SASL mechanism " + login.mechanism + " not spoken";
+        co_return false;
+    }
+    kafka::sasl_handshake_request hs;
+    hs.mechanism = login.mechanism;
+    const auto shaken =
+        co_await upstream_exchange<kafka::sasl_handshake_response>(s, hs, 1, 1, why);
+    if (!shaken) {
+        co_return false;
+    }
+    if (shaken->error_code != kafka::error_code::none) {
+        why = "SaslHandshake " + login.mechanism + ": " +
+              std::string(kafka::error_name(shaken->error_code));
+        co_return false;
+    }
+    std::string message = client->start();
+    for (std::int32_t correlation_id = 2; correlation_id < 8; ++correlation_id) {
+        kafka::sasl_authenticate_request req;
+        const auto* bytes = reinterpret_cast<const std::byte*>(message.data());
+        req.auth_bytes.assign(bytes, bytes + message.size());
+        const auto resp = co_await upstream_exchange<kafka::sasl_authenticate_response>(
+            s, req, 1, correlation_id, why);
+        if (!resp) {
+            co_return false;
+        }
+        if (resp->error_code != kafka::error_code::none) {
+            why = "user " + login.username + " with " + login.mechanism + ": " +
+                  std::string(kafka::error_name(resp->error_code)) +
+                  (resp->error_message ? ": " + resp->error_message->substr(0, 200)
+                                       : std::string());
+            co_return false;
+        }
+        const std::string reply(reinterpret_cast<const char*>(resp->auth_bytes.data()),
+                                resp->auth_bytes.size());
+        const auto next = client->step(reply);
+        if (next.what == auth::sasl_client_step::outcome::done) {
+            co_return true;
+        }
+        if (next.what == auth::sasl_client_step::outcome::failure) {
+            why = "user " + login.username + " with " + login.mechanism + ": " + next.reason;
+            co_return false;
+        }
+        message = next.message;
+    }
+    why = "the SASL exchange did not end";
+    co_return false;
+}
+
+}  // namespace sluice::gateway::proxy
