@@ -117,6 +117,29 @@ class producer {
     virtual awaitable<backend_result<std::int32_t>> partitions(topic_name topic) = 0;
 };
 
+/// A transactional producer of its own transactional.id (Kafka's transactions): init()
+/// takes the id over, fencing any earlier producer of the same id (its open transaction is
+/// aborted and its later writes are refused by the cluster with producer_fenced);
+/// send_committed() writes records to one topic in one transaction and commits it.
+/// Lifecycle: made by client::open_transactional_producer; init() once before any send.
+/// Concurrency: one call at a time (the caller serialises); calls resume on the caller's
+/// executor.
+class transactional_producer {
+  public:
+    virtual ~transactional_producer() = default;
+
+    /// Errors: producer_fenced (a newer producer of the id exists), request_timed_out, the
+    /// remote ones.
+    virtual awaitable<backend_result<void>> init(std::chrono::milliseconds timeout) = 0;
+    /// One transaction: every record stored and committed, or none (the transaction is
+    /// aborted). Errors: producer_fenced (fatal: the producer is of no further use; every later
+    /// call fails so), request_timed_out, and the remote ones (retryable: the transaction was
+    /// aborted).
+    virtual awaitable<backend_result<void>> send_committed(
+        topic_name topic, std::vector<outgoing_record> records,
+        std::chrono::milliseconds timeout) = 0;
+};
+
 // --- consumer --------------------------------------------------------------------------------
 
 enum class offset_reset : std::int8_t { earliest, latest, none };
@@ -336,6 +359,13 @@ class client {
     virtual std::shared_ptr<consumer> open_consumer(consumer_options opts,
                                                     boost::asio::any_io_executor ex) = 0;
     virtual api::admin& admin() = 0;
+    /// A producer of its own with this transactional.id; null when the backend has none
+    /// (the native client level).
+    virtual std::unique_ptr<transactional_producer> open_transactional_producer(
+        const std::string& transactional_id) {
+        (void)transactional_id;
+        return nullptr;
+    }
 
     /// Whether the cluster can be reached now, and if not why (for /readyz); the native
     /// backend is always ready.

@@ -194,23 +194,29 @@ asio::awaitable<void> topic_state_log::write_loop() {
             continue;
         }
         for (;;) {
-            auto copy = batch;
-            api::send_options so;
-            so.timeout = opts_.flush_timeout;
-            auto sent = co_await client_.producer().send(name, std::move(copy), so);
-            api::backend_error err;
-            if (!sent) {
-                err = sent.error();
-            } else {
-                for (const auto& d : *sent) {
-                    if (d.error) {
-                        err = d.error;
-                        break;
-                    }
-                }
-            }
+            api::backend_error err = co_await send_batch(name, batch);
             if (!err) {
                 break;
+            }
+            if (opts_.txn && api::reason(err.code) == api::errc::producer_fenced) {
+                queue_log().error("{}: the queue state was not stored: a newer owner of the "
+                                  "queues fenced this gateway's writes ({}); {} records dropped",
+                                  opts_.topic, err.message.empty() ? err.code.message()
+                                                                   : err.message,
+                                  batch.size());
+                std::function<void()> fenced_cb;
+                {
+                    std::lock_guard lock(mu_);
+                    fenced_ = true;
+                    writer_done_ = true;
+                    pending_.clear();
+                    flushes_.wake_all();
+                    fenced_cb = opts_.on_fenced;
+                }
+                if (fenced_cb) {
+                    fenced_cb();
+                }
+                co_return;
             }
             queue_log().warn("{}: {} queue state records not stored ({}); trying again",
                              opts_.topic, batch.size(),
@@ -230,6 +236,27 @@ asio::awaitable<void> topic_state_log::write_loop() {
     }
 }
 
+asio::awaitable<api::backend_error> topic_state_log::send_batch(
+    const topic_name& name, const std::vector<api::outgoing_record>& batch) {
+    auto copy = batch;
+    if (opts_.txn) {
+        auto done = co_await opts_.txn->send_committed(name, std::move(copy), opts_.flush_timeout);
+        co_return done ? api::backend_error{} : done.error();
+    }
+    api::send_options so;
+    so.timeout = opts_.flush_timeout;
+    auto sent = co_await client_.producer().send(name, std::move(copy), so);
+    if (!sent) {
+        co_return sent.error();
+    }
+    for (const auto& d : *sent) {
+        if (d.error) {
+            co_return d.error;
+        }
+    }
+    co_return api::backend_error{};
+}
+
 asio::awaitable<result<void>> topic_state_log::flush(position p) {
     const auto ex = co_await asio::this_coro::executor;
     const auto deadline = std::chrono::steady_clock::now() + opts_.flush_timeout;
@@ -244,6 +271,9 @@ asio::awaitable<result<void>> topic_state_log::flush(position p) {
             std::lock_guard lock(mu_);
             if (stored_ >= p.end) {
                 co_return result<void>{};
+            }
+            if (fenced_) {
+                co_return fail(api::errc::producer_fenced);
             }
             w = std::make_shared<wakeup>(ex);
             flushes_.prune();
@@ -271,8 +301,10 @@ asio::awaitable<result<void>> topic_state_log::read_all(
         std::vector<api::offset_query> q{
             {tp.topic, tp.partition, {api::offset_spec::kind::earliest, -1}},
             {tp.topic, tp.partition, {api::offset_spec::kind::latest, -1}}};
-        auto found = co_await client_.admin().list_offsets(std::move(q),
-                                                           api::isolation::read_uncommitted);
+        // Under transactions: up to the last stable offset (what is committed).
+        auto found = co_await client_.admin().list_offsets(
+            std::move(q),
+            opts_.txn ? api::isolation::read_committed : api::isolation::read_uncommitted);
         if (found.size() == 2 && !found[0].error && !found[1].error) {
             start = found[0].off.value;
             end = found[1].off.value;
@@ -295,13 +327,24 @@ asio::awaitable<result<void>> topic_state_log::read_all(
     api::consumer_options o;
     o.reset = api::offset_reset::earliest;
     o.client.client_id = "sluice-queue-state";
+    if (opts_.txn) {
+        o.isolation = api::isolation::read_committed;
+    }
     auto c = client_.open_consumer(std::move(o), co_await asio::this_coro::executor);
     c->assign({tp});
     c->seek({{tp, offset(start)}});
     std::int64_t next = start;
     std::size_t count = 0;
     result<void> outcome;
+    // Read committed, the last offsets below the end may be transaction markers (and aborted
+    // records), which no poll hands out and which leave the position where it is: polls that
+    // bring nothing for a while (everything below the end is fetchable at once) end the replay.
+    int empty_polls = 0;
+    constexpr int txn_tail_polls = 4;
     while (next < end) {
+        if (opts_.txn && empty_polls >= txn_tail_polls) {
+            break;
+        }
         if (std::chrono::steady_clock::now() >= deadline) {
             queue_log().error("{}: replay stopped at offset {} of {} (deadline)", opts_.topic,
                               next, end);
@@ -329,6 +372,7 @@ asio::awaitable<result<void>> topic_state_log::read_all(
             }
             continue;
         }
+        const std::int64_t before = next;
         for (const auto& pp : *polled) {
             if (pp.error) {
                 queue_log().warn("{}: reading failed: {}", opts_.topic,
@@ -336,6 +380,7 @@ asio::awaitable<result<void>> topic_state_log::read_all(
             }
             next = std::max(next, pp.next.value);
         }
+        empty_polls = next == before ? empty_polls + 1 : 0;
     }
     c->close(false);
     const auto close_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);

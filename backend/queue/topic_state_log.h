@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +31,14 @@ struct topic_state_log_options {
     /// flush() fails with request_timed_out when the records are not stored by then (the
     /// writer keeps trying: nothing is dropped, and later records stay behind them).
     std::chrono::milliseconds flush_timeout{30000};
+    /// When set, the state is written through this transactional producer, each batch of the
+    /// writer one transaction (the records of every call queued meanwhile), and replayed
+    /// read_committed: a newer producer of its transactional.id (a new owner of the queues)
+    /// fences this log, whose later writes the cluster refuses. Must outlive the log.
+    api::transactional_producer* txn = nullptr;
+    /// Called once (on the writer's thread) when the cluster refused a write as fenced: every
+    /// flush from then on fails with producer_fenced.
+    std::function<void()> on_fenced;
 };
 
 /// state_log over a compacted topic of the cluster.
@@ -37,7 +46,9 @@ struct topic_state_log_options {
 /// append() queues the records (never suspends); one writer coroutine sends everything queued
 /// in one producer call at a time, in append order (the producer is idempotent: one partition
 /// keeps the order), retrying a failed call whole (a record written twice is the same keyed
-/// state), and flush() waits until the writer has stored a position. replay() reads the topic
+/// state), and flush() waits until the writer has stored a position. With a transactional
+/// producer (options.txn) each send is one committed transaction, and a fenced producer ends
+/// the writer: flushes fail with producer_fenced, nothing more is written. replay() reads the topic
 /// from its start to the end offset found when it starts.
 /// Lifecycle: construct (starts the writer's io thread), open() (creates the topic when
 /// missing; throws std::runtime_error when the cluster cannot be reached by the deadline),
@@ -62,6 +73,8 @@ public:
 
 private:
     boost::asio::awaitable<void> write_loop();
+    boost::asio::awaitable<api::backend_error> send_batch(
+        const topic_name& name, const std::vector<api::outgoing_record>& batch);
     boost::asio::awaitable<void> ensure_topic();
     boost::asio::awaitable<result<void>> read_all(
         const std::function<void(protocol::bytes_view, std::optional<protocol::bytes_view>)>& fn);
@@ -79,6 +92,7 @@ private:
     std::int64_t stored_ = 0;    // records the cluster acknowledged
     bool stopping_ = false;
     bool writer_done_ = false;
+    bool fenced_ = false;
     std::shared_ptr<wakeup> writer_parked_;
     wakeup_list flushes_;
 

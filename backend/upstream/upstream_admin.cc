@@ -21,6 +21,33 @@ namespace {
 
 using std::chrono::milliseconds;
 
+/// A request for the controller (CreateTopics, DeleteTopics, CreatePartitions) when the
+/// cluster's metadata names as its controller a node that is none of its brokers (librdkafka
+/// 2.12's mock cluster says 0 of brokers 1..3): librdkafka would wait the whole deadline for
+/// it. That fails at once instead; no controller at all (-1, an election) still waits.
+api::backend_result<void> admin_controller_known(rd_kafka_t* rk, milliseconds timeout) {
+    auto f = fetch_metadata(rk, metadata_scope::known, {}, timeout);
+    if (f.err || !f.md) {
+        return {};  // the request itself says what is wrong
+    }
+    const std::int32_t controller = rd_kafka_controllerid(rk, 0);
+    if (controller < 0) {
+        return {};
+    }
+    std::string brokers;
+    for (int i = 0; i < f.md->broker_cnt; ++i) {
+        if (f.md->brokers[i].id == controller) {
+            return {};
+        }
+        brokers += fmt::format("{}{}", brokers.empty() ? "" : ", ", f.md->brokers[i].id);
+    }
+    return api::backend_failure(
+        api::make_error_code(api::errc::backend_unavailable),
+        fmt::format("the cluster names node {} as its controller, which is none of its brokers "
+                    "({})",
+                    controller, brokers));
+}
+
 api::topic_info topic_of(const rd_kafka_metadata_topic_t& t) {
     api::topic_info out;
     out.name = topic_name(t.topic);
@@ -339,6 +366,10 @@ api::awaitable<api::backend_result<api::topic_info>> upstream_admin::create_topi
         for (const auto& [k, v] : spec.configs) {
             rd_kafka_NewTopic_set_config(nt, k.c_str(), v.c_str());
         }
+        if (auto known = admin_controller_known(rk, timeout); !known) {
+            rd_kafka_NewTopic_destroy(nt);
+            return api::backend_failure(std::move(known.error()));
+        }
         auto ev = admin_detail::admin_request(
             rk, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeout, spec.validate_only,
             [&](auto* options, auto* queue) { rd_kafka_CreateTopics(rk, &nt, 1, options, queue); });
@@ -377,6 +408,9 @@ api::awaitable<api::backend_result<api::topic_info>> upstream_admin::create_topi
 api::awaitable<api::backend_result<void>> upstream_admin::delete_topic(topic_name name) {
     auto blocking_job = [rk = rk_, timeout = timeout_,
                          n = name.value]() -> api::backend_result<void> {
+        if (auto known = admin_controller_known(rk, timeout); !known) {
+            return api::backend_failure(std::move(known.error()));
+        }
         rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(n.c_str());
         auto ev = admin_detail::admin_request(
             rk, RD_KAFKA_ADMIN_OP_DELETETOPICS, timeout, false,
@@ -404,6 +438,9 @@ api::awaitable<api::backend_result<void>> upstream_admin::create_partitions(topi
                                         fmt::format("{} partitions: at least 1", total));
         }
         char err[512];
+        if (auto known = admin_controller_known(rk, timeout); !known) {
+            return api::backend_failure(std::move(known.error()));
+        }
         rd_kafka_NewPartitions_t* np =
             rd_kafka_NewPartitions_new(n.c_str(), static_cast<size_t>(total), err, sizeof err);
         if (!np) {

@@ -14,6 +14,7 @@
 #include "backend/upstream/upstream_consumer.h"
 #include "backend/upstream/upstream_monitor.h"
 #include "backend/upstream/upstream_producer.h"
+#include "backend/upstream/upstream_txn_producer.h"
 
 namespace sluice::backend::upstream {
 namespace {
@@ -119,6 +120,10 @@ class upstream_client final : public api::client {
                                       monitor_.consumers());
     }
     api::admin& admin() override { return *admin_; }
+    std::unique_ptr<api::transactional_producer> open_transactional_producer(
+        const std::string& transactional_id) override {
+        return make_upstream_txn_producer(opts_.properties, transactional_id);
+    }
     health check() const override { return monitor_.check(); }
     stats statistics() const override { return monitor_.statistics(); }
 

@@ -41,6 +41,14 @@ conf_ptr make_conf(const std::map<std::string, std::string>& props,
     for (const auto& [k, v] : extra) {
         set_one(conf.get(), k, v);
     }
+    if (!props.contains("debug") && !extra.contains("debug")) {
+        auto& log = upstream_log();
+        if (log.should_log(spdlog::level::trace)) {
+            set_one(conf.get(), "debug", "all");
+        } else if (log.should_log(spdlog::level::debug)) {
+            set_one(conf.get(), "debug", upstream_debug_contexts);
+        }
+    }
     rd_kafka_conf_set_log_cb(conf.get(), log_line);
     return conf;
 }

@@ -35,10 +35,16 @@ struct handle_deleter {
 using handle_ptr = std::unique_ptr<rd_kafka_t, handle_deleter>;
 
 /// A librdkafka configuration with every property of `props` set, then `extra` (the settings a
-/// client kind needs, which win). librdkafka's log lines go to the upstream logger. A property
+/// client kind needs, which win). librdkafka's log lines go to the upstream logger at their
+/// level; with that logger at debug (--log-level upstream=debug) and no `debug` property,
+/// librdkafka's debugging of upstream_debug_contexts is on (at trace: "all"). A property
 /// librdkafka refuses throws std::invalid_argument: "upstream.<name>: <librdkafka's message>".
 conf_ptr make_conf(const std::map<std::string, std::string>& props,
                    const std::map<std::string, std::string>& extra = {});
+
+/// librdkafka's debug contexts --log-level upstream=debug turns on: connections, topic and
+/// partition state, metadata, group membership and rebalances, fetching.
+inline constexpr const char* upstream_debug_contexts = "broker,topic,metadata,cgrp,fetch";
 
 struct metadata_deleter {
     void operator()(const rd_kafka_metadata_t* md) const noexcept { rd_kafka_metadata_destroy(md); }

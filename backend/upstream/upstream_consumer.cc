@@ -7,7 +7,13 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -79,6 +85,28 @@ std::vector<api::topic_partition> consumer_parts_of(const rd_kafka_topic_partiti
         out.push_back({topic_name(l->elems[i].topic), partition_id(l->elems[i].partition)});
     }
     return out;
+}
+
+/// The partition an error op of librdkafka names: rd_kafka_toppar_enq_error writes
+/// "TOPIC [PARTITION]: why (error)" (topic names have no spaces); nullopt for other texts.
+std::optional<api::topic_partition> consumer_error_partition(std::string_view reason) {
+    const auto open = reason.find(" [");
+    if (open == std::string_view::npos || open == 0) {
+        return std::nullopt;
+    }
+    const auto close = reason.find("]: ", open);
+    if (close == std::string_view::npos || close == open + 2 || close - open > 12) {
+        return std::nullopt;
+    }
+    std::int32_t partition = 0;
+    for (auto i = open + 2; i < close; ++i) {
+        if (reason[i] < '0' || reason[i] > '9') {
+            return std::nullopt;
+        }
+        partition = partition * 10 + (reason[i] - '0');
+    }
+    return api::topic_partition{topic_name(std::string(reason.substr(0, open))),
+                                partition_id(partition)};
 }
 
 }  // namespace
@@ -162,6 +190,7 @@ upstream_consumer::upstream_consumer(const upstream_options& opts, asio::thread_
     }
     conf_ptr conf = make_conf(opts.properties, extra);
     rd_kafka_conf_set_rebalance_cb(conf.get(), &upstream_consumer::rebalance_trampoline);
+    rd_kafka_conf_set_error_cb(conf.get(), &upstream_consumer::error_trampoline);
     if (stats_) {
         rd_kafka_conf_set_stats_cb(conf.get(), &upstream_consumer::stats_trampoline);
     }
@@ -194,6 +223,7 @@ upstream_consumer::~upstream_consumer() {
             rd_kafka_queue_destroy(queue_);
             queue_ = nullptr;
         }
+        release_fetch_queues(std::exchange(fetch_queues_, {}));
         rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
     }
     if (stats_) {
@@ -264,6 +294,7 @@ void upstream_consumer::maybe_destroy_locked() {
 void upstream_consumer::destroy_handle() {
     rd_kafka_t* rk = nullptr;
     rd_kafka_queue_t* q = nullptr;
+    std::map<api::topic_partition, rd_kafka_queue_t*> fetch_queues;
     bool leave = true;
     {
         std::lock_guard lock(mu_);
@@ -273,12 +304,14 @@ void upstream_consumer::destroy_handle() {
         held_.clear();
         reset_cache_locked();
         q = std::exchange(queue_, nullptr);
+        fetch_queues = std::exchange(fetch_queues_, {});
         rk = rk_.release();
         leave = leave_;
     }
     if (q) {
         rd_kafka_queue_destroy(q);
     }
+    release_fetch_queues(std::move(fetch_queues));
     if (rk) {
         // After rd_kafka_consumer_close (leave) there is nothing left to close; without it
         // (leave=false) the flag keeps librdkafka from leaving the group on its own.
@@ -292,6 +325,36 @@ void upstream_consumer::destroy_handle() {
                          copts_.group ? copts_.group->value : std::string("(assigned)"));
     std::lock_guard lock(mu_);
     notify_change_locked();
+}
+
+void upstream_consumer::keep_fetch_queue_locked(const api::topic_partition& tp) {
+    if (!rk_ || destroy_started_ || fetch_queues_.contains(tp)) {
+        return;
+    }
+    if (rd_kafka_queue_t* fq =
+            rd_kafka_queue_get_partition(rk_.get(), tp.topic.value.c_str(), tp.partition.value)) {
+        fetch_queues_.emplace(tp, fq);
+    }
+}
+
+void upstream_consumer::release_fetch_queues(
+    std::map<api::topic_partition, rd_kafka_queue_t*> queues) {
+    // A stopped partition's queue is its own (not forwarded to the consumer queue any more):
+    // what is left there goes (barriers, stale messages, errors). A partition still forwarded
+    // drains the consumer queue instead, which the destroy would drop anyway.
+    rd_kafka_message_t* batch[64];
+    for (auto& [tp, fq] : queues) {
+        for (;;) {
+            const ssize_t n = rd_kafka_consume_batch_queue(fq, 0, batch, std::size(batch));
+            for (ssize_t i = 0; i < n; ++i) {
+                rd_kafka_message_destroy(batch[i]);
+            }
+            if (n < static_cast<ssize_t>(std::size(batch))) {
+                break;
+            }
+        }
+        rd_kafka_queue_destroy(fq);
+    }
 }
 
 void upstream_consumer::wake_poll() const {
@@ -361,6 +424,49 @@ int upstream_consumer::stats_trampoline(rd_kafka_t*, char* json, size_t len, voi
         self->stats_->on_statistics(self->stats_id_, {json, len});
     }
     return 0;  // librdkafka frees the document
+}
+
+void upstream_consumer::error_trampoline(rd_kafka_t*, int err, const char* reason,
+                                         void* opaque) {
+    static_cast<upstream_consumer*>(opaque)->on_error(static_cast<rd_kafka_resp_err_t>(err),
+                                                      reason);
+}
+
+void upstream_consumer::on_error(rd_kafka_resp_err_t err, const char* reason) {
+    const std::string why = reason ? reason : rd_kafka_err2str(err);
+    std::lock_guard lock(mu_);  // recursive: this runs inside drain_locked
+    const std::string name = rk_ ? rd_kafka_name(rk_.get()) : std::string("consumer");
+    switch (err) {
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+        // A topic deleted (or a partition gone) under the consumer: librdkafka stops
+        // fetching it and says so only here; the owner hears it from the next poll.
+        upstream_log().debug("upstream {}: {}", name, why);
+        if (const auto tp = consumer_error_partition(why)) {
+            if (auto it = held_.find(*tp); it != held_.end() && !it->second.sticky) {
+                it->second.error = api::backend_error(
+                    api::make_error_code(api::errc::unknown_topic_or_partition), why);
+                wake_poll();
+            }
+        }
+        return;
+    case RD_KAFKA_RESP_ERR__FATAL:
+        upstream_log().error("upstream {}: {}", name, why);
+        call_error_ = to_backend_error(err, why.c_str());
+        wake_poll();
+        return;
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+        // The client's own handle reports the cluster's health (/readyz and its log line);
+        // librdkafka reconnects on its own.
+        upstream_log().debug("upstream {}: {}", name, why);
+        return;
+    default:
+        upstream_log().warn("upstream {}: {}", name, why);
+        return;
+    }
 }
 
 // --- rebalances ------------------------------------------------------------------------------

@@ -153,6 +153,9 @@ public:
                                      rd_kafka_topic_partition_list_t* parts, void* opaque);
     /// librdkafka's stats_cb (opaque: the consumer), served inside the queue drains.
     static int stats_trampoline(rd_kafka_t* rk, char* json, size_t len, void* opaque);
+    /// librdkafka's error_cb (opaque: the consumer), served inside the queue drains (and
+    /// inside rd_kafka_consumer_close): errors librdkafka does not hand out as messages.
+    static void error_trampoline(rd_kafka_t* rk, int err, const char* reason, void* opaque);
 
 private:
     using clock = std::chrono::steady_clock;
@@ -197,6 +200,10 @@ private:
 
     // --- callbacks -----------------------------------------------------------------------
     void on_rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
+    /// A partition's error event (a topic or partition that no longer exists: librdkafka
+    /// queues it as an error op, which reaches the error callback, not the messages) becomes
+    /// that partition's error for the next poll; other errors are logged.
+    void on_error(rd_kafka_resp_err_t err, const char* reason);
     void handle_assign_locked(const rd_kafka_topic_partition_list_t* parts);
     void handle_revoke_locked();
     void finish_revoke_locked();
@@ -231,6 +238,10 @@ private:
     std::vector<resolved_position> list_offsets_blocking(
         const std::vector<api::topic_partition>& parts, std::int64_t ts);
     void release_buffer_locked(partition_state& ps);
+    /// Keeps (once) the fetch queue of a partition handed to librdkafka: see fetch_queues_.
+    void keep_fetch_queue_locked(const api::topic_partition& tp);
+    /// Empties the kept fetch queues and lets them go; just before rd_kafka_destroy.
+    static void release_fetch_queues(std::map<api::topic_partition, rd_kafka_queue_t*> queues);
     /// Starts fetching again at their positions partitions whose fetcher librdkafka stopped
     /// (auto.offset.reset=error) or never started (reset none without a commit).
     void restart_locked(const std::vector<api::topic_partition>& parts);
@@ -273,6 +284,14 @@ private:
     mutable std::recursive_mutex mu_;
     std::map<api::topic_partition, partition_state> held_;
     std::map<api::topic_partition, std::int64_t> pending_seeks_;  // not held yet
+    /// The fetch queue of every partition given to librdkafka (rd_kafka_queue_get_partition).
+    /// librdkafka 2.0.2 leaks a partition removed from the cluster while it is read (its topic
+    /// deleted): ops left in the stopped partition's own fetch queue hold the partition, which
+    /// holds its broker, and rd_kafka_destroy then waits for that broker thread forever
+    /// (librdkafka #4724, fixed in 2.6.1). Emptying these queues before the destroy breaks
+    /// the cycle; once removed, a partition can no longer be looked up, hence kept from its
+    /// assignment on.
+    std::map<api::topic_partition, rd_kafka_queue_t*> fetch_queues_;
     // A one-entry cache for accept_locked (librdkafka's topic handle and partition).
     rd_kafka_topic_t* last_rkt_ = nullptr;
     std::int32_t last_partition_ = -1;

@@ -235,6 +235,11 @@ void upstream_consumer::assign_held_locked(bool notify) {
     if (rd_kafka_resp_err_t err = rd_kafka_assign(rk_.get(), l.get())) {
         upstream_log().warn("upstream consumer: assign: {}", rd_kafka_err2str(err));
     }
+    for (const auto& [tp, ps] : held_) {
+        if (ps.in_rdkafka) {
+            keep_fetch_queue_locked(tp);
+        }
+    }
     stable_ = true;
     if (notify) {
         notify_change_locked();
@@ -419,6 +424,7 @@ void upstream_consumer::restart_locked(const std::vector<api::topic_partition>& 
                     it->second.in_rdkafka = true;
                     it->second.seeking = false;
                     ++it->second.epoch;
+                    keep_fetch_queue_locked(tp);
                 }
             }
             return;

@@ -313,7 +313,7 @@ sluice --data-dir DIR --kafka [PROTOCOL://]HOST:PORT --http [https://]HOST:PORT
   --log-level LEVEL[,AREA=LEVEL...]
                             trace, debug, info, warn, error, off (default info), for every
                             area or for one: server, storage, group, producer, txn, kafka,
-                            http, sqs, queue, auth (e.g. warn,storage=debug)
+                            http, sqs, queue, auth, upstream (e.g. warn,storage=debug)
   --log-format text|json    log lines as text (default) or one JSON object per line
   --io-threads N            network threads (default: one per core)
   --help                    this text

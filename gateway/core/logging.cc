@@ -128,6 +128,9 @@ const std::map<std::string, std::string>& log_areas() {
         {"sqs", "the SQS front"},
         {"queue", "SQS queues on the log"},
         {"auth", "authentication and authorization"},
+        {"upstream", "upstream mode: the Kafka cluster behind the gateway, librdkafka's own "
+                     "lines (at debug also its broker, topic, metadata, cgrp and fetch "
+                     "debugging; at trace all of it)"},
     };
     return areas;
 }

@@ -6,6 +6,15 @@ namespace sluice::gateway {
 namespace api = backend::api;
 using clock = std::chrono::steady_clock;
 
+namespace {
+
+rest::error subscription_topic_gone(const topic_name& t) {
+    return rest::error{rest::code::topic_not_found,
+                       std::string(rest::topic_not_found_message) + " (" + t.value + ")"};
+}
+
+}  // namespace
+
 boost::asio::awaitable<std::variant<std::unique_ptr<topic_subscription>, rest::error>>
 topic_subscription::open(services svc, spec s, boost::asio::any_io_executor consumer_executor) {
     if (s.topics.empty()) {
@@ -18,9 +27,7 @@ topic_subscription::open(services svc, spec s, boost::asio::any_io_executor cons
             if (d.error().reason() != api::errc::unknown_topic_or_partition) {
                 co_return rest::from_backend(d.error());
             }
-            co_return rest::error{rest::code::topic_not_found,
-                                  std::string(rest::topic_not_found_message) + " (" + t.value +
-                                      ")"};
+            co_return subscription_topic_gone(t);
         }
         for (const auto& p : d->partitions) {
             all.push_back(api::topic_partition{t, p.partition});
@@ -34,7 +41,8 @@ topic_subscription::open(services svc, spec s, boost::asio::any_io_executor cons
     o.reset = api::offset_reset::none;
     o.client = s.client;
     auto consumer = svc.client.open_consumer(std::move(o), consumer_executor);
-    std::unique_ptr<topic_subscription> sub(new topic_subscription(std::move(s), consumer));
+    std::unique_ptr<topic_subscription> sub(
+        new topic_subscription(std::move(s), consumer, svc.client));
     consumer->on_change([changed = sub->changed_] { changed->notify(); });
     if (sub->spec_.group) {
         consumer->subscribe(sub->spec_.topics);
@@ -176,7 +184,7 @@ boost::asio::awaitable<std::optional<rest::error>> topic_subscription::poll(
         std::max(deadline - clock::now(), clock::duration::zero()));
     auto out = co_await consumer_->poll(limits, sink);
     if (!out) {
-        co_return rest::from_backend(out.error(), rest::subject::partition);
+        co_return co_await failure(out.error(), spec_.topics);
     }
     for (const auto& pp : *out) {
         const partition_key k{pp.tp.topic, pp.tp.partition};
@@ -202,11 +210,28 @@ boost::asio::awaitable<std::optional<rest::error>> topic_subscription::poll(
                 positions_[k] = to;
                 continue;
             }
-            co_return rest::from_backend(pp.error, rest::subject::partition);
+            std::vector<topic_name> its{pp.tp.topic};
+            co_return co_await failure(pp.error, std::move(its));
         }
         positions_[k] = pp.next.value;
     }
     co_return std::nullopt;
+}
+
+boost::asio::awaitable<rest::error> topic_subscription::failure(const api::backend_error& e,
+                                                                std::vector<topic_name> topics) {
+    const auto why = e.reason();
+    if (why != api::errc::unknown_topic_or_partition && why != api::errc::unknown_topic_id &&
+        why != api::errc::not_leader) {
+        co_return rest::from_backend(e, rest::subject::partition);  // not about a topic's end
+    }
+    for (const auto& t : topics) {
+        auto d = co_await client_->admin().describe_topic(t);
+        if (!d && d.error().reason() == api::errc::unknown_topic_or_partition) {
+            co_return subscription_topic_gone(t);
+        }
+    }
+    co_return rest::from_backend(e, rest::subject::partition);
 }
 
 boost::asio::awaitable<std::variant<std::map<partition_key, std::int64_t>, rest::error>>

@@ -81,8 +81,16 @@ public:
     void close();
 
 private:
-    topic_subscription(spec s, std::shared_ptr<backend::api::consumer> consumer)
-        : spec_(std::move(s)), consumer_(std::move(consumer)) {}
+    topic_subscription(spec s, std::shared_ptr<backend::api::consumer> consumer,
+                       backend::api::client& client)
+        : spec_(std::move(s)), consumer_(std::move(consumer)), client_(&client) {}
+
+    /// A failure of the read as the client hears it: a partition that is unknown or without a
+    /// leader whose topic no longer exists (deleted while read: the native log answers "log
+    /// closed", librdkafka an unknown partition) is "topic not found" naming the topic, as
+    /// open() answers; anything else is `e` as it is.
+    boost::asio::awaitable<rest::error> failure(const backend::api::backend_error& e,
+                                                std::vector<topic_name> topics);
 
     /// Sets the positions of `parts` (held, without one): resume, else `from`.
     boost::asio::awaitable<std::optional<rest::error>> start_at(
@@ -93,6 +101,7 @@ private:
 
     spec spec_;
     std::shared_ptr<backend::api::consumer> consumer_;
+    backend::api::client* client_;  // the services' client, which outlives the subscription
     /// Notified by the consumer's on_change (a group's assignment).
     std::shared_ptr<async_event> changed_ = std::make_shared<async_event>();
     std::int32_t held_generation_ = -2;

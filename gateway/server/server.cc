@@ -80,6 +80,7 @@
 #include "gateway/proxy/upstream_login.h"
 #include "gateway/proxy/upstream_topology.h"
 #include "gateway/server/native_admin_stores.h"
+#include "gateway/server/sqs_fleet.h"
 #include "gateway/server/upstream_metrics.h"
 #include "gateway/server/upstream_settings.h"
 #include "protocol/core/uuid.h"
@@ -288,53 +289,13 @@ config upstream_mode_config(const config& given) {
     if (given.kafka.empty() || !explicit_origin("listeners")) {
         c.kafka.clear();
     }
-    // The SQS front is served when asked for explicitly (a flag, --set, the config file): one
-    // gateway per cluster serves the queues for now, so a SLUICE_* default (the container
-    // image's, shared by every replica) does not turn it on.
+    // The SQS front is served when asked for explicitly (a flag, --set, the config file): a
+    // SLUICE_* default (the container image's, shared by every replica) does not turn it on.
     if (!explicit_origin("sqs.listener")) {
         c.sqs.enabled = false;
     }
     return c;
 }
-
-/// SQS queues in upstream mode: the queue service over the cluster's client level, a queue
-/// being the upstream topic of the same name, the queues' state the compacted topic
-/// _sluice_queue_state there. One gateway serves a cluster's queues until ownership of queue
-/// partitions across gateways lands (docs/sqs.md).
-/// Lifecycle: the constructor replays the state and fits every queue to its topic (throws
-/// std::runtime_error when the cluster cannot be reached by the state log's deadline);
-/// start(ex); stop() answers parked calls; destroy after the io threads stopped and before
-/// the client.
-class upstream_queues {
-public:
-    upstream_queues(backend::api::client& client, backend::queue::queue_settings settings)
-        : topics_(client.admin()), records_(client), log_(client) {
-        log_.open();
-        service_ = std::make_unique<backend::queue::queue_service>(
-            topics_, records_, log_, std::move(settings), std::function<std::int64_t()>{},
-            &client.producer());
-        service_->load();
-    }
-    ~upstream_queues() {
-        service_.reset();  // first: its tailers read through records_ and write through log_
-    }
-    upstream_queues(const upstream_queues&) = delete;
-    upstream_queues& operator=(const upstream_queues&) = delete;
-
-    backend::api::queues& queues() { return *service_; }
-    void start(boost::asio::any_io_executor ex) { service_->start(std::move(ex)); }
-    /// Answers parked calls, then ends the tailers' reads (while the io threads still run).
-    void stop() {
-        service_->stop();
-        records_.stop();
-    }
-
-private:
-    backend::queue::client_topics topics_;
-    backend::queue::client_records records_;
-    backend::queue::topic_state_log log_;
-    std::unique_ptr<backend::queue::queue_service> service_;
-};
 
 /// The upstream cluster's id, asked once at start (REST v3 names the cluster by it); empty,
 /// with a warning, when the cluster cannot be reached within the call's deadline
@@ -577,20 +538,23 @@ int run_server(const config& given) {
     if (!upstream.enabled()) {
         native = backend::native::native_backend::open(std::move(native_opts));
     }
-    // Upstream mode's queues (with --sqs): state replayed from the cluster before any front
-    // starts.
-    std::unique_ptr<upstream_queues> cluster_queues;
+    // Upstream mode's queues (with --sqs): every such gateway of a cluster is one of a fleet;
+    // the one the owner group assigns the queue state serves the queues, the others forward
+    // to it (gateway/server/sqs_fleet.h). Nothing reaches the cluster before start().
+    std::unique_ptr<sqs_fleet> cluster_queues;
     if (upstream.enabled() && cfg.sqs.enabled) {
-        log.warn("upstream mode: this gateway serves the SQS queues of {} (queue = the upstream "
-                 "topic of the same name, state in _sluice_queue_state); run exactly one SQS "
-                 "gateway per cluster: queue ownership across gateways is not there yet",
+        log.info("upstream mode: this gateway serves the SQS queues of {} with every other "
+                 "SQS gateway of that cluster (queue = the upstream topic of the same name, "
+                 "state in _sluice_queue_state, written by one owner at a time, fenced by its "
+                 "transactional id; the others forward to it)",
                  upstream.bootstrap_servers);
-        try {
-            cluster_queues = std::make_unique<upstream_queues>(*upstream_client,
-                                                               native_opts.queues);
-        } catch (const std::runtime_error& e) {
-            throw config_error(std::string("upstream SQS queues: ") + e.what());
-        }
+        sqs_fleet_options fleet_opts;
+        fleet_opts.session_timeout_ms =
+            static_cast<std::int32_t>(sqs_cfg.fleet_session_timeout.count());
+        // Long enough for a silent owner's session to run out and the next to take over.
+        fleet_opts.owner_wait = sqs_cfg.fleet_session_timeout + std::chrono::seconds(10);
+        cluster_queues = std::make_unique<sqs_fleet>(*upstream_client, native_opts.queues,
+                                                     std::move(fleet_opts));
     }
 
     metrics_registry metrics;
@@ -604,7 +568,7 @@ int run_server(const config& given) {
         });
         metrics.add_collector(render_process_metrics);
         if (cluster_queues) {
-            backend::api::queues& queues = cluster_queues->queues();
+            backend::api::queues& queues = *cluster_queues;
             metrics.add_collector(
                 [&queues](std::string& out) { sqs::render_queue_metrics(queues, out); });
         }
@@ -657,9 +621,6 @@ int run_server(const config& given) {
     // Group and transaction timeouts run on the first io thread.
     if (native) {
         native->start(pool.context(0).get_executor());
-    }
-    if (cluster_queues) {
-        cluster_queues->start(pool.context(0).get_executor());
     }
     // When start-up fails from here on (a listener's port is taken, say), the backend closes
     // while the io contexts it posts to still exist; after a normal shutdown this does nothing
@@ -791,7 +752,7 @@ int run_server(const config& given) {
                          native ? &native->records() : nullptr,
                          native ? &native->groups() : nullptr,
                          native           ? &native->queues()
-                         : cluster_queues ? &cluster_queues->queues()
+                         : cluster_queues ? static_cast<backend::api::queues*>(cluster_queues.get())
                                           : nullptr,
                          kafka_cfg.cluster_id,
                          kafka_cfg.node_id,
@@ -816,7 +777,7 @@ int run_server(const config& given) {
             sqs_front_cfg.origins.sibling_ports.push_back(http->local_endpoint().port());
         }
         sqs_front = std::make_unique<sqs::sqs_server>(
-            pool, tracker, metrics, native ? native->queues() : cluster_queues->queues(),
+            pool, tracker, metrics, native ? native->queues() : *cluster_queues,
             std::move(sqs_front_cfg), cfg.sqs,
             http_limits{.bodies = &http_bodies},
             sqs::sqs_auth_config{sqs_cfg.sigv4 ? &aws_keys : nullptr, &auth_failures,
@@ -825,6 +786,24 @@ int run_server(const config& given) {
         auto ep = sqs_front->local_endpoint();
         listening += std::string(sqs_tls ? " sqs_https=" : " sqs=") + ep.address().to_string() +
                      ":" + std::to_string(ep.port());
+        if (cluster_queues) {
+            std::string self_url = sqs_cfg.fleet_url;
+            if (self_url.empty()) {
+                const auto a = ep.address();
+                const std::string host =
+                    a.is_unspecified() ? (a.is_v6() ? "[::1]" : "127.0.0.1")
+                                       : (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string());
+                self_url = "http://" + host + ":" + std::to_string(ep.port());
+            }
+            if (sqs_tls) {
+                log.warn("SQS fleet: the other gateways forward to this one over plain HTTP "
+                         "({}), and its listener is HTTPS: set sqs.fleet.url to a plain HTTP "
+                         "address of it",
+                         self_url);
+            }
+            sqs_front->set_forwarder(cluster_queues.get());
+            cluster_queues->start(pool.context(0).get_executor(), self_url);
+        }
     }
 
     pool.start();

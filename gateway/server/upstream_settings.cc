@@ -10,7 +10,8 @@ constexpr setting upstream_settings_table[] = {
      .doc = "`--upstream`: `HOST:PORT[,HOST:PORT...]` of a Kafka cluster: upstream mode, the "
             "HTTP, WebSocket and SSE fronts over that cluster instead of a local log, and a "
             "`--kafka` listener given explicitly as a proxy of it (SQS only with an explicit "
-            "`--sqs`, one such gateway per cluster); librdkafka's `bootstrap.servers`",
+            "`--sqs`: every such gateway of a cluster serves its queues); librdkafka's "
+            "`bootstrap.servers`",
      .shown_default = "none: native mode"},
     {.name = "upstream.request.timeout.ms", .type = setting_type::integer,
      .default_value = "30000",

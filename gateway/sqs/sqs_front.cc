@@ -210,6 +210,24 @@ boost::asio::awaitable<handler_result> sqs_front::handle(http_request_context ct
     const std::string request_id = uuid::random().to_string();
     const std::string target = header(ctx.req, "X-Amz-Target");
     const wire w = target.empty() ? wire::query : wire::json;
+    if (forwarder_) {
+        forward_outcome routed = co_await forwarder_->route(ctx);
+        if (routed.answer) {
+            co_return std::move(*routed.answer);
+        }
+        if (!routed.unavailable.empty()) {
+            http_response res = render_error(
+                w, "",
+                to_sqs(backend::api::backend_error(
+                    make_error_code(backend::api::errc::backend_unavailable),
+                    routed.unavailable)),
+                request_id);
+            if (routed.not_owner) {
+                res.set(not_owner_header, "1");
+            }
+            co_return res;
+        }
+    }
     {
         std::string principal;
         auto refusal = co_await auth_.check(ctx, &principal);

@@ -31,6 +31,7 @@
 #include "gateway/core/metrics.h"
 #include "gateway/sqs/actions.h"
 #include "gateway/sqs/sqs_auth.h"
+#include "gateway/sqs/sqs_forward.h"
 
 namespace sluice::gateway::sqs {
 
@@ -55,6 +56,11 @@ public:
     http_response connection_error(unsigned status, std::string_view message) const;
 
     const sqs_settings& settings() const { return settings_; }
+
+    /// Asked first for every request (upstream mode's fleet: the owner of the queues serves
+    /// them, the other gateways forward); null, as by default: every request is served here.
+    /// Set before the listener starts; must outlive the front.
+    void set_forwarder(sqs_forwarder* f) { forwarder_ = f; }
 
 private:
     struct action_entry {
@@ -85,6 +91,7 @@ private:
     /// The policy chain: each action's ACL checks (sqs_action_checks) and its client quotas,
     /// before its handler runs.
     policy_chain chain_;
+    sqs_forwarder* forwarder_ = nullptr;
 };
 
 }  // namespace sluice::gateway::sqs

@@ -44,6 +44,8 @@ public:
 
     boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
     void start() { listener_.start(); }
+    /// See sqs_front::set_forwarder (before start()).
+    void set_forwarder(sqs_forwarder* f) { front_.set_forwarder(f); }
     void stop() { listener_.stop(); }
 
 private:

@@ -20,10 +20,25 @@ constexpr setting advertised_url{
     .name = "sqs.advertised.url",
     .doc = "scheme and authority queue URLs start with (`https://sqs.example:443`); unset: "
            "`http://` (`https://` on an HTTPS listener) and the request's Host header"};
+constexpr setting fleet_url{
+    .name = "sqs.fleet.url",
+    .doc = "upstream mode: this gateway's own SQS base URL as the other gateways of the fleet "
+           "reach it (`http://10.0.0.5:9324`), where they forward SQS requests while it owns "
+           "the queues; unset: `http://` and the SQS listener's address (`127.0.0.1` for a "
+           "wildcard one)"};
+constexpr setting fleet_session_timeout{
+    .name = "sqs.fleet.session.timeout.ms", .type = setting_type::integer,
+    .default_value = "10000",
+    .doc = "upstream mode: the session timeout of the queue owner group `_sluice_queue_owner`: "
+           "how long an owner that went silent (killed, stopped, cut off) keeps the SQS queues "
+           "before another gateway takes them over (members heartbeat every 3 s: at least "
+           "6000)",
+    .unit = setting_unit::milliseconds, .min = 6000, .max = 300000};
 }  // namespace key
 
 constexpr setting sqs_settings_table[] = {key::authentication, key::region, key::account,
-                                          key::advertised_url};
+                                          key::advertised_url, key::fleet_url,
+                                          key::fleet_session_timeout};
 
 }  // namespace
 
@@ -58,6 +73,14 @@ sqs_front_config read_sqs_settings(const config& cfg) {
         !s.front.advertised_url.starts_with("https://")) {
         v.fail(key::advertised_url, "must start with http:// or https://");
     }
+    s.fleet_url = v.get_string(key::fleet_url);
+    while (!s.fleet_url.empty() && s.fleet_url.back() == '/') {
+        s.fleet_url.pop_back();
+    }
+    if (!s.fleet_url.empty() && !s.fleet_url.starts_with("http://")) {
+        v.fail(key::fleet_url, "must start with http:// (the fleet forwards over plain HTTP)");
+    }
+    s.fleet_session_timeout = v.get_ms(key::fleet_session_timeout);
     if (auto own = origin_of_url(s.front.advertised_url)) {
         s.front.origins.own_origins.push_back(std::move(*own));
     }

@@ -43,7 +43,8 @@ def test_bad_log_flags_stop_sluice_with_one_line():
         assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
 
 
-AREAS = {"server", "storage", "group", "producer", "txn", "kafka", "http", "sqs", "queue", "auth"}
+AREAS = {"server", "storage", "group", "producer", "txn", "kafka", "http", "sqs", "queue", "auth",
+         "upstream"}
 
 
 def test_every_line_names_its_area_the_console_redrive_too():

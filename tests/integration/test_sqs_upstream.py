@@ -43,10 +43,10 @@ def read_upstream(bootstrap, topic, count, timeout=30):
         c.close()
 
 
-def test_the_gateway_says_it_serves_queues_alone(cluster):
+def test_the_gateway_alone_owns_the_queues(cluster):
     _, gw = cluster
     assert gw.sqs_port
-    gw.wait_log("run exactly one SQS gateway per cluster")
+    gw.wait_log("this gateway owns the SQS queues now", timeout=30)
 
 
 def test_send_receive_delete_and_the_records_on_the_upstream(cluster):

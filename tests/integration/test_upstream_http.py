@@ -8,7 +8,8 @@ brokers (the mock's 3), topics (create, delete, configs: against the native-slui
 since the 2.0.2 mock has no CreateTopics), partitions and consumer groups with lag; WebSocket
 (node ws) and SSE subscriptions with commit and Last-Event-ID resume; and bad upstreams: an
 unreachable bootstrap (REST produce answered 50x in Confluent's shape within the deadline), a
-record larger than the cluster's limit, a topic deleted under a subscription."""
+record larger than the cluster's limit, a topic deleted under a WebSocket and an SSE
+subscription (ended as the embedded mode ends them)."""
 import json
 import os
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 import requests
 from confluent_kafka import Consumer, TopicPartition
 
-from harness import ROOT, wait_for
+from harness import ROOT, Sluice, wait_for
 from rest_support import V2, V2_BINARY, V2_JSON, Rest, b64, create_topic, unb64
 from upstream_support import (Gateway, MockCluster, NativeUpstream, kcat_produce, kcat_read,
                               newer_mock_available, unreachable_bootstrap, wait_ready)
@@ -42,7 +43,7 @@ def mock(request):
     if newer and not newer_mock_available():
         pytest.skip("node-rdkafka's librdkafka 2.12 is not built")
     topics = {"produced": 3, "kcat-in": 2, "commits": 2, "shared": 4, "v3t": 3, "ws-in": 1,
-              "ws-group": 2, "sse-in": 2, "big": 1}
+              "ws-group": 2, "sse-in": 2, "big": 1, "doomed-ws": 1, "doomed-sse": 1}
     with MockCluster(topics, newer=newer) as m:
         yield m
 
@@ -93,15 +94,6 @@ def cluster_id(rest):
     return r.json()["data"][0]["cluster_id"]
 
 
-def skip_rest_groups_on_the_newer_mock(mock):
-    """REST consumer instances in a group over the 2.12 mock: librdkafka 2.0.2's member takes
-    30 s to find the coordinator there and its assigned partitions then deliver nothing
-    within two minutes (manual assignment, as WebSocket and SSE streams use, reads fine)."""
-    if mock.newer:
-        pytest.skip("REST group members over the 2.12 mock: 30 s to find the coordinator, "
-                    "then no records (librdkafka 2.0.2 client against the 2.12 mock)")
-
-
 # --- REST v2 produce and consume, through the gateway and around it ------------------------------
 
 def test_rest_produce_is_read_directly_from_the_upstream_with_kcat(mock, gateway):
@@ -128,7 +120,6 @@ def test_rest_produce_is_read_directly_from_the_upstream_with_kcat(mock, gateway
 
 
 def test_kcat_produce_is_read_by_a_rest_consumer_instance(mock, gateway):
-    skip_rest_groups_on_the_newer_mock(mock)
     kcat_produce(mock.bootstrap, "kcat-in", [f"k{i}:m{i}" for i in range(20)], keyed=True)
     rest = Rest(gateway)
     path = new_instance(rest, "kcat-readers", format="binary",
@@ -141,7 +132,6 @@ def test_kcat_produce_is_read_by_a_rest_consumer_instance(mock, gateway):
 
 
 def test_rest_commit_is_the_upstream_groups_committed_offset(mock, gateway):
-    skip_rest_groups_on_the_newer_mock(mock)
     kcat_produce(mock.bootstrap, "commits", [f"c{i}" for i in range(10)], partition=0)
     kcat_produce(mock.bootstrap, "commits", [f"d{i}" for i in range(4)], partition=1)
     rest = Rest(gateway)
@@ -167,7 +157,6 @@ def test_rest_commit_is_the_upstream_groups_committed_offset(mock, gateway):
 
 
 def test_two_gateways_sharing_a_group_split_its_partitions(mock, gateway):
-    skip_rest_groups_on_the_newer_mock(mock)
     kcat_produce(mock.bootstrap, "shared", [f"s{i}" for i in range(40)])
     with Gateway(mock.bootstrap, settings=FAST_GROUPS) as other:
         wait_ready(other)
@@ -419,23 +408,104 @@ def test_record_larger_than_the_clusters_limit_is_refused_clearly(mock, gateway)
                      V2_BINARY).status_code == 200
 
 
-@pytest.mark.skip(reason="upstream mode does not end a subscription whose topic was deleted "
-                         "yet: librdkafka reports it as an error event, not a consumer message "
-                         "(issue 26, left)")
-def test_topic_deleted_under_a_subscription(native_upstream, native_gateway):
-    create_topic(native_upstream, "doomed", 1)
-    g = native_gateway
-    with WsClient(g.http_port) as c:
-        c.send({"op": "subscribe", "id": "d", "topics": ["doomed"], "from": "earliest"})
+# --- a topic deleted under a subscription --------------------------------------------------------
+# The mock has no DeleteTopics: MockCluster.delete_topic makes a topic look deleted (Metadata
+# says unknown, its partitions lose their leaders). The native upstream deletes for real
+# (DeleteTopics from confluent-kafka's AdminClient). The embedded mode, for comparison, is a
+# plain sluice.
+
+def ws_subscription_end(port, topic, delete):
+    """Subscribes to `topic` (from earliest) over WebSocket, reads its one record, runs
+    delete() and answers the frame that ends the subscription and the seconds it took."""
+    with WsClient(port, timeout=30) as c:
+        c.send({"op": "subscribe", "id": "d", "topics": [topic], "from": "earliest"})
         c.recv_op("subscribed")
-        from confluent_kafka.admin import AdminClient
-        a = AdminClient({"bootstrap.servers": native_upstream.bootstrap})
-        for f in a.delete_topics(["doomed"]).values():
-            f.result(30)
-        # The subscription ends with an error frame (or the server closes it), never hangs.
+        assert len(c.recv_op("records")[0]["records"]) == 1
+        t0 = time.monotonic()
+        delete()
         m = c.recv()
         while m["op"] == "records":
             m = c.recv()
-        assert m["op"] == "error", m
+        return m, time.monotonic() - t0
+
+
+def sse_stream_end(http_url, topic, delete):
+    """Opens `topic`'s SSE stream (from earliest), reads its one record, runs delete() and
+    answers the error event's data and the seconds it took."""
+    with requests.get(http_url + f"/topics/{topic}/events?from=earliest", stream=True,
+                      timeout=30) as r:
+        assert r.status_code == 200, r.text
+        t0 = None
+        event = None
+        for line in r.iter_lines(decode_unicode=True):
+            if line.startswith("event: "):
+                event = line[len("event: "):]
+            elif line.startswith("data: ") and event == "error":
+                return json.loads(line[len("data: "):]), time.monotonic() - t0
+            elif line.startswith("data: ") and t0 is None:
+                t0 = time.monotonic()
+                delete()
+            elif line == "":
+                event = None
+    raise AssertionError("the stream ended without an error event")
+
+
+def kafka_delete(bootstrap, topic):
+    from confluent_kafka.admin import AdminClient
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    for f in a.delete_topics([topic]).values():
+        f.result(30)
+
+
+@pytest.fixture(scope="module")
+def embedded_deleted_answers():
+    """What the embedded mode answers when a subscription's topic is deleted: the WebSocket
+    error frame and the SSE error event's data (the same topic names as the tests below)."""
+    with Sluice(rerun=False) as s:
+        for t in ("doomed-ws", "doomed-sse"):
+            create_topic(s, t, 1)
+            kcat_produce(s.bootstrap, t, ["x"])
+        ws, _ = ws_subscription_end(s.http_port, "doomed-ws",
+                                    lambda: kafka_delete(s.bootstrap, "doomed-ws"))
+        sse, _ = sse_stream_end(s.http_url, "doomed-sse",
+                                lambda: kafka_delete(s.bootstrap, "doomed-sse"))
+    assert ws["op"] == "error", ws
+    return ws, sse
+
+
+def check_like_embedded(embedded, ws, ws_took, sse, sse_took):
+    want_ws, want_sse = embedded
+    assert ws["op"] == "error", ws
+    assert (ws["id"], ws["code"], ws["message"]) == (want_ws["id"], want_ws["code"],
+                                                    want_ws["message"]), (ws, want_ws)
+    assert sse == want_sse, (sse, want_sse)
+    assert ws == {"op": "error", "id": "d", "code": 40401,
+                  "message": "Topic not found. (doomed-ws)"}, ws
+    assert ws_took < 15 and sse_took < 15, (ws_took, sse_took)
+
+
+def test_topic_deleted_under_a_subscription_ends_it_as_embedded_does(
+        native_upstream, native_gateway, embedded_deleted_answers):
+    g = native_gateway
+    for t in ("doomed-ws", "doomed-sse"):
+        create_topic(native_upstream, t, 1)
+        kcat_produce(native_upstream.bootstrap, t, ["x"])
+    ws, ws_took = ws_subscription_end(
+        g.http_port, "doomed-ws", lambda: kafka_delete(native_upstream.bootstrap, "doomed-ws"))
+    sse, sse_took = sse_stream_end(
+        g.http_url, "doomed-sse", lambda: kafka_delete(native_upstream.bootstrap, "doomed-sse"))
+    check_like_embedded(embedded_deleted_answers, ws, ws_took, sse, sse_took)
     # The gateway still serves.
     assert Rest(g).get("/healthz").status_code == 200
+
+
+def test_topic_deleted_on_the_mock_under_a_subscription_ends_it(mock, gateway,
+                                                               embedded_deleted_answers):
+    for t in ("doomed-ws", "doomed-sse"):
+        kcat_produce(mock.bootstrap, t, ["x"])
+    ws, ws_took = ws_subscription_end(gateway.http_port, "doomed-ws",
+                                      lambda: mock.delete_topic("doomed-ws"))
+    sse, sse_took = sse_stream_end(gateway.http_url, "doomed-sse",
+                                   lambda: mock.delete_topic("doomed-sse"))
+    check_like_embedded(embedded_deleted_answers, ws, ws_took, sse, sse_took)
+    assert Rest(gateway).get("/healthz").status_code == 200

@@ -3,7 +3,8 @@
 arguments refused); `sluice --upstream` refusing a TLS or SASL Kafka listener given
 explicitly (a PLAINTEXT one is the proxy: test_proxy.py; SQS stays off unless --sqs asks for
 it: test_sqs_upstream.py serves it),
-refusing a property librdkafka refuses with librdkafka's message, logging its mode; an
+refusing a property librdkafka refuses with librdkafka's message, logging its mode; librdkafka's
+lines in the upstream log area (--log-level upstream=debug: its debugging on); an
 unreachable bootstrap answering /readyz 503 with a reason; /metrics showing librdkafka's
 statistics and none of the native backend's lines."""
 import json
@@ -17,6 +18,7 @@ import requests
 from harness import ROOT, sluice_binary, wait_for
 from upstream_support import (Gateway, MockCluster, mock_cluster_binary, newer_mock_available,
                               unreachable_bootstrap, wait_ready)
+from ws_support import WsClient
 
 
 def kcat_metadata(bootstrap):
@@ -156,6 +158,52 @@ def test_start_logs_the_mode_and_keeps_kafka_and_sqs_off():
         assert "kafka=" not in listening and "sqs=" not in listening and "http=" in listening
         wait_ready(g)
         assert requests.get(g.http_url + "/healthz", timeout=10).status_code == 200
+
+
+def upstream_lines(gateway, level):
+    """The gateway's log lines of the upstream area at `level` (text format)."""
+    return [l for l in list(gateway.log_lines) if f" {level} [upstream] " in l]
+
+
+def test_log_level_upstream_debug_turns_on_librdkafkas_debugging():
+    """librdkafka's own lines go to the upstream area; --log-level upstream=debug turns on its
+    broker, topic, metadata, cgrp and fetch debugging in the gateway's handles, the consumers
+    a subscription opens included; at the default level there are none of them."""
+    with MockCluster({"logged": 1}) as mock:
+        with Gateway(mock.bootstrap, args=["--log-level", "info,upstream=debug"]) as g:
+            wait_ready(g)
+            with WsClient(g.http_port) as c:
+                c.send({"op": "subscribe", "topics": ["logged"], "from": "earliest"})
+                c.recv_op("subscribed")
+
+                def facilities(kind):
+                    """The librdkafka facilities of the debug lines of handles of `kind`."""
+                    out = set()
+                    for l in upstream_lines(g, "debug"):
+                        words = l.split("[upstream] ", 1)[1].split(" ")
+                        if f"#{kind}-" in words[0] and len(words) > 1:
+                            out.add(words[1].rstrip(":"))
+                    return out
+                wait_for(lambda: {"BROKER", "METADATA"} <= facilities("producer") and
+                         {"FETCH", "METADATA"} <= facilities("consumer"), 20,
+                         "librdkafka debug lines of the producer and of a consumer",
+                         interval=0.2)
+            # Other areas stay at info.
+            assert not any(" debug [" in l and "[upstream]" not in l for l in g.log_lines)
+        with Gateway(mock.bootstrap) as quiet:
+            wait_ready(quiet)
+            with WsClient(quiet.http_port) as c:
+                c.send({"op": "subscribe", "topics": ["logged"], "from": "earliest"})
+                c.recv_op("subscribed")
+            assert upstream_lines(quiet, "debug") == []
+            assert upstream_lines(quiet, "info"), "the producer's start line is in the area"
+
+
+def test_log_level_names_the_upstream_area_when_misspelt():
+    r = subprocess.run([sluice_binary(), "--data-dir", "/nonexistent-never-created",
+                        "--log-level", "info,upstrem=debug"], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 2 and "did you mean upstream?" in r.stderr, r.stderr
 
 
 def test_unreachable_bootstrap_is_not_ready_with_a_reason():

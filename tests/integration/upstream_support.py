@@ -90,6 +90,16 @@ class MockCluster:
             f.close()
         return self.proc.returncode
 
+    def delete_topic(self, name, timeout=10):
+        """Makes a topic given at start look deleted (the mock has no DeleteTopics; see
+        tests/tools/mock_cluster.c): Metadata answers UNKNOWN_TOPIC_OR_PART for it and its
+        partitions have no leader. Waits for the tool's answer."""
+        self.proc.stdin.write(f"delete-topic {name}\n")
+        self.proc.stdin.flush()
+        line = self._read_line(self.proc.stdout, timeout).strip()
+        if line != f"deleted {name}":
+            raise RuntimeError(f"sluice_mock_cluster: delete-topic {name}: {line!r}")
+
     def terminate(self, timeout=15):
         """SIGTERM; returns the exit code."""
         self.proc.send_signal(signal.SIGTERM)

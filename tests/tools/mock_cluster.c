@@ -10,6 +10,13 @@
  * SIGTERM/SIGINT arrives: a test that dies takes its cluster with it (its end of the pipe
  * closes). Run it with stdin on a pipe; with stdin on /dev/null it stops at once.
  *
+ * Commands, one a line on stdin, each answered with one line on stdout:
+ *   delete-topic NAME   the mock has no DeleteTopics: a topic given with --topic is made to
+ *                       look deleted (Metadata answers UNKNOWN_TOPIC_OR_PART for it and its
+ *                       partitions lose their leaders, so a Fetch gets NOT_LEADER_OR_FOLLOWER
+ *                       and a client looks the topic up again); answers `deleted NAME`, or
+ *                       `error: ...`.
+ *
  * The same binary runs on a newer librdkafka without a rebuild (librdkafka.so.1 keeps its ABI):
  * LD_LIBRARY_PATH=<node-rdkafka's build/deps> gives the 2.12 mock (see TOOLCHAIN.md); the
  * version in use is printed on stderr.
@@ -35,7 +42,8 @@ static void on_signal(int sig) {
 
 static void usage(FILE* out) {
     fputs("usage: sluice_mock_cluster [--brokers N] [--topic NAME:PARTITIONS]...\n"
-          "  prints bootstrap=HOST:PORT,... and runs until stdin reaches EOF or SIGTERM/SIGINT\n",
+          "  prints bootstrap=HOST:PORT,... and runs until stdin reaches EOF or SIGTERM/SIGINT;\n"
+          "  stdin commands: delete-topic NAME\n",
           out);
 }
 
@@ -48,6 +56,31 @@ static long parse_count(const char* text, long max) {
         return -1;
     }
     return v;
+}
+
+/* One stdin command line (no newline); answers on stdout. */
+static void run_command(rd_kafka_mock_cluster_t* mcluster, char* line, const char** topics,
+                        const long* partitions, int topic_count) {
+    const char* verb = "delete-topic ";
+    if (strncmp(line, verb, strlen(verb)) != 0) {
+        printf("error: unknown command '%s' (delete-topic NAME)\n", line);
+        fflush(stdout);
+        return;
+    }
+    const char* name = line + strlen(verb);
+    for (int t = 0; t < topic_count; ++t) {
+        if (topics[t] != NULL && strcmp(topics[t], name) == 0) {
+            rd_kafka_mock_topic_set_error(mcluster, name, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+            for (long p = 0; p < partitions[t]; ++p) {
+                rd_kafka_mock_partition_set_leader(mcluster, name, (int32_t)p, -1);
+            }
+            printf("deleted %s\n", name);
+            fflush(stdout);
+            return;
+        }
+    }
+    printf("error: no topic '%s' was given with --topic\n", name);
+    fflush(stdout);
 }
 
 int main(int argc, char** argv) {
@@ -143,7 +176,10 @@ int main(int argc, char** argv) {
     printf("bootstrap=%s\n", rd_kafka_mock_cluster_bootstraps(mcluster));
     fflush(stdout);
 
-    /* Until stdin closes (or fails) or a signal asks to stop; the signal interrupts poll. */
+    /* Until stdin closes (or fails) or a signal asks to stop; the signal interrupts poll.
+     * Complete lines are commands. */
+    char line[1024];
+    size_t used = 0;
     while (!stop_requested) {
         struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
         int ready = poll(&pfd, 1, 1000);
@@ -160,6 +196,17 @@ int main(int argc, char** argv) {
         ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
             break;
+        }
+        for (ssize_t i = 0; i < n; ++i) {
+            if (buf[i] == '\n') {
+                line[used] = '\0';
+                if (used > 0) {
+                    run_command(mcluster, line, topics, partitions, topic_count);
+                }
+                used = 0;
+            } else if (used + 1 < sizeof(line)) {
+                line[used++] = buf[i];
+            }
         }
     }
 

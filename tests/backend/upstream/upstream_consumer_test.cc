@@ -1,5 +1,6 @@
 // backend/upstream's consumer (api::consumer over librdkafka) against librdkafka's in-process
-// mock cluster (3 brokers), with test data produced by a plain librdkafka producer.
+// mock cluster (3 brokers, one for the suite), with test data produced by a plain librdkafka
+// producer.
 //
 // Mock 2.0.2 limits named where a test meets them: ListOffsets by timestamp answers -1 (no
 // record), and OffsetCommit answers REBALANCE_IN_PROGRESS while a group rejoins.
@@ -50,7 +51,10 @@ std::string text_of(protocol::bytes_view b) {
 
 class UpstreamConsumer : public ::testing::Test {
 protected:
-    void SetUp() override {
+    // One mock cluster and one plain producer for the suite (a cluster per test cost each
+    // test the cluster's start and its brokers' connections): every test makes topics and
+    // groups of its own (topic(), group()), so none sees another's.
+    static void SetUpTestSuite() {
         char err[512];
         rd_kafka_conf_t* conf = rd_kafka_conf_new();
         rd_kafka_conf_set(conf, "log_level", "0", err, sizeof err);
@@ -66,7 +70,26 @@ protected:
         rd_kafka_conf_set(pconf, "log_level", "0", err, sizeof err);
         producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, err, sizeof err);
         ASSERT_NE(producer_, nullptr) << err;
+    }
 
+    static void TearDownTestSuite() {
+        if (producer_) {
+            rd_kafka_destroy(producer_);
+            producer_ = nullptr;
+        }
+        if (cluster_) {
+            rd_kafka_mock_cluster_destroy(cluster_);
+            cluster_ = nullptr;
+        }
+        if (mock_owner_) {
+            rd_kafka_destroy(mock_owner_);
+            mock_owner_ = nullptr;
+        }
+    }
+
+    void SetUp() override {
+        ASSERT_NE(cluster_, nullptr);
+        ASSERT_NE(producer_, nullptr);
         opts_.properties = {{"bootstrap.servers", bootstraps_},
                             {"topic.metadata.refresh.interval.ms", "500"},
                             {"heartbeat.interval.ms", "300"},
@@ -89,15 +112,12 @@ protected:
         consumers_.clear();
         io_.stop();
         pool_.join();
-        if (producer_) {
-            rd_kafka_destroy(producer_);
-        }
-        if (cluster_) {
-            rd_kafka_mock_cluster_destroy(cluster_);
-        }
-        if (mock_owner_) {
-            rd_kafka_destroy(mock_owner_);
-        }
+    }
+
+    /// A group name no other test of the suite uses.
+    static std::string group(const std::string& stem) {
+        static int n = 0;
+        return stem + "-" + std::to_string(++n);
     }
 
     std::string topic(const std::string& stem, int partitions) {
@@ -231,10 +251,10 @@ protected:
         }, 30s);
     }
 
-    rd_kafka_t* mock_owner_ = nullptr;
-    rd_kafka_mock_cluster_t* cluster_ = nullptr;
-    rd_kafka_t* producer_ = nullptr;
-    std::string bootstraps_;
+    static inline rd_kafka_t* mock_owner_ = nullptr;
+    static inline rd_kafka_mock_cluster_t* cluster_ = nullptr;
+    static inline rd_kafka_t* producer_ = nullptr;
+    static inline std::string bootstraps_;
     upstream_options opts_;
     asio::io_context io_;
     asio::thread_pool pool_{2};
@@ -435,6 +455,42 @@ TEST_F(UpstreamConsumer, AssigningAMissingTopicReportsUnknownTopic) {
         << (*r)[0].error.text();
 }
 
+// A topic deleted while it is read: librdkafka stops fetching it and reports it only as an error
+// event ("topic [0]: desired partition is no longer available"), which the next poll turns into
+// the partition's unknown_topic_or_partition. (The mock has no DeleteTopics: its metadata error
+// and leaderless partitions stand in, as a deletion looks to a client.)
+TEST_F(UpstreamConsumer, ATopicDeletedWhileReadIsReportedByTheNextPoll) {
+    const auto t = topic("deleted", 1);
+    produce_n(t, 0, 2);
+    auto c = open(manual());
+    c->assign({tp_of(t, 0)});
+    ASSERT_EQ(poll_records(*c, 2).size(), 2u);
+
+    rd_kafka_mock_topic_set_error(cluster_, t.c_str(), RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+    rd_kafka_mock_partition_set_leader(cluster_, t.c_str(), 0, -1);
+    const auto start = std::chrono::steady_clock::now();
+    std::optional<api::polled_partition> failed;
+    std::vector<got_record> none;
+    api::poll_limits limits;
+    limits.max_wait = 1s;
+    while (!failed && std::chrono::steady_clock::now() - start < 15s) {
+        auto r = poll_once(*c, none, limits);
+        ASSERT_TRUE(r.has_value()) << r.error().text();
+        for (const auto& p : *r) {
+            if (p.error) {
+                failed = p;
+            }
+        }
+    }
+
+    ASSERT_TRUE(failed.has_value()) << "no poll reported the deleted topic within 15 s";
+    EXPECT_EQ(failed->tp, tp_of(t, 0));
+    EXPECT_EQ(failed->error.reason(), api::errc::unknown_topic_or_partition)
+        << failed->error.text();
+    EXPECT_NE(failed->error.text().find(t), std::string::npos) << failed->error.text();
+    EXPECT_TRUE(none.empty());
+}
+
 // --- waiting ---------------------------------------------------------------------------------
 
 TEST_F(UpstreamConsumer, LongPollIsWokenByAProduce) {
@@ -582,7 +638,8 @@ TEST_F(UpstreamConsumer, SeekOnAPausedPartitionReadsFromThere) {
 
 TEST_F(UpstreamConsumer, GroupMembersSplitPartitionsAndRebalance) {
     const auto t = topic("group", 4);
-    auto a = open(member("g-split"));
+    const auto g = group("g-split");
+    auto a = open(member(g));
     // Shared: the hooks outlive this body (close runs them in TearDown).
     auto revoked = std::make_shared<std::vector<api::assignment_state>>();
     auto changes = std::make_shared<int>(0);
@@ -595,7 +652,7 @@ TEST_F(UpstreamConsumer, GroupMembersSplitPartitionsAndRebalance) {
     EXPECT_FALSE(a->assignment().member_id.empty());
     const int changes_before = *changes;
 
-    auto b = open(member("g-split"));
+    auto b = open(member(g));
     b->subscribe({topic_name(t)});
     ASSERT_TRUE(run_until([&] {
         auto sa = a->assignment();
@@ -623,7 +680,8 @@ TEST_F(UpstreamConsumer, GroupMembersSplitPartitionsAndRebalance) {
 
 TEST_F(UpstreamConsumer, UnsubscribeRunsTheRevokeHookAndEmptiesTheAssignment) {
     const auto t = topic("unsub", 2);
-    auto c = open(member("g-unsub"));
+    const auto g = group("g-unsub");
+    auto c = open(member(g));
     auto revoked = std::make_shared<std::vector<api::assignment_state>>();
     c->on_revoke(record_revokes(revoked));
     c->subscribe({topic_name(t)});
@@ -641,7 +699,8 @@ TEST_F(UpstreamConsumer, UnsubscribeRunsTheRevokeHookAndEmptiesTheAssignment) {
 TEST_F(UpstreamConsumer, CommitThenCommittedAlsoForAPlainConsumer) {
     const auto t = topic("commit", 1);
     produce_n(t, 0, 3);
-    auto c = open(member("g-commit"));
+    const auto g = group("g-commit");
+    auto c = open(member(g));
     c->subscribe({topic_name(t)});
     ASSERT_TRUE(wait_partitions(*c, 1));
     ASSERT_EQ(poll_records(*c, 3).size(), 3u);
@@ -660,7 +719,7 @@ TEST_F(UpstreamConsumer, CommitThenCommittedAlsoForAPlainConsumer) {
     char err[512];
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps_.c_str(), err, sizeof err);
-    rd_kafka_conf_set(conf, "group.id", "g-commit", err, sizeof err);
+    rd_kafka_conf_set(conf, "group.id", g.c_str(), err, sizeof err);
     rd_kafka_conf_set(conf, "log_level", "0", err, sizeof err);
     rd_kafka_t* plain = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
     ASSERT_NE(plain, nullptr);
@@ -675,7 +734,8 @@ TEST_F(UpstreamConsumer, CommitThenCommittedAlsoForAPlainConsumer) {
 TEST_F(UpstreamConsumer, ExplicitCommitWithMetadataAndANewMemberResumesThere) {
     const auto t = topic("resume", 1);
     produce_n(t, 0, 5);
-    auto c = open(member("g-resume"));
+    const auto g = group("g-resume");
+    auto c = open(member(g));
     c->assign({tp_of(t, 0)});
     ASSERT_TRUE(wait_position(*c, tp_of(t, 0), 0));
     auto done = run(c->commit(std::vector<api::offset_commit>{{tp_of(t, 0), offset(4), "meta"}}));
@@ -684,7 +744,7 @@ TEST_F(UpstreamConsumer, ExplicitCommitWithMetadataAndANewMemberResumesThere) {
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ((*got)[0].metadata, std::optional<std::string>("meta"));
 
-    auto next = open(member("g-resume"));
+    auto next = open(member(g));
     next->assign({tp_of(t, 0)});
     auto records = poll_records(*next, 1);
 
@@ -703,7 +763,8 @@ asio::awaitable<void> hold_at(std::shared_ptr<asio::steady_timer> gate,
 TEST_F(UpstreamConsumer, CommitAfterTheGroupMovedOnFails) {
     const auto t = topic("moved", 2);
     produce_n(t, 0, 1);
-    auto a = open(member("g-moved"));
+    const auto g = group("g-moved");
+    auto a = open(member(g));
     // A's revoke hook holds A back: the group's rebalance times A out and goes on without it.
     auto gate = std::make_shared<asio::steady_timer>(io_, std::chrono::steady_clock::time_point::max());
     auto entered = std::make_shared<bool>(false);
@@ -711,7 +772,7 @@ TEST_F(UpstreamConsumer, CommitAfterTheGroupMovedOnFails) {
     a->subscribe({topic_name(t)});
     ASSERT_TRUE(wait_partitions(*a, 2));
     ASSERT_EQ(poll_records(*a, 1).size(), 1u);
-    auto b = open(member("g-moved"));
+    auto b = open(member(g));
     b->subscribe({topic_name(t)});
     ASSERT_TRUE(run_until([&] { return *entered; }));
     ASSERT_TRUE(wait_partitions(*b, 2));
@@ -736,7 +797,8 @@ TEST_F(UpstreamConsumer, CommitWithoutAGroupIsAnInvalidRequest) {
 TEST_F(UpstreamConsumer, ResetNoneReportsOffsetOutOfRangeUntilASeek) {
     const auto t = topic("none", 2);
     produce_n(t, 0, 2);
-    auto c = open(member("g-none", api::offset_reset::none));
+    const auto g = group("g-none");
+    auto c = open(member(g, api::offset_reset::none));
     c->assign({tp_of(t, 0), tp_of(t, 1)});
     c->seek({{tp_of(t, 1), offset(0)}});  // empty: alone it would park
 
@@ -772,19 +834,22 @@ TEST_F(UpstreamConsumer, ResetNoneReportsOffsetOutOfRangeUntilASeek) {
 }
 
 TEST_F(UpstreamConsumer, PatternSubscriptionPicksUpANewTopic) {
-    const auto a = topic("pat-a", 1);
+    // The suite's cluster holds every test's topics: this pattern matches this test's only.
+    const auto stem = group("pat");
+    const auto pattern = stem + "-.*";
+    const auto a = topic(stem + "-a", 1);
     topic("other", 1);
-    auto c = open(member("g-pattern"));
-    ASSERT_FALSE(c->subscribe_pattern("pat-(", nullptr));
-    ASSERT_TRUE(c->subscribe_pattern("pat-.*", [](const topic_name& n) {
+    auto c = open(member(group("g-pattern")));
+    ASSERT_FALSE(c->subscribe_pattern(stem + "-(", nullptr));
+    ASSERT_TRUE(c->subscribe_pattern(pattern, [](const topic_name& n) {
         return n.value.find("hidden") == std::string::npos;
     }));
-    EXPECT_EQ(c->subscribed_pattern(), std::optional<std::string>("pat-.*"));
+    EXPECT_EQ(c->subscribed_pattern(), std::optional<std::string>(pattern));
     ASSERT_TRUE(wait_partitions(*c, 1));
     EXPECT_EQ(c->assignment().partitions[0].topic.value, a);
 
-    const auto b = topic("pat-b", 2);
-    topic("pat-hidden", 1);
+    const auto b = topic(stem + "-b", 2);
+    topic(stem + "-hidden", 1);
 
     ASSERT_TRUE(wait_partitions(*c, 3));
     std::set<std::string> topics;
@@ -796,8 +861,9 @@ TEST_F(UpstreamConsumer, PatternSubscriptionPicksUpANewTopic) {
 
 TEST_F(UpstreamConsumer, CloseWithLeaveMovesPartitionsToTheOtherMember) {
     const auto t = topic("leave", 2);
-    auto a = open(member("g-leave"));
-    auto b = open(member("g-leave"));
+    const auto g = group("g-leave");
+    auto a = open(member(g));
+    auto b = open(member(g));
     a->subscribe({topic_name(t)});
     b->subscribe({topic_name(t)});
     ASSERT_TRUE(run_until([&] {
