@@ -442,6 +442,20 @@ asio::awaitable<bool> security_mirror::tail_once() {
     auto err = co_await ensure_security_topic(&client_);
     if (err) {
         problem("the topic cannot be opened", err);
+        if (!caught_up_) {
+            // Missing, and not creatable from here (a cluster whose controller cannot be
+            // reached, say): nothing has been shared yet, so the empty state is the whole of
+            // it. Ready on that; the topic is looked for again, and read once it exists.
+            auto found = co_await client_.admin().describe_topic(security_topic_name());
+            if (!found &&
+                api::reason(found.error().code) == api::errc::unknown_topic_or_partition) {
+                install();
+                caught_up_.store(true, std::memory_order_release);
+                server_log().warn("{}: does not exist and cannot be created now: nothing is "
+                                  "shared yet; ready, and reading it once it exists",
+                                  auth::security_topic);
+            }
+        }
         co_return false;
     }
     auto found = co_await security_offsets(&client_);
