@@ -368,7 +368,7 @@ int run_server(const config& given) {
     }
     if (upstream.enabled() && given.sqs.enabled && !cfg.sqs.enabled) {
         log.info("upstream mode: the SQS listener is off unless given explicitly (--sqs "
-                 "serves the cluster's queues from this gateway; one such gateway per cluster)");
+                 "joins this gateway to the fleet serving the cluster's queues)");
     }
 
     // TLS contexts are built (and their files checked) before the data dir is touched.
