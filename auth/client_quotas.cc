@@ -17,29 +17,6 @@ constexpr std::string_view default_name = "<default>";
 constexpr std::array<std::string_view, quota_kind_count> kind_names = {
     "producer_byte_rate", "consumer_byte_rate", "request_percentage"};
 
-std::string encode_part(const entity_part& p) {
-    if (!p.present) {
-        return "-";
-    }
-    return p.name ? "=" + encode_field(*p.name) : std::string(default_name);
-}
-
-std::optional<entity_part> decode_part(std::string_view s) {
-    if (s == "-") {
-        return entity_part{};
-    }
-    if (s == default_name) {
-        return entity_part::default_entity();
-    }
-    if (s.empty() || s[0] != '=') {
-        return std::nullopt;
-    }
-    auto name = decode_field(s.substr(1));
-    if (!name) {
-        return std::nullopt;
-    }
-    return entity_part::named(std::move(*name));
-}
 
 std::string part_text(const entity_part& p) {
     return p.name ? *p.name : std::string(default_name);
@@ -75,6 +52,30 @@ bool part_matches(const entity_part& p, const quota_filter_component& c) {
 }
 
 }  // namespace
+
+std::string entity_part_text(const entity_part& p) {
+    if (!p.present) {
+        return "-";
+    }
+    return p.name ? "=" + encode_field(*p.name) : std::string(default_name);
+}
+
+std::optional<entity_part> parse_entity_part(std::string_view s) {
+    if (s == "-") {
+        return entity_part{};
+    }
+    if (s == default_name) {
+        return entity_part::default_entity();
+    }
+    if (s.empty() || s[0] != '=') {
+        return std::nullopt;
+    }
+    auto name = decode_field(s.substr(1));
+    if (!name) {
+        return std::nullopt;
+    }
+    return entity_part::named(std::move(*name));
+}
 
 std::string_view to_string(quota_kind k) {
     return kind_names[static_cast<std::size_t>(k)];
@@ -448,8 +449,9 @@ void client_quotas::save(const std::map<quota_entity, quota_values>& entries) co
     for (const auto& [entity, values] : entries) {
         for (std::size_t k = 0; k < quota_kind_count; ++k) {
             if (values[k]) {
-                text << "quota " << encode_part(entity.user) << ' '
-                     << encode_part(entity.client_id) << ' ' << kind_names[k] << ' ' << *values[k]
+                text << "quota " << entity_part_text(entity.user) << ' '
+                     << entity_part_text(entity.client_id) << ' ' << kind_names[k] << ' '
+                     << *values[k]
                      << '\n';
             }
         }
@@ -464,8 +466,8 @@ void client_quotas::load() {
             throw bad_record("expected 'quota USER CLIENT KEY VALUE'");
         }
         quota_entity entity;
-        const auto user = decode_part(fields[1]);
-        const auto client = decode_part(fields[2]);
+        const auto user = parse_entity_part(fields[1]);
+        const auto client = parse_entity_part(fields[2]);
         if (!user || !client || (!user->present && !client->present)) {
             throw bad_record(
                 "bad entity (each part '-', '<default>' or '=NAME', at least one set)");

@@ -48,6 +48,12 @@ struct entity_part {
 
 /// What a quota is set on: /users/U, /users/U/clients/C, /clients/C, each part possibly the
 /// default. Kafka also has "ip" entities (connection rates), which sluice does not serve.
+/// An entity part as the quotas file and the _sluice_security records write it: "-" (absent),
+/// "<default>", or "=" and the name with encode_field's escapes; and its inverse (nullopt when
+/// malformed).
+std::string entity_part_text(const entity_part& p);
+std::optional<entity_part> parse_entity_part(std::string_view s);
+
 struct quota_entity {
     entity_part user;
     entity_part client_id;

@@ -13,7 +13,6 @@ namespace sluice::auth {
 namespace {
 
 constexpr std::string_view acl_present = "present";
-constexpr std::string_view quota_default_name = "<default>";
 constexpr std::array<std::string_view, quota_kind_count> security_quota_keys = {
     "producer_byte_rate", "consumer_byte_rate", "request_percentage"};
 
@@ -24,29 +23,6 @@ std::string security_key(security_kind k, std::string_view name) {
     return key;
 }
 
-std::string security_entity_part(const entity_part& p) {
-    if (!p.present) {
-        return "-";
-    }
-    return p.name ? "=" + encode_field(*p.name) : std::string(quota_default_name);
-}
-
-std::optional<entity_part> parse_security_entity_part(std::string_view s) {
-    if (s == "-") {
-        return entity_part{};
-    }
-    if (s == quota_default_name) {
-        return entity_part::default_entity();
-    }
-    if (s.empty() || s[0] != '=') {
-        return std::nullopt;
-    }
-    auto name = decode_field(s.substr(1));
-    if (!name) {
-        return std::nullopt;
-    }
-    return entity_part::named(std::move(*name));
-}
 
 std::string security_number(double v) {
     char buf[64];
@@ -133,8 +109,8 @@ applied_record apply_quota(security_snapshot& s, std::string_view name,
     if (fields.size() != 2) {
         return invalid_record(security_kind::quota, "expected USER CLIENT");
     }
-    const auto user = parse_security_entity_part(fields[0]);
-    const auto client = parse_security_entity_part(fields[1]);
+    const auto user = parse_entity_part(fields[0]);
+    const auto client = parse_entity_part(fields[1]);
     if (!user || !client || (!user->present && !client->present)) {
         return invalid_record(security_kind::quota,
                               "bad entity (each part '-', '<default>' or '=NAME', one set)");
@@ -236,8 +212,8 @@ security_record acl_record(const acl_binding& b, bool present) {
 }
 
 security_record quota_record(const quota_entity& e, const quota_values* values) {
-    security_record r{security_key(security_kind::quota, security_entity_part(e.user) + ' ' +
-                                                             security_entity_part(e.client_id)),
+    security_record r{security_key(security_kind::quota, entity_part_text(e.user) + ' ' +
+                                                             entity_part_text(e.client_id)),
                       std::nullopt};
     if (values != nullptr) {
         std::string v;
