@@ -134,6 +134,24 @@ TEST_F(RestConsumers, CreatingAnInstanceKeepsItInTheStoreTopic) {
     EXPECT_NE(stored.value->find(R"("format":"json")"), std::string::npos) << *stored.value;
 }
 
+TEST_F(RestConsumers, AStoreTopicTheClusterRefusesIsNotAskedForOnEverySave) {
+    // The cluster refuses to create _sluice_rest_consumers: the instance is still served, and
+    // the next saves within the pause do not ask for the topic again.
+    fake.script().fail_next(fake_call::create_topic, api::errc::policy_violation,
+                            "topic creation is disabled");
+    auto res = call(verb::post, "/consumers/g", R"({"name":"c1","format":"json"})");
+    ASSERT_EQ(res.result_int(), 200) << res.body();
+    res = call(verb::post, "/consumers/g", R"({"name":"c2","format":"json"})");
+    ASSERT_EQ(res.result_int(), 200) << res.body();
+    res = call(verb::post, base + "/assignments",
+               R"({"partitions":[{"topic":"orders","partition":0}]})");
+    EXPECT_EQ(res.result_int(), 204) << res.body();
+    EXPECT_EQ(fake.script().args_of(fake_call::create_topic).size(), 1u);
+    for (const auto& p : fake.state().produced) {
+        EXPECT_NE(p.topic.value, "_sluice_rest_consumers");
+    }
+}
+
 TEST_F(RestConsumers, CreateRefusesADuplicateAndBadConfigs) {
     ASSERT_EQ(call(verb::post, "/consumers/g", R"({"name":"c1"})").result_int(), 200);
     auto res = call(verb::post, "/consumers/g", R"({"name":"c1"})");

@@ -1,5 +1,6 @@
 #include "gateway/http/rest/consumer_store.h"
 
+#include <algorithm>
 #include <map>
 
 #include <boost/asio/co_spawn.hpp>
@@ -373,15 +374,38 @@ boost::asio::awaitable<void> consumer_store::write_on_strand(std::string key,
                                                              std::optional<std::string> value) {
     const topic_name name{std::string(topic)};
     if (!topic_ready_) {
+        const auto now = clock::now();
+        if (create_failing_ && now < next_create_) {
+            // The topic could not be created a moment ago: without it the write has nowhere to
+            // go, and asking the cluster again on every save only repeats the refusal.
+            http_log().debug("REST consumers: {} not created yet, instance state not stored",
+                             topic);
+            co_return;
+        }
         api::new_topic spec;
         spec.name = name;
         spec.partitions = 1;
         spec.configs = {{"cleanup.policy", "compact"}};
         auto created = co_await client_.admin().create_topic(std::move(spec));
         if (!created && created.error().reason() != api::errc::topic_already_exists) {
-            http_log().warn("REST consumers: cannot create {}: {}", topic, created.error().text());
+            if (!create_failing_) {
+                http_log().warn("REST consumers: cannot create {}: {} (instances are served but "
+                                "not stored; tried again with a growing pause up to {} s)",
+                                topic, created.error().text(), max_create_pause.count() / 1000);
+            } else {
+                http_log().debug("REST consumers: cannot create {}: {}", topic,
+                                 created.error().text());
+            }
+            next_create_ = clock::now() + create_pause_;
+            create_pause_ = std::min(create_pause_ * 2, max_create_pause);
+            create_failing_ = true;
             co_return;
         }
+        if (create_failing_) {
+            http_log().info("REST consumers: {} created, instances are stored again", topic);
+        }
+        create_failing_ = false;
+        create_pause_ = first_create_pause;
         topic_ready_ = true;
     }
     std::vector<api::outgoing_record> records(1);

@@ -102,6 +102,14 @@ private:
     backend::api::client& client_;
     boost::asio::strand<boost::asio::any_io_executor> strand_;
     std::atomic<bool> topic_ready_{false};
+    // After a failed CreateTopics, writes are skipped (the topic is not there) and creation is
+    // tried again no sooner than this; the pause doubles per failure up to max_create_pause.
+    // Only touched on strand_.
+    static constexpr std::chrono::milliseconds first_create_pause{1000};
+    static constexpr std::chrono::milliseconds max_create_pause{60000};
+    clock::time_point next_create_{};
+    std::chrono::milliseconds create_pause_{first_create_pause};
+    bool create_failing_ = false;
 };
 
 }  // namespace sluice::gateway::rest
