@@ -127,7 +127,18 @@ boost::asio::awaitable<std::optional<rest::error>> topic_subscription::poll(
     if (spec_.group) {
         const auto seen = changed_->version();
         const auto s = consumer_->assignment();
+        if (s.stable && s.generation != held_generation_) {
+            // A topic this member read and holds nothing of now may have been deleted (the
+            // group then hands out the partitions of the others only): the subscription ends
+            // with 40401 naming it, as one without a group does.
+            if (auto gone = co_await topic_deleted_from(s.partitions)) {
+                co_return gone;
+            }
+        }
         if (!s.stable || s.partitions.empty()) {
+            if (s.stable) {
+                held_generation_ = s.generation;  // looked at (positions kept for a return)
+            }
             co_await changed_->wait(seen, deadline);
             co_return std::nullopt;
         }
@@ -214,6 +225,25 @@ boost::asio::awaitable<std::optional<rest::error>> topic_subscription::poll(
             co_return co_await failure(pp.error, std::move(its));
         }
         positions_[k] = pp.next.value;
+    }
+    co_return std::nullopt;
+}
+
+boost::asio::awaitable<std::optional<rest::error>> topic_subscription::topic_deleted_from(
+    const std::vector<api::topic_partition>& assigned) {
+    std::vector<topic_name> lost;
+    for (const auto& [k, pos] : positions_) {
+        const bool kept = std::any_of(assigned.begin(), assigned.end(),
+                                      [&](const auto& tp) { return tp.topic == k.first; });
+        if (!kept && (lost.empty() || lost.back() != k.first)) {
+            lost.push_back(k.first);
+        }
+    }
+    for (const auto& t : lost) {
+        auto d = co_await client_->admin().describe_topic(t);
+        if (!d && d.error().reason() == api::errc::unknown_topic_or_partition) {
+            co_return subscription_topic_gone(t);
+        }
     }
     co_return std::nullopt;
 }

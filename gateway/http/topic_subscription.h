@@ -95,6 +95,10 @@ private:
     /// Sets the positions of `parts` (held, without one): resume, else `from`.
     boost::asio::awaitable<std::optional<rest::error>> start_at(
         const std::vector<backend::api::topic_partition>& parts, bool use_resume);
+    /// With a group, on a new assignment: the first topic this member held partitions of,
+    /// holds none of in `assigned`, and that no longer exists (40401), if any.
+    boost::asio::awaitable<std::optional<rest::error>> topic_deleted_from(
+        const std::vector<backend::api::topic_partition>& assigned);
     /// Seeks `parts` to `from`.
     boost::asio::awaitable<std::optional<rest::error>> start_from(
         std::vector<backend::api::topic_partition> parts);

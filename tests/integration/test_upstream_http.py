@@ -43,7 +43,8 @@ def mock(request):
     if newer and not newer_mock_available():
         pytest.skip("node-rdkafka's librdkafka 2.12 is not built")
     topics = {"produced": 3, "kcat-in": 2, "commits": 2, "shared": 4, "v3t": 3, "ws-in": 1,
-              "ws-group": 2, "sse-in": 2, "big": 1, "doomed-ws": 1, "doomed-sse": 1}
+              "ws-group": 2, "sse-in": 2, "big": 1, "doomed-ws": 1, "doomed-sse": 1,
+              "doomed-wsg": 1}
     with MockCluster(topics, newer=newer) as m:
         yield m
 
@@ -414,11 +415,15 @@ def test_record_larger_than_the_clusters_limit_is_refused_clearly(mock, gateway)
 # (DeleteTopics from confluent-kafka's AdminClient). The embedded mode, for comparison, is a
 # plain sluice.
 
-def ws_subscription_end(port, topic, delete):
-    """Subscribes to `topic` (from earliest) over WebSocket, reads its one record, runs
-    delete() and answers the frame that ends the subscription and the seconds it took."""
+def ws_subscription_end(port, topic, delete, group=None):
+    """Subscribes to `topic` (from earliest; as a member of `group` if given) over WebSocket,
+    reads its one record, runs delete() and answers the frame that ends the subscription and
+    the seconds it took."""
     with WsClient(port, timeout=30) as c:
-        c.send({"op": "subscribe", "id": "d", "topics": [topic], "from": "earliest"})
+        sub = {"op": "subscribe", "id": "d", "topics": [topic], "from": "earliest"}
+        if group:
+            sub["group"] = group
+        c.send(sub)
         c.recv_op("subscribed")
         assert len(c.recv_op("records")[0]["records"]) == 1
         t0 = time.monotonic()
@@ -462,14 +467,21 @@ def embedded_deleted_answers():
     """What the embedded mode answers when a subscription's topic is deleted: the WebSocket
     error frame and the SSE error event's data (the same topic names as the tests below)."""
     with Sluice(rerun=False) as s:
-        for t in ("doomed-ws", "doomed-sse"):
+        for t in ("doomed-ws", "doomed-sse", "doomed-wsg"):
             create_topic(s, t, 1)
             kcat_produce(s.bootstrap, t, ["x"])
         ws, _ = ws_subscription_end(s.http_port, "doomed-ws",
                                     lambda: kafka_delete(s.bootstrap, "doomed-ws"))
         sse, _ = sse_stream_end(s.http_url, "doomed-sse",
                                 lambda: kafka_delete(s.bootstrap, "doomed-sse"))
+        wsg, _ = ws_subscription_end(s.http_port, "doomed-wsg",
+                                     lambda: kafka_delete(s.bootstrap, "doomed-wsg"),
+                                     group="doomed-readers")
     assert ws["op"] == "error", ws
+    # A group member's subscription ends as one without a group does (the group no longer
+    # hands out the topic's partitions; the member is told why instead of going silent).
+    assert wsg == {"op": "error", "id": "d", "code": 40401,
+                   "message": "Topic not found. (doomed-wsg)"}, wsg
     return ws, sse
 
 
@@ -495,6 +507,13 @@ def test_topic_deleted_under_a_subscription_ends_it_as_embedded_does(
     sse, sse_took = sse_stream_end(
         g.http_url, "doomed-sse", lambda: kafka_delete(native_upstream.bootstrap, "doomed-sse"))
     check_like_embedded(embedded_deleted_answers, ws, ws_took, sse, sse_took)
+    create_topic(native_upstream, "doomed-wsg", 1)
+    kcat_produce(native_upstream.bootstrap, "doomed-wsg", ["x"])
+    wsg, wsg_took = ws_subscription_end(
+        g.http_port, "doomed-wsg", lambda: kafka_delete(native_upstream.bootstrap, "doomed-wsg"),
+        group="doomed-readers")
+    assert wsg == {"op": "error", "id": "d", "code": 40401,
+                   "message": "Topic not found. (doomed-wsg)"}, (wsg, wsg_took)
     # The gateway still serves.
     assert Rest(g).get("/healthz").status_code == 200
 
@@ -508,4 +527,10 @@ def test_topic_deleted_on_the_mock_under_a_subscription_ends_it(mock, gateway,
     sse, sse_took = sse_stream_end(gateway.http_url, "doomed-sse",
                                    lambda: mock.delete_topic("doomed-sse"))
     check_like_embedded(embedded_deleted_answers, ws, ws_took, sse, sse_took)
+    kcat_produce(mock.bootstrap, "doomed-wsg", ["x"])
+    wsg, wsg_took = ws_subscription_end(gateway.http_port, "doomed-wsg",
+                                        lambda: mock.delete_topic("doomed-wsg"),
+                                        group="doomed-readers")
+    assert wsg == {"op": "error", "id": "d", "code": 40401,
+                   "message": "Topic not found. (doomed-wsg)"}, (wsg, wsg_took)
     assert Rest(gateway).get("/healthz").status_code == 200
