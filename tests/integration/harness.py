@@ -53,14 +53,47 @@ def upstream_rerun_mode():
     return mode
 
 
+def kernel_view(pid):
+    """What the kernel says of a process and each of its threads (state, where it waits, the
+    kernel stack where readable): gdb cannot attach to a process that is already exiting."""
+    out = []
+
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError as e:
+            return f"({e.strerror})"
+    status = read(f"/proc/{pid}/status")
+    out += [l for l in status.splitlines() if l.startswith(("State", "Threads", "SigPnd",
+                                                            "ShdPnd"))] or [status]
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError as e:
+        return "\n".join(out + [f"(no tasks: {e.strerror})"])
+    for tid in tids[:64]:
+        stat = read(f"/proc/{pid}/task/{tid}/stat")
+        state = stat.rsplit(")", 1)[-1].split()[0] if ")" in stat else stat
+        out.append(f"task {tid} {read(f'/proc/{pid}/task/{tid}/comm')} state {state} "
+                   f"wchan {read(f'/proc/{pid}/task/{tid}/wchan')}")
+        stack = read(f"/proc/{pid}/task/{tid}/stack")
+        out += ["    " + l for l in stack.splitlines()[:12]]
+    return "\n".join(out)
+
+
 def thread_stacks(pid):
-    """Every thread's stack of a process that hangs (gdb, bounded), for the failure message."""
+    """Every thread's stack of a process that hangs (gdb, bounded), for the failure message,
+    after what the kernel says of it."""
+    view = kernel_view(pid)
     try:
         r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt"],
                            capture_output=True, text=True, timeout=60)
-        return "\n".join(l for l in r.stdout.splitlines() if l.startswith(("#", "Thread")))
+        stacks = "\n".join(l for l in r.stdout.splitlines() if l.startswith(("#", "Thread")))
+        if not stacks:
+            stacks = "(gdb: " + " | ".join(r.stderr.strip().splitlines()[-3:]) + ")"
+        return view + "\n" + stacks
     except (OSError, subprocess.TimeoutExpired) as e:
-        return f"(no stacks: {e})"
+        return view + f"\n(no stacks: {e})"
 
 
 class Sluice:
