@@ -1,5 +1,8 @@
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -25,3 +28,23 @@ def sqs_broker():
         yield s
     finally:
         s.close()
+
+
+@pytest.fixture(scope="session")
+def sarama_bin():
+    """tests/integration/go/sarama_roundtrip built with Debian's sarama (GOPATH mode, no
+    download): BOOTSTRAP TOPIC VERSION COUNT produces COUNT records to partition 0 of an empty
+    TOPIC and reads them back, printing ok."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if shutil.which("go") is None or not os.path.isdir(
+            "/usr/share/gocode/src/github.com/Shopify/sarama"):
+        pytest.fail("go and golang-github-shopify-sarama-dev are needed (scripts/install-deps)")
+    out = tempfile.mkdtemp(prefix="sarama-")
+    path = os.path.join(out, "sarama_roundtrip")
+    env = dict(os.environ, GO111MODULE="off", GOPATH="/usr/share/gocode",
+               GOCACHE=os.path.join(out, "cache"), GOFLAGS="")
+    subprocess.run(["go", "build", "-o", path, "."],
+                   cwd=os.path.join(here, "go", "sarama_roundtrip"), env=env, check=True,
+                   timeout=600, capture_output=True)
+    yield path
+    shutil.rmtree(out, ignore_errors=True)

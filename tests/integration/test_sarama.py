@@ -1,26 +1,8 @@
-"""sarama 1.22 (Go, Debian package): no ApiVersions, versions fixed by Config.Version."""
-import os
-import shutil
+"""sarama 1.22 (Go, Debian package): no ApiVersions, versions fixed by Config.Version (the
+client is built once per file by conftest's sarama_bin; test_proxy runs it through the proxy)."""
 import subprocess
-import tempfile
 
 import pytest
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-@pytest.fixture(scope="module")
-def sarama_bin():
-    if shutil.which("go") is None or not os.path.isdir("/usr/share/gocode/src/github.com/Shopify/sarama"):
-        pytest.fail("go and golang-github-shopify-sarama-dev are needed (scripts/install-deps)")
-    out = tempfile.mkdtemp(prefix="sarama-")
-    path = os.path.join(out, "sarama_roundtrip")
-    env = dict(os.environ, GO111MODULE="off", GOPATH="/usr/share/gocode",
-               GOCACHE=os.path.join(out, "cache"), GOFLAGS="")
-    subprocess.run(["go", "build", "-o", path, "."], cwd=os.path.join(HERE, "go", "sarama_roundtrip"),
-                   env=env, check=True, timeout=600, capture_output=True)
-    yield path
-    shutil.rmtree(out, ignore_errors=True)
 
 
 @pytest.mark.parametrize("version", ["0.8.2.0", "0.11.0.0", "2.2.0"])
