@@ -20,6 +20,7 @@ import subprocess
 import time
 
 import pytest
+import requests
 
 import kafka_wire
 import proxy_wire as pw
@@ -69,7 +70,11 @@ class ProxySetup:
 
     def start(self):
         if self.kind == "native":
-            self.upstream = NativeUpstream(settings={"auto.create.topics.enable": "false"})
+            # KIP-848 members heartbeat every 500 ms (the node-rdkafka test's takeover).
+            self.upstream = NativeUpstream(settings={
+                "auto.create.topics.enable": "false",
+                "group.consumer.heartbeat.interval.ms": "500",
+                "group.consumer.session.timeout.ms": "10000"})
             self.upstream.start()
             from confluent_kafka.admin import AdminClient, NewTopic
             admin = AdminClient({"bootstrap.servers": self.upstream.bootstrap})
@@ -266,6 +271,31 @@ def test_sarama_round_trip_through_the_proxy(proxied, sarama_bin, version):
     assert r.stdout.strip() == "ok"
     values = kcat_read(proxied.upstream.bootstrap, topic, 50, fmt="%s\\n")
     assert values == [f"v{i}" for i in range(50)]
+
+
+def upstream_requests(setup, api):
+    metrics = requests.get(f"{setup.upstream.http_url}/metrics", timeout=10).text
+    m = re.search(r'sluice_kafka_requests_total\{api="%s"\} (\d+)' % api, metrics)
+    return int(m.group(1)) if m else 0
+
+
+def test_node_rdkafka_kip848_group_through_the_proxy(proxied):
+    """node-rdkafka on librdkafka 2.12 with group.protocol=consumer (KIP-848): two members
+    share a 6-partition topic by ConsumerGroupHeartbeat through the proxy, one leaves, the
+    other takes its partitions over; every record consumed and committed. Over the native
+    upstream (the mocks serve no ConsumerGroupHeartbeat)."""
+    if proxied.kind != "native":
+        pytest.skip("librdkafka's mock cluster has no KIP-848 group coordinator")
+    js = os.path.join(HERE, "js")
+    if not os.path.exists(os.path.join(js, "node_modules", "node-rdkafka", "build", "Release",
+                                       "node-librdkafka.node")):
+        pytest.fail("node-rdkafka is not built (scripts/install-deps)")
+    joins = upstream_requests(proxied, "JoinGroup")
+    r = subprocess.run(["node", os.path.join(js, "groups_rdkafka.js"), proxied.bootstrap,
+                        "consumer"], capture_output=True, text=True, timeout=240, cwd=js)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    assert upstream_requests(proxied, "ConsumerGroupHeartbeat") > 0
+    assert upstream_requests(proxied, "JoinGroup") == joins
 
 
 # --- raw: no upstream address in any version ----------------------------------------------------
