@@ -1,6 +1,7 @@
 """The Kafka port in upstream mode as a protocol-aware proxy (gateway/proxy): unmodified
-clients (kcat, confluent-kafka, kafka-python, kafkajs) produce and consume through a gateway
-in front of librdkafka's 3-broker mock cluster and of a native sluice; their records are read
+clients (kcat, confluent-kafka, kafka-python, kafkajs; over the native sluice also sarama at
+its 0.8.2 and 2.2 protocol versions and node-rdkafka 2.12 as KIP-848 group members) produce and
+consume through a gateway in front of librdkafka's 3-broker mock cluster and of a native sluice; their records are read
 back straight from the upstream, and no client ever learns an upstream address (the brokers
 they report are gateway addresses; raw Metadata, FindCoordinator and DescribeCluster at every
 version the gateway advertises carry only gateway host:ports). Also: an unknown API key is
