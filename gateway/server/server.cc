@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -98,6 +99,19 @@ std::string memory_allocator() {
     return fmt::format("mimalloc {}.{}.{}", v / 100, v / 10 % 10, v % 10);
 #else
     return "the C library's malloc";
+#endif
+}
+
+/// Upstream mode: librdkafka allocates and frees several small objects per consumed message
+/// (its ops and messages), and mimalloc's default 25 ms before it gives freed pages back to
+/// the system made the gateway fault them in again all the time: a 1 s delay took a third of
+/// the gateway's CPU per record off WebSocket delivery (docs/benchmarks.md, "Upstream mode").
+/// MIMALLOC_DECOMMIT_DELAY in the environment still wins. A no-op without mimalloc.
+void tune_allocator_for_upstream() {
+#ifdef SLUICE_MIMALLOC
+    if (std::getenv("MIMALLOC_DECOMMIT_DELAY") == nullptr) {
+        mi_option_set(mi_option_decommit_delay, 1000);
+    }
 #endif
 }
 
@@ -362,6 +376,9 @@ int run_server(const config& given) {
     // Upstream mode (--upstream): the HTTP fronts over a Kafka cluster, no local log.
     const upstream_settings upstream = read_upstream_settings(given);
     const config cfg = upstream.enabled() ? upstream_mode_config(given) : given;
+    if (upstream.enabled()) {
+        tune_allocator_for_upstream();
+    }
     if (upstream.enabled() && !given.kafka.empty() && cfg.kafka.empty()) {
         log.info("upstream mode: the Kafka listener is off unless given explicitly (--kafka "
                  "serves the Kafka proxy)");
