@@ -42,6 +42,7 @@
 #include "gateway/proxy/client_login.h"
 #include "gateway/proxy/request_acls.h"
 #include "gateway/proxy/response_rewrite.h"
+#include "gateway/proxy/upstream_stream.h"
 #include "gateway/proxy/upstream_topology.h"
 #include "protocol/core/bytes.h"
 
@@ -142,7 +143,7 @@ private:
     void wake(boost::asio::steady_timer& t) { t.cancel(); }
 
     boost::asio::ip::tcp::socket client_;
-    boost::asio::ip::tcp::socket upstream_;
+    upstream_stream upstream_;  // TCP, or TLS over it (upstream.security.protocol)
     proxy_services& svc_;
     std::uint64_t id_;
     std::optional<std::int32_t> node_;

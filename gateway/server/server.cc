@@ -665,14 +665,16 @@ int run_server(const config& given) {
             throw config_error(e.what());
         }
         proxy::upstream_login login;
+        std::shared_ptr<auth::tls_client_context> upstream_tls;
         try {
             login = proxy::read_upstream_login(upstream.properties);
+            upstream_tls = proxy::read_upstream_tls(upstream.properties);
         } catch (const std::invalid_argument& e) {
             throw config_error(std::string(e.what()) + " (the Kafka listener serves the proxy)");
         }
         topology = std::make_unique<proxy::upstream_topology>(
             std::move(servers), proxy_cfg.metadata_refresh, upstream.request_timeout,
-            std::move(login));
+            std::move(login), std::move(upstream_tls));
         proxy_svc.emplace(proxy::proxy_services{*topology, kafka_budget});
         proxy_svc->max_request_bytes = kafka_cfg.max_request_bytes;
         proxy_svc->max_in_flight = kafka_cfg.max_in_flight;
