@@ -316,6 +316,23 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
         at = svc_.topology.pick();
     }
     upstream_name_ = at->host + ":" + std::to_string(at->port);
+    // proxy.principal.map: this client's principal (its login is done: nothing is forwarded
+    // before it, and a re-authentication cannot change it) picks the upstream credentials.
+    const upstream_login* login = &svc_.topology.login();
+    if (svc_.principals != nullptr) {
+        const requester who = requester_of({});
+        if (const upstream_login* mapped = svc_.principals->find(who.principal)) {
+            login = mapped;
+            proxy_log().debug("conn {}: {} logs in upstream as {} (proxy.principal.map)", id_,
+                              who.principal, mapped->username);
+        } else if (svc_.principals->deny_unmapped()) {
+            proxy_log().warn("conn {} from {}: {} has no entry in proxy.principal.map "
+                             "(proxy.principal.map.unmapped=deny); closing",
+                             id_, peer_, who.principal);
+            close();
+            co_return false;
+        }
+    }
     auto ex = co_await asio::this_coro::executor;
     auto deadline = std::make_shared<asio::steady_timer>(ex, svc_.topology.request_timeout());
     asio::co_spawn(ex, conn_connect_deadline(deadline, &upstream_.socket(), shared_from_this()),
@@ -332,10 +349,10 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
         }
         co_return false;
     }
-    // The gateway's own login (upstream.sasl.*) before the first forwarded request, within
-    // the same deadline.
-    if (!closed_ && svc_.topology.login().enabled()) {
-        if (!co_await log_in_upstream(upstream_, svc_.topology.login(), why)) {
+    // The login (the client principal's mapped credentials, else the gateway's own
+    // upstream.sasl.*) before the first forwarded request, within the same deadline.
+    if (!closed_ && login->enabled()) {
+        if (!co_await log_in_upstream(upstream_, *login, why)) {
             deadline->cancel();
             if (!closed_) {
                 proxy_log().warn("conn {}: login to upstream {} failed: {}; closing", id_,
