@@ -9,10 +9,12 @@ consumer groups). Through a gateway
 mapping alice to app-alice and bob to app-bob (carol unmapped): alice produces and consumes;
 bob gets TOPIC_AUTHORIZATION_FAILED from the upstream on both; carol, on the gateway's own
 credentials, reads alice's records but may not write. With proxy.principal.map.unmapped=deny
-carol's login is refused at the gateway. No password of the map reaches a log.
+carol's login is refused at the gateway, and a plaintext client's (User:ANONYMOUS) connection
+closes at its first request. No password of the map reaches a log.
 """
 import os
 import re
+import struct
 import subprocess
 import time
 import uuid
@@ -20,7 +22,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
-from harness import connect, sluice_binary
+from harness import connect, kafka_request, sluice_binary
 from sasl_support import (PASSWORDS, closed_by_peer, produce, sasl_authenticate, sasl_handshake,
                           set_user)
 from upstream_support import Gateway, NativeUpstream
@@ -79,8 +81,11 @@ class Mapped:
         os.chmod(self.map_file, 0o600)
         self.gateways = []
 
-    def gateway(self, unmapped):
-        g = Gateway(self.upstream_sasl, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"],
+    def gateway(self, unmapped, plaintext=False):
+        listeners = ["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"]
+        if plaintext:
+            listeners += ["--kafka", "127.0.0.1:0"]  # User:ANONYMOUS, never mapped here
+        g = Gateway(self.upstream_sasl, args=listeners,
                     settings={"proxy.metadata.refresh.ms": 1000,
                               "upstream.security.protocol": "SASL_PLAINTEXT",
                               "upstream.sasl.mechanism": "SCRAM-SHA-512",
@@ -187,7 +192,7 @@ def test_each_client_acts_as_its_upstream_user(mapped, gateway):
 
 
 def test_unmapped_principals_are_refused_with_deny(mapped):
-    g = mapped.gateway("deny")
+    g = mapped.gateway("deny", plaintext=True)
     with connect(g.sasl_port) as s:
         error, _ = sasl_handshake(s, "PLAIN")
         assert error == 0
@@ -197,6 +202,12 @@ def test_unmapped_principals_are_refused_with_deny(mapped):
         assert "may not use the proxy" in message
         assert closed_by_peer(s)
     g.wait_log("User:carol has no entry in proxy.principal.map")
+    # Without SASL (User:ANONYMOUS, unmapped): the connection closes at its first request.
+    port = int(re.search(r" kafka=[^ ]*:(\d+)", g.wait_log("listening:")).group(1))
+    with connect(port) as s:
+        s.sendall(kafka_request(3, 1, 9, struct.pack(">i", -1)))  # Metadata v1, all topics
+        assert closed_by_peer(s)
+    g.wait_log("User:ANONYMOUS has no entry in proxy.principal.map")
     # alice is mapped: served as before.
     tag = uuid.uuid4().hex[:8]
     produce(client(g, "alice"), TOPIC, [f"deny-gw-{tag}"])
