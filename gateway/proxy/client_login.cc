@@ -11,6 +11,7 @@
 #include "auth/credential_store.h"
 #include "gateway/core/logger.h"
 #include "gateway/policy/auth_settings.h"
+#include "gateway/proxy/principal_map.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/messages/sasl_authenticate.h"
 #include "protocol/kafka/messages/sasl_handshake.h"
@@ -180,6 +181,18 @@ asio::awaitable<auth::sasl_step> client_login::step(std::string token) {
                 result.client_error =
                     "Authentication failed: re-authentication may not change the principal";
                 result.reason = "re-authentication as another principal (was " + principal_ + ")";
+                fail();
+                break;
+            }
+            if (svc_.principals != nullptr && !svc_.principals->admits(principal)) {
+                // No upstream credentials for it and proxy.principal.map.unmapped=deny: the
+                // login fails here rather than every request later.
+                result.what = auth::sasl_step::outcome::failure;
+                result.client_error =
+                    "Authentication failed: this principal may not use the proxy";
+                result.reason = principal +
+                                " has no entry in proxy.principal.map "
+                                "(proxy.principal.map.unmapped=deny)";
                 fail();
                 break;
             }

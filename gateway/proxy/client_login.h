@@ -39,6 +39,8 @@ class jwt_verifier;
 
 namespace sluice::gateway::proxy {
 
+class principal_map;
+
 /// What SASL termination needs, shared by every connection (run_server owns each of them).
 struct client_login_services {
     const auth::credential_store* users = nullptr;
@@ -52,6 +54,8 @@ struct client_login_services {
     /// connections.max.reauth.ms (KIP-368): a session's longest life, 0 for none; a token's
     /// expiry ends it sooner.
     std::int64_t max_reauth_ms = 0;
+    /// proxy.principal.map with unmapped=deny: a principal it does not admit fails its login.
+    const principal_map* principals = nullptr;
 };
 
 /// One answer of the login: the response frame (size prefix included) and whether the

@@ -21,6 +21,7 @@
 #include "gateway/policy/tls_handshake.h"
 #include "gateway/proxy/logger.h"
 #include "gateway/proxy/upstream_login.h"
+#include "gateway/proxy/upstream_stream.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 #include "protocol/kafka/messages/produce.h"
@@ -138,8 +139,7 @@ void proxy_connection::close() {
     boost::system::error_code ec;
     client_.shutdown(tcp::socket::shutdown_both, ec);
     client_.close(ec);
-    upstream_.shutdown(tcp::socket::shutdown_both, ec);
-    upstream_.close(ec);
+    upstream_.close();
     pending_.clear();
     awaiting_.clear();
     svc_.budget.cancel(this);
@@ -284,8 +284,7 @@ asio::awaitable<void> proxy_connection::read_loop() {
                     unanswered_.pop_front();
                 }
             }
-            co_await asio::async_write(upstream_, asio::buffer(frame->data(), frame->size()),
-                                       asio::redirect_error(asio::use_awaitable, ec));
+            co_await upstream_.write(asio::buffer(frame->data(), frame->size()), ec);
             if (ec) {
                 if (!closed_) {
                     proxy_log().info("conn {}: upstream {} failed: {}; closing", id_,
@@ -317,26 +316,43 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
         at = svc_.topology.pick();
     }
     upstream_name_ = at->host + ":" + std::to_string(at->port);
+    // proxy.principal.map: this client's principal (its login is done: nothing is forwarded
+    // before it, and a re-authentication cannot change it) picks the upstream credentials.
+    const upstream_login* login = &svc_.topology.login();
+    if (svc_.principals != nullptr) {
+        const requester who = requester_of({});
+        if (const upstream_login* mapped = svc_.principals->find(who.principal)) {
+            login = mapped;
+            proxy_log().debug("conn {}: {} logs in upstream as {} (proxy.principal.map)", id_,
+                              who.principal, mapped->username);
+        } else if (svc_.principals->deny_unmapped()) {
+            proxy_log().warn("conn {} from {}: {} has no entry in proxy.principal.map "
+                             "(proxy.principal.map.unmapped=deny); closing",
+                             id_, peer_, who.principal);
+            close();
+            co_return false;
+        }
+    }
     auto ex = co_await asio::this_coro::executor;
     auto deadline = std::make_shared<asio::steady_timer>(ex, svc_.topology.request_timeout());
-    asio::co_spawn(ex, conn_connect_deadline(deadline, &upstream_, shared_from_this()),
+    asio::co_spawn(ex, conn_connect_deadline(deadline, &upstream_.socket(), shared_from_this()),
                    asio::detached);
-    boost::system::error_code ec;
-    tcp::resolver resolver(ex);
-    // g++ 12: no temporary with a destructor inside a co_await expression (it may be
-    // destroyed twice); the service name is a named local.
-    const std::string service = std::to_string(at->port);
-    const auto found = co_await resolver.async_resolve(
-        at->host, service, asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec && !closed_) {
-        co_await asio::async_connect(upstream_, found,
-                                     asio::redirect_error(asio::use_awaitable, ec));
+    // TCP, then TLS with upstream.security.protocol SSL / SASL_SSL (a failed certificate
+    // check is one line here, and the client sees its connection close as a dead broker's).
+    std::string why;
+    const bool opened = co_await upstream_.open(at->host, at->port, svc_.topology.tls(), why);
+    if (!opened) {
+        deadline->cancel();
+        if (!closed_) {
+            proxy_log().info("conn {}: upstream {}; closing the client", id_, why);
+            close();
+        }
+        co_return false;
     }
-    // The gateway's own login (upstream.sasl.*) before the first forwarded request, within
-    // the same deadline.
-    if (!ec && !closed_ && upstream_.is_open() && svc_.topology.login().enabled()) {
-        std::string why;
-        if (!co_await log_in_upstream(upstream_, svc_.topology.login(), why)) {
+    // The login (the client principal's mapped credentials, else the gateway's own
+    // upstream.sasl.*) before the first forwarded request, within the same deadline.
+    if (!closed_ && login->enabled()) {
+        if (!co_await log_in_upstream(upstream_, *login, why)) {
             deadline->cancel();
             if (!closed_) {
                 proxy_log().warn("conn {}: login to upstream {} failed: {}; closing", id_,
@@ -350,13 +366,12 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     if (closed_) {
         co_return false;
     }
-    if (ec || !upstream_.is_open()) {
-        proxy_log().info("conn {}: upstream {} unreachable: {}; closing", id_, upstream_name_,
-                         ec ? ec.message() : std::string("timed out"));
+    if (!upstream_.is_open()) {
+        proxy_log().info("conn {}: upstream {} unreachable: timed out; closing", id_,
+                         upstream_name_);
         close();
         co_return false;
     }
-    upstream_.set_option(tcp::no_delay(true), ec);
     upstream_open_ = true;
     asio::co_spawn(ex, upstream_loop(), asio::detached);
     co_return true;
@@ -367,8 +382,7 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
     std::byte prefix[4];
     while (!closed_) {
         boost::system::error_code ec;
-        co_await asio::async_read(upstream_, asio::buffer(prefix, 4),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_await upstream_.read(asio::buffer(prefix, 4), ec);
         if (ec) {
             if (!closed_) {
                 // compat: an upstream broker that went away looks to the client like a broker
@@ -390,8 +404,7 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
         auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size) + 4);
         frame->resize(static_cast<std::size_t>(size) + 4);
         std::memcpy(frame->data(), prefix, 4);
-        co_await asio::async_read(upstream_, asio::buffer(frame->data() + 4, frame->size() - 4),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_await upstream_.read(asio::buffer(frame->data() + 4, frame->size() - 4), ec);
         if (ec || closed_) {
             if (!closed_) {
                 proxy_log().info("conn {}: upstream {} closed inside a response: {}; closing",

@@ -40,8 +40,10 @@
 #include "auth/tls/tls_context.h"
 #include "gateway/core/request_budget.h"
 #include "gateway/proxy/client_login.h"
+#include "gateway/proxy/principal_map.h"
 #include "gateway/proxy/request_acls.h"
 #include "gateway/proxy/response_rewrite.h"
+#include "gateway/proxy/upstream_stream.h"
 #include "gateway/proxy/upstream_topology.h"
 #include "protocol/core/bytes.h"
 
@@ -60,6 +62,9 @@ struct proxy_services {
     client_login_services login{};
     /// ACLs on forwarded requests (request_acls.h) when its authorizer is on.
     policy_chain chain{};
+    /// proxy.principal.map: per client principal, the upstream login of its upstream
+    /// connection instead of the topology's (the gateway's own); null for none.
+    const principal_map* principals = nullptr;
 };
 
 class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
@@ -142,7 +147,7 @@ private:
     void wake(boost::asio::steady_timer& t) { t.cancel(); }
 
     boost::asio::ip::tcp::socket client_;
-    boost::asio::ip::tcp::socket upstream_;
+    upstream_stream upstream_;  // TCP, or TLS over it (upstream.security.protocol)
     proxy_services& svc_;
     std::uint64_t id_;
     std::optional<std::int32_t> node_;

@@ -16,6 +16,19 @@ constexpr setting proxy_settings_table[] = {
      .doc = "upstream mode: how often the Kafka proxy asks the upstream for its broker list "
             "(it also learns it from every Metadata response that passes through)",
      .unit = setting_unit::milliseconds, .min = 100, .max = 3600000},
+    {.name = "proxy.principal.map", .type = setting_type::string,
+     .doc = "upstream mode: a file mapping client principals to the upstream credentials the "
+            "Kafka proxy logs in with on their behalf instead of `upstream.sasl.*`, one "
+            "`User:NAME -> MECHANISM USER PASSWORD` a line (docs/security.md, \"Per-principal "
+            "upstream credentials\"); needs `upstream.security.protocol` SASL_PLAINTEXT or "
+            "SASL_SSL",
+     .shown_default = "none: every client with the gateway's credentials"},
+    {.name = "proxy.principal.map.unmapped", .type = setting_type::string,
+     .default_value = "default",
+     .doc = "upstream mode: a principal without an entry in `proxy.principal.map` uses the "
+            "gateway's own credentials (default) or is refused (deny: its SASL login fails; "
+            "without SASL its connection closes at its first request)",
+     .range = "default or deny"},
 };
 
 }  // namespace
@@ -35,6 +48,12 @@ proxy_settings read_proxy_settings(const config& cfg) {
         out.node_port_base = static_cast<std::int32_t>(v.get_int(t[0]));
     }
     out.metadata_refresh = v.get_ms(t[1]);
+    out.principal_map_file = v.get_string(t[2]);
+    const std::string unmapped = v.get_string(t[3]);
+    if (unmapped != "default" && unmapped != "deny") {
+        v.fail(t[3], "expected default or deny, got '" + unmapped + "'");
+    }
+    out.deny_unmapped = unmapped == "deny";
     return out;
 }
 

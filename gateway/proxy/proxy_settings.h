@@ -1,10 +1,12 @@
-// The Kafka proxy's settings (owned by gateway/proxy): where the node ports start and how often
-// the upstream's broker list is asked. Their table is docs/configuration.md's "proxy" section;
-// read once at start-up by run_server in upstream mode.
+// The Kafka proxy's settings (owned by gateway/proxy): where the node ports start, how often
+// the upstream's broker list is asked, and the per-principal upstream credentials. Their table
+// is docs/configuration.md's "proxy" section; read once at start-up by run_server in upstream
+// mode.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "gateway/core/settings.h"
 #include "gateway/core/config.h"
@@ -17,6 +19,10 @@ struct proxy_settings {
     /// proxy.metadata.refresh.ms: how often the broker list is asked (it is also learnt from
     /// every Metadata response that passes through).
     std::chrono::milliseconds metadata_refresh{30000};
+    /// proxy.principal.map: the file of per-principal upstream credentials; empty for none.
+    std::string principal_map_file;
+    /// proxy.principal.map.unmapped=deny: a principal without an entry is refused.
+    bool deny_unmapped = false;
 };
 
 const setting_table& proxy_setting_table();

@@ -10,13 +10,10 @@
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
+#include <boost/asio/buffer.hpp>
 
 #include "gateway/proxy/response_rewrite.h"
+#include "gateway/proxy/upstream_stream.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 
@@ -46,18 +43,17 @@ inline protocol::writer upstream_request(const Request& req, std::int16_t versio
 /// Sends `req` and decodes its response as `Response` at `version`; nullopt with `why` set
 /// when the exchange or the decoding fails.
 template <typename Response, typename Request>
-boost::asio::awaitable<std::optional<Response>> upstream_exchange(boost::asio::ip::tcp::socket& s, const Request& req,
-                                                           std::int16_t version,
-                                                           std::int32_t correlation_id,
-                                                           std::string& why) {
+boost::asio::awaitable<std::optional<Response>> upstream_exchange(upstream_stream& s,
+                                                                  const Request& req,
+                                                                  std::int16_t version,
+                                                                  std::int32_t correlation_id,
+                                                                  std::string& why) {
     const protocol::writer w = upstream_request(req, version, correlation_id);
     boost::system::error_code ec;
-    co_await boost::asio::async_write(s, boost::asio::buffer(w.buffer().data(), w.buffer().size()),
-                               boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    co_await s.write(boost::asio::buffer(w.buffer().data(), w.buffer().size()), ec);
     std::byte prefix[4];
     if (!ec) {
-        co_await boost::asio::async_read(s, boost::asio::buffer(prefix, 4),
-                                  boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+        co_await s.read(boost::asio::buffer(prefix, 4), ec);
     }
     if (ec) {
         why = ec.message();
@@ -70,8 +66,7 @@ boost::asio::awaitable<std::optional<Response>> upstream_exchange(boost::asio::i
     }
     auto frame = std::make_shared<protocol::byte_buffer>(static_cast<std::size_t>(size));
     frame->resize(static_cast<std::size_t>(size));
-    co_await boost::asio::async_read(s, boost::asio::buffer(frame->data(), frame->size()),
-                              boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    co_await s.read(boost::asio::buffer(frame->data(), frame->size()), ec);
     if (ec) {
         why = ec.message();
         co_return std::nullopt;

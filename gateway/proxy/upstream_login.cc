@@ -5,6 +5,7 @@
 
 #include "auth/sasl/sasl_client.h"
 #include "gateway/proxy/upstream_exchange.h"
+#include "gateway/proxy/upstream_stream.h"
 #include "protocol/kafka/messages/sasl_authenticate.h"
 #include "protocol/kafka/messages/sasl_handshake.h"
 
@@ -29,13 +30,12 @@ std::string login_property(const std::map<std::string, std::string>& p, const st
 upstream_login read_upstream_login(const std::map<std::string, std::string>& properties) {
     const std::string protocol = login_upper(login_property(properties, "security.protocol"));
     upstream_login out;
-    if (protocol.empty() || protocol == "PLAINTEXT") {
+    if (protocol.empty() || protocol == "PLAINTEXT" || protocol == "SSL") {
         return out;
     }
-    if (protocol != "SASL_PLAINTEXT") {
+    if (protocol != "SASL_PLAINTEXT" && protocol != "SASL_SSL") {
         throw std::invalid_argument("upstream.security.protocol=" + protocol +
-                                    ": the Kafka proxy reaches the upstream over PLAINTEXT or "
-                                    "SASL_PLAINTEXT only yet");
+                                    ": expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL");
     }
     out.mechanism = login_upper(login_property(properties, "sasl.mechanism"));
     if (out.mechanism.empty()) {
@@ -51,13 +51,75 @@ upstream_login read_upstream_login(const std::map<std::string, std::string>& pro
     out.password = login_property(properties, "sasl.password");
     if (out.username.empty()) {
         throw std::invalid_argument("upstream.sasl.username: needed with "
-                                    "upstream.security.protocol=SASL_PLAINTEXT");
+                                    "upstream.security.protocol=" + protocol);
     }
     return out;
 }
 
-boost::asio::awaitable<bool> log_in_upstream(boost::asio::ip::tcp::socket& s,
-                                             const upstream_login& login, std::string& why) {
+std::shared_ptr<auth::tls_client_context> read_upstream_tls(
+    const std::map<std::string, std::string>& properties) {
+    const std::string protocol = login_upper(login_property(properties, "security.protocol"));
+    if (protocol != "SSL" && protocol != "SASL_SSL") {
+        return nullptr;
+    }
+    auth::tls_client_settings s;
+    // librdkafka's names; a property the proxy cannot honour stops the start rather than
+    // being ignored on the proxy's connections while librdkafka's honour it.
+    for (const auto& [key, value] : properties) {
+        if (key == "ssl.ca.location") {
+            s.ca = value;
+        } else if (key == "ssl.ca.pem") {
+            s.ca_pem = value;
+        } else if (key == "ssl.certificate.location") {
+            s.certificate = value;
+        } else if (key == "ssl.certificate.pem") {
+            s.certificate_pem = value;
+        } else if (key == "ssl.key.location") {
+            s.key = value;
+        } else if (key == "ssl.key.pem") {
+            s.key_pem = value;
+        } else if (key == "ssl.key.password") {
+            s.key_password = value;
+        } else if (key == "ssl.cipher.suites") {
+            s.cipher_suites = value;
+        } else if (key == "ssl.curves.list") {
+            s.curves = value;
+        } else if (key == "ssl.sigalgs.list") {
+            s.sigalgs = value;
+        } else if (key == "ssl.endpoint.identification.algorithm") {
+            const std::string v = login_upper(value);
+            if (v != "HTTPS" && v != "NONE") {
+                throw std::invalid_argument("upstream.ssl.endpoint.identification.algorithm=" +
+                                            value + ": expected https or none");
+            }
+            s.verify_host = v == "HTTPS";
+        } else if (key == "enable.ssl.certificate.verification") {
+            const std::string v = login_upper(value);
+            if (v != "TRUE" && v != "FALSE") {
+                throw std::invalid_argument("upstream.enable.ssl.certificate.verification=" +
+                                            value + ": expected true or false");
+            }
+            s.verify_certificate = v == "TRUE";
+        } else if (key.starts_with("ssl.") || key.starts_with("ssl_")) {
+            throw std::invalid_argument(
+                "upstream." + key +
+                ": not honoured by the Kafka proxy's upstream connections (they take "
+                "ssl.ca.location/.pem, ssl.certificate.location/.pem, ssl.key.location/.pem, "
+                "ssl.key.password, ssl.cipher.suites, ssl.curves.list, ssl.sigalgs.list, "
+                "ssl.endpoint.identification.algorithm)");
+        }
+    }
+    try {
+        return auth::build_client_context(s);
+    } catch (const auth::tls_error& e) {
+        const std::string what = e.what();
+        throw std::invalid_argument(what.starts_with("ssl.") ? "upstream." + what
+                                                             : "upstream TLS: " + what);
+    }
+}
+
+boost::asio::awaitable<bool> log_in_upstream(upstream_stream& s, const upstream_login& login,
+                                             std::string& why) {
     auto client = auth::make_sasl_client(login.mechanism, login.username, login.password);
     if (!client) {
         why = "SASL mechanism " + login.mechanism + " not spoken";

@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -17,6 +16,7 @@
 #include "gateway/proxy/logger.h"
 #include "gateway/proxy/upstream_exchange.h"
 #include "gateway/proxy/upstream_login.h"
+#include "gateway/proxy/upstream_stream.h"
 #include "protocol/kafka/api_table.h"
 #include "protocol/kafka/header.h"
 #include "protocol/kafka/messages/api_versions.h"
@@ -34,11 +34,11 @@ constexpr auto topology_first_retry = std::chrono::milliseconds(250);
 
 /// Closes `s` when `t` fires (the deadline of one exchange); cancelling `t` disarms it.
 asio::awaitable<void> topology_deadline(std::shared_ptr<asio::steady_timer> t,
-                                        std::shared_ptr<tcp::socket> s) {
+                                        std::shared_ptr<upstream_stream> s) {
     boost::system::error_code ec;
     co_await t->async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (!ec) {
-        s->close(ec);
+        s->close();
     }
 }
 
@@ -84,11 +84,13 @@ std::vector<upstream_address> parse_bootstrap_servers(const std::string& servers
 upstream_topology::upstream_topology(std::vector<upstream_address> bootstrap,
                                      std::chrono::milliseconds refresh,
                                      std::chrono::milliseconds request_timeout,
-                                     upstream_login login)
+                                     upstream_login login,
+                                     std::shared_ptr<auth::tls_client_context> tls)
     : bootstrap_(std::move(bootstrap)),
       refresh_(refresh),
       request_timeout_(request_timeout),
-      login_(std::move(login)) {}
+      login_(std::move(login)),
+      tls_(std::move(tls)) {}
 
 std::vector<std::pair<std::int16_t, version_range>> upstream_topology::upstream_versions() const {
     std::lock_guard lock(mu_);
@@ -213,7 +215,7 @@ asio::awaitable<void> upstream_topology::refresh_loop() {
 asio::awaitable<std::optional<std::vector<upstream_broker>>> upstream_topology::ask(
     upstream_address at, std::string& why) {
     auto ex = co_await asio::this_coro::executor;
-    auto socket = std::make_shared<tcp::socket>(ex);
+    auto socket = std::make_shared<upstream_stream>(ex);
     auto deadline = std::make_shared<asio::steady_timer>(ex, request_timeout_);
     asio::co_spawn(ex, topology_deadline(deadline, socket), asio::detached);
     struct disarm {
@@ -221,27 +223,19 @@ asio::awaitable<std::optional<std::vector<upstream_broker>>> upstream_topology::
         ~disarm() { t->cancel(); }
     } disarm_deadline{deadline};
 
-    boost::system::error_code ec;
-    tcp::resolver resolver(ex);
-    // g++ 12: no temporary with a destructor inside a co_await expression (it may be
-    // destroyed twice); the service name and the requests are named locals.
-    const std::string service = std::to_string(at.port);
-    const auto found = co_await resolver.async_resolve(
-        at.host, service, asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec) {
-        co_await asio::async_connect(*socket, found,
-                                     asio::redirect_error(asio::use_awaitable, ec));
-    }
-    if (ec || !socket->is_open()) {
-        why = at.host + ":" + std::to_string(at.port) + ": " +
-              (ec ? ec.message() : std::string("timed out"));
+    // TCP, and TLS with upstream.security.protocol SSL / SASL_SSL.
+    if (!co_await socket->open(at.host, at.port, tls_, why)) {
         co_return std::nullopt;
     }
+    // g++ 12: no temporary with a destructor inside a co_await expression (it may be
+    // destroyed twice); the requests are named locals.
     // ApiVersions v0 first: every broker answers it, and it says which Metadata to send.
     const kafka::api_versions_request versions_req;
     const auto versions = co_await upstream_exchange<kafka::api_versions_response>(
         *socket, versions_req, 0, 1, why);
     if (!versions) {
+        // (With TLS 1.3 a broker refusing the gateway's certificate says so here.)
+        why = at.host + ":" + std::to_string(at.port) + ": ApiVersions: " + why;
         co_return std::nullopt;
     }
     std::int16_t metadata_version = -1;
@@ -277,8 +271,7 @@ asio::awaitable<std::optional<std::vector<upstream_broker>>> upstream_topology::
     for (const auto& b : md->brokers) {
         out.push_back({b.node_id.value, b.host, b.port, b.rack});
     }
-    boost::system::error_code ignored;
-    socket->close(ignored);
+    socket->close();
     co_return out;
 }
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -51,9 +52,12 @@ public:
     using subscriber = std::function<void(const std::map<std::int32_t, upstream_broker>&)>;
 
     /// `login`: the gateway's credentials for the upstream (upstream.sasl.*), used on the
-    /// refresh connections and by every proxy connection (login()).
+    /// refresh connections and by every proxy connection (login()). `tls`: the client TLS
+    /// context of every upstream connection (upstream.security.protocol SSL / SASL_SSL), null
+    /// for plaintext.
     upstream_topology(std::vector<upstream_address> bootstrap, std::chrono::milliseconds refresh,
-                      std::chrono::milliseconds request_timeout, upstream_login login = {});
+                      std::chrono::milliseconds request_timeout, upstream_login login = {},
+                      std::shared_ptr<auth::tls_client_context> tls = nullptr);
     upstream_topology(const upstream_topology&) = delete;
     upstream_topology& operator=(const upstream_topology&) = delete;
 
@@ -72,6 +76,7 @@ public:
     std::map<std::int32_t, upstream_broker> brokers() const;
     std::chrono::milliseconds request_timeout() const { return request_timeout_; }
     const upstream_login& login() const { return login_; }
+    const std::shared_ptr<auth::tls_client_context>& tls() const { return tls_; }
     /// The API versions the upstream offered at the last refresh (empty before the first):
     /// what a SASL listener answers ApiVersions with before the client's login.
     std::vector<std::pair<std::int16_t, version_range>> upstream_versions() const;
@@ -87,6 +92,7 @@ private:
     const std::chrono::milliseconds refresh_;
     const std::chrono::milliseconds request_timeout_;
     const upstream_login login_;
+    const std::shared_ptr<auth::tls_client_context> tls_;
     std::vector<subscriber> subscribers_;
     mutable std::mutex mu_;
     std::map<std::int32_t, upstream_broker> brokers_;  // guarded by mu_

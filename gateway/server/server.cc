@@ -76,6 +76,7 @@
 #include "gateway/core/tls_settings.h"
 #include "gateway/sqs/sqs_server.h"
 #include "gateway/sqs/sqs_settings.h"
+#include "gateway/proxy/principal_map.h"
 #include "gateway/proxy/proxy_listener.h"
 #include "gateway/proxy/proxy_settings.h"
 #include "gateway/proxy/upstream_login.h"
@@ -669,6 +670,7 @@ int run_server(const config& given) {
     std::vector<std::unique_ptr<kafka_listener>> kafka;
     // Upstream mode: the Kafka listeners serve the Kafka proxy over the upstream's brokers.
     std::unique_ptr<proxy::upstream_topology> topology;
+    proxy::principal_map principals;  // proxy.principal.map
     std::optional<proxy::proxy_services> proxy_svc;
     std::vector<std::unique_ptr<proxy::proxy_listener>> proxies;
     std::unique_ptr<http_server> http;
@@ -682,14 +684,40 @@ int run_server(const config& given) {
             throw config_error(e.what());
         }
         proxy::upstream_login login;
+        std::shared_ptr<auth::tls_client_context> upstream_tls;
         try {
             login = proxy::read_upstream_login(upstream.properties);
+            upstream_tls = proxy::read_upstream_tls(upstream.properties);
         } catch (const std::invalid_argument& e) {
             throw config_error(std::string(e.what()) + " (the Kafka listener serves the proxy)");
         }
+        if (!proxy_cfg.principal_map_file.empty()) {
+            if (!login.enabled()) {
+                throw config_error("proxy.principal.map: the upstream logins it maps to need "
+                                   "upstream.security.protocol SASL_PLAINTEXT or SASL_SSL");
+            }
+            try {
+                principals = proxy::principal_map::load(proxy_cfg.principal_map_file,
+                                                        proxy_cfg.deny_unmapped);
+            } catch (const std::invalid_argument& e) {
+                throw config_error(e.what());
+            }
+            struct stat map_stat {};
+            if (::stat(proxy_cfg.principal_map_file.c_str(), &map_stat) == 0 &&
+                (map_stat.st_mode & 0077) != 0) {
+                server_log().warn("proxy.principal.map {} can be read by other users (mode "
+                                  "{:04o}): it holds upstream passwords",
+                                  proxy_cfg.principal_map_file, map_stat.st_mode & 07777);
+            }
+            server_log().info("Kafka proxy: {} client principals with upstream credentials of "
+                              "their own ({}); the others {}",
+                              principals.size(), proxy_cfg.principal_map_file,
+                              proxy_cfg.deny_unmapped ? "are refused"
+                                                      : "use upstream.sasl.username");
+        }
         topology = std::make_unique<proxy::upstream_topology>(
             std::move(servers), proxy_cfg.metadata_refresh, upstream.request_timeout,
-            std::move(login));
+            std::move(login), std::move(upstream_tls));
         proxy_svc.emplace(proxy::proxy_services{*topology, kafka_budget});
         proxy_svc->max_request_bytes = kafka_cfg.max_request_bytes;
         proxy_svc->max_in_flight = kafka_cfg.max_in_flight;
@@ -698,6 +726,12 @@ int run_server(const config& given) {
         proxy_svc->login = proxy::client_login_services{&users, tokens.get(), &auth_failures,
                                                         &metrics, kafka_cfg.sasl_mechanisms,
                                                         chain, kafka_cfg.max_reauth_ms};
+        if (!proxy_cfg.principal_map_file.empty()) {
+            proxy_svc->principals = &principals;
+            if (proxy_cfg.deny_unmapped) {
+                proxy_svc->login.principals = &principals;
+            }
+        }
         // ACLs on forwarded requests (gateway/proxy/request_acls.h).
         proxy_svc->chain = chain;
     }

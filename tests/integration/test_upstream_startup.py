@@ -99,15 +99,25 @@ def test_kafka_proxy_with_the_authorizer_on_starts():
         assert "kafka=" in g.wait_log("listening:")
 
 
-def test_an_upstream_protocol_the_proxy_does_not_speak_stops_the_start():
-    # The proxy's own upstream connections speak PLAINTEXT and SASL_PLAINTEXT only so far.
+def test_an_upstream_setting_the_proxy_cannot_honour_stops_the_start(tmp_path):
+    # librdkafka takes a PKCS#12 keystore; the proxy's own upstream connections do not, and
+    # say so rather than connect without the client certificate.
+    for args in (["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                  "/CN=gateway", "-keyout", "gw.key", "-out", "gw.pem"],
+                 ["pkcs12", "-export", "-in", "gw.pem", "-inkey", "gw.key", "-passout",
+                  "pass:store-Pass-1", "-out", "gw.p12"]):
+        r = subprocess.run(["openssl"] + args, cwd=tmp_path, capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr
     g = Gateway(unreachable_bootstrap(), args=["--kafka", "127.0.0.1:0"],
-                settings={"upstream.security.protocol": "SSL"})
+                settings={"upstream.security.protocol": "SSL",
+                          "upstream.ssl.keystore.location": str(tmp_path / "gw.p12"),
+                          "upstream.ssl.keystore.password": "store-Pass-1"})
     try:
         code, err = g.run_to_exit()
     finally:
         g.close()
-    assert code == 2 and "upstream.security.protocol=SSL" in err, err
+    assert code == 2 and "upstream.ssl.keystore.location: not honoured by the Kafka proxy" in err, \
+        err
 
 
 def test_listeners_from_the_environment_are_defaults_turned_off():

@@ -1,0 +1,104 @@
+#include "gateway/proxy/principal_map.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+namespace sluice::gateway::proxy {
+namespace {
+
+constexpr std::string_view map_blanks = " \t\r";
+
+std::string_view map_trim(std::string_view s) {
+    const auto from = s.find_first_not_of(map_blanks);
+    if (from == std::string_view::npos) {
+        return {};
+    }
+    return s.substr(from, s.find_last_not_of(map_blanks) - from + 1);
+}
+
+/// The next blank-separated word of `s`, removed from it.
+std::string_view map_word(std::string_view& s) {
+    s = map_trim(s);
+    const auto end = std::min(s.find_first_of(map_blanks), s.size());
+    const std::string_view w = s.substr(0, end);
+    s = s.substr(end);
+    return w;
+}
+
+}  // namespace
+
+principal_map principal_map::load(const std::string& path, bool deny_unmapped) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw std::invalid_argument("proxy.principal.map " + path +
+                                    ": cannot read: " + std::strerror(errno));
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) {
+        throw std::invalid_argument("proxy.principal.map " + path + ": cannot read");
+    }
+    return parse(text, "proxy.principal.map " + path, deny_unmapped);
+}
+
+principal_map principal_map::parse(std::string_view text, const std::string& source,
+                                   bool deny_unmapped) {
+    principal_map out;
+    out.deny_unmapped_ = deny_unmapped;
+    std::size_t line_no = 0;
+    while (!text.empty()) {
+        const auto nl = std::min(text.find('\n'), text.size());
+        std::string_view line = map_trim(text.substr(0, nl));
+        text = text.substr(std::min(nl + 1, text.size()));
+        ++line_no;
+        if (line.empty() || line.front() == '#') {
+            continue;
+        }
+        const std::string where = source + " line " + std::to_string(line_no);
+        const auto arrow = line.find("->");
+        if (arrow == std::string_view::npos) {
+            throw std::invalid_argument(
+                where + ": expected 'User:NAME -> MECHANISM USER PASSWORD'");
+        }
+        const std::string principal(map_trim(line.substr(0, arrow)));
+        std::string_view rest = line.substr(arrow + 2);
+        const auto colon = principal.find(':');
+        // (A certificate's principal may hold blanks: "User:CN=Billing Service,O=example".)
+        if (colon == std::string::npos || colon == 0 || colon + 1 == principal.size()) {
+            throw std::invalid_argument(where + ": '" + principal +
+                                        "' is not a principal (User:NAME)");
+        }
+        upstream_login login;
+        login.mechanism = std::string(map_word(rest));
+        for (auto& c : login.mechanism) {
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        }
+        if (login.mechanism != "PLAIN" && login.mechanism != "SCRAM-SHA-256" &&
+            login.mechanism != "SCRAM-SHA-512") {
+            throw std::invalid_argument(where + ": mechanism '" + login.mechanism +
+                                        "': expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512");
+        }
+        login.username = std::string(map_word(rest));
+        login.password = std::string(map_trim(rest));
+        if (login.username.empty() || login.password.empty()) {
+            throw std::invalid_argument(where + ": " + principal +
+                                        ": expected an upstream user name and a password after " +
+                                        login.mechanism);
+        }
+        if (!out.entries_.emplace(principal, std::move(login)).second) {
+            throw std::invalid_argument(where + ": " + principal + " is mapped twice");
+        }
+    }
+    return out;
+}
+
+const upstream_login* principal_map::find(std::string_view principal) const {
+    const auto it = entries_.find(principal);
+    return it == entries_.end() ? nullptr : &it->second;
+}
+
+}  // namespace sluice::gateway::proxy
