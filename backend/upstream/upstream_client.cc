@@ -65,8 +65,9 @@ class upstream_client final : public api::client {
             // A send() waits for its records' acknowledgements, so every call pays the linger:
             // librdkafka 2.0.2's 5 ms held 16 REST connections sending 100 records each near
             // 190,000 records/s. 0 wakes the broker thread for every record (twice the CPU per
-            // record); 2 ms measured as fast as 0 at the CPU of 5.
-            {"linger.ms", "2"},
+            // record). On a quiet machine 1 ms gave 412-416k records/s against 307k at 2 ms
+            // and 362-370k at 0.5 ms, at the CPU of 2 ms (docs/benchmarks.md, session 38).
+            {"linger.ms", "1"},
             {"message.timeout.ms",
              std::to_string(std::max<std::int64_t>(opts_.request_timeout.count(), 1000))},
         };
