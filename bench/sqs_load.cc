@@ -3,7 +3,7 @@
 // emulator alike.
 //
 //   sqs_load throughput --endpoint http://127.0.0.1:9324 [--queue sqs-load] [--messages 200000]
-//            [--senders 4] [--receivers 4] [--size 100] [--batch 10]
+//            [--senders 4] [--receivers 4] [--size 100] [--batch 10] [--cpu-pids PID,PID]
 //   sqs_load latency --endpoint http://127.0.0.1:9324 [--queue sqs-latency] [--rate 1000]
 //            [--seconds 10] [--receivers 2] [--size 100]
 //
@@ -12,6 +12,8 @@
 // phase's wall time. Receive: --receivers threads loop ReceiveMessage (10 at a time, long poll
 // of 1 s) and DeleteMessageBatch of what came, until every message is deleted; received/s is
 // messages deleted over that phase's wall time. Failed batch entries are counted, not retried.
+// --cpu-pids: the processes serving the endpoint (a gateway and its cluster); the CPU they used
+// in each phase (/proc/<pid>/stat utime + stime, summed) is reported per 1,000 messages.
 // latency: one sender paces SendMessage at --rate per second for --seconds; --receivers
 // threads long poll (20 s, 10 at a time) and delete. Each body carries its send time (one
 // process, one steady clock), so send-to-receive latency is measured per message; the first
@@ -24,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -31,6 +34,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -60,7 +65,34 @@ struct options {
     int batch = 10;
     int rate = 1000;
     int seconds = 10;
+    std::vector<int> cpu_pids;
 };
+
+/// CPU seconds (user + system) the processes have used so far; 0 for one that is gone.
+double cpu_seconds(const std::vector<int>& pids) {
+    double total = 0;
+    const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+    for (int pid : pids) {
+        std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+        if (!f) {
+            continue;
+        }
+        char buf[4096];
+        const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+        std::fclose(f);
+        buf[n] = 0;
+        // Fields after the command (which may hold spaces) start after the last ')'.
+        const char* p = std::strrchr(buf, ')');
+        unsigned long long utime = 0;
+        unsigned long long stime = 0;
+        if (p && std::sscanf(p + 2,
+                             "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                             &stime) == 2) {
+            total += static_cast<double>(utime + stime) / tick;
+        }
+    }
+    return total;
+}
 
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr, "sqs_load: %s\nusage: sqs_load throughput|latency --endpoint URL [...]\n", why);
@@ -108,6 +140,12 @@ options parse(int argc, char** argv) {
             o.rate = std::stoi(v);
         } else if (a == "--seconds") {
             o.seconds = std::stoi(v);
+        } else if (a == "--cpu-pids") {
+            for (std::size_t at = 0; at < v.size();) {
+                const auto comma = v.find(',', at);
+                o.cpu_pids.push_back(std::stoi(v.substr(at, comma - at)));
+                at = comma == std::string::npos ? v.size() : comma + 1;
+            }
         } else {
             usage(("unknown option " + a).c_str());
         }
@@ -230,6 +268,7 @@ int run_throughput(const options& o) {
         broken = true;
     };
 
+    const double cpu_at_start = cpu_seconds(o.cpu_pids);
     const auto send_start = clock_type::now();
     std::vector<std::thread> threads;
     for (int s = 0; s < o.senders; ++s) {
@@ -264,6 +303,7 @@ int run_throughput(const options& o) {
     }
     threads.clear();
     const double send_seconds = seconds_since(send_start);
+    const double cpu_after_send = cpu_seconds(o.cpu_pids);
 
     std::atomic<std::int64_t> deleted{0};
     std::atomic<std::int64_t> delete_failed{0};
@@ -295,6 +335,7 @@ int run_throughput(const options& o) {
         t.join();
     }
     const double receive_seconds = seconds_since(receive_start);
+    const double cpu_after_receive = cpu_seconds(o.cpu_pids);
     if (!first_error.empty()) {
         std::fprintf(stderr, "sqs_load: %s\n", first_error.c_str());
         return 1;
@@ -307,13 +348,27 @@ int run_throughput(const options& o) {
     std::printf("received and deleted %lld in %.2f s: %.0f messages/s (%lld failed deletes)\n",
                 static_cast<long long>(deleted.load()), receive_seconds, receive_rate,
                 static_cast<long long>(delete_failed.load()));
+    // CPU of the serving processes per 1,000 messages, in ms (-1: not measured).
+    const double send_cpu = o.cpu_pids.empty() || sent.load() == 0
+                                ? -1
+                                : (cpu_after_send - cpu_at_start) * 1e6 /
+                                      static_cast<double>(sent.load());
+    const double receive_cpu = o.cpu_pids.empty() || deleted.load() == 0
+                                   ? -1
+                                   : (cpu_after_receive - cpu_after_send) * 1e6 /
+                                         static_cast<double>(deleted.load());
+    if (!o.cpu_pids.empty()) {
+        std::printf("serving CPU per 1,000 messages: send %.0f ms, receive+delete %.0f ms\n",
+                    send_cpu, receive_cpu);
+    }
     std::printf("RESULT {\"mode\":\"throughput\",\"sent\":%lld,\"send_per_s\":%.0f,"
                 "\"deleted\":%lld,\"receive_delete_per_s\":%.0f,\"send_failed\":%lld,"
-                "\"delete_failed\":%lld}\n",
+                "\"delete_failed\":%lld,\"send_cpu_ms_per_1000\":%.0f,"
+                "\"receive_delete_cpu_ms_per_1000\":%.0f}\n",
                 static_cast<long long>(sent.load()), send_rate,
                 static_cast<long long>(deleted.load()), receive_rate,
                 static_cast<long long>(send_failed.load()),
-                static_cast<long long>(delete_failed.load()));
+                static_cast<long long>(delete_failed.load()), send_cpu, receive_cpu);
     return deleted.load() == sent.load() && sent.load() == o.messages ? 0 : 1;
 }
 

@@ -252,6 +252,25 @@ std::chrono::steady_clock::time_point steady_at(std::int64_t wall_ms, std::int64
     return std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(ahead, std::chrono::hours(24));
 }
 
+/// A produce error after which the record is certainly not in the topic (refused before it
+/// was stored); any other (a timeout, the cluster gone) may have stored it.
+bool definitely_not_stored(errc why) {
+    switch (why) {
+        case errc::message_too_large:
+        case errc::record_list_too_large:
+        case errc::corrupt_message:
+        case errc::invalid_record:
+        case errc::unknown_topic_or_partition:
+        case errc::internal_topic:
+            return true;
+        default:
+            return false;
+    }
+}
+
+/// Bytes one look for an unknown send reads per fetch.
+constexpr std::int32_t find_sent_fetch_bytes = 1 << 20;
+
 void keep_latest(std::optional<state_log::position>& pos, const state_log::position& p) {
     if (p.end > 0 && (!pos || p.end > pos->end)) {
         pos = p;
@@ -323,7 +342,18 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
         out[i].error = prep[i].error;
     }
     // FIFO deduplication: a duplicate within the window answers the original; a concurrent
-    // send of the same id (still pending) is waited for, a bounded number of times.
+    // send of the same id (still pending) is waited for, a bounded number of times; an id whose
+    // last send's outcome is unknown is looked for in the topic first (lookups).
+    struct unknown_send {
+        std::size_t index;
+        std::int32_t partition;
+        std::int64_t from;
+        std::int64_t expires_ms;
+    };
+    std::vector<unknown_send> lookups;
+    // For a message whose earlier send was looked for and not found: where that one could
+    // have landed (kept should this send fail too).
+    std::vector<std::optional<std::int64_t>> earlier_from(messages.size());
     if (config.fifo) {
         for (int round = 0;; ++round) {
             std::shared_ptr<wakeup> parked;
@@ -348,8 +378,14 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
                             parked = std::make_shared<wakeup>(ex);
                             break;
                         }
+                        // Still under way after a second (a slow cluster): sending it too
+                        // could store it twice.
+                        out[i].error = {make_error_code(errc::backend_unavailable),
+                                        "A send with this MessageDeduplicationId is in progress: "
+                                        "try again."};
+                        continue;
                     } else if (it != q->dedup.end() && !it->second.pending &&
-                               it->second.expires_ms > t) {
+                               !it->second.unknown && it->second.expires_ms > t) {
                         duplicate[i] = true;
                         out[i].message_id = message_id(q->meta.queue_id, it->second.ref.partition,
                                                        it->second.ref.offset);
@@ -369,7 +405,11 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
                     for (std::size_t i = 0; i < messages.size(); ++i) {
                         if (!out[i].error.code && !duplicate[i]) {
                             auto& e = q->dedup[prep[i].dedup_key];
+                            if (e.unknown && !e.pending && e.expires_ms > t) {
+                                lookups.push_back({i, e.ref.partition, e.from, e.expires_ms});
+                            }
                             e.pending = true;
+                            e.unknown = false;
                         }
                     }
                 }
@@ -380,9 +420,44 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
             co_await parked->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
         }
     }
+    // A send whose produce failed may have stored its record: its id's next send looks for it
+    // from where it could have landed, answers it when there, sends only when it is not.
+    for (const auto& l : lookups) {
+        const std::string& key = prep[l.index].dedup_key;
+        const sent_lookup found = co_await find_sent(q, key, l.partition, l.from);
+        std::lock_guard lock(q->mu);
+        auto& e = q->dedup[key];
+        switch (found.what) {
+            case sent_lookup::outcome::found:
+                duplicate[l.index] = true;
+                out[l.index].message_id =
+                    message_id(q->meta.queue_id, found.ref.partition, found.ref.offset);
+                out[l.index].sequence_number =
+                    sequence_number(found.ref.partition, found.ref.offset);
+                e = dedup_entry{found.ref, l.expires_ms, false};
+                q->dedup_expiry.emplace_back(l.expires_ms, key);
+                queue_log().info("queue {}: a send whose outcome was unknown was stored at "
+                                 "partition {} offset {}: its retry is answered with it",
+                                 q->meta.name, found.ref.partition, found.ref.offset);
+                break;
+            case sent_lookup::outcome::absent:
+                earlier_from[l.index] = l.from;
+                break;  // sent below (the entry stays pending)
+            case sent_lookup::outcome::unreadable:
+                out[l.index].error = {
+                    make_error_code(errc::backend_unavailable),
+                    "An earlier send with this MessageDeduplicationId failed, and whether it "
+                    "was stored cannot be read now: try again."};
+                e = dedup_entry{{l.partition, 0}, l.expires_ms, false, true, l.from};
+                q->dedup_expiry.emplace_back(l.expires_ms, key);
+                break;
+        }
+        q->senders.wake_all();
+    }
 
     std::vector<append_item> items;
     std::vector<std::size_t> item_of;
+    std::vector<std::int64_t> floors;  // where each item's record can land at the earliest
     {
         std::lock_guard lock(q->mu);
         for (std::size_t i = 0; i < messages.size(); ++i) {
@@ -400,6 +475,7 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
             it.partition = partition_for(messages[i].group_id, partitions, q->next_partition);
             items.push_back(it);
             item_of.push_back(i);
+            floors.push_back(q->state.append_floor(it.partition));
         }
     }
     std::vector<result<std::int64_t>> offsets;
@@ -420,7 +496,18 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
                                                  fmt::format("The message could not be stored: {}",
                                                              off.error().message())};
                 if (config.fifo) {
-                    q->dedup.erase(prep[i].dedup_key);
+                    if (definitely_not_stored(why)) {
+                        q->dedup.erase(prep[i].dedup_key);
+                    } else {
+                        // The record may be in the topic (a timeout, a cluster gone while the
+                        // write was in flight): the id is kept as unknown for its window.
+                        const std::int64_t expires = t + settings_.deduplication_window_ms;
+                        const std::int64_t from =
+                            std::min(floors[k], earlier_from[i].value_or(floors[k]));
+                        q->dedup[prep[i].dedup_key] =
+                            dedup_entry{{items[k].partition, 0}, expires, false, true, from};
+                        q->dedup_expiry.emplace_back(expires, prep[i].dedup_key);
+                    }
                 }
                 continue;
             }
@@ -437,7 +524,7 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
         for (std::size_t i = 0; i < messages.size(); ++i) {
             if (duplicate[i] && out[i].message_id.empty()) {
                 auto it = q->dedup.find(prep[i].dedup_key);
-                if (it != q->dedup.end() && !it->second.pending) {
+                if (it != q->dedup.end() && !it->second.pending && !it->second.unknown) {
                     out[i].message_id =
                         message_id(q->meta.queue_id, it->second.ref.partition, it->second.ref.offset);
                     out[i].sequence_number =
@@ -452,6 +539,71 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_servic
             q->senders.wake_all();  // concurrent sends of the same ids may go on
         }
     }
+    co_return out;
+}
+
+api::awaitable<queue_service::sent_lookup> queue_service::find_sent(handle_ptr q, std::string key,
+                                                                   std::int32_t partition,
+                                                                   std::int64_t from) {
+    sent_lookup out;  // unreadable until the read reached the end
+    queue_config config;
+    {
+        std::lock_guard lock(q->mu);
+        config = q->state.config();
+    }
+    const topic_name topic(q->meta.name);
+    std::vector<api::offset_query> query{
+        {topic, partition_id(partition), {api::offset_spec::kind::latest, -1}}};
+    auto ends = co_await records_.list_offsets(std::move(query), api::isolation::read_committed);
+    if (ends.size() != 1 || ends[0].error) {
+        co_return out;
+    }
+    const std::int64_t end = ends[0].off.value;
+    std::int64_t pos = from;
+    while (pos < end) {
+        api::fetch_request req;
+        req.topics.push_back(
+            {topic, {}, {{partition_id(partition), offset(pos), find_sent_fetch_bytes}}});
+        req.isolation = api::isolation::read_committed;
+        auto got = co_await records_.fetch(std::move(req));
+        if (got.topics.empty() || got.topics[0].partitions.empty()) {
+            co_return out;
+        }
+        const auto& part = got.topics[0].partitions[0];
+        if (part.error) {
+            if (api::reason(part.error) == errc::offset_out_of_range &&
+                part.log_start_offset.value > pos) {
+                pos = part.log_start_offset.value;  // below the log start: gone (retention)
+                continue;
+            }
+            co_return out;
+        }
+        if (part.records.size() == 0) {
+            co_return out;  // nothing came back in time below the end
+        }
+        auto bytes = api::read_records_into_memory(part.records);
+        if (!bytes) {
+            co_return out;
+        }
+        std::optional<std::int64_t> hit;
+        const std::int64_t next =
+            decode_fetched(bytes->view(), part.aborted, [&](std::int64_t off, stored_message m) {
+                if (!hit && off >= pos && m.deduplication_id &&
+                    deduplication_key(config, m) == key) {
+                    hit = off;
+                }
+            });
+        if (hit) {
+            out.what = sent_lookup::outcome::found;
+            out.ref = {partition, *hit};
+            co_return out;
+        }
+        if (next <= pos) {
+            co_return out;
+        }
+        pos = next;
+    }
+    out.what = sent_lookup::outcome::absent;
     co_return out;
 }
 

@@ -136,10 +136,18 @@ public:
     std::uint64_t messages_read() const { return messages_read_.load(std::memory_order_relaxed); }
 
 private:
+    /// A FIFO deduplication id of the window: the message sent with it, a send of it under
+    /// way, or a send whose outcome is unknown (its produce failed in a way that may have
+    /// stored the record: a timeout, a cluster gone while the write was in flight). An unknown
+    /// id's next send first looks for the record in ref.partition from offset `from` (where
+    /// the attempt could have landed), answers the stored message when found, and sends only
+    /// when it is not there.
     struct dedup_entry {
         message_ref ref;
         std::int64_t expires_ms = 0;
-        bool pending = false;  // its send has not completed yet
+        bool pending = false;  // its send (or the look for an unknown one) has not completed yet
+        bool unknown = false;  // ref.offset means nothing; look from `from`
+        std::int64_t from = 0;
     };
     struct queue_handle {
         std::mutex mu;
@@ -199,6 +207,17 @@ private:
         std::set<message_ref> gone;
     };
     api::awaitable<read_outcome> read_messages(handle_ptr q, std::vector<message_ref> refs);
+    /// What find_sent found of a send whose outcome is unknown.
+    struct sent_lookup {
+        enum class outcome : std::uint8_t { found, absent, unreadable } what = outcome::unreadable;
+        message_ref ref;
+    };
+    /// Looks for the message deduplicated as `key` in `partition` of q's topic, from offset
+    /// `from` to the partition's end now (read committed).
+    api::awaitable<sent_lookup> find_sent(handle_ptr q, std::string key, std::int32_t partition,
+                                          std::int64_t from);
+    /// The deduplication key of a message of a queue configured as `c`.
+    static std::string deduplication_key(const queue_config& c, const stored_message& m);
     api::awaitable<void> dead_letter(handle_ptr q, std::vector<taken_message> moves,
                                      std::optional<state_log::position>& pos);
     api::received_message to_received(const queue_handle& q, const taken_message& t,

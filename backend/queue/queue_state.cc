@@ -66,6 +66,14 @@ std::int64_t queue_state::fetch_position(std::int32_t partition) const {
     return parts_[static_cast<std::size_t>(partition)].fetch;
 }
 
+std::int64_t queue_state::append_floor(std::int32_t partition) const {
+    if (partition < 0 || partition >= partitions()) {
+        return 0;
+    }
+    const auto& ps = parts_[static_cast<std::size_t>(partition)];
+    return std::max(ps.fetch, ps.log_end);
+}
+
 bool queue_state::wants_more() const {
     const auto window = entries_.size() - static_cast<std::size_t>(in_flight_);
     return held_bytes_ < limits_.read_ahead_bytes && window < limits_.read_ahead_messages;

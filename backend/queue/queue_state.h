@@ -133,6 +133,10 @@ public:
 
     // --- reading the topic (the tailer) ---------------------------------------------------
     std::int64_t fetch_position(std::int32_t partition) const;
+    /// An offset at or below where a record appended to `partition` from now on lands: the
+    /// log end the tailer last saw (never below its fetch position). Where a send whose
+    /// answer was lost looks for its record.
+    std::int64_t append_floor(std::int32_t partition) const;
     /// The read-ahead budget has room.
     bool wants_more() const;
     /// A message read at `ref` (offsets below the fetch position are ignored: a fetch returns

@@ -25,13 +25,6 @@ constexpr std::int64_t tail_total_bytes = 8 << 20;
 /// How often an idle tailer looks for new partitions of its topic.
 constexpr auto describe_interval = std::chrono::seconds(2);
 
-std::string dedup_key(const queue_config& c, const stored_message& m) {
-    if (c.deduplicate_per_group) {
-        return m.group_id.value_or("") + '\n' + m.deduplication_id.value_or("");
-    }
-    return m.deduplication_id.value_or("");
-}
-
 /// Runs `fn` after `pause` (a failed tailer's restart: never a tight loop).
 asio::awaitable<void> restart_tailer_after(std::chrono::milliseconds pause,
                                            std::function<void()> fn) {
@@ -43,6 +36,13 @@ asio::awaitable<void> restart_tailer_after(std::chrono::milliseconds pause,
 }
 
 }  // namespace
+
+std::string queue_service::deduplication_key(const queue_config& c, const stored_message& m) {
+    if (c.deduplicate_per_group) {
+        return m.group_id.value_or("") + '\n' + m.deduplication_id.value_or("");
+    }
+    return m.deduplication_id.value_or("");
+}
 
 void queue_service::spawn_tailer(const handle_ptr& q) {
     std::optional<asio::any_io_executor> ex;
@@ -169,7 +169,7 @@ api::awaitable<void> queue_service::rebuild_deduplication(handle_ptr q) {
                     if (!m.deduplication_id || off < pos) {
                         return;
                     }
-                    auto key = dedup_key(config, m);
+                    auto key = deduplication_key(config, m);
                     const std::int64_t expires = m.sent_ms + settings_.deduplication_window_ms;
                     q->dedup[key] = dedup_entry{{p, off}, expires, false};
                     q->dedup_expiry.emplace_back(expires, std::move(key));

@@ -193,6 +193,7 @@ asio::awaitable<void> topic_state_log::write_loop() {
             co_await parked->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(1));
             continue;
         }
+        const auto sent_at = std::chrono::steady_clock::now();
         for (;;) {
             api::backend_error err = co_await send_batch(name, batch);
             if (!err) {
@@ -232,6 +233,14 @@ asio::awaitable<void> topic_state_log::write_loop() {
         }
         std::lock_guard lock(mu_);
         stored_ = upto;
+        flushes_.prune();
+        queue_log().debug("{}: {} records stored in {} ms ({} calls waited; {} records queued "
+                          "meanwhile)",
+                          opts_.topic, batch.size(),
+                          std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - sent_at)
+                              .count(),
+                          flushes_.size(), pending_.size());
         flushes_.wake_all();
     }
 }

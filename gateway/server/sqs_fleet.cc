@@ -188,6 +188,7 @@ void sqs_fleet::stop() {
     if (q) {
         q->stop();  // parked calls answered while the io threads still run
     }
+    forward_pool_.close();
     if (member) {
         member->close(true);
         const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -432,7 +433,7 @@ asio::awaitable<sqs::forward_outcome> sqs_fleet::route(const http_request_contex
                 why = "this gateway is taking the SQS queues over";
             } else {
                 std::string err;
-                auto res = co_await sqs::forward_http(*url, ctx.req, opts_.forward_timeout, &err);
+                auto res = co_await forward_pool_.send(*url, ctx.req, opts_.forward_timeout, &err);
                 if (res && res->find(sqs::not_owner_header) == res->end()) {
                     co_return sqs::forward_outcome{std::move(res), {}};
                 }

@@ -10,8 +10,8 @@
 // timeout) or a write refused as fenced ends the serving at once; a fenced gateway then
 // rejoins the group with a new member, giving its lease up.
 //
-// The other gateways forward every SQS request as it came to the owner, whose address they
-// read from the group: the owner's member has client id "sluice-sqs-owner <its SQS base URL>"
+// The other gateways forward every SQS request as it came to the owner (over keep-alive
+// connections they reuse, sqs::forward_pool), whose address they read from the group: the owner's member has client id "sluice-sqs-owner <its SQS base URL>"
 // (sqs.fleet.url, else http://<the SQS listener's address>). With no owner known within a
 // bounded wait a request is answered 503 ServiceUnavailable.
 //
@@ -179,6 +179,9 @@ private:
     std::vector<std::shared_ptr<owned_queues>> released_;
     bool stopping_ = false;
     std::shared_ptr<backend::api::consumer> member_;
+
+    /// Keep-alive connections to the owner (forwarded requests).
+    sqs::forward_pool forward_pool_;
 
     std::mutex owner_mu_;
     std::optional<std::string> owner_cache_;

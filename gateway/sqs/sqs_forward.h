@@ -8,7 +8,13 @@
 // answer, or no owner can be reached (503 ServiceUnavailable, which the SDKs retry).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -46,12 +52,56 @@ public:
     virtual boost::asio::awaitable<forward_outcome> route(const http_request_context& ctx) = 0;
 };
 
-/// Sends `req` to the SQS base URL `base` (http://HOST:PORT; https is not supported) on a
-/// connection of its own and reads the answer, all within `timeout`. nullopt with `error` set
-/// when the owner cannot be reached or does not answer in time.
-boost::asio::awaitable<std::optional<http_response>> forward_http(const std::string& base,
-                                                                  http_request req,
-                                                                  std::chrono::milliseconds timeout,
-                                                                  std::string* error);
+/// Keep-alive connections to the owners that forwarded requests reuse, instead of one new
+/// connection per request.
+///
+/// send() takes an idle connection to the owner's URL (or opens one), sends the request, reads
+/// the answer and keeps the connection for the next request when the owner keeps it open. A
+/// pooled connection the owner has closed (its idle timeout, a restart) is found dead before
+/// the request is written, or when not one byte of it could be written: the request was
+/// certainly not sent, and it goes once more on a fresh connection. Any later failure is
+/// answered as an error (the request may have been served: never sent twice).
+/// A connection is reused only by requests on the io context it was opened on.
+/// Bounded: at most `max_idle` idle connections per owner are kept (the busy ones are as many
+/// as forwarded requests in flight, one per client connection at most), and none idle longer
+/// than `max_idle_age` (below the owner's idle timeout, 60 s, so that it never closes one
+/// under a request).
+/// Concurrency: thread-safe; a connection is used by one request at a time. Lifecycle:
+/// close() while the io threads still run (idle sockets belong to their io_contexts).
+class forward_pool {
+public:
+    explicit forward_pool(std::size_t max_idle = 16,
+                          std::chrono::milliseconds max_idle_age = std::chrono::seconds(30));
+    ~forward_pool();
+    forward_pool(const forward_pool&) = delete;
+    forward_pool& operator=(const forward_pool&) = delete;
+
+    /// Sends `req` to the SQS base URL `base` (http://HOST:PORT; https is not supported) and
+    /// reads the answer, all within `timeout`. nullopt with `error` set when the owner cannot
+    /// be reached or does not answer in time.
+    boost::asio::awaitable<std::optional<http_response>> send(std::string base, http_request req,
+                                                              std::chrono::milliseconds timeout,
+                                                              std::string* error);
+
+    /// Closes the idle connections and keeps none from now on: before the io threads stop
+    /// (a socket must go before its io_context).
+    void close();
+
+    /// Connections opened so far (to every owner).
+    std::uint64_t opened() const { return opened_.load(std::memory_order_relaxed); }
+
+private:
+    struct connection;
+    std::unique_ptr<connection> take(const std::string& base,
+                                     const boost::asio::any_io_executor& ex);
+    void give_back(const std::string& base, std::unique_ptr<connection> c);
+
+    std::size_t max_idle_;
+    std::chrono::milliseconds max_idle_age_;
+    std::mutex mu_;
+    std::map<std::string, std::deque<std::unique_ptr<connection>>> idle_;
+    bool closed_ = false;
+    std::atomic<std::uint64_t> opened_{0};
+};
 
 }  // namespace sluice::gateway::sqs

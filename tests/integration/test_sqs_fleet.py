@@ -17,7 +17,7 @@ import time
 import pytest
 
 from harness import wait_for
-from sqs_support import client
+from sqs_support import client, md5, metric
 from upstream_support import Gateway, NativeUpstream
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -111,6 +111,48 @@ def test_js_sdk_against_a_gateway_that_does_not_own_the_queues(fleet):
                        cwd=os.path.join(HERE, "js"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+def test_forwarded_requests_reuse_a_bounded_number_of_connections(fleet):
+    _, gws = fleet
+    owner = owner_of(gws)
+    other = next(g for g in gws if g is not owner and g.alive())
+    threads_n, per_thread = 4, 10
+    clients = [client(other) for _ in range(threads_n)]  # one keep-alive connection each
+    url = clients[0].create_queue(QueueName="fleet-pool")["QueueUrl"]
+    before = metric(owner, "sluice_connections_accepted_total", listener="sqs")
+    sent = {}
+    errors = []
+
+    def run(i):
+        try:
+            for k in range(per_thread):
+                body = f"t{i}-m{k}"
+                r = clients[i].send_message(QueueUrl=url, MessageBody=body)
+                assert r["MD5OfMessageBody"] == md5(body)
+                sent[r["MessageId"]] = body
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(threads_n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert len(sent) == threads_n * per_thread
+    got = {}
+    deadline = time.monotonic() + 30
+    while len(got) < len(sent) and time.monotonic() < deadline:
+        for m in clients[0].receive_message(QueueUrl=url, MaxNumberOfMessages=10,
+                                            WaitTimeSeconds=1).get("Messages", []):
+            got[m["MessageId"]] = m["Body"]
+            clients[1].delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    assert got == sent
+    # Over 60 forwarded requests on 4 client connections: the owner accepted at most one
+    # connection per client connection (each request on a new one would be one per request).
+    accepted = metric(owner, "sluice_connections_accepted_total", listener="sqs") - before
+    assert accepted <= threads_n, accepted
 
 
 def receive_everything(gws, url, expected, deleted, timeout=60):
