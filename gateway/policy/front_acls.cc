@@ -98,7 +98,8 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
         return subscribe_checks(t, param(query, "group"));
     }
     // REST Proxy v3.
-    if (pattern == "/v3/clusters/{cluster_id}/topics/{topic_name}/records") {
+    if (pattern == "/v3/clusters/{cluster_id}/topics/{topic_name}/records" ||
+        pattern == "/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch") {
         return {topic(acl_operation::write, param(params, "topic_name"))};
     }
     // v3 administration: Kafka's operation for each (DeleteTopics, CreatePartitions,

@@ -63,6 +63,10 @@ TEST(FrontAcls, RestV3ProduceWritesAndTopicsDescribe) {
     EXPECT_EQ(http_route_checks(verb::post, "/v3/clusters/{cluster_id}/topics/{topic_name}/records",
                                 t, none),
               acl_checks{topic(acl_operation::write, "b")});
+    EXPECT_EQ(http_route_checks(verb::post,
+                                "/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch", t,
+                                none),
+              acl_checks{topic(acl_operation::write, "b")});
     EXPECT_EQ(http_route_checks(verb::get, "/v3/clusters/{cluster_id}/topics/{topic_name}", t,
                                 none),
               acl_checks{topic(acl_operation::describe, "b")});
