@@ -154,6 +154,11 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
                                                           : acl_operation::remove,
                       decoded ? *decoded : std::string(raw))};
     }
+    // The SASL users: Kafka's DescribeUserScramCredentials (DESCRIBE) and
+    // AlterUserScramCredentials (ALTER) on the cluster.
+    if (pattern == "/v1/console/users" || pattern == "/v1/console/users/{user}") {
+        return {cluster(get ? acl_operation::describe : acl_operation::alter)};
+    }
     if (pattern == "/v1/console/queues/{queue}/purge") {
         return {topic(acl_operation::remove, param(params, "queue"))};
     }

@@ -212,6 +212,17 @@ TEST(FrontAcls, ConsoleActionsAskKafkasOperation) {
               acl_checks{topic(acl_operation::remove, "q")});
     // The overview names no resource.
     EXPECT_TRUE(http_route_checks(verb::get, "/v1/console/overview", none, none).empty());
+    // The users: DescribeUserScramCredentials (DESCRIBE) and AlterUserScramCredentials (ALTER)
+    // on the cluster.
+    EXPECT_EQ(http_route_checks(verb::get, "/v1/console/users", none, none),
+              acl_checks{cluster(acl_operation::describe)});
+    EXPECT_EQ(http_route_checks(verb::post, "/v1/console/users", none, none),
+              acl_checks{cluster(acl_operation::alter)});
+    const auto u = params({{"user", "carol"}});
+    EXPECT_EQ(http_route_checks(verb::put, "/v1/console/users/{user}", u, none),
+              acl_checks{cluster(acl_operation::alter)});
+    EXPECT_EQ(http_route_checks(verb::delete_, "/v1/console/users/{user}", u, none),
+              acl_checks{cluster(acl_operation::alter)});
 }
 
 TEST(FrontAcls, OpenRoutesNeedNothing) {
