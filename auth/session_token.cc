@@ -54,6 +54,22 @@ std::string session_tokens::issue(std::string_view principal, std::uint64_t gene
     return token;
 }
 
+std::optional<std::string> session_tokens::claimed_principal(std::string_view token) {
+    if (!looks_like(token)) {
+        return std::nullopt;
+    }
+    token.remove_prefix(prefix.size());
+    const auto part = token.substr(0, token.find('.'));
+    if (part.empty() || part.size() > max_principal_bytes * 4 / 3 + 4) {
+        return std::nullopt;
+    }
+    auto principal = protocol::base64_decode(part, protocol::base64_alphabet::url);
+    if (!principal || principal->empty()) {
+        return std::nullopt;
+    }
+    return principal;
+}
+
 std::optional<std::string> session_tokens::verify(std::string_view token,
                                                   std::uint64_t generation,
                                                   clock::time_point now, std::string* why) const {
@@ -83,7 +99,7 @@ std::optional<std::string> session_tokens::verify(std::string_view token,
         return std::nullopt;
     }
     if (!constant_time_equal(mac, signature(principal_part, expiry_part, generation))) {
-        fail(why, "session token not signed by this server, or the users changed since");
+        fail(why, "session token not signed by this server, or its user changed since");
         return std::nullopt;
     }
     const auto now_s =

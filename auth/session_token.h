@@ -4,8 +4,9 @@
 //
 // A token is "sluice-session.<principal, base64url>.<expiry, Unix seconds>.<HMAC-SHA256,
 // base64url>", signed with a key drawn at random when the process starts: every token ends
-// with the process, and with any change of users (the credential store's generation is part
-// of what is signed), so a deleted user or a changed password ends its sessions at once.
+// with the process, and with any change of what the caller binds it to (the HTTP front binds a
+// session to its user's stored credentials), so a deleted user or a changed password ends that
+// user's sessions at once.
 // Thread-safe: const after construction.
 #pragma once
 
@@ -31,6 +32,10 @@ public:
     /// A token for `principal` ("User:alice"), bound to the users' `generation`.
     std::string issue(std::string_view principal, std::uint64_t generation,
                       clock::time_point now) const;
+
+    /// The principal a token names, decoded but not checked: what the caller looks up to
+    /// know which `generation` to verify it against. Nullopt for a malformed token.
+    static std::optional<std::string> claimed_principal(std::string_view token);
 
     /// The principal of a valid token: well formed, signed by this process for `generation`,
     /// not expired at `now`. Nullopt otherwise (`why`, when given, says which, never echoing

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gateway/core/logging.h"
+#include "gateway/core/version.h"
 #include "gateway/core/settings.h"
 
 namespace sluice::gateway {
@@ -552,7 +553,7 @@ std::optional<config> parse_command_line(int argc, char** argv,
             return std::nullopt;
         }
         if (arg == "--version") {
-            std::puts("sluice 0.1.0");
+            std::puts(("sluice " + sluice_version_text()).c_str());
             return std::nullopt;
         }
         const auto fs = std::find_if(std::begin(flag_settings), std::end(flag_settings),

@@ -1,6 +1,7 @@
 #include "gateway/http/http_auth.h"
 
 #include <chrono>
+#include <cstring>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -154,11 +155,23 @@ http_authenticator::outcome http_authenticator::check_bearer(std::string_view to
     return out;
 }
 
+std::uint64_t http_authenticator::session_binding(std::string_view principal) const {
+    const std::string_view user = principal.starts_with("User:") ? principal.substr(5) : principal;
+    const auto creds = users_.find(user);
+    const std::string stored = creds ? auth::format_user_credentials(*creds) : std::string();
+    const std::string digest = auth::hash(auth::hash_algorithm::sha256, stored);
+    std::uint64_t binding = 0;
+    std::memcpy(&binding, digest.data(), sizeof binding);
+    return binding;
+}
+
 http_authenticator::outcome http_authenticator::check_session(std::string_view token) const {
     outcome out;
     out.mechanism = "session";
-    auto principal = sessions_.verify(token, users_.generation(),
-                                      auth::session_tokens::clock::now(), &out.reason);
+    const auto claimed = auth::session_tokens::claimed_principal(token);
+    const std::uint64_t binding = claimed ? session_binding(*claimed) : 0;
+    auto principal = sessions_.verify(token, binding, auth::session_tokens::clock::now(),
+                                      &out.reason);
     if (!principal) {
         return out;
     }
@@ -169,7 +182,8 @@ http_authenticator::outcome http_authenticator::check_session(std::string_view t
 }
 
 std::string http_authenticator::issue_session(std::string_view principal) const {
-    return sessions_.issue(principal, users_.generation(), auth::session_tokens::clock::now());
+    return sessions_.issue(principal, session_binding(principal),
+                           auth::session_tokens::clock::now());
 }
 
 asio::awaitable<std::optional<http_response>> http_authenticator::check(

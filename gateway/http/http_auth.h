@@ -66,6 +66,9 @@ private:
     outcome check_basic(std::string_view credentials) const;
     outcome check_bearer(std::string_view token) const;
     outcome check_session(std::string_view token) const;
+    /// What a session of `principal` is bound to: a digest of its user's stored credentials,
+    /// so that its user's new password or deletion ends it, and no other user's change does.
+    std::uint64_t session_binding(std::string_view principal) const;
 
     http_auth_mode mode_;
     const auth::credential_store& users_;

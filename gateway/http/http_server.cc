@@ -152,6 +152,7 @@ http_server::http_server(io_pool& pool, http_services svc, connection_tracker& t
                                                      .cluster_id = svc_.cluster_id,
                                                      .node_id = svc_.node_id,
                                                      .upstream = svc_.topics == nullptr});
+    add_console_user_routes(router_, console_user_services{svc_.users, svc_.shared_user_state});
     auth_ = std::make_unique<http_authenticator>(settings_.authentication, svc_.users, svc_.tokens,
                                                  svc_.auth_failures, svc_.metrics);
     add_console_session_routes(router_, *auth_);

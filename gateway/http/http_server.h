@@ -26,6 +26,7 @@
 #include "auth/tls/tls_context.h"
 
 #include "gateway/httpcore/http_connection.h"
+#include "gateway/http/console_users.h"
 #include "gateway/http/http_settings.h"
 #include "gateway/http/record_producer.h"
 #include "gateway/httpcore/router.h"
@@ -86,6 +87,9 @@ struct http_services {
     /// ACLs, quotas and keys of the cluster not read up to date yet), or nullopt; /readyz
     /// answers 503 with it. Empty: nothing more to wait for.
     std::function<std::optional<std::string>()> not_ready_reason = {};
+    /// Upstream mode: where the console's user changes go first (the fleet's shared state,
+    /// gateway/http/console_users.h); null in native mode (the users' own file).
+    shared_users* shared_user_state = nullptr;
 };
 
 class http_server {

@@ -63,6 +63,10 @@ constexpr setting api_v2{.name = "api.v2.enable", .type = setting_type::boolean,
                          .doc = "serve API v2 (produce, metadata, consumers)"};
 constexpr setting api_v3{.name = "api.v3.enable", .type = setting_type::boolean,
                          .default_value = "true", .doc = "serve API v3"};
+constexpr setting produce_batch_entries{
+    .name = "api.v3.produce.batch.maximum.entries", .type = integer, .default_value = "10",
+    .doc = "the most entries a v3 POST .../records:batch may carry (more: 422, error code 42208)",
+    .min = 1, .max = 50};
 constexpr setting producer_acks{
     .name = "producer.acks", .default_value = "all",
     .doc = "when a REST, WebSocket or v3 produce is answered: `all` (durable, as Kafka's "
@@ -128,6 +132,7 @@ constexpr setting http_settings_table[] = {
     key::authentication,   key::max_body,        key::body_budget,       key::body_budget_wait,
     key::advertised_url,   key::allowed_origins, key::allow_origin,      key::allow_methods,
     key::allow_headers,    key::api_v2,          key::api_v3,            key::producer_acks,
+    key::produce_batch_entries,
     key::instance_timeout, key::request_timeout, key::request_max_bytes, key::fetch_min_bytes,
     key::session_timeout,  key::ws_max_message,  key::ws_queue,          key::ws_write_timeout,
     key::ws_idle_timeout,  key::sse_queue,       key::sse_write_timeout, key::sse_keepalive,
@@ -196,6 +201,8 @@ http_settings read_http_settings(const config& cfg) {
     }
     s.api_v2_enable = v.get_bool(key::api_v2);
     s.api_v3_enable = v.get_bool(key::api_v3);
+    s.produce_batch_max_entries =
+        static_cast<std::int32_t>(v.get_int(key::produce_batch_entries));
 
     const std::string acks = v.get_string(key::producer_acks);
     if (acks == "all" || acks == "-1") {

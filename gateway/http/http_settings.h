@@ -56,6 +56,7 @@ struct http_settings {
     std::string advertised_url;
     bool api_v2_enable = true;  // api.v2.enable
     bool api_v3_enable = true;  // api.v3.enable
+    std::int32_t produce_batch_max_entries = 10;  // api.v3.produce.batch.maximum.entries
     backend::api::acks producer_acks = backend::api::acks::all;  // producer.acks
 
     // REST Proxy consumer instances (KafkaRestConfig names).

@@ -16,6 +16,7 @@
 #include "backend/api/client.h"
 #include "backend/api/errc.h"
 #include "backend/api/queues.h"
+#include "gateway/core/version.h"
 #include "gateway/http/error_mapping.h"
 #include "gateway/http/http_auth.h"
 #include "gateway/http/json.h"
@@ -267,7 +268,7 @@ asio::awaitable<handler_result> console_overview(const console_services* svc,
     auto cluster = co_await svc->admin.describe_cluster();
     json::writer w;
     w.start_object();
-    w.field("version", std::string_view("0.1.0"));
+    w.field("version", sluice_version_text());
     w.field("mode", std::string_view(svc->upstream ? "upstream" : "native"));
     w.field("cluster_id", cluster ? std::string_view(cluster->cluster_id)
                                   : std::string_view(svc->cluster_id));

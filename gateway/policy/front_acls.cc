@@ -98,7 +98,8 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
         return subscribe_checks(t, param(query, "group"));
     }
     // REST Proxy v3.
-    if (pattern == "/v3/clusters/{cluster_id}/topics/{topic_name}/records") {
+    if (pattern == "/v3/clusters/{cluster_id}/topics/{topic_name}/records" ||
+        pattern == "/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch") {
         return {topic(acl_operation::write, param(params, "topic_name"))};
     }
     // v3 administration: Kafka's operation for each (DeleteTopics, CreatePartitions,
@@ -152,6 +153,11 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
         return {group(pattern.ends_with("/reset-offsets") ? acl_operation::read
                                                           : acl_operation::remove,
                       decoded ? *decoded : std::string(raw))};
+    }
+    // The SASL users: Kafka's DescribeUserScramCredentials (DESCRIBE) and
+    // AlterUserScramCredentials (ALTER) on the cluster.
+    if (pattern == "/v1/console/users" || pattern == "/v1/console/users/{user}") {
+        return {cluster(get ? acl_operation::describe : acl_operation::alter)};
     }
     if (pattern == "/v1/console/queues/{queue}/purge") {
         return {topic(acl_operation::remove, param(params, "queue"))};

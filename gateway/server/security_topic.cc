@@ -285,6 +285,21 @@ void write_security_records(api::client& client, std::vector<auth::security_reco
     run_security_call(write_records_here(&client, std::move(records), deadline));
 }
 
+asio::awaitable<void> publish_security_records(api::client& client,
+                                               std::vector<auth::security_record> records,
+                                               std::chrono::milliseconds deadline) {
+    if (!records.empty()) {
+        co_await write_records_here(&client, std::move(records), deadline);
+    }
+}
+
+asio::awaitable<void> shared_security_users::store(std::string user,
+                                                   std::optional<auth::user_credentials> creds) {
+    std::vector<auth::security_record> records{
+        auth::user_record(user, creds ? &*creds : nullptr)};
+    co_await publish_security_records(client_, std::move(records), deadline_);
+}
+
 // --- security_mirror -------------------------------------------------------------------------
 
 security_mirror::security_mirror(api::client& client, stores into)

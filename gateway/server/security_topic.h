@@ -22,6 +22,7 @@
 
 #include "auth/security_records.h"
 #include "backend/api/client.h"
+#include "gateway/http/console_users.h"
 
 namespace sluice::gateway {
 
@@ -37,6 +38,30 @@ auth::security_snapshot read_security_snapshot(backend::api::client& client,
 void write_security_records(backend::api::client& client,
                             std::vector<auth::security_record> records,
                             std::chrono::milliseconds deadline);
+
+/// write_security_records as a coroutine on the caller's executor (an HTTP route's): the
+/// same records, wait and failures.
+boost::asio::awaitable<void> publish_security_records(backend::api::client& client,
+                                                      std::vector<auth::security_record> records,
+                                                      std::chrono::milliseconds deadline);
+
+/// The console's user changes in upstream mode (gateway/http/console_users.h): each one a
+/// record of the topic, stored (acks=all) before the console applies it to this gateway's
+/// store; every other gateway's mirror applies it as it reads it. Thread-safe (stateless over
+/// the client level).
+class shared_security_users final : public shared_users {
+public:
+    explicit shared_security_users(backend::api::client& client,
+                                   std::chrono::milliseconds deadline = std::chrono::seconds(30))
+        : client_(client), deadline_(deadline) {}
+
+    boost::asio::awaitable<void> store(std::string user,
+                                       std::optional<auth::user_credentials> creds) override;
+
+private:
+    backend::api::client& client_;
+    std::chrono::milliseconds deadline_;
+};
 
 /// A gateway's copy of the topic, kept in its stores: what the stores hold when it is made
 /// (the data dir's own entries) is the base the records apply to (a record replaces or deletes

@@ -517,6 +517,12 @@ int run_server(const config& given) {
             *upstream_client,
             security_mirror::stores{users, *authz, *quotas, aws_keys});
     }
+    // Upstream mode: the console's user changes go to _sluice_security first (declared
+    // before the HTTP front, so that it outlives it).
+    std::unique_ptr<shared_security_users> console_users;
+    if (shared_security) {
+        console_users = std::make_unique<shared_security_users>(*upstream_client);
+    }
     if (!shared_security && sqs_cfg.sigv4 && cfg.sqs.enabled && aws_keys.empty()) {
         log.warn("sqs.authentication=sigv4 but there are no access keys: every SQS request will "
                  "fail (add one with: sluice users set NAME --data-dir {} --aws-access-key-id ID)",
@@ -816,6 +822,7 @@ int run_server(const config& given) {
         if (mirror) {
             hs.not_ready_reason = [m = mirror.get()] { return m->not_ready_reason(); };
         }
+        hs.shared_user_state = console_users.get();
         http = std::make_unique<http_server>(pool, std::move(hs), tracker, cfg.http,
                                              std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();

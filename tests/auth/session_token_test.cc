@@ -24,12 +24,22 @@ TEST(SessionTokens, ExpiresAfterItsLifetime) {
     EXPECT_EQ(why, "session expired");
 }
 
-TEST(SessionTokens, AChangeOfUsersEndsEverySession) {
+TEST(SessionTokens, AChangeOfWhatItIsBoundToEndsTheSession) {
     session_tokens tokens;
     const auto token = tokens.issue("User:alice", 3, t0);
     std::string why;
     EXPECT_FALSE(tokens.verify(token, 4, t0, &why));
-    EXPECT_NE(why.find("users changed"), std::string::npos);
+    EXPECT_NE(why.find("its user changed"), std::string::npos);
+}
+
+TEST(SessionTokens, TheClaimedPrincipalIsReadWithoutTrustingIt) {
+    session_tokens tokens;
+    EXPECT_EQ(session_tokens::claimed_principal(tokens.issue("User:alice", 3, t0)), "User:alice");
+    // Readable from any token of the right shape, signed or not: only a lookup key.
+    EXPECT_EQ(session_tokens::claimed_principal("sluice-session.VXNlcjpib2I.1.x"), "User:bob");
+    EXPECT_FALSE(session_tokens::claimed_principal("sluice-session."));
+    EXPECT_FALSE(session_tokens::claimed_principal("Bearer abc"));
+    EXPECT_FALSE(session_tokens::claimed_principal("sluice-session." + std::string(5000, 'A')));
 }
 
 TEST(SessionTokens, AnotherProcessesTokenIsRefused) {

@@ -63,6 +63,10 @@ TEST(FrontAcls, RestV3ProduceWritesAndTopicsDescribe) {
     EXPECT_EQ(http_route_checks(verb::post, "/v3/clusters/{cluster_id}/topics/{topic_name}/records",
                                 t, none),
               acl_checks{topic(acl_operation::write, "b")});
+    EXPECT_EQ(http_route_checks(verb::post,
+                                "/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch", t,
+                                none),
+              acl_checks{topic(acl_operation::write, "b")});
     EXPECT_EQ(http_route_checks(verb::get, "/v3/clusters/{cluster_id}/topics/{topic_name}", t,
                                 none),
               acl_checks{topic(acl_operation::describe, "b")});
@@ -208,6 +212,17 @@ TEST(FrontAcls, ConsoleActionsAskKafkasOperation) {
               acl_checks{topic(acl_operation::remove, "q")});
     // The overview names no resource.
     EXPECT_TRUE(http_route_checks(verb::get, "/v1/console/overview", none, none).empty());
+    // The users: DescribeUserScramCredentials (DESCRIBE) and AlterUserScramCredentials (ALTER)
+    // on the cluster.
+    EXPECT_EQ(http_route_checks(verb::get, "/v1/console/users", none, none),
+              acl_checks{cluster(acl_operation::describe)});
+    EXPECT_EQ(http_route_checks(verb::post, "/v1/console/users", none, none),
+              acl_checks{cluster(acl_operation::alter)});
+    const auto u = params({{"user", "carol"}});
+    EXPECT_EQ(http_route_checks(verb::put, "/v1/console/users/{user}", u, none),
+              acl_checks{cluster(acl_operation::alter)});
+    EXPECT_EQ(http_route_checks(verb::delete_, "/v1/console/users/{user}", u, none),
+              acl_checks{cluster(acl_operation::alter)});
 }
 
 TEST(FrontAcls, OpenRoutesNeedNothing) {

@@ -591,3 +591,48 @@ def test_queues_redrive_with_a_rate_and_purge(server, page):
     page.wait(f"{src_row}.dataset.available === '0'", "the source queue empty")
     assert c.receive_message(QueueUrl=src, WaitTimeSeconds=1).get("Messages", []) == []
     assert page_errors(page) == []
+
+
+def test_users_page_in_either_mode_and_acls_without_an_authorizer(server, page):
+    """The users page changes the users where this mode keeps them (native: the data dir's
+    file; upstream: the cluster's _sluice_security, which every gateway reads); with no
+    authorizer, the ACLs page says why it has nothing to show."""
+    show(page, "#/users", "users")
+    page.fill("#user-create-name", "eve")
+    page.fill("#user-create-password", "eve-Secret-7")
+    page.click("#user-create-submit")
+    page.wait("document.getElementById('user-action').dataset.created === 'eve'", "eve created")
+    row = "document.querySelector('#user-rows tr[data-user=\"eve\"]')"
+    page.wait(f"{row} !== null", "eve's row")
+    assert page.eval(f"{row}.dataset.mechanisms") == "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+    if upstream_rerun_mode():
+        c = Consumer({"bootstrap.servers": server.bootstrap, "group.id": "security-reader",
+                      "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        try:
+            c.assign([TopicPartition("_sluice_security", 0, 0)])
+            found = wait_for(lambda: next((m for m in iter(lambda: c.poll(0.5), None)
+                                           if not m.error() and m.key() == b"user:eve"), None),
+                             30, "eve's record in _sluice_security")
+            assert b"scram-sha-512=" in found.value() and b"eve-Secret-7" not in found.value()
+        finally:
+            c.close()
+    else:
+        with open(os.path.join(server.data_dir, "credentials")) as f:
+            stored = f.read()
+        assert "user eve " in stored and "eve-Secret-7" not in stored
+    page.click("button[data-delete-user='eve']")
+    confirm(page)
+    page.wait(f"{row} === null", "eve's row gone")
+    assert "eve-Secret-7" not in server.log_text()
+
+    show(page, "#/acls", "acls")
+    shown = page.wait("(document.querySelector('#view p.error') &&"
+                      " document.querySelector('#view p.error').textContent) ||"
+                      " (document.getElementById('acl-count').textContent === '0' && 'none')",
+                      "the ACL listing")
+    if upstream_rerun_mode():
+        # The cluster's answer: its own ACLs (none here), or its refusal, shown.
+        assert shown == "none" or "(400)" in shown, shown
+    else:
+        assert "ACLs:" in shown and "(400)" in shown, shown
+    assert page_errors(page) == []

@@ -614,3 +614,92 @@ def test_acls_refused_without_rights(basic_auth_server):
     assert [(t["topic_name"], t["authorized_operations"]) for t in listed] == \
         [("seen", ["DESCRIBE"])]
     assert rest.get(base + "/acls").status_code == 403
+
+
+# --- records:batch (the REST Proxy's produceRecordsBatch) ---------------------------------------
+
+def test_produce_records_batch_with_per_entry_results(broker):
+    rest = Rest(broker)
+    cid, base = cluster_url(rest)
+    create_topic(broker, "batched", partitions=2)
+    url = base + "/topics/batched/records:batch"
+    # The openapi's example (string_batch), plus a record the REST Proxy refuses on its own.
+    r = rest.post(url, {"entries": [
+        {"id": "1", "value": {"type": "STRING", "data": "My first message"}},
+        {"id": "2", "partition_id": 1, "key": {"type": "BINARY", "data": "a2V5"},
+         "headers": [{"name": "h", "value": "aGk="}],
+         "value": {"type": "JSON", "data": {"n": 2}}},
+        {"id": "bad_3", "value": {"type": "BINARY", "data": "not base64!"}},
+        {"id": "4", "partition_id": 1, "value": {"type": "STRING", "data": "fourth"}},
+    ]}, content_type=JSON)
+    assert r.status_code == 207, r.text
+    body = r.json()
+    assert [s["id"] for s in body["successes"]] == ["1", "2", "4"]
+    assert [f["id"] for f in body["failures"]] == ["bad_3"]
+    assert body["failures"][0]["error_code"] == 400 and body["failures"][0]["message"]
+    second = body["successes"][1]
+    assert second["cluster_id"] == cid and second["topic_name"] == "batched"
+    assert second["partition_id"] == 1 and second["key"] == {"type": "BINARY", "size": 3}
+    assert second["value"] == {"type": "JSON", "size": 7} and second["timestamp"]
+    assert body["successes"][2]["offset"] == second["offset"] + 1
+    # A Kafka consumer reads what the reports say, where they say.
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "batch-check",
+                  "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition("batched", 1, second["offset"])])
+        got = []
+        deadline = time.monotonic() + 30
+        while len(got) < 2 and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                got.append(m)
+        assert [(m.key(), m.value()) for m in got] == [(b"key", b'{"n":2}'), (None, b"fourth")]
+        assert got[0].headers() == [("h", b"hi")]
+    finally:
+        c.close()
+
+
+def test_produce_records_batch_refuses_a_bad_batch_whole(broker):
+    rest = Rest(broker)
+    _, base = cluster_url(rest)
+    create_topic(broker, "batch-refused")
+    url = base + "/topics/batch-refused/records:batch"
+    one = {"value": {"type": "STRING", "data": "x"}}
+
+    def refused(body, message, status=422, code=42208):
+        r = rest.post(url, body, content_type=JSON)
+        assert r.status_code == status, r.text
+        assert r.json()["error_code"] == code and message in r.json()["message"], r.text
+
+    refused({"entries": []}, "Empty batch.")
+    refused({"entries": [dict(one, id="a"), dict(one, id="a")]}, "Batch entry IDs are not distinct.")
+    refused({"entries": [dict(one, id=str(i)) for i in range(11)]}, "Too many entries in batch.")
+    for bad in ("", "x" * 81, "sp ace", 7):
+        refused({"entries": [dict(one, id=bad)]}, "Batch entry identifier is not a valid string.")
+    refused({"entries": [one]}, "Batch entry identifier is not a valid string.")
+    refused({"records": []}, "entries", status=400, code=400)
+    r = rest.post(url, raw=b"", content_type=JSON)
+    assert r.status_code == 422 and r.json()["error_code"] == 42208, r.text
+    r = rest.post(base + "/topics/batch-refused/records:batch", {"entries": [dict(one, id="1")]},
+                  content_type="text/plain")
+    assert r.status_code == 415, r.text
+    # Nothing was stored by the refused batches; the ten-entry limit itself is accepted.
+    r = rest.post(url, {"entries": [dict(one, id=str(i)) for i in range(10)]}, content_type=JSON)
+    assert r.status_code == 207 and len(r.json()["successes"]) == 10, r.text
+    assert [s["offset"] for s in r.json()["successes"]] == list(range(10))
+
+
+def test_lists_are_never_paged(broker):
+    """The REST Proxy's openapi defines no page token, and its lists never set metadata.next:
+    every list is answered whole, next null."""
+    rest = Rest(broker)
+    _, base = cluster_url(rest)
+    for i in range(3):
+        create_topic(broker, f"unpaged-{i}")
+    for path in ("/v3/clusters", base + "/topics", base + "/brokers", base + "/acls",
+                 base + "/consumer-groups", base + "/topics/unpaged-0/partitions",
+                 base + "/topics/unpaged-0/configs"):
+        body = rest.get(path).json()
+        assert body["metadata"]["next"] is None, (path, body["metadata"])
+    names = [t["topic_name"] for t in rest.get(base + "/topics").json()["data"]]
+    assert {"unpaged-0", "unpaged-1", "unpaged-2"} <= set(names)

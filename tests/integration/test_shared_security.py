@@ -155,6 +155,60 @@ def test_an_acl_granted_and_revoked_through_the_command_applies_on_both(fleet):
     wait_status(gateways, produce, 403, "the revoked Write to apply")
 
 
+def console_users(gw, user, password, method="GET", path="", body=None):
+    return requests.request(method, f"{gw.http_url}/v1/console/users{path}", timeout=30,
+                            headers=dict(basic(user, password),
+                                         **{"Content-Type": "application/json"}),
+                            data=None if body is None else json.dumps(body))
+
+
+def test_a_user_made_in_one_gateways_console_logs_in_through_both(fleet):
+    """The console's users routes write _sluice_security, as `sluice users --upstream` does."""
+    up, gateways = fleet
+    ok(command("users", "set", "console-admin", bootstrap=up.bootstrap,
+               stdin="console-Secret-0\n"))
+    ok(command("acls", "add", "--allow-principal", "User:console-admin", "--operation", "Alter",
+               "--operation", "Describe", "--cluster", bootstrap=up.bootstrap))
+    admin = ("console-admin", "console-Secret-0")
+    wait_status(gateways, lambda gw: console_users(gw, *admin).status_code, 200,
+                "the console admin's rights")
+    r = console_users(gateways[0], *admin, "POST", body={
+        "name": "made-in-console", "password": "made-Secret-9",
+        "mechanisms": ["PLAIN", "SCRAM-SHA-512"]})
+    assert r.status_code == 201, r.text
+    assert r.json() == {"name": "made-in-console", "mechanisms": [
+        {"mechanism": "PLAIN", "iterations": 4096},
+        {"mechanism": "SCRAM-SHA-512", "iterations": 4096}]}
+    # At once on the gateway that made it; within the bound on the other.
+    assert topics_status(gateways[0], "made-in-console", "made-Secret-9") == 200
+    wait_status(gateways, lambda gw: topics_status(gw, "made-in-console", "made-Secret-9"), 200,
+                "the console's user to log in")
+    records = dict(security_records(up.bootstrap))
+    assert "scram-sha-512=" in records["user:made-in-console"]
+    assert "scram-sha-256=" not in records["user:made-in-console"]
+    assert "made-Secret-9" not in json.dumps(records)
+    names = [u["name"] for u in console_users(gateways[1], *admin).json()["users"]]
+    assert "made-in-console" in names
+    assert "made-in-console" in ok(command("users", "list", bootstrap=up.bootstrap)).stdout
+    # A new password through the other gateway: the old one stops working on both.
+    r = console_users(gateways[1], *admin, "PUT", "/made-in-console",
+                      body={"password": "made-Secret-10"})
+    assert r.status_code == 200, r.text
+    wait_status(gateways, lambda gw: topics_status(gw, "made-in-console", "made-Secret-9"), 401,
+                "the old password refused")
+    wait_status(gateways, lambda gw: topics_status(gw, "made-in-console", "made-Secret-10"), 200,
+                "the new password")
+    # Deleted through the first: locked out everywhere, a tombstone in the topic.
+    r = console_users(gateways[0], *admin, "DELETE", "/made-in-console", body={})
+    assert r.status_code == 204, r.text
+    wait_status(gateways, lambda gw: topics_status(gw, "made-in-console", "made-Secret-10"), 401,
+                "the deleted user refused")
+    assert dict(security_records(up.bootstrap))["user:made-in-console"] is None
+    for gw in gateways:
+        for line in gw.log_lines:
+            assert "made-Secret" not in line
+
+
 def test_a_quota_set_through_the_command_reaches_both_gateways(fleet):
     up, gateways = fleet
     ok(command("quotas", "set", "--user", "alice", "--add", "producer_byte_rate=1048576",

@@ -18,6 +18,12 @@
 // record, not chunked: its report is the answer, with the report's status. The route reads
 // its body itself (a streamed-body route); a record larger than http.request.max.bytes ends
 // the stream with a 413 report.
+//
+// POST .../records:batch (kafka-rest's produceRecordsBatch): {"entries": [{"id": "1", ...the
+// fields of one record}]}, at most api.v3.produce.batch.maximum.entries; ids 1 to 80 of
+// [0-9a-zA-Z-_], distinct. A batch that breaks these is refused whole (422, 42208); otherwise
+// the entries are produced in one call and the answer is 207 {"successes": [{"id", ...the
+// report's fields}], "failures": [{"id", "error_code", "message"}]}, each list in entry order.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -29,8 +35,11 @@
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include <set>
+
 #include "gateway/http/rest/record_json.h"
 #include "gateway/http/rest/rest_routes.h"
+#include "gateway/http/rest/v3_support.h"
 
 namespace sluice::gateway::rest {
 namespace asio = boost::asio;
@@ -67,11 +76,19 @@ void write_data_info(json::writer& w, std::string_view name, const std::optional
 /// The records of one group read together: parsed ones and errors, in body order.
 using slot = std::variant<v3_record, report_error>;
 
-/// Produces the parsed records of `slots` in one call and appends one report per slot.
-/// Returns the HTTP status of the last report (for the one-record answer).
-asio::awaitable<unsigned> produce_slots(rest_context* rc, const producer_identity* who,
-                                        const std::string& topic, std::vector<slot> slots,
-                                        json::writer& w) {
+/// Where one record of a group went.
+struct delivered {
+    std::int32_t partition = 0;
+    std::int64_t offset = 0;
+    std::int64_t timestamp = 0;
+};
+using slot_outcome = std::variant<delivered, report_error>;
+
+/// Produces the parsed records of `slots` in one call: one outcome per slot, in order.
+asio::awaitable<std::vector<slot_outcome>> produce_slot_records(rest_context* rc,
+                                                                const producer_identity* who,
+                                                                const std::string& topic,
+                                                                std::vector<slot>& slots) {
     std::vector<outgoing_record> records;
     std::vector<std::size_t> index;  // slot -> record
     for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -86,44 +103,66 @@ asio::awaitable<unsigned> produce_slots(rest_context* rc, const producer_identit
     if (!records.empty()) {
         res = co_await rc->producer.produce(topic_name(topic), std::move(records), who);
     }
-    unsigned status = 200;
+    std::vector<slot_outcome> out;
+    out.reserve(slots.size());
     for (std::size_t i = 0; i < slots.size(); ++i) {
         if (auto* e = std::get_if<report_error>(&slots[i])) {
-            write_error_report(w, *e);
-            status = static_cast<unsigned>(e->code);
+            out.emplace_back(*e);
             continue;
         }
         if (res.refusal == produce_refusal::unknown_topic ||
             res.refusal == produce_refusal::unknown_partition) {
-            write_error_report(w, {40403, "This server does not host this topic-partition."});
-            status = 404;
+            out.emplace_back(report_error{40403, "This server does not host this topic-partition."});
             continue;
         }
         if (res.refusal == produce_refusal::create_denied ||
             res.refusal == produce_refusal::create_failed) {
             const error e = res.denied ? error{code::forbidden, denial_message(*res.denied)}
                                        : from_backend(res.create_error, subject::topic);
-            write_error_report(w, {static_cast<std::int32_t>(e.code), e.message});
-            status = http_status(e.code);
+            out.emplace_back(report_error{static_cast<std::int32_t>(e.code), e.message});
             continue;
         }
-        const auto& out = res.records[index[i]];
-        if (out.error) {
-            const auto c = produce_error_code(out.error);
-            write_error_report(w, {static_cast<std::int32_t>(c), out.error.message()});
-            status = http_status(c);
+        const auto& r = res.records[index[i]];
+        if (r.error) {
+            const auto c = produce_error_code(r.error);
+            out.emplace_back(report_error{static_cast<std::int32_t>(c), r.error.message()});
             continue;
         }
-        const auto& p = std::get<v3_record>(slots[i]);
+        out.emplace_back(delivered{r.partition, r.offset, r.timestamp});
+    }
+    co_return out;
+}
+
+/// A success report's fields after its first (error_code, or the batch entry's id).
+void write_delivered(json::writer& w, const rest_context* rc, const std::string& topic,
+                     const delivered& d, const v3_record& p) {
+    w.field("cluster_id", rc->cluster_id);
+    w.field("topic_name", topic);
+    w.field("partition_id", d.partition);
+    w.field("offset", d.offset);
+    w.field("timestamp", format_timestamp(d.timestamp));
+    write_data_info(w, "key", p.key);
+    write_data_info(w, "value", p.value);
+}
+
+/// Produces the parsed records of `slots` in one call and appends one report per slot.
+/// Returns the HTTP status of the last report (for the one-record answer).
+asio::awaitable<unsigned> produce_slots(rest_context* rc, const producer_identity* who,
+                                        const std::string& topic, std::vector<slot> slots,
+                                        json::writer& w) {
+    const auto outcomes = co_await produce_slot_records(rc, who, topic, slots);
+    unsigned status = 200;
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (const auto* e = std::get_if<report_error>(&outcomes[i])) {
+            write_error_report(w, *e);
+            status = e->code < 1000 ? static_cast<unsigned>(e->code)
+                                    : http_status(static_cast<code>(e->code));
+            continue;
+        }
         w.start_object();
         w.field("error_code", 200);
-        w.field("cluster_id", rc->cluster_id);
-        w.field("topic_name", topic);
-        w.field("partition_id", out.partition);
-        w.field("offset", out.offset);
-        w.field("timestamp", format_timestamp(out.timestamp));
-        write_data_info(w, "key", p.key);
-        write_data_info(w, "value", p.value);
+        write_delivered(w, rc, topic, std::get<delivered>(outcomes[i]),
+                        std::get<v3_record>(slots[i]));
         w.end_object();
         status = 200;
     }
@@ -406,6 +445,124 @@ asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_contex
                                asio::redirect_error(asio::use_awaitable, ec));
     stream.expires_never();
     co_return stream_taken{};
+}
+
+namespace {
+
+/// A batch's refusal as a whole (kafka-rest's produceBatchException): 422, code 42208.
+http_response batch_refused(std::string_view message) {
+    return v3_error(code::produce_batch, std::string(message));
+}
+
+/// The entry ids kafka-rest accepts: 1 to 80 of [0-9a-zA-Z-_].
+bool valid_batch_id(std::string_view id) {
+    if (id.empty() || id.size() > 80) {
+        return false;
+    }
+    for (const char c : id) {
+        const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                        (c >= 'A' && c <= 'Z') || c == '-' || c == '_';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+asio::awaitable<handler_result> produce_batch_v3(rest_context* rc, http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const auto ct = header(ctx.req, "Content-Type");
+    if (!ct.empty() && content_media(ct) != media::v2) {
+        co_return v3_error(code::unsupported_media_type,
+                           std::string(unsupported_media_type_message));
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    const std::string_view body = ctx.req.body();
+    if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+        co_return batch_refused("Request body is empty. Data is required.");
+    }
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    const auto* entries = doc.IsObject() ? json::member(doc, "entries") : nullptr;
+    if (entries == nullptr || !entries->IsArray()) {
+        co_return v3_error(code::bad_request, "entries (an array of records) is required");
+    }
+    // The whole batch is checked before anything is produced, as kafka-rest does.
+    std::vector<std::string> ids;
+    std::set<std::string, std::less<>> seen;
+    for (const auto& e : entries->GetArray()) {
+        const auto id = e.IsObject() ? json::get_string(e, "id") : std::nullopt;
+        if (!id || !valid_batch_id(*id)) {
+            co_return batch_refused("Batch entry identifier is not a valid string.");
+        }
+        if (!seen.emplace(*id).second) {
+            co_return batch_refused("Batch entry IDs are not distinct.");
+        }
+        ids.emplace_back(*id);
+    }
+    if (ids.empty()) {
+        co_return batch_refused("Empty batch.");
+    }
+    if (ids.size() > static_cast<std::size_t>(rc->settings.produce_batch_max_entries)) {
+        co_return batch_refused("Too many entries in batch.");
+    }
+    // The topic (created now when it is missing and may be).
+    const producer_identity who = producer_of(*rc, ctx);
+    auto found = co_await rc->producer.ensure_topic(topic_name(topic), &who);
+    if (found.refusal == produce_refusal::unknown_topic) {
+        co_return v3_error(code::unknown_topic_or_partition,
+                           "This server does not host this topic-partition.");
+    }
+    if (found.refusal == produce_refusal::create_denied) {
+        co_return report_denied(*rc, ctx, *found.denied, false);
+    }
+    if (found.refusal == produce_refusal::create_failed) {
+        co_return error_response(from_backend(found.create_error, subject::topic), v3_type);
+    }
+    std::vector<slot> slots;
+    for (const auto& e : entries->GetArray()) {
+        auto rec = read_v3_record(e);
+        if (auto* bad = std::get_if<record_error>(&rec)) {
+            slots.push_back(
+                report_error{static_cast<std::int32_t>(bad->c), std::move(bad->message)});
+        } else {
+            slots.push_back(std::move(std::get<v3_record>(rec)));
+        }
+    }
+    const auto outcomes = co_await produce_slot_records(rc, &who, topic, slots);
+    json::writer w;
+    w.start_object();
+    w.key("successes");
+    w.start_array();
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (const auto* d = std::get_if<delivered>(&outcomes[i])) {
+            w.start_object();
+            w.field("id", ids[i]);
+            write_delivered(w, rc, topic, *d, std::get<v3_record>(slots[i]));
+            w.end_object();
+        }
+    }
+    w.end_array();
+    w.key("failures");
+    w.start_array();
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (const auto* e = std::get_if<report_error>(&outcomes[i])) {
+            w.start_object();
+            w.field("id", ids[i]);
+            w.field("error_code", std::int64_t{e->code});
+            w.field("message", e->message);
+            w.end_object();
+        }
+    }
+    w.end_array();
+    w.end_object();
+    co_return json_response(207, v3_type, w.str());
 }
 
 }  // namespace sluice::gateway::rest

@@ -444,8 +444,10 @@ boost::asio::awaitable<handler_result> v3_get_reassignment(rest_context* rc,
 
 }  // namespace
 
-/// POST .../records (v3_produce.cc).
+/// POST .../records and .../records:batch (v3_produce.cc).
 boost::asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_context ctx);
+boost::asio::awaitable<handler_result> produce_batch_v3(rest_context* rc,
+                                                        http_request_context ctx);
 
 void add_v3_routes(router& routes, rest_context& ctx) {
     auto bind = [rc = &ctx](auto fn) {
@@ -471,6 +473,8 @@ void add_v3_routes(router& routes, rest_context& ctx) {
     routes.add(verb::get, cluster + "/brokers/{broker_id}/partition-replicas",
                bind(v3_list_broker_replicas));
     routes.add(verb::post, cluster + "/topics/{topic_name}/records", bind(produce_v3), true);
+    routes.add(verb::post, cluster + "/topics/{topic_name}/records:batch",
+               bind(produce_batch_v3));
     add_v3_admin_routes(routes, ctx);
 }
 

@@ -1,8 +1,9 @@
 // The sluice console (console/index.html, served at / to browsers): a page per view, chosen
 // by the URL's hash (#/overview, #/topics, #/topic/<name>, #/messages, #/tail, #/produce,
-// #/groups, #/group/<id>, #/queues). This module is the frame: signing in, the API helper, the
-// confirmation dialog, the router and the refresh timer; each page is its own module
-// (overview.js, topics.js, messages.js, groups.js, queues.js) that draws into <main id="view">.
+// #/groups, #/group/<id>, #/queues, #/acls, #/users). This module is the frame: signing in, the
+// API helper, the confirmation dialog, the router and the refresh timer; each page is its own
+// module (overview.js, topics.js, messages.js, groups.js, queues.js, acls.js, users.js) that
+// draws into <main id="view">.
 //
 // With http.authentication on, the page asks GET /v1/console/auth how to sign in and shows
 // its own form: a user name and password are exchanged once for a session token (POST
@@ -370,6 +371,9 @@ export function go(hash) {
 async function show() {
     const { name, arg, query } = parseHash();
     const page = pages[name] || pages.overview;
+    if (!page) {
+        return; // the pages' modules are not loaded yet: start() shows the page once they are
+    }
     if (current && current.dispose) {
         current.dispose();
     }
@@ -537,7 +541,8 @@ async function start() {
         setTimeout(start, intervalMs);
         return;
     }
-    await Promise.all(["overview", "topics", "messages", "groups", "queues"].map(
+    await Promise.all(["overview", "topics", "messages", "groups", "queues", "acls",
+                       "users"].map(
         (m) => import("./" + m + ".js")));
     show();
 }

@@ -1,0 +1,194 @@
+// ACLs (#/acls): the cluster's ACLs over REST v3 (GET, POST and DELETE
+// /v3/clusters/{c}/acls, in upstream mode the cluster's), filtered by resource type, resource
+// name, pattern type, principal, operation and permission; creating one (every field, checked
+// here before it is sent; the server's refusal shown as it says it); deleting one after a
+// confirmation. Listing needs DESCRIBE on the cluster and changing ALTER, as Kafka's
+// DescribeAcls, CreateAcls and DeleteAcls do: a refusal is shown with the server's message.
+import { confirmAction, errorLine, h, refreshNow, register, row, state, table, v3 } from "./console.js";
+
+const resourceTypes = ["TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER"];
+const patternTypes = ["LITERAL", "PREFIXED"];
+const operations = ["ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
+                    "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE"];
+const permissions = ["ALLOW", "DENY"];
+const clusterName = "kafka-cluster"; // the one name of the CLUSTER resource
+
+function select(id, values, first) {
+    return h("select", { id }, (first ? [first] : []).concat(values).map(
+        (v) => h("option", { value: v }, v)));
+}
+
+/** The query naming `acl` exactly (every field: DELETE removes that ACL only). */
+function exactQuery(acl) {
+    const q = new URLSearchParams();
+    for (const k of ["resource_type", "resource_name", "pattern_type", "principal", "host",
+                     "operation", "permission"]) {
+        q.set(k, acl[k]);
+    }
+    return q.toString();
+}
+
+/** What is wrong with an ACL about to be created, or null. */
+function invalid(acl) {
+    if (acl.resource_name === "") {
+        return "the resource name is required (" + clusterName + " for the cluster)";
+    }
+    if (acl.resource_type === "CLUSTER" && acl.resource_name !== clusterName) {
+        return "the cluster's resource name is " + clusterName;
+    }
+    if (!/^[^:\s]+:\S.*$/.test(acl.principal)) {
+        return "the principal is TYPE:NAME, as User:alice (User:* for every user)";
+    }
+    if (acl.host === "") {
+        return "the host is required (* for every host)";
+    }
+    return null;
+}
+
+function createForm(out) {
+    const type = select("acl-create-type", resourceTypes);
+    const name = h("input", { id: "acl-create-name", autocomplete: "off", required: true,
+                              placeholder: "orders" });
+    const pattern = select("acl-create-pattern", patternTypes);
+    const principal = h("input", { id: "acl-create-principal", autocomplete: "off",
+                                   required: true, placeholder: "User:alice" });
+    const host = h("input", { id: "acl-create-host", autocomplete: "off", value: "*",
+                              required: true });
+    const operation = select("acl-create-operation", operations);
+    const permission = select("acl-create-permission", permissions);
+    type.addEventListener("change", () => {
+        if (type.value === "CLUSTER") {
+            name.value = clusterName;
+            pattern.value = "LITERAL";
+        } else if (name.value === clusterName) {
+            name.value = "";
+        }
+    });
+    return h("form", { id: "acl-create", className: "panel", noValidate: true,
+                       onsubmit: async (ev) => {
+        ev.preventDefault();
+        delete out.dataset.error;
+        delete out.dataset.created;
+        const acl = {
+            resource_type: type.value, resource_name: name.value.trim(),
+            pattern_type: pattern.value, principal: principal.value.trim(),
+            host: host.value.trim(), operation: operation.value, permission: permission.value,
+        };
+        const bad = invalid(acl);
+        if (bad) {
+            out.dataset.error = "invalid";
+            out.textContent = "not created: " + bad;
+            return;
+        }
+        out.textContent = "creating…";
+        try {
+            await v3("/acls", { method: "POST", json: acl });
+            out.textContent = "created: " + acl.permission + " " + acl.principal + " " +
+                acl.operation + " on " + acl.resource_type + " " + acl.resource_name +
+                (acl.pattern_type === "PREFIXED" ? "*" : "");
+            out.dataset.created = acl.principal + " " + acl.operation + " " + acl.resource_name;
+            refreshNow();
+        } catch (e) {
+            out.dataset.error = String(e.status || "");
+            out.textContent = "not created: " + (e.status === 403 ? "not allowed: " : "") +
+                e.message + (e.status ? " (" + e.status + ")" : "");
+        }
+    } },
+    h("h2", {}, "Create an ACL"),
+    h("label", {}, "Resource type", type), h("label", {}, "Resource name", name),
+    h("label", {}, "Pattern type", pattern), h("label", {}, "Principal", principal),
+    h("label", {}, "Host", host), h("label", {}, "Operation", operation),
+    h("label", {}, "Permission", permission),
+    h("button", { type: "submit", id: "acl-create-submit" }, "Create"));
+}
+
+register("acls", {
+    title: "ACLs",
+    async render(view) {
+        const out = h("output", { id: "acl-action", className: "note", role: "status" });
+        const count = h("span", { id: "acl-count", className: "count" }, "…");
+        const holder = h("div", { className: "wide-block" });
+        const f = {
+            resource_type: select("acl-filter-type", resourceTypes, "ANY"),
+            resource_name: h("input", { id: "acl-filter-name", type: "search",
+                                        autocomplete: "off", placeholder: "any" }),
+            pattern_type: select("acl-filter-pattern", ["MATCH"].concat(patternTypes), "ANY"),
+            principal: h("input", { id: "acl-filter-principal", type: "search",
+                                    autocomplete: "off", placeholder: "any (User:alice)" }),
+            operation: select("acl-filter-operation", operations, "ANY"),
+            permission: select("acl-filter-permission", permissions, "ANY"),
+        };
+        const filterForm = h("form", { id: "acl-filter", className: "filters",
+                                       onsubmit: (ev) => { ev.preventDefault(); refreshNow(); } },
+            h("label", {}, "Resource type", f.resource_type),
+            h("label", {}, "Resource name", f.resource_name),
+            h("label", {}, "Pattern type", f.pattern_type),
+            h("label", {}, "Principal", f.principal),
+            h("label", {}, "Operation", f.operation),
+            h("label", {}, "Permission", f.permission),
+            h("button", { type: "submit", id: "acl-filter-submit" }, "Filter"));
+        view.append(h("section", { className: "panel", id: "acls" },
+                      h("h2", {}, "ACLs ", count), filterForm, out, holder),
+                    createForm(out));
+
+        async function deleteAcl(acl) {
+            const what = acl.permission + " " + acl.principal + " " + acl.operation + " on " +
+                acl.resource_type + " " + acl.resource_name + " (" + acl.pattern_type +
+                ", host " + acl.host + ")";
+            if (!await confirmAction("Delete the ACL " + what + "?", "Delete ACL")) {
+                return;
+            }
+            delete out.dataset.error;
+            delete out.dataset.deleted;
+            try {
+                const answer = await v3("/acls?" + exactQuery(acl), { method: "DELETE" });
+                out.textContent = "deleted " + answer.data.length + " ACL: " + what;
+                out.dataset.deleted = acl.principal + " " + acl.operation + " " +
+                    acl.resource_name;
+                refreshNow();
+            } catch (e) {
+                out.dataset.error = String(e.status || "");
+                out.textContent = "not deleted: " + (e.status === 403 ? "not allowed: " : "") +
+                    e.message + (e.status ? " (" + e.status + ")" : "");
+            }
+        }
+
+        async function refresh() {
+            const q = new URLSearchParams();
+            for (const [k, input] of Object.entries(f)) {
+                const v = input.value.trim();
+                if (v !== "" && v !== "ANY") {
+                    q.set(k, v);
+                }
+            }
+            let acls;
+            try {
+                const query = q.toString();
+                acls = (await v3("/acls" + (query ? "?" + query : ""))).data;
+            } catch (e) {
+                holder.replaceChildren(errorLine(e, "ACLs"));
+                count.textContent = "–";
+                throw e;
+            }
+            state.last.acls = acls;
+            const cols = [{ label: "resource type" }, { label: "resource name" },
+                          { label: "pattern" }, { label: "principal" }, { label: "host" },
+                          { label: "operation" }, { label: "permission" }, { label: "actions" }];
+            holder.replaceChildren(table(cols, acls.map((a) => row(cols, [
+                a.resource_type, a.resource_name, a.pattern_type, a.principal, a.host,
+                a.operation, a.permission,
+                h("button", { type: "button", className: "danger small",
+                              dataset: { deleteAcl: a.principal + " " + a.operation + " " +
+                                  a.resource_name },
+                              "aria-label": "Delete the ACL " + a.permission + " " +
+                                  a.principal + " " + a.operation + " on " + a.resource_type +
+                                  " " + a.resource_name,
+                              onclick: () => deleteAcl(a) }, "Delete"),
+            ], { dataset: { principal: a.principal, operation: a.operation,
+                            resource: a.resource_name, permission: a.permission } })),
+                { id: "acl-table", bodyId: "acl-rows" }));
+            count.textContent = String(acls.length);
+        }
+        return { refresh };
+    },
+});
