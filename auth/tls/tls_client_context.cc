@@ -14,34 +14,12 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "auth/tls/openssl_support.h"
+
 namespace sluice::auth {
 namespace {
 
 // (Names carry a client_ prefix: the unity build shares one namespace with tls_context.cc.)
-
-/// The oldest error OpenSSL queued, as text, and the queue cleared.
-std::string client_openssl_reason() {
-    const unsigned long code = ERR_get_error();
-    std::string out;
-    if (code != 0) {
-        const char* reason = ERR_reason_error_string(code);
-        out = reason ? reason : "error " + std::to_string(code);
-    }
-    ERR_clear_error();
-    return out.empty() ? "unknown OpenSSL error" : out;
-}
-
-std::string client_read_file(const std::string& setting, const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw tls_error(setting + " " + path + ": cannot read: " + std::strerror(errno));
-    }
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        throw tls_error(setting + " " + path + ": cannot read");
-    }
-    return text;
-}
 
 /// The PEM text of a property given as a file (`location`) or in line (`pem`); empty when
 /// neither is set. Both set is refused, as librdkafka refuses it.
@@ -54,30 +32,13 @@ std::string client_pem(const std::string& name, const std::string& location,
     if (!pem.empty()) {
         return pem;
     }
-    return location.empty() ? std::string() : client_read_file("ssl." + name + ".location",
+    return location.empty() ? std::string() : openssl::read_file("ssl." + name + ".location",
                                                                 location);
 }
 
 /// Where a PEM property came from, for error messages.
 std::string client_source(const std::string& name, const std::string& location) {
     return location.empty() ? "ssl." + name + ".pem" : "ssl." + name + ".location " + location;
-}
-
-struct client_bio_deleter {
-    void operator()(BIO* b) const { BIO_free(b); }
-};
-struct client_x509_deleter {
-    void operator()(X509* x) const { X509_free(x); }
-};
-struct client_pkey_deleter {
-    void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-using client_bio_ptr = std::unique_ptr<BIO, client_bio_deleter>;
-using client_x509_ptr = std::unique_ptr<X509, client_x509_deleter>;
-using client_pkey_ptr = std::unique_ptr<EVP_PKEY, client_pkey_deleter>;
-
-client_bio_ptr client_memory_bio(const std::string& text) {
-    return client_bio_ptr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
 }
 
 /// Hands OpenSSL ssl.key.password (`user`: the std::string); never prompts on a terminal.
@@ -91,14 +52,10 @@ int client_key_password(char* buf, int size, int /*rwflag*/, void* user) {
     return static_cast<int>(password->size());
 }
 
-int client_no_passphrase(char*, int, int, void*) {
-    return -1;
-}
-
-std::vector<client_x509_ptr> client_certificates(const std::string& pem) {
-    std::vector<client_x509_ptr> out;
-    auto bio = client_memory_bio(pem);
-    while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, client_no_passphrase, nullptr)) {
+std::vector<openssl::x509_ptr> client_certificates(const std::string& pem) {
+    std::vector<openssl::x509_ptr> out;
+    auto bio = openssl::memory_bio(pem);
+    while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, openssl::no_passphrase, nullptr)) {
         out.emplace_back(c);
     }
     ERR_clear_error();  // the end of the text reads as an error
@@ -118,13 +75,13 @@ void client_trust(SSL_CTX* ctx, const tls_client_settings& s) {
     // paths are those of this system.
     if ((s.ca.empty() || s.ca == "probe") && s.ca_pem.empty()) {
         if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-            throw tls_error("the system's trust store: " + client_openssl_reason());
+            throw tls_error("the system's trust store: " + openssl::reason());
         }
         return;
     }
     if (!s.ca.empty() && client_is_directory(s.ca)) {
         if (SSL_CTX_load_verify_locations(ctx, nullptr, s.ca.c_str()) != 1) {
-            throw tls_error("ssl.ca.location " + s.ca + ": " + client_openssl_reason());
+            throw tls_error("ssl.ca.location " + s.ca + ": " + openssl::reason());
         }
         return;
     }
@@ -136,7 +93,7 @@ void client_trust(SSL_CTX* ctx, const tls_client_settings& s) {
     X509_STORE* store = SSL_CTX_get_cert_store(ctx);
     for (const auto& c : certs) {
         if (X509_STORE_add_cert(store, c.get()) != 1) {
-            throw tls_error(client_source("ca", s.ca) + ": " + client_openssl_reason());
+            throw tls_error(client_source("ca", s.ca) + ": " + openssl::reason());
         }
     }
 }
@@ -157,9 +114,9 @@ void client_identity(SSL_CTX* ctx, const tls_client_settings& s) {
         throw tls_error(client_source("certificate", s.certificate) +
                         ": no PEM certificate in it");
     }
-    client_pkey_ptr key;
+    openssl::pkey_ptr key;
     {
-        auto bio = client_memory_bio(key_pem);
+        auto bio = openssl::memory_bio(key_pem);
         std::string password = s.key_password;
         key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, client_key_password, &password));
         if (!key) {
@@ -168,18 +125,18 @@ void client_identity(SSL_CTX* ctx, const tls_client_settings& s) {
                                  ? ": not a PEM private key (or one protected by a passphrase: "
                                    "ssl.key.password): "
                                  : ": not a PEM private key, or ssl.key.password is wrong: ") +
-                            client_openssl_reason());
+                            openssl::reason());
         }
     }
     if (SSL_CTX_use_certificate(ctx, chain.front().get()) != 1) {
         throw tls_error(client_source("certificate", s.certificate) + ": " +
-                        client_openssl_reason());
+                        openssl::reason());
     }
     for (std::size_t i = 1; i < chain.size(); ++i) {
         // add0 takes ownership on success.
         if (SSL_CTX_add0_chain_cert(ctx, chain[i].get()) != 1) {
             throw tls_error(client_source("certificate", s.certificate) + ": " +
-                            client_openssl_reason());
+                            openssl::reason());
         }
         chain[i].release();
     }
@@ -203,16 +160,16 @@ std::shared_ptr<tls_client_context> build_client_context(const tls_client_settin
                                  SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                  SSL_OP_IGNORE_UNEXPECTED_EOF);
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
-        throw tls_error("TLS context: " + client_openssl_reason());
+        throw tls_error("TLS context: " + openssl::reason());
     }
     if (!s.cipher_suites.empty() && SSL_CTX_set_cipher_list(ctx, s.cipher_suites.c_str()) != 1) {
-        throw tls_error("ssl.cipher.suites " + s.cipher_suites + ": " + client_openssl_reason());
+        throw tls_error("ssl.cipher.suites " + s.cipher_suites + ": " + openssl::reason());
     }
     if (!s.curves.empty() && SSL_CTX_set1_curves_list(ctx, s.curves.c_str()) != 1) {
-        throw tls_error("ssl.curves.list " + s.curves + ": " + client_openssl_reason());
+        throw tls_error("ssl.curves.list " + s.curves + ": " + openssl::reason());
     }
     if (!s.sigalgs.empty() && SSL_CTX_set1_sigalgs_list(ctx, s.sigalgs.c_str()) != 1) {
-        throw tls_error("ssl.sigalgs.list " + s.sigalgs + ": " + client_openssl_reason());
+        throw tls_error("ssl.sigalgs.list " + s.sigalgs + ": " + openssl::reason());
     }
     if (s.verify_certificate) {
         client_trust(ctx, s);
@@ -229,7 +186,7 @@ bool prepare_client_connection(const tls_client_context& ctx, SSL* ssl, const st
     const bool literal = !ec;
     // RFC 6066: SNI carries host names only, never an address.
     if (!literal && SSL_set_tlsext_host_name(ssl, host.c_str()) != 1) {
-        why = "server name " + host + ": " + client_openssl_reason();
+        why = "server name " + host + ": " + openssl::reason();
         return false;
     }
     if (!ctx.verify_host) {
@@ -240,7 +197,7 @@ bool prepare_client_connection(const tls_client_context& ctx, SSL* ssl, const st
     const int ok = literal ? X509_VERIFY_PARAM_set1_ip_asc(param, ip.to_string().c_str())
                            : X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
     if (ok != 1) {
-        why = "endpoint identification of " + host + ": " + client_openssl_reason();
+        why = "endpoint identification of " + host + ": " + openssl::reason();
         return false;
     }
     return true;

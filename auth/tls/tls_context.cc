@@ -9,6 +9,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "auth/tls/openssl_support.h"
+
 namespace sluice::auth {
 namespace {
 
@@ -18,54 +20,12 @@ constexpr const char* tls12_ciphers =
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-/// The oldest error OpenSSL queued, as text, and the queue cleared.
-std::string openssl_reason() {
-    unsigned long code = ERR_get_error();
-    std::string out;
-    if (code != 0) {
-        const char* reason = ERR_reason_error_string(code);
-        out = reason ? reason : "error " + std::to_string(code);
-    }
-    ERR_clear_error();
-    return out.empty() ? "unknown OpenSSL error" : out;
-}
-
 /// The whole file, or tls_error naming the setting, the file and why it cannot be read.
 std::string read_file(const std::string& setting, const std::string& path) {
     if (path.empty()) {
         throw tls_error(setting + " is not set");
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw tls_error(setting + " " + path + ": cannot read: " + std::strerror(errno));
-    }
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        throw tls_error(setting + " " + path + ": cannot read");
-    }
-    return text;
-}
-
-struct bio_deleter {
-    void operator()(BIO* b) const { BIO_free(b); }
-};
-struct x509_deleter {
-    void operator()(X509* x) const { X509_free(x); }
-};
-struct pkey_deleter {
-    void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-using bio_ptr = std::unique_ptr<BIO, bio_deleter>;
-using x509_ptr = std::unique_ptr<X509, x509_deleter>;
-using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_deleter>;
-
-bio_ptr memory_bio(const std::string& text) {
-    return bio_ptr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-}
-
-/// A key protected by a passphrase is refused rather than prompting on the terminal.
-int no_passphrase(char*, int, int, void*) {
-    return -1;
+    return openssl::read_file(setting, path);
 }
 
 std::string serial_hex(X509* cert) {
@@ -101,10 +61,10 @@ std::shared_ptr<tls_server_context> build_server_context(const tls_settings& s) 
     const std::string cert_pem = read_file("ssl.certificate.location", s.certificate);
     const std::string key_pem = read_file("ssl.key.location", s.key);
 
-    std::vector<x509_ptr> chain;
+    std::vector<openssl::x509_ptr> chain;
     {
-        auto bio = memory_bio(cert_pem);
-        while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, no_passphrase, nullptr)) {
+        auto bio = openssl::memory_bio(cert_pem);
+        while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, openssl::no_passphrase, nullptr)) {
             chain.emplace_back(c);
         }
         ERR_clear_error();  // the end of the file reads as an error
@@ -113,14 +73,14 @@ std::shared_ptr<tls_server_context> build_server_context(const tls_settings& s) 
         throw tls_error("ssl.certificate.location " + s.certificate +
                         ": no PEM certificate in the file");
     }
-    pkey_ptr key;
+    openssl::pkey_ptr key;
     {
-        auto bio = memory_bio(key_pem);
-        key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
+        auto bio = openssl::memory_bio(key_pem);
+        key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, openssl::no_passphrase, nullptr));
         if (!key) {
             throw tls_error("ssl.key.location " + s.key +
                             ": not a PEM private key (or one protected by a passphrase): " +
-                            openssl_reason());
+                            openssl::reason());
         }
     }
     if (X509_check_private_key(chain.front().get(), key.get()) != 1) {
@@ -145,16 +105,16 @@ std::shared_ptr<tls_server_context> build_server_context(const tls_settings& s) 
                                  SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_IGNORE_UNEXPECTED_EOF);
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
         SSL_CTX_set_cipher_list(ctx, tls12_ciphers) != 1) {
-        throw tls_error("TLS context: " + openssl_reason());
+        throw tls_error("TLS context: " + openssl::reason());
     }
     if (SSL_CTX_use_certificate(ctx, chain.front().get()) != 1) {
-        throw tls_error("ssl.certificate.location " + s.certificate + ": " + openssl_reason());
+        throw tls_error("ssl.certificate.location " + s.certificate + ": " + openssl::reason());
     }
     for (std::size_t i = 1; i < chain.size(); ++i) {
         // add0 takes ownership on success.
         if (SSL_CTX_add0_chain_cert(ctx, chain[i].get()) != 1) {
             throw tls_error("ssl.certificate.location " + s.certificate + ": " +
-                            openssl_reason());
+                            openssl::reason());
         }
         chain[i].release();
     }
@@ -168,9 +128,9 @@ std::shared_ptr<tls_server_context> build_server_context(const tls_settings& s) 
         X509_STORE* store = SSL_CTX_get_cert_store(ctx);
         STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
         int count = 0;
-        auto bio = memory_bio(ca_pem);
-        while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, no_passphrase, nullptr)) {
-            x509_ptr owned(c);
+        auto bio = openssl::memory_bio(ca_pem);
+        while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, openssl::no_passphrase, nullptr)) {
+            openssl::x509_ptr owned(c);
             X509_STORE_add_cert(store, c);
             if (X509_NAME* n = X509_NAME_dup(X509_get_subject_name(c))) {
                 sk_X509_NAME_push(names, n);
@@ -206,8 +166,8 @@ std::optional<std::string> peer_subject(SSL* ssl) {
     if (cert == nullptr) {
         return std::nullopt;
     }
-    x509_ptr owned(cert);
-    bio_ptr bio(BIO_new(BIO_s_mem()));
+    openssl::x509_ptr owned(cert);
+    openssl::bio_ptr bio(BIO_new(BIO_s_mem()));
     // RFC 2253, but UTF-8 kept as is rather than escaped byte by byte.
     X509_NAME_print_ex(bio.get(), X509_get_subject_name(cert), 0,
                        XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB);
