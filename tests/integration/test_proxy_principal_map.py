@@ -25,7 +25,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from harness import connect, kafka_request, sluice_binary
 from sasl_support import (PASSWORDS, closed_by_peer, produce, sasl_authenticate, sasl_handshake,
                           set_user)
-from upstream_support import Gateway, NativeUpstream
+from upstream_support import Gateway, NativeUpstream, proxy_kafka_args
 
 TOPIC = "pm-orders"
 GATEWAY_USER, GATEWAY_PASSWORD = "gateway", "gateway-Secret-4"
@@ -82,9 +82,8 @@ class Mapped:
         self.gateways = []
 
     def gateway(self, unmapped, plaintext=False):
-        listeners = ["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"]
-        if plaintext:
-            listeners += ["--kafka", "127.0.0.1:0"]  # User:ANONYMOUS, never mapped here
+        # The plaintext listener's clients are User:ANONYMOUS, never mapped here.
+        listeners = proxy_kafka_args("SASL_PLAINTEXT", *(["PLAINTEXT"] if plaintext else []))
         g = Gateway(self.upstream_sasl, args=listeners,
                     settings={"proxy.metadata.refresh.ms": 1000,
                               "upstream.security.protocol": "SASL_PLAINTEXT",

@@ -34,7 +34,7 @@ from kafka_wire import batch, parse_produce_v3_response
 from sasl_support import (PASSWORDS, api_versions_keys, auth_error, closed_by_peer, kbytes,
                           kstring, metadata_v1_all, produce, sasl_authenticate, sasl_handshake,
                           set_user)
-from upstream_support import Gateway, NativeUpstream
+from upstream_support import Gateway, NativeUpstream, proxy_kafka_args
 
 TOPIC = "sec-proxy"
 # The gateway's own account at the upstream; its clients' accounts are the gateway's users.
@@ -86,7 +86,7 @@ class SecuredProxy:
                                       NewTopic(SECRET_TOPIC, 1, 1)]).values():
             f.result(30)
         self.gateway = Gateway(
-            self.upstream_sasl, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"],
+            self.upstream_sasl, args=proxy_kafka_args("SASL_PLAINTEXT"),
             settings={"proxy.metadata.refresh.ms": 1000,
                       "upstream.security.protocol": "SASL_PLAINTEXT",
                       "upstream.sasl.mechanism": "SCRAM-SHA-512",
@@ -370,7 +370,7 @@ def metered(proxy):
     from confluent_kafka.admin import AdminClient, NewTopic
     admin = AdminClient({"bootstrap.servers": proxy.upstream.bootstrap})
     admin.create_topics([NewTopic(QUOTA_TOPIC, 1, 1)])[QUOTA_TOPIC].result(30)
-    g = Gateway(proxy.upstream_sasl, args=["--kafka", "127.0.0.1:0"],
+    g = Gateway(proxy.upstream_sasl, args=proxy_kafka_args("PLAINTEXT"),
                 settings={"upstream.security.protocol": "SASL_PLAINTEXT",
                           "upstream.sasl.mechanism": "SCRAM-SHA-256",
                           "upstream.sasl.username": GATEWAY_USER,
@@ -451,7 +451,7 @@ def tls_proxy(proxy, tmp_path_factory):
     pki = Pki(tmp_path_factory.mktemp("proxy-pki"))
     keys = Keys(str(tmp_path_factory.mktemp("proxy-jwt")))
     g = Gateway(proxy.upstream_sasl,
-                args=["--kafka", "SSL://127.0.0.1:0", "--kafka", "SASL_SSL://127.0.0.1:0"],
+                args=proxy_kafka_args("SSL", "SASL_SSL"),
                 settings=pki.settings(**keys.settings(), **{
                                          "sasl.enabled.mechanisms":
                                              "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
@@ -501,7 +501,7 @@ def test_ssl_and_sasl_ssl_through_the_proxy(proxy, tls_proxy):
 def test_a_refused_upstream_login_forwards_nothing(proxy):
     # A gateway whose own upstream password is wrong: its refresh logs the refusal, and a
     # client's connection is closed rather than forwarded unauthenticated.
-    g = Gateway(proxy.upstream_sasl, args=["--kafka", "127.0.0.1:0"],
+    g = Gateway(proxy.upstream_sasl, args=proxy_kafka_args("PLAINTEXT"),
                 settings={"upstream.security.protocol": "SASL_PLAINTEXT",
                           "upstream.sasl.mechanism": "SCRAM-SHA-512",
                           "upstream.sasl.username": GATEWAY_USER,

@@ -26,7 +26,7 @@ import tls_support
 from harness import connect, kafka_request, wait_for
 from sasl_support import closed_by_peer, produce, set_user
 from test_proxy import check_every_advertised_version
-from upstream_support import Gateway, NativeUpstream, kcat_produce
+from upstream_support import Gateway, NativeUpstream, kcat_produce, proxy_kafka_args
 
 TOPIC = "proxy-tls"
 GATEWAY_USER, GATEWAY_PASSWORD = "gateway", "gateway-Secret-7"
@@ -61,7 +61,7 @@ class TlsUpstream:
                 "listener.name.ssl.ssl.client.auth": "required",
                 "listener.name.sasl_ssl.ssl.certificate.location": self.pki.path("wrong.pem"),
                 "listener.name.sasl_ssl.ssl.key.location": self.pki.path("wrong.key")}),
-            args=["--kafka", "SSL://127.0.0.1:0", "--kafka", "SASL_SSL://127.0.0.1:0"])
+            args=proxy_kafka_args("SSL", "SASL_SSL"))
         set_user(self.upstream.data_dir, GATEWAY_USER, GATEWAY_PASSWORD)
         self.gateways = []
         self.upstream.start()
@@ -96,7 +96,8 @@ class TlsUpstream:
             # The start waits this long for the (refused) cluster; so does each proxy
             # connection's opening.
             extra["upstream.request.timeout.ms"] = 2000
-        g = Gateway(bootstrap, args=["--kafka", "127.0.0.1:0"], settings=dict(settings, **extra))
+        g = Gateway(bootstrap, args=proxy_kafka_args("PLAINTEXT"),
+                    settings=dict(settings, **extra))
         self.gateways.append(g)
         try:
             g.start()
@@ -135,7 +136,7 @@ def tls_upstream(tmp_path_factory):
 
 
 class Served:
-    """What test_proxy's address check needs to know of a gateway (check_every_advertised_version)."""
+    """What test_proxy's address check needs of a gateway (check_every_advertised_version)."""
 
     def __init__(self, gateway, upstream_port):
         self.kafka_port = gateway.kafka_port

@@ -160,6 +160,35 @@ class Gateway(Sluice):
         return self.upstream_bootstrap
 
 
+def proxy_kafka_args(*protocols, span=4):
+    """--kafka arguments for a gateway's proxy listeners on ports below the kernel's ephemeral
+    range (32768 and up): a listener bound to port 0 serves upstream node N on its port + 1 +
+    N, a port some other connection of a busy machine may hold for minutes, so that node is
+    then never served. Listener i is at base + i * span (its nodes 0 .. span - 2 after it)."""
+    import random
+    import socket
+    rng = random.Random()
+    count = span * len(protocols)
+    for _ in range(200):
+        base = rng.randrange(20000, 30000 - count)
+        socks = []
+        try:
+            for port in range(base, base + count):
+                sock = socket.socket()
+                socks.append(sock)
+                sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            for sock in socks:
+                sock.close()
+        args = []
+        for i, protocol in enumerate(protocols):
+            args += ["--kafka", f"{protocol}://127.0.0.1:{base + i * span}"]
+        return args
+    raise RuntimeError("no free block of ports below the ephemeral range")
+
+
 def unreachable_bootstrap():
     """127.0.0.1:PORT with nothing listening (a port bound, then closed)."""
     import socket
