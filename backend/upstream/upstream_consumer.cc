@@ -369,6 +369,7 @@ void upstream_consumer::close(bool leave) {
         return;
     }
     closing_ = true;
+    abandoning_ = true;
     leave_ = leave;
     ++pattern_seq_;
     wake_poll();

@@ -324,6 +324,8 @@ private:
     int leases_ = 0;
     bool poll_active_ = false;
     std::atomic<bool> closed_{false};
+    // Set by close(): blocking calls on the pool that wait in slices stop after the current one.
+    std::atomic<bool> abandoning_{false};
 };
 
 }  // namespace sluice::backend::upstream

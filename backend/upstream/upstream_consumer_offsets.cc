@@ -1,4 +1,6 @@
 // upstream_consumer: positions (resolution at assignment, seek, seek_to) and commits.
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -183,12 +185,31 @@ std::vector<upstream_consumer::resolved_position> upstream_consumer::resolve_blo
 
 std::vector<upstream_consumer::resolved_position> upstream_consumer::list_offsets_blocking(
     const std::vector<api::topic_partition>& parts, std::int64_t ts) {
-    partition_list_ptr l = make_partition_list(parts);
-    for (int i = 0; i < l->cnt; ++i) {
-        l->elems[i].offset = ts;
+    // librdkafka waits out the whole timeout when a partition has no known leader (a topic
+    // not there yet, or gone), and no close can end that wait early: the question is asked in
+    // growing slices (1, 2, 4, then 8 s) up to the request timeout, and given up between two
+    // slices once the consumer is closing. A consumer's close (and with it the gateway's
+    // stop) then waits at most one slice, not the request timeout.
+    const auto deadline = clock::now() + opts_.request_timeout;
+    std::chrono::milliseconds slice{1000};
+    partition_list_ptr l;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+    for (;;) {
+        l = make_partition_list(parts);
+        for (int i = 0; i < l->cnt; ++i) {
+            l->elems[i].offset = ts;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - clock::now());
+        const auto wait = std::max<std::chrono::milliseconds>(std::min(slice, left),
+                                                             std::chrono::milliseconds(1));
+        err = rd_kafka_offsets_for_times(rk_.get(), l.get(), static_cast<int>(wait.count()));
+        if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || clock::now() >= deadline ||
+            abandoning_.load()) {
+            break;
+        }
+        slice = std::min(slice * 2, std::chrono::milliseconds(8000));
     }
-    rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(
-        rk_.get(), l.get(), static_cast<int>(opts_.request_timeout.count()));
     std::vector<resolved_position> out;
     for (int i = 0; i < l->cnt; ++i) {
         const auto& e = l->elems[i];
