@@ -259,8 +259,9 @@ register("topic", {
                 await v3("/topics/" + t + "/configs/" + enc(cfg), {
                     method: "PUT", json: { value: input.value } });
                 out.textContent = cfg + " set to " + input.value;
-                out.dataset.saved = cfg;
+                // Marked once the table shows the new value (what a reader of the mark sees).
                 await drawConfigs();
+                out.dataset.saved = cfg;
             } catch (e) {
                 out.dataset.error = String(e.status || "");
                 out.textContent = cfg + " not set: " + e.message +
@@ -273,8 +274,9 @@ register("topic", {
             try {
                 await v3("/topics/" + t + "/configs/" + enc(cfg), { method: "DELETE" });
                 out.textContent = cfg + " reset to its default";
-                out.dataset.saved = cfg;
+                // Marked once the table shows the new value (what a reader of the mark sees).
                 await drawConfigs();
+                out.dataset.saved = cfg;
             } catch (e) {
                 out.dataset.error = String(e.status || "");
                 out.textContent = cfg + " not reset: " + e.message +
