@@ -375,6 +375,12 @@ class client {
     };
     virtual health check() const = 0;
 
+    /// The process is stopping: waits on the cluster that can be given up (a metadata or
+    /// admin answer from a cluster that is gone) end early with an error, so that the stop
+    /// does not wait out request timeouts. Records already sent are still delivered or
+    /// purged by the destructor. The native backend has nothing to give up.
+    virtual void start_closing() {}
+
     /// What the client level reports on /metrics (upstream mode: librdkafka's statistics,
     /// refreshed every few seconds; the native backend reports nothing here).
     struct broker_stats {

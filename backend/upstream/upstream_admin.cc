@@ -285,7 +285,7 @@ api::backend_result<void> alter_configs_incrementally(rd_kafka_t* rk, rd_kafka_R
 
 }  // namespace
 
-upstream_admin::upstream_admin(rd_kafka_t* rk, boost::asio::thread_pool& pool,
+upstream_admin::upstream_admin(rd_kafka_t* rk, blocking_pool& pool,
                                upstream_monitor& monitor, upstream_producer& producer,
                                milliseconds request_timeout)
     : rk_(rk), pool_(pool), monitor_(monitor), producer_(producer), timeout_(request_timeout) {}

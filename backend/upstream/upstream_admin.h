@@ -5,7 +5,6 @@
 #include <chrono>
 
 #include <librdkafka/rdkafka.h>
-#include <boost/asio/thread_pool.hpp>
 
 #include "backend/api/client.h"
 #include "backend/upstream/upstream_monitor.h"
@@ -30,7 +29,7 @@ namespace sluice::backend::upstream {
 /// Concurrency: thread-safe.
 class upstream_admin final : public api::admin {
   public:
-    upstream_admin(rd_kafka_t* rk, boost::asio::thread_pool& pool, upstream_monitor& monitor,
+    upstream_admin(rd_kafka_t* rk, blocking_pool& pool, upstream_monitor& monitor,
                    upstream_producer& producer, std::chrono::milliseconds request_timeout);
 
     api::awaitable<api::backend_result<api::cluster_info>> describe_cluster() override;
@@ -85,7 +84,7 @@ class upstream_admin final : public api::admin {
     }
 
     rd_kafka_t* rk_;
-    boost::asio::thread_pool& pool_;
+    blocking_pool& pool_;
     upstream_monitor& monitor_;
     upstream_producer& producer_;
     std::chrono::milliseconds timeout_;

@@ -89,12 +89,14 @@ api::awaitable<std::vector<api::found_offset>> upstream_admin::list_offsets(
             counts[q.topic.value] = c ? *c : -1;
         }
     }
-    // Earliest and latest from the partition's watermarks (one lookup per partition);
-    // timestamps with offsets_for_times, in rounds that ask each partition once (it answers a
-    // list keyed by partition). compat: 2.0.2 has no ListOffsets with an isolation level, so a
-    // read_committed `latest` is the high watermark.
-    std::vector<std::size_t> by_watermark;
+    // Earliest (-2), latest (-1) and timestamps, all with offsets_for_times (ListOffsets), in
+    // rounds that ask each partition once (it answers a list keyed by partition).
+    // rd_kafka_query_watermark_offsets is not used: once the leader is known it waits for its
+    // answer without a bound of its own (up to socket.timeout.ms with the broker gone), and a
+    // client's close waited for it. compat: 2.0.2 has no ListOffsets with an isolation level,
+    // so a read_committed `latest` is the handle's (the high watermark).
     std::vector<std::size_t> by_time;
+    std::vector<std::int64_t> at(queries.size(), 0);  // the timestamp each query asks for
     for (std::size_t i = 0; i < queries.size(); ++i) {
         const auto& q = queries[i];
         const auto count = counts[q.topic.value];
@@ -109,10 +111,15 @@ api::awaitable<std::vector<api::found_offset>> upstream_admin::list_offsets(
         switch (q.spec.what) {
             case api::offset_spec::kind::earliest:
             case api::offset_spec::kind::earliest_local:
+                at[i] = RD_KAFKA_OFFSET_BEGINNING;
+                by_time.push_back(i);
+                break;
             case api::offset_spec::kind::latest:
-                by_watermark.push_back(i);
+                at[i] = RD_KAFKA_OFFSET_END;
+                by_time.push_back(i);
                 break;
             case api::offset_spec::kind::timestamp:
+                at[i] = q.spec.timestamp_ms;
                 by_time.push_back(i);
                 break;
             case api::offset_spec::kind::latest_tiered:
@@ -124,32 +131,8 @@ api::awaitable<std::vector<api::found_offset>> upstream_admin::list_offsets(
                 break;
         }
     }
-    if (!by_watermark.empty() || !by_time.empty()) {
-        auto blocking_job = [&, rk = rk_, ms = static_cast<int>(timeout_.count())] {
-            struct marks {
-                rd_kafka_resp_err_t err;
-                std::int64_t low;
-                std::int64_t high;
-            };
-            std::map<std::pair<std::string, std::int32_t>, marks> known;
-            for (auto i : by_watermark) {
-                const auto& q = queries[i];
-                auto key = std::make_pair(q.topic.value, q.partition.value);
-                auto it = known.find(key);
-                if (it == known.end()) {
-                    marks m{};
-                    m.err = rd_kafka_query_watermark_offsets(
-                        rk, q.topic.value.c_str(), q.partition.value, &m.low, &m.high, ms);
-                    it = known.emplace(key, m).first;
-                }
-                if (it->second.err) {
-                    out[i].error = to_backend_error(it->second.err);
-                } else {
-                    out[i].off =
-                        offset(q.spec.what == api::offset_spec::kind::latest ? it->second.high
-                                                                             : it->second.low);
-                }
-            }
+    if (!by_time.empty()) {
+        auto blocking_job = [&, rk = rk_, timeout = timeout_] {
             std::vector<std::size_t> pending = by_time;
             while (!pending.empty()) {
                 rk_partitions_ptr list(
@@ -164,11 +147,18 @@ api::awaitable<std::vector<api::found_offset>> upstream_admin::list_offsets(
                         continue;
                     }
                     rd_kafka_topic_partition_list_add(list.get(), q.topic.value.c_str(),
-                                                      q.partition.value)
-                        ->offset = q.spec.timestamp_ms;
+                                                      q.partition.value);
                     round.push_back(i);
                 }
-                const auto err = rd_kafka_offsets_for_times(rk, list.get(), ms);
+                const auto err = ask_in_slices(timeout, [&](int ms) {
+                    for (auto i : round) {  // asked again: an answer overwrote them
+                        const auto& q = queries[i];
+                        rd_kafka_topic_partition_list_find(list.get(), q.topic.value.c_str(),
+                                                           q.partition.value)
+                            ->offset = at[i];
+                    }
+                    return rd_kafka_offsets_for_times(rk, list.get(), ms);
+                });
                 for (auto i : round) {
                     const auto& q = queries[i];
                     const auto* p = rd_kafka_topic_partition_list_find(
@@ -369,15 +359,26 @@ api::awaitable<api::backend_result<api::group_view>> upstream_admin::describe_gr
             return api::backend_failure(committed.error());
         }
         auto& list = **committed;
-        // The high watermark of each committed partition (-1 when the partition is gone).
+        // The log end of each committed partition (-1 when the partition is gone), one
+        // ListOffsets for all of them.
+        rk_partitions_ptr ends(rd_kafka_topic_partition_list_new(list.cnt));
+        for (int i = 0; i < list.cnt; ++i) {
+            rd_kafka_topic_partition_list_add(ends.get(), list.elems[i].topic,
+                                              list.elems[i].partition);
+        }
+        auto ask_ends = [&](int ms) {
+            for (int i = 0; i < ends->cnt; ++i) {  // asked again: an answer overwrote them
+                ends->elems[i].offset = RD_KAFKA_OFFSET_END;
+            }
+            return rd_kafka_offsets_for_times(rk, ends.get(), ms);
+        };
+        const auto ends_err =
+            list.cnt == 0 ? RD_KAFKA_RESP_ERR_NO_ERROR : ask_in_slices(timeout, ask_ends);
         for (int i = 0; i < list.cnt; ++i) {
             const auto& c = list.elems[i];
-            std::int64_t low = -1;
-            std::int64_t high = -1;
-            if (rd_kafka_query_watermark_offsets(rk, c.topic, c.partition, &low, &high,
-                                                 static_cast<int>(timeout.count()))) {
-                high = -1;
-            }
+            const auto* e =
+                rd_kafka_topic_partition_list_find(ends.get(), c.topic, c.partition);
+            const std::int64_t high = ends_err || !e || e->err ? -1 : e->offset;
             view.offsets.push_back(group_lag_of(c, high));
         }
         std::sort(view.offsets.begin(), view.offsets.end(), [](const auto& a, const auto& b) {

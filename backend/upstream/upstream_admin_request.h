@@ -42,8 +42,21 @@ rk_event_ptr admin_request(rd_kafka_t* rk, rd_kafka_admin_op_t op,
         rd_kafka_AdminOptions_set_validate_only(options.get(), 1, err, sizeof err);
     }
     start(options.get(), queue.get());
-    // A little longer than the request's own timeout, so that its timeout error wins.
-    return rk_event_ptr(rd_kafka_queue_poll(queue.get(), ms + 1000));
+    // A little longer than the request's own timeout, so that its timeout error wins; in
+    // slices, given up once the client closes (closing_now: its answer is not waited for).
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::milliseconds(ms + 1000);
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+        const int wait = static_cast<int>(std::clamp<std::int64_t>(left.count(), 1, 200));
+        if (rd_kafka_event_t* ev = rd_kafka_queue_poll(queue.get(), wait)) {
+            return rk_event_ptr(ev);
+        }
+        if (clock::now() >= deadline || closing_now()) {
+            return nullptr;
+        }
+    }
 }
 
 inline api::backend_error timed_out(const char* what, std::chrono::milliseconds timeout) {

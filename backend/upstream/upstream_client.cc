@@ -96,6 +96,7 @@ class upstream_client final : public api::client {
     }
 
     ~upstream_client() override {
+        pool_.start_closing();  // the pool's sliced waits give up (a probe to a dead cluster)
         stopping_.store(true);
         poller_.join();
         rd_kafka_t* rk = handle_.get();
@@ -126,6 +127,7 @@ class upstream_client final : public api::client {
         return make_upstream_txn_producer(opts_.properties, transactional_id);
     }
     health check() const override { return monitor_.check(); }
+    void start_closing() override { pool_.start_closing(); }
     stats statistics() const override { return monitor_.statistics(); }
 
   private:
@@ -155,6 +157,7 @@ class upstream_client final : public api::client {
 
     /// A metadata request (brokers only) on the pool: the cluster answers, or why not.
     void probe() {
+        in_blocking_pool in_pool(pool_);
         const auto timeout = std::min<milliseconds>(opts_.request_timeout, health_probe_interval);
         auto f = fetch_metadata(handle_.get(), metadata_scope::known, {}, timeout);
         if (f.err) {
@@ -167,7 +170,7 @@ class upstream_client final : public api::client {
 
     upstream_options opts_;
     upstream_monitor monitor_;
-    boost::asio::thread_pool pool_;
+    blocking_pool pool_;
     handle_ptr handle_;
     std::unique_ptr<upstream_producer> producer_;
     std::unique_ptr<upstream_admin> admin_;

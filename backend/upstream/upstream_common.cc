@@ -74,12 +74,15 @@ fetched_metadata fetch_metadata(rd_kafka_t* rk, metadata_scope scope, const std:
             return out;
         }
     }
-    const rd_kafka_metadata_t* md = nullptr;
-    out.err = rd_kafka_metadata(rk, scope == metadata_scope::all ? 1 : 0, rkt.get(), &md,
-                                static_cast<int>(std::max<std::int64_t>(timeout.count(), 1)));
-    if (out.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        out.md.reset(md);
-    }
+    out.err = ask_in_slices(timeout, [&](int ms) {
+        const rd_kafka_metadata_t* md = nullptr;
+        const auto err =
+            rd_kafka_metadata(rk, scope == metadata_scope::all ? 1 : 0, rkt.get(), &md, ms);
+        if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            out.md.reset(md);
+        }
+        return err;
+    });
     return out;
 }
 

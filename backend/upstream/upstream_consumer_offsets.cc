@@ -144,9 +144,14 @@ std::vector<upstream_consumer::resolved_position> upstream_consumer::resolve_blo
     std::vector<resolved_position> out;
     std::vector<api::topic_partition> rest;
     if (copts_.group) {
-        partition_list_ptr l = make_partition_list(parts);
-        rd_kafka_resp_err_t err =
-            rd_kafka_committed(rk_.get(), l.get(), static_cast<int>(opts_.request_timeout.count()));
+        partition_list_ptr l;
+        const rd_kafka_resp_err_t err = ask_in_slices(
+            opts_.request_timeout,
+            [&](int ms) {
+                l = make_partition_list(parts);
+                return rd_kafka_committed(rk_.get(), l.get(), ms);
+            },
+            [this] { return abandoning_.load(); });
         for (int i = 0; i < l->cnt; ++i) {
             const auto& e = l->elems[i];
             api::topic_partition tp{topic_name(e.topic), partition_id(e.partition)};
@@ -185,31 +190,19 @@ std::vector<upstream_consumer::resolved_position> upstream_consumer::resolve_blo
 
 std::vector<upstream_consumer::resolved_position> upstream_consumer::list_offsets_blocking(
     const std::vector<api::topic_partition>& parts, std::int64_t ts) {
-    // librdkafka waits out the whole timeout when a partition has no known leader (a topic
-    // not there yet, or gone), and no close can end that wait early: the question is asked in
-    // growing slices (1, 2, 4, then 8 s) up to the request timeout, and given up between two
-    // slices once the consumer is closing. A consumer's close (and with it the gateway's
-    // stop) then waits at most one slice, not the request timeout.
-    const auto deadline = clock::now() + opts_.request_timeout;
-    std::chrono::milliseconds slice{1000};
+    // Asked in slices, given up between two once the consumer is closing: its close (and
+    // with it the gateway's stop) waits one slice, not the request timeout.
     partition_list_ptr l;
-    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
-    for (;;) {
-        l = make_partition_list(parts);
-        for (int i = 0; i < l->cnt; ++i) {
-            l->elems[i].offset = ts;
-        }
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - clock::now());
-        const auto wait = std::max<std::chrono::milliseconds>(std::min(slice, left),
-                                                             std::chrono::milliseconds(1));
-        err = rd_kafka_offsets_for_times(rk_.get(), l.get(), static_cast<int>(wait.count()));
-        if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || clock::now() >= deadline ||
-            abandoning_.load()) {
-            break;
-        }
-        slice = std::min(slice * 2, std::chrono::milliseconds(8000));
-    }
+    const rd_kafka_resp_err_t err = ask_in_slices(
+        opts_.request_timeout,
+        [&](int ms) {
+            l = make_partition_list(parts);
+            for (int i = 0; i < l->cnt; ++i) {
+                l->elems[i].offset = ts;
+            }
+            return rd_kafka_offsets_for_times(rk_.get(), l.get(), ms);
+        },
+        [this] { return abandoning_.load(); });
     std::vector<resolved_position> out;
     for (int i = 0; i < l->cnt; ++i) {
         const auto& e = l->elems[i];
@@ -616,9 +609,13 @@ upstream_consumer::committed(std::vector<api::topic_partition> parts) {
     }
     partition_list_ptr list = make_partition_list(parts);
     rd_kafka_t* rk = rk_.get();
-    const int timeout = static_cast<int>(opts_.request_timeout.count());
+    const auto timeout = opts_.request_timeout;
     rd_kafka_topic_partition_list_t* to_read = list.get();
-    auto job = [rk, to_read, timeout] { return rd_kafka_committed(rk, to_read, timeout); };
+    auto job = [this, rk, to_read, timeout] {
+        return ask_in_slices(
+            timeout, [&](int ms) { return rd_kafka_committed(rk, to_read, ms); },
+            [this] { return abandoning_.load(); });
+    };
     rd_kafka_resp_err_t err = co_await consumer_offload(pool_, std::move(job));
     if (err) {
         co_return api::backend_failure(offsets_error_of(err));

@@ -82,7 +82,7 @@ struct send_call : std::enable_shared_from_this<send_call> {
 
 }  // namespace
 
-upstream_producer::upstream_producer(rd_kafka_t* rk, boost::asio::thread_pool& pool,
+upstream_producer::upstream_producer(rd_kafka_t* rk, blocking_pool& pool,
                                      upstream_monitor& monitor, milliseconds request_timeout,
                                      milliseconds metadata_max_age)
     : rk_(rk),

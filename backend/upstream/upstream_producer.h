@@ -11,9 +11,9 @@
 #include <unordered_map>
 
 #include <librdkafka/rdkafka.h>
-#include <boost/asio/thread_pool.hpp>
 
 #include "backend/api/client.h"
+#include "backend/upstream/upstream_common.h"
 #include "backend/upstream/upstream_monitor.h"
 
 namespace sluice::backend::upstream {
@@ -48,7 +48,7 @@ namespace sluice::backend::upstream {
 /// handlers concurrently (an io_context run by one thread, or a strand).
 class upstream_producer final : public api::producer {
   public:
-    upstream_producer(rd_kafka_t* rk, boost::asio::thread_pool& pool, upstream_monitor& monitor,
+    upstream_producer(rd_kafka_t* rk, blocking_pool& pool, upstream_monitor& monitor,
                       std::chrono::milliseconds request_timeout,
                       std::chrono::milliseconds metadata_max_age);
 
@@ -76,7 +76,7 @@ class upstream_producer final : public api::producer {
     };
 
     rd_kafka_t* rk_;
-    boost::asio::thread_pool& pool_;
+    blocking_pool& pool_;
     upstream_monitor& monitor_;
     std::chrono::milliseconds request_timeout_;
     std::chrono::milliseconds metadata_max_age_;

@@ -186,7 +186,7 @@ class upstream_txn_producer final : public api::transactional_producer {
     // A thread of its own: its calls are serial, and behind the client's shared pool of
     // blocking calls (consumers' offset lookups and commits) every commit waited its turn
     // (receive+delete through one gateway ran at a quarter of its rate).
-    boost::asio::thread_pool pool_{1};
+    blocking_pool pool_{1};
     handle_ptr handle_;
     std::atomic<bool> fatal_{false};
 };

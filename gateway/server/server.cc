@@ -930,6 +930,9 @@ int run_server(const config& given) {
 
     signal_io.run();
     log.info("signal {} received: shutting down", received);
+    if (upstream_client) {
+        upstream_client->start_closing();  // a cluster that is gone is not waited for
+    }
 
     // 1. Stop accepting. 2. Ask every connection to finish; after the grace period, cut the
     // rest. 3. Flush and close the backend.
