@@ -135,6 +135,39 @@ def test_a_jwt_is_its_own_session(server, keys):
     assert r.status_code == 400 and "Basic" in r.json()["message"]
 
 
+def test_signing_out_ends_the_users_sessions_on_the_server(server, keys):
+    """DELETE /v1/console/session: every session token of the caller's user is refused from
+    then on (a copy kept elsewhere too); other users' sessions and later sign-ins work."""
+    first, second = sign_in(server)["token"], sign_in(server)["token"]
+    bobs = sign_in(server, "bob")["token"]
+
+    def whoami(token):
+        return requests.get(server.http_url + "/v1/console/session", headers=bearer(token),
+                            timeout=30).status_code
+
+    assert whoami(first) == whoami(second) == whoami(bobs) == 200
+    # A form or text body cannot sign anyone out (no page on another origin can send it).
+    r = requests.delete(server.http_url + "/v1/console/session", headers=bearer(first),
+                        timeout=30)
+    assert r.status_code == 415, r.text
+    assert whoami(first) == 200
+    r = requests.delete(server.http_url + "/v1/console/session", timeout=30,
+                        headers=dict(bearer(first), **JSON), json={})
+    assert r.status_code == 204, r.text
+    assert whoami(first) == whoami(second) == 401
+    r = requests.get(server.http_url + "/topics", headers=bearer(second), timeout=30)
+    assert r.status_code == 401
+    assert whoami(bobs) == 200
+    again = sign_in(server)["token"]
+    assert whoami(again) == 200 and whoami(first) == 401
+    assert "sessions of User:alice ended" in server.log_text()
+    # A JWT is not a session: signing out with it ends alice's sessions, not the JWT.
+    jwt = keys.token(sub="alice")
+    r = requests.delete(server.http_url + "/v1/console/session", timeout=30,
+                        headers=dict(bearer(jwt), **JSON), json={})
+    assert r.status_code == 204 and whoami(again) == 401 and whoami(jwt) == 200
+
+
 def test_the_console_actions_ask_kafkas_acls(server):
     token = sign_in(server)["token"]
     headers = dict(bearer(token), **JSON)
@@ -260,8 +293,14 @@ def test_signing_out_and_in_as_another_user_in_the_same_tab(server, browser):
                  "alice's produce ack")
     show(browser, "#/topics", "topics")
 
+    alices = browser.eval("JSON.parse(sessionStorage.getItem('sluice.console.session')).token")
     browser.click("#sign-out")
     browser.wait("document.body.dataset.signIn === 'open'", "the form after signing out")
+    assert browser.eval("document.getElementById('sign-in-note').textContent") == "Signed out."
+    # Her session ended on the server too: a copy of the token is refused.
+    r = requests.get(server.http_url + "/v1/console/session", headers=bearer(alices),
+                     timeout=30)
+    assert r.status_code == 401
     # Behind the form nothing of alice's is left: no page, no answers kept, no refreshes (one
     # meeting a 401 would start a second sign-in over this one).
     assert browser.eval("document.getElementById('view').children.length") == 0
@@ -321,6 +360,8 @@ def test_signing_out_and_in_as_another_user_in_the_same_tab(server, browser):
     assert me.json() == {"principal": "User:bob"}
     browser.click("#sign-out")
     browser.wait("document.body.dataset.signIn === 'open'", "the form after bob signs out")
+    me = requests.get(server.http_url + "/v1/console/session", headers=bearer(token), timeout=30)
+    assert me.status_code == 401
 
 
 def test_the_console_signs_in_with_a_jwt(server, browser, keys):

@@ -9,7 +9,8 @@
 // its own form: a user name and password are exchanged once for a session token (POST
 // /v1/console/session), a JWT is used as it is. The token (never the password) is kept in
 // sessionStorage for this tab, sent as `Authorization: Bearer` and as /ws's `access_token=`;
-// a 401 later (expired, users changed) brings the form back. Requests carry X-Sluice-Console,
+// a 401 later (expired, users changed) brings the form back. Signing out ends the session on
+// the server too (DELETE /v1/console/session: every session of that user there). Requests carry X-Sluice-Console,
 // so a 401 never makes the browser show its own password prompt. A 403 is shown on the page
 // with the server's message (which ACL refused what).
 //
@@ -512,11 +513,19 @@ async function signedOut() {
 }
 
 $("sign-out").addEventListener("click", async () => {
+    // The server ends this user's sessions (a copy of the token is refused from now on);
+    // signed out here whatever it answers.
+    let note = "Signed out.";
+    try {
+        await api("/v1/console/session", { method: "DELETE", json: {} });
+    } catch (e) {
+        note = "Signed out here; the server did not end the session: " + e.message;
+    }
     keep(null, null);
     leavePage();
     $("sign-in-user").value = "";
     $("sign-in-jwt").value = "";
-    await signIn("Signed out.");
+    await signIn(note);
     show();
 });
 
