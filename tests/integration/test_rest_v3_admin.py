@@ -661,7 +661,8 @@ def test_produce_records_batch_with_per_entry_results(broker):
 
 def test_produce_records_batch_entry_with_an_unknown_partition_fails_alone(broker):
     """kafka-rest sends each entry on its own: one naming a partition the topic does not have
-    is listed under failures (40403) and the others are produced."""
+    is listed under failures (40403; a negative one 40402, kafka-rest's batch check) and the
+    others are produced."""
     rest = Rest(broker)
     _, base = cluster_url(rest)
     create_topic(broker, "batch-partial", partitions=2)
@@ -670,6 +671,7 @@ def test_produce_records_batch_entry_with_an_unknown_partition_fails_alone(broke
         {"id": "b", "partition_id": 2, "value": {"type": "STRING", "data": "nowhere"}},
         {"id": "c", "partition_id": 1, "value": {"type": "STRING", "data": "third"}},
         {"id": "d", "partition_id": 99, "value": {"type": "STRING", "data": "nowhere either"}},
+        {"id": "e", "partition_id": -1, "value": {"type": "STRING", "data": "negative"}},
     ]}, content_type=JSON)
     assert r.status_code == 207, r.text
     body = r.json()
@@ -679,7 +681,8 @@ def test_produce_records_batch_entry_with_an_unknown_partition_fails_alone(broke
         {"id": "b", "error_code": 40403,
          "message": "This server does not host this topic-partition."},
         {"id": "d", "error_code": 40403,
-         "message": "This server does not host this topic-partition."}], r.text
+         "message": "This server does not host this topic-partition."},
+        {"id": "e", "error_code": 40402, "message": "Partition not found."}], r.text
     # A Kafka consumer finds the good entries in the log and nothing else.
     c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "batch-partial-check",
                   "enable.auto.commit": False})

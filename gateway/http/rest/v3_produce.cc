@@ -24,8 +24,9 @@
 // [0-9a-zA-Z-_], distinct. A batch that breaks these is refused whole (422, 42208); otherwise
 // the entries are produced in one call and the answer is 207 {"successes": [{"id", ...the
 // report's fields}], "failures": [{"id", "error_code", "message"}]}, each list in entry order.
-// An entry that cannot be produced fails alone: a bad record (400), a partition the topic does
-// not have (40403, kafka-rest's code for Kafka's UNKNOWN_TOPIC_OR_PARTITION).
+// An entry that cannot be produced fails alone: a bad record (400), a negative partition_id
+// (40402, "Partition not found.", as kafka-rest's batch), a partition the topic does not have
+// (40403, kafka-rest's code for Kafka's UNKNOWN_TOPIC_OR_PARTITION).
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -537,6 +538,12 @@ asio::awaitable<handler_result> produce_batch_v3(rest_context* rc, http_request_
     // entry is its own send there); the others are produced.
     std::vector<slot> slots;
     for (const auto& e : entries->GetArray()) {
+        // A negative partition_id: kafka-rest's batch checks it first (404 40402).
+        if (const auto* p = json::member(e, "partition_id"); p && p->IsInt() && p->GetInt() < 0) {
+            slots.push_back(report_error{static_cast<std::int32_t>(code::partition_not_found),
+                                         "Partition not found."});
+            continue;
+        }
         auto rec = read_v3_record(e);
         if (auto* bad = std::get_if<record_error>(&rec)) {
             slots.push_back(
