@@ -162,7 +162,20 @@ std::uint64_t http_authenticator::session_binding(std::string_view principal) co
     const std::string digest = auth::hash(auth::hash_algorithm::sha256, stored);
     std::uint64_t binding = 0;
     std::memcpy(&binding, digest.data(), sizeof binding);
+    std::lock_guard lock(sign_outs_mutex_);
+    if (const auto it = sign_outs_.find(principal); it != sign_outs_.end()) {
+        binding ^= it->second * 0x9e3779b97f4a7c15ULL;  // each sign-out a different binding
+    }
     return binding;
+}
+
+void http_authenticator::end_sessions(std::string_view principal) const {
+    std::lock_guard lock(sign_outs_mutex_);
+    auto it = sign_outs_.find(principal);
+    if (it == sign_outs_.end()) {
+        it = sign_outs_.emplace(std::string(principal), 0).first;
+    }
+    it->second += 1;
 }
 
 http_authenticator::outcome http_authenticator::check_session(std::string_view token) const {
@@ -310,6 +323,18 @@ asio::awaitable<handler_result> console_sign_in(const http_authenticator* auth,
     co_return res;
 }
 
+/// Signing out: every console session of the caller's principal ends (this process issued
+/// them; a JWT is not a session and stays valid until it expires).
+asio::awaitable<handler_result> console_sign_out(const http_authenticator* auth,
+                                                 http_request_context ctx) {
+    if (auth->mode().any()) {
+        auth->end_sessions(ctx.principal);
+        auth_log().info("http: console sessions of {} ended (signed out) from {}",
+                        ctx.principal, ctx.peer.address().to_string());
+    }
+    co_return make_response({204, "application/json", ""});
+}
+
 }  // namespace
 
 void add_console_session_routes(router& routes, const http_authenticator& auth) {
@@ -319,6 +344,9 @@ void add_console_session_routes(router& routes, const http_authenticator& auth) 
     routes.add(http::verb::get, "/v1/console/session", console_whoami);
     routes.add(http::verb::post, "/v1/console/session", [a = &auth](http_request_context ctx) {
         return console_sign_in(a, std::move(ctx));
+    });
+    routes.add(http::verb::delete_, "/v1/console/session", [a = &auth](http_request_context ctx) {
+        return console_sign_out(a, std::move(ctx));
     });
 }
 

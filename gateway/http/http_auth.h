@@ -14,6 +14,8 @@
 // (const after start).
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -53,6 +55,9 @@ public:
 
     /// A console session token for `principal`, valid for sessions().lifetime().
     std::string issue_session(std::string_view principal) const;
+    /// Signing out: every session token this process issued to `principal` until now is
+    /// refused from now on (its binding changes); later sign-ins get working ones.
+    void end_sessions(std::string_view principal) const;
     const auth::session_tokens& sessions() const { return sessions_; }
 
 private:
@@ -67,7 +72,8 @@ private:
     outcome check_bearer(std::string_view token) const;
     outcome check_session(std::string_view token) const;
     /// What a session of `principal` is bound to: a digest of its user's stored credentials,
-    /// so that its user's new password or deletion ends it, and no other user's change does.
+    /// so that its user's new password or deletion ends it, and no other user's change does,
+    /// and how many times that principal signed out (end_sessions).
     std::uint64_t session_binding(std::string_view principal) const;
 
     http_auth_mode mode_;
@@ -79,6 +85,10 @@ private:
     /// again (PBKDF2) until it expires there or the users change.
     mutable auth::password_cache checked_passwords_;
     auth::session_tokens sessions_;
+    /// Sign-outs per principal (one entry per principal that signed out: bounded by the
+    /// users and the tokens' subjects, never by the number of sessions).
+    mutable std::mutex sign_outs_mutex_;
+    mutable std::map<std::string, std::uint64_t, std::less<>> sign_outs_;
 };
 
 /// Who sent an HTTP request, as the policy chain sees it: the principal the guard established
@@ -91,7 +101,8 @@ inline requester http_requester(const http_request_context& ctx, policy_front fr
 /// The console's sign-in routes: GET /v1/console/auth (open: {"schemes":["basic","bearer"]},
 /// empty when authentication is off), GET /v1/console/session ({"principal":...}: who the
 /// credentials sent are) and POST /v1/console/session (with Basic credentials: {"token",
-/// "principal", "expires_in"}; a Bearer token is already a session and is refused with 400).
+/// "principal", "expires_in"}; a Bearer token is already a session and is refused with 400),
+/// DELETE /v1/console/session (signing out: the caller's sessions end, 204).
 void add_console_session_routes(router& routes, const http_authenticator& auth);
 
 }  // namespace sluice::gateway

@@ -62,7 +62,9 @@ boost::asio::awaitable<std::optional<std::int32_t>> record_producer::find_or_cre
 boost::asio::awaitable<produce_outcome> record_producer::ensure_topic(
     topic_name topic, const producer_identity* who) {
     produce_outcome out;
-    (void)co_await find_or_create(topic, who, out);
+    if (auto partitions = co_await find_or_create(topic, who, out)) {
+        out.partitions = *partitions;
+    }
     co_return out;
 }
 

@@ -45,6 +45,7 @@ enum class produce_refusal {
 struct produce_outcome {
     produce_refusal refusal = produce_refusal::none;
     std::int32_t bad_partition = -1;  // unknown_partition: the one named
+    std::int32_t partitions = -1;     // ensure_topic: the topic's partition count when found
     std::optional<acl_check> denied;  // create_denied: the check that failed
     std::error_code create_error;     // create_failed
     std::vector<produced_record> records;
@@ -75,7 +76,8 @@ public:
                                                     const producer_identity* who = nullptr);
     /// Only what produce() does before it appends: the topic, created if it is missing and
     /// may be. For callers that answer a missing topic before reading their records (REST v3).
-    /// The outcome's refusal is none, unknown_topic, create_denied or create_failed.
+    /// The outcome's refusal is none, unknown_topic, create_denied or create_failed; with none,
+    /// `partitions` is the topic's partition count (partitions are only ever added).
     boost::asio::awaitable<produce_outcome> ensure_topic(topic_name topic,
                                                          const producer_identity* who);
 

@@ -185,6 +185,9 @@ class RestSession:
     def post(self, path, data=b"", **kw):
         return self.s.post(self.base + path, data=data, timeout=20, **kw)
 
+    def put(self, path, data=b"", **kw):
+        return self.s.put(self.base + path, data=data, timeout=20, **kw)
+
     def delete(self, path, **kw):
         return self.s.delete(self.base + path, timeout=20, **kw)
 

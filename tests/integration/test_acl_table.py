@@ -3,6 +3,7 @@
 one sluice on each front, with the client a user of that front runs:
 
   kafka     confluent-kafka Producer, Consumer and AdminClient over SASL SCRAM-SHA-256
+            (kafka-python's admin for the ACL APIs, which confluent-kafka 1.7 lacks)
   rest_v2   requests with HTTP Basic on the REST Proxy v2 routes; rest_v3: on the v3 routes
   ws        the WebSocket /ws (ws_support.WsClient) with Basic
   sse       GET /topics/{t}/events and its v3 twin with Basic (requests, streamed)
@@ -39,9 +40,15 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import ConfigResource, NewPartitions, NewTopic
 
+from kafka import KafkaAdminClient
+from kafka.admin import ACL, ACLFilter, ACLOperation, ACLPermissionType, ResourcePattern
+from kafka.admin import ResourcePatternFilter, ResourceType as KPResourceType
+from kafka.admin.acl_resource import ACLResourcePatternType
+from kafka.errors import ClusterAuthorizationFailedError, NoError
+
 from acl_table_support import (Denied, Fronts, http_outcome, kafka_denial, kafka_error,
-                               same_answer, sqs_json_outcome, sqs_query_outcome, start_server,
-                               ws_outcome)
+                               password, same_answer, sqs_json_outcome, sqs_query_outcome,
+                               start_server, ws_outcome)
 from harness import upstream_rerun_mode
 from rest_support import V2, V2_JSON
 
@@ -141,6 +148,16 @@ TABLE = [
         "DELETE", "topic", "scratch-{front}", ALLOW, "a super user"),
     Row("root", ["super.users"],
         "DESCRIBE_CONFIGS", "cluster", CLUSTER, ALLOW, "a super user"),
+    Row("dave", [],
+        "DESCRIBE", "cluster", CLUSTER, DENY, "a principal with no ACL lists no users or ACLs"),
+    Row("bob", ["allow Describe cluster"],
+        "DESCRIBE", "cluster", CLUSTER, ALLOW, "DESCRIBE on the cluster lists users and ACLs"),
+    Row("bob", ["allow Describe cluster"],
+        "ALTER", "cluster", CLUSTER, DENY, "DESCRIBE is not ALTER"),
+    Row("erin", ["allow Alter cluster"],
+        "ALTER", "cluster", CLUSTER, ALLOW, "ALTER on the cluster changes users and ACLs"),
+    Row("erin", ["allow Alter cluster"],
+        "DESCRIBE", "cluster", CLUSTER, ALLOW, "ALTER implies DESCRIBE"),
 ]
 
 # The topics (queues of the same name, one record each) the server starts with, and the groups
@@ -304,6 +321,60 @@ def kafka_alter_configs(ctx, row, front):
         res = ConfigResource("topic", resource_name(row, front),
                              set_config={"retention.ms": "604800000"})
     kafka_admin_result(ctx.admin(row.principal).alter_configs([res], request_timeout=15), row)
+
+
+def kafka_python_admin(ctx, user):
+    """kafka-python's admin (confluent-kafka 1.7 has no ACL calls) as `user`, SCRAM-SHA-256."""
+    return KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{ctx.server.sasl_port}",
+                            security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
+                            sasl_plain_username=user, sasl_plain_password=password(user),
+                            request_timeout_ms=15000)
+
+
+def nobodys_acl(name):
+    """A harmless ACL the ALTER actions create and delete: READ on a topic nobody uses."""
+    return ACL(principal="User:nobody", host="*", operation=ACLOperation.READ,
+               permission_type=ACLPermissionType.ALLOW,
+               resource_pattern=ResourcePattern(KPResourceType.TOPIC, name))
+
+
+def kafka_describe_acls(ctx, row, front):
+    """DescribeAcls (DESCRIBE on the cluster)."""
+    admin = kafka_python_admin(ctx, row.principal)
+    try:
+        admin.describe_acls(ACLFilter(principal=None, host="*", operation=ACLOperation.ANY,
+                                      permission_type=ACLPermissionType.ANY,
+                                      resource_pattern=ResourcePatternFilter(
+                                          KPResourceType.ANY, None, ACLResourcePatternType.ANY)))
+    except ClusterAuthorizationFailedError as e:
+        raise Denied([type(e).__name__])
+    finally:
+        admin.close()
+
+
+def kafka_create_and_delete_acls(ctx, row, front):
+    """CreateAcls, then DeleteAcls of that ACL (ALTER on the cluster, each)."""
+    admin = kafka_python_admin(ctx, row.principal)
+    acl = nobodys_acl(f"acl-table-{uuid.uuid4().hex[:8]}")
+
+    def create():
+        failed = admin.create_acls([acl])["failed"]
+        if failed:
+            assert failed[0][1] is ClusterAuthorizationFailedError, failed  # a class
+            raise Denied([failed[0][1].__name__])
+
+    def delete():
+        (_, _, error), = admin.delete_acls([ACLFilter(
+            principal=acl.principal, host="*", operation=acl.operation,
+            permission_type=acl.permission_type, resource_pattern=acl.resource_pattern)])
+        if error is not NoError:
+            assert error is ClusterAuthorizationFailedError, error
+            raise Denied([error.__name__])
+
+    try:
+        same_answer(create, delete)
+    finally:
+        admin.close()
 
 
 def group_consumer_outcome(ctx, row, front, act,
@@ -508,6 +579,22 @@ def rest_v3_group(ctx, row, front):
                 lambda: http_outcome(r.get(base + "/lags"), ok=(200, 404)))
 
 
+def rest_v3_acls(ctx, row, front):
+    http_outcome(ctx.rest(row.principal).get(f"/v3/clusters/{ctx.cluster_id()}/acls"))
+
+
+def rest_v3_create_and_delete_acl(ctx, row, front):
+    """POST .../acls, then DELETE .../acls with that ACL as the filter."""
+    r = ctx.rest(row.principal)
+    acl = {"resource_type": "TOPIC", "resource_name": f"acl-table-{uuid.uuid4().hex[:8]}",
+           "pattern_type": "LITERAL", "principal": "User:nobody", "host": "*",
+           "operation": "READ", "permission": "ALLOW"}
+    url = f"/v3/clusters/{ctx.cluster_id()}/acls"
+    same_answer(lambda: http_outcome(r.post(url, json.dumps(acl), headers={
+                    "Content-Type": "application/json"}), ok=(201,)),
+                lambda: http_outcome(r.delete(url, params=acl)))
+
+
 def rest_v3_broker_configs(ctx, row, front):
     r = ctx.rest(row.principal)
     http_outcome(r.get(f"/v3/clusters/{ctx.cluster_id()}/brokers/0/configs"))
@@ -639,6 +726,25 @@ def console_redrive(ctx, row, front):
     assert "not a dead-letter queue" in r.json()["message"], r.text
 
 
+def console_users(ctx, row, front):
+    http_outcome(ctx.rest(row.principal).get("/v1/console/users"))
+
+
+def console_change_users(ctx, row, front):
+    """A user created, given a new password and deleted (POST, PUT, DELETE /v1/console/users):
+    ALTER on the cluster each, as Kafka's AlterUserScramCredentials."""
+    r = ctx.rest(row.principal)
+    name = f"u-{uuid.uuid4().hex[:8]}"
+    headers = {"Content-Type": "application/json"}
+    same_answer(
+        lambda: http_outcome(r.post("/v1/console/users", json.dumps(
+            {"name": name, "password": "first-Secret-1"}), headers=headers), ok=(201,)),
+        lambda: http_outcome(r.put("/v1/console/users/" + name, json.dumps(
+            {"password": "second-Secret-2"}), headers=headers)),
+        lambda: http_outcome(r.delete("/v1/console/users/" + name, headers=headers),
+                             ok=(204,)))
+
+
 # --- which action of each front asks what ---------------------------------------------------------
 def no(reason):
     return "no action: " + reason
@@ -717,6 +823,14 @@ ACTIONS = {
         "kafka": kafka_alter_configs, "rest_v2": REST_NONE, "rest_v3": REST_NONE,
         "ws": WS_ONLY_STREAMS, "sse": SSE_ONLY_READS, **sqs_neither("SQS has no broker settings"),
         "console": no("the console changes no broker settings")},
+    ("DESCRIBE", "cluster"): {
+        "kafka": kafka_describe_acls, "rest_v2": REST_NONE, "rest_v3": rest_v3_acls,
+        "ws": WS_ONLY_STREAMS, "sse": SSE_ONLY_READS,
+        **sqs_neither("SQS has no users or ACLs to list"), "console": console_users},
+    ("ALTER", "cluster"): {
+        "kafka": kafka_create_and_delete_acls, "rest_v2": REST_NONE,
+        "rest_v3": rest_v3_create_and_delete_acl, "ws": WS_ONLY_STREAMS, "sse": SSE_ONLY_READS,
+        **sqs_neither("SQS changes no users or ACLs"), "console": console_change_users},
 }
 # CREATE on the cluster is asked by the actions that create a topic (Kafka's rule: CREATE on the
 # cluster, else CREATE on the topic).
@@ -740,6 +854,11 @@ def cases():
             if upstream_rerun_mode() and action in (console_queue, console_redrive):
                 marks = pytest.mark.skip(reason="upstream mode: the gateway serves no queues "
                                          "(SQS over a cluster is issue 28)")
+            if upstream_rerun_mode() and action in (kafka_describe_acls,
+                                                    kafka_create_and_delete_acls):
+                marks = pytest.mark.skip(reason="upstream mode: with the authorizer on the "
+                                         "proxy offers no ACL APIs (gateway/proxy/"
+                                         "request_acls.h names no resources in them)")
             yield pytest.param(row, front, marks=marks, id=case)
 
 

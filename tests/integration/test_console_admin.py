@@ -9,6 +9,11 @@ through confluent-kafka (and not with a mechanism it was not given), a new passw
 old one out, a deleted user cannot log in; an ACL created on the page lets alice produce with
 confluent-kafka, and once deleted she is refused again. Signed in as alice, both pages say why
 she may not. axe-core, the keyboard walk and the screenshots as in test_console.
+
+Rerun in upstream mode (tests/CMakeLists.txt, SLUICE_TEST_UPSTREAM=native): the console is a
+gateway's over a native sluice; users are the fleet's (_sluice_security: logins checked at the
+gateway's Kafka proxy), ACLs the cluster's (REST v3 over the upstream admin: alice's produce
+checked at the cluster's own SASL listener). See the `server` fixture.
 """
 import os
 import re
@@ -18,38 +23,78 @@ import time
 
 import pytest
 import requests
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness import Sluice, sluice_binary
+from harness import Sluice, sluice_binary, upstream_rerun_mode
 from sasl_support import PASSWORDS, set_user
 from test_browser import Browser
 from test_console import check_page, confirm, page_errors, screenshot, show
 from test_console_auth import acl_add
 from test_http_auth import basic
+from upstream_support import Gateway, proxy_kafka_args
 
 ADMIN = ("admin", "admin-Secret-0")
 JSON = {"Content-Type": "application/json"}
 TOPIC = "guarded"
 
 
+def security(data_dir):
+    """The users and ACLs both modes start with, in a data dir."""
+    set_user(data_dir, ADMIN[0], ADMIN[1])
+    set_user(data_dir, "alice", PASSWORDS["alice"])
+    acl_add(data_dir, "User:admin", "All", "cluster")
+    acl_add(data_dir, "User:ANONYMOUS", "Create", "cluster")
+
+
+def sasl_port(s):
+    line = s._find_line("listening:")
+    return int(re.search(r"kafka_sasl_plaintext=[^ ]*:(\d+)", line).group(1))
+
+
 @pytest.fixture(scope="module")
 def server():
+    """`sasl_port`: where users log in (the console's users are this server's); `acl_port`:
+    where the ACLs the page edits decide (alice's produce). Native mode: one sluice, both the
+    same port. Upstream rerun mode (SLUICE_TEST_UPSTREAM=native): a gateway (HTTP, and its
+    Kafka proxy on SASL_PLAINTEXT, whose logins are the gateway fleet's users) in front of a
+    native sluice; REST v3's ACL routes edit the cluster's ACLs, which a client of the
+    cluster's own SASL listener meets."""
     d = tempfile.TemporaryDirectory(prefix="sluice-console-admin-")
-    set_user(d.name, ADMIN[0], ADMIN[1])
-    set_user(d.name, "alice", PASSWORDS["alice"])
-    acl_add(d.name, "User:admin", "All", "cluster")
-    acl_add(d.name, "User:ANONYMOUS", "Create", "cluster")
-    s = Sluice(data_dir=d.name, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"], rerun=False,
-               settings={"http.authentication": "basic", "authorizer.enabled": "true"})
-    s.start()
-    line = s._find_line("listening:")
-    s.sasl_port = int(re.search(r"kafka_sasl_plaintext=[^ ]*:(\d+)", line).group(1))
+    security(d.name)
+    settings = {"http.authentication": "basic", "authorizer.enabled": "true"}
+    if upstream_rerun_mode():
+        # The gateway reaches the cluster over its plaintext listener as User:ANONYMOUS, a
+        # super user there (the gateway's own authorizer decides for its callers).
+        up = Sluice(data_dir=d.name, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"],
+                    rerun=False, settings=dict(settings, **{"super.users": "User:ANONYMOUS"}))
+        up.http = False
+        up.start()
+        s = Gateway(up.bootstrap, settings, args=proxy_kafka_args("SASL_PLAINTEXT"))
+        security(s.data_dir)
+        try:
+            s.start()
+            s.wait_log(" served on 127.0.0.1:", timeout=30)
+        except BaseException:
+            s.close()
+            up.close()
+            raise
+        s.acl_port = sasl_port(up)
+    else:
+        up = None
+        s = Sluice(data_dir=d.name, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"],
+                   rerun=False, settings=settings)
+        s.start()
+        s.acl_port = sasl_port(s)
+        s.upstream_bootstrap = None
+    s.sasl_port = sasl_port(s)
     admin = AdminClient({"bootstrap.servers": s.bootstrap})
     for f in admin.create_topics([NewTopic(TOPIC, 1, 1)]).values():
         f.result(30)
     yield s
     s.close()
+    if up is not None:
+        up.close()
     d.cleanup()
 
 
@@ -73,8 +118,8 @@ def sign_in(browser, server, user, password):
     browser.wait("document.body.dataset.ready !== undefined", "the first page")
 
 
-def sasl(server, user, password, mechanism):
-    return {"bootstrap.servers": f"127.0.0.1:{server.sasl_port}",
+def sasl(server, user, password, mechanism, port=None):
+    return {"bootstrap.servers": f"127.0.0.1:{port or server.sasl_port}",
             "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
             "sasl.username": user, "sasl.password": password}
 
@@ -99,12 +144,40 @@ def logs_in(server, user, password, mechanism="SCRAM-SHA-512"):
 def alice_produces(server):
     """Whether alice's record is stored (None) or refused (the error), with confluent-kafka."""
     outcome = []
-    p = Producer(dict(sasl(server, "alice", PASSWORDS["alice"], "PLAIN"),
+    p = Producer(dict(sasl(server, "alice", PASSWORDS["alice"], "PLAIN", server.acl_port),
                       **{"acks": "all", "message.timeout.ms": 8000}))
     p.produce(TOPIC, b"from alice", on_delivery=lambda err, msg: outcome.append(err))
     p.flush(15)
     assert len(outcome) == 1
     return outcome[0]
+
+
+def stored_user(server, name):
+    """The credentials stored for `name` (None: none): its line of DATA_DIR/credentials, or in
+    upstream mode the latest value of its record in the cluster's _sluice_security (the
+    credentials as that file writes them after the name)."""
+    if server.upstream_bootstrap is None:
+        with open(server.data_dir + "/credentials") as f:
+            return next((l for l in f if l.startswith(f"user {name} ")), None)
+    c = Consumer({"bootstrap.servers": server.upstream_bootstrap, "group.id": "stored-user",
+                  "enable.auto.commit": False})
+    try:
+        tp = TopicPartition("_sluice_security", 0)
+        _, end = c.get_watermark_offsets(tp, timeout=10)
+        c.assign([TopicPartition("_sluice_security", 0, 0)])
+        latest, offset = None, 0
+        deadline = time.monotonic() + 30
+        while offset < end and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None or m.error():
+                continue
+            offset = m.offset() + 1
+            if m.key() == f"user:{name}".encode():
+                latest = m.value()
+        assert offset >= end, "_sluice_security not read to its end"
+        return None if latest is None else latest.decode()
+    finally:
+        c.close()
 
 
 def as_user(server, user, password):
@@ -214,9 +287,10 @@ def test_the_users_page_creates_changes_and_deletes_a_user(server, page):
     assert logs_in(server, "carol", "carol-Secret-5", "PLAIN")
     assert not logs_in(server, "carol", "wrong-password", "SCRAM-SHA-512")
     assert not logs_in(server, "carol", "wrong-password", "PLAIN")
-    # Stored salted in the data dir's users file, never as typed.
-    with open(server.data_dir + "/credentials") as f:
-        line = next(l for l in f if l.startswith("user carol "))
+    # Stored salted (the data dir's users file, or upstream the fleet's _sluice_security),
+    # never as typed.
+    line = stored_user(server, "carol")
+    assert line is not None
     assert "scram-sha-256=4096:" in line and "scram-sha-512=4096:" in line
     assert "plain=" not in line and "carol-Secret-5" not in line
     # Creating her again: the server's refusal, shown.
@@ -243,7 +317,7 @@ def test_the_users_page_creates_changes_and_deletes_a_user(server, page):
               "carol deleted")
     page.wait(f"{row} === null", "carol's row gone")
     assert not logs_in(server, "carol", "carol-Secret-6")
-    assert "user carol" not in open(server.data_dir + "/credentials").read()
+    assert stored_user(server, "carol") is None
     assert "carol-Secret" not in server.log_text()
 
 

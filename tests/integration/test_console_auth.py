@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from harness import Sluice, sluice_binary
 from sasl_support import PASSWORDS, set_user
 from test_browser import browser  # noqa: F401 (a fixture)
-from test_console import BROWSER_ACCEPT, screenshot, show
+from test_console import BROWSER_ACCEPT, polled, screenshot, show
 from test_http_auth import basic, bearer, keys  # noqa: F401 (keys: a fixture)
 
 CONSOLE = {"X-Sluice-Console": "1"}
@@ -38,6 +38,7 @@ def acl_add(data_dir, principal, operation, kind, name=None):
 def server(keys):
     d = tempfile.TemporaryDirectory(prefix="sluice-console-auth-")
     set_user(d.name, "alice", PASSWORDS["alice"])
+    set_user(d.name, "bob", PASSWORDS["bob"])
     for op in ("Describe", "Read", "Write"):
         acl_add(d.name, "User:alice", op, "topic", "shared")
     acl_add(d.name, "User:alice", "Read", "group", "alices-group")
@@ -132,6 +133,39 @@ def test_a_jwt_is_its_own_session(server, keys):
     r = requests.post(server.http_url + "/v1/console/session", headers=dict(JSON, **bearer(jwt)),
                       timeout=30)
     assert r.status_code == 400 and "Basic" in r.json()["message"]
+
+
+def test_signing_out_ends_the_users_sessions_on_the_server(server, keys):
+    """DELETE /v1/console/session: every session token of the caller's user is refused from
+    then on (a copy kept elsewhere too); other users' sessions and later sign-ins work."""
+    first, second = sign_in(server)["token"], sign_in(server)["token"]
+    bobs = sign_in(server, "bob")["token"]
+
+    def whoami(token):
+        return requests.get(server.http_url + "/v1/console/session", headers=bearer(token),
+                            timeout=30).status_code
+
+    assert whoami(first) == whoami(second) == whoami(bobs) == 200
+    # A form or text body cannot sign anyone out (no page on another origin can send it).
+    r = requests.delete(server.http_url + "/v1/console/session", headers=bearer(first),
+                        timeout=30)
+    assert r.status_code == 415, r.text
+    assert whoami(first) == 200
+    r = requests.delete(server.http_url + "/v1/console/session", timeout=30,
+                        headers=dict(bearer(first), **JSON), json={})
+    assert r.status_code == 204, r.text
+    assert whoami(first) == whoami(second) == 401
+    r = requests.get(server.http_url + "/topics", headers=bearer(second), timeout=30)
+    assert r.status_code == 401
+    assert whoami(bobs) == 200
+    again = sign_in(server)["token"]
+    assert whoami(again) == 200 and whoami(first) == 401
+    assert "sessions of User:alice ended" in server.log_text()
+    # A JWT is not a session: signing out with it ends alice's sessions, not the JWT.
+    jwt = keys.token(sub="alice")
+    r = requests.delete(server.http_url + "/v1/console/session", timeout=30,
+                        headers=dict(bearer(jwt), **JSON), json={})
+    assert r.status_code == 204 and whoami(again) == 401 and whoami(jwt) == 200
 
 
 def test_the_console_actions_ask_kafkas_acls(server):
@@ -239,6 +273,95 @@ def test_the_console_signs_in_with_a_password_and_shows_only_alices_topics(serve
     browser.click("#sign-out")
     browser.wait("document.body.dataset.signIn === 'open'", "the form after signing out")
     assert browser.eval("sessionStorage.getItem('sluice.console.session')") is None
+
+
+def test_signing_out_and_in_as_another_user_in_the_same_tab(server, browser):
+    """alice (DESCRIBE, READ, WRITE on shared) signs out; bob (DESCRIBE on bobs) signs in in
+    the same tab: the page shows and allows what bob may, nothing of alice's."""
+    open_console(browser, server)
+    browser.fill("#sign-in-user", "alice")
+    browser.fill("#sign-in-secret", PASSWORDS["alice"])
+    browser.click("#sign-in-submit")
+    browser.wait("document.body.dataset.signIn === 'done'", "alice's sign-in")
+    show(browser, "#/topics", "topics")
+    browser.wait("JSON.stringify(window.sluiceConsole.last.topics) === '[\"shared\"]'",
+                 "alice's topic list")
+    show(browser, "#/produce?topic=shared", "produce")
+    browser.fill("#produce-value", "alice was here")
+    browser.click("#produce-send")
+    browser.wait("document.getElementById('produce-result').dataset.offset !== undefined",
+                 "alice's produce ack")
+    show(browser, "#/topics", "topics")
+
+    alices = browser.eval("JSON.parse(sessionStorage.getItem('sluice.console.session')).token")
+    browser.click("#sign-out")
+    browser.wait("document.body.dataset.signIn === 'open'", "the form after signing out")
+    assert browser.eval("document.getElementById('sign-in-note').textContent") == "Signed out."
+    # Her session ended on the server too: a copy of the token is refused.
+    r = requests.get(server.http_url + "/v1/console/session", headers=bearer(alices),
+                     timeout=30)
+    assert r.status_code == 401
+    # Behind the form nothing of alice's is left: no page, no answers kept, no refreshes (one
+    # meeting a 401 would start a second sign-in over this one).
+    assert browser.eval("document.getElementById('view').children.length") == 0
+    assert browser.eval("JSON.stringify(window.sluiceConsole.last)") == "{}"
+    assert browser.eval("document.body.dataset.ready === undefined") is True
+    assert browser.eval("document.getElementById('sign-in-user').value") == ""
+    # The browser's Back while the form is open: that page is shown once someone signs in.
+    browser.eval("(location.hash = '#/groups', null)")
+    browser.fill("#sign-in-user", "bob")
+    browser.fill("#sign-in-secret", PASSWORDS["bob"])
+    browser.click("#sign-in-submit")
+    browser.wait("document.body.dataset.signIn === 'done' &&"
+                 " document.body.dataset.principal === 'User:bob'", "bob's sign-in")
+    browser.wait("document.body.dataset.ready === 'groups'", "the groups page, for bob")
+    assert browser.eval("document.getElementById('sign-in-note').textContent") == "Signed out."
+    # It stays so: refreshes as bob, no form again.
+    polled(browser)
+    polled(browser)
+    assert browser.eval("document.getElementById('sign-in').open") is False
+    assert browser.eval("document.body.dataset.principal") == "User:bob"
+    show(browser, "#/topics", "topics")
+    assert browser.eval("document.getElementById('principal').textContent") == \
+        "signed in as User:bob"
+    assert browser.eval("document.getElementById('sign-in').open") is False
+    stored = browser.eval("JSON.parse(sessionStorage.getItem('sluice.console.session'))")
+    assert stored["principal"] == "User:bob"
+    # The topics page, drawn again for bob: his topic only, in the list and in the table.
+    browser.wait("document.body.dataset.ready === 'topics' &&"
+                 " JSON.stringify(window.sluiceConsole.last.topics) === '[\"bobs\"]'",
+                 "bob's topic list")
+    shown = browser.eval("[...document.querySelectorAll('#view a')].map(a => a.textContent)"
+                         ".filter(t => t === 'shared' || t === 'bobs')")
+    assert shown == ["bobs"], shown
+    show(browser, "#/topic/bobs", "topic")
+    # His topic's partitions; its configs need DESCRIBE_CONFIGS, which he lacks: said so.
+    errors = browser.eval("[...document.querySelectorAll('#view p.error')]"
+                          ".map(p => p.textContent)")
+    assert errors == ["configs: not allowed: Not authorized to DESCRIBE_CONFIGS topic bobs. "
+                      "(403)"], errors
+    show(browser, "#/topic/shared", "topic")
+    message = browser.wait("document.querySelector('#view p.error') &&"
+                           " document.querySelector('#view p.error').textContent",
+                           "the refusal of alice's topic to bob")
+    assert "not allowed" in message and "403" in message, message
+    # What alice could do bob may not: producing to shared goes over bob's WebSocket session.
+    show(browser, "#/produce?topic=shared", "produce")
+    browser.fill("#produce-value", "bob tries")
+    browser.click("#produce-send")
+    browser.wait("document.getElementById('produce-result').dataset.error !== undefined",
+                 "the refusal of bob's produce")
+    assert "40301" in browser.eval("document.getElementById('produce-result').dataset.error")
+    assert browser.eval("window.sluiceConsole.errors") == []
+    screenshot(browser, "signed-in-again-as-bob")
+    # The server saw bob, never alice, after the switch.
+    token = browser.eval("JSON.parse(sessionStorage.getItem('sluice.console.session')).token")
+    me = requests.get(server.http_url + "/v1/console/session", headers=bearer(token), timeout=30)
+    assert me.json() == {"principal": "User:bob"}
+    browser.click("#sign-out")
+    browser.wait("document.body.dataset.signIn === 'open'", "the form after bob signs out")
+    me = requests.get(server.http_url + "/v1/console/session", headers=bearer(token), timeout=30)
+    assert me.status_code == 401
 
 
 def test_the_console_signs_in_with_a_jwt(server, browser, keys):

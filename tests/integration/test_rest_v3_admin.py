@@ -659,6 +659,49 @@ def test_produce_records_batch_with_per_entry_results(broker):
         c.close()
 
 
+def test_produce_records_batch_entry_with_an_unknown_partition_fails_alone(broker):
+    """kafka-rest sends each entry on its own: one naming a partition the topic does not have
+    is listed under failures (40403; a negative one 40402, kafka-rest's batch check) and the
+    others are produced."""
+    rest = Rest(broker)
+    _, base = cluster_url(rest)
+    create_topic(broker, "batch-partial", partitions=2)
+    r = rest.post(base + "/topics/batch-partial/records:batch", {"entries": [
+        {"id": "a", "partition_id": 0, "value": {"type": "STRING", "data": "first"}},
+        {"id": "b", "partition_id": 2, "value": {"type": "STRING", "data": "nowhere"}},
+        {"id": "c", "partition_id": 1, "value": {"type": "STRING", "data": "third"}},
+        {"id": "d", "partition_id": 99, "value": {"type": "STRING", "data": "nowhere either"}},
+        {"id": "e", "partition_id": -1, "value": {"type": "STRING", "data": "negative"}},
+    ]}, content_type=JSON)
+    assert r.status_code == 207, r.text
+    body = r.json()
+    assert [(s["id"], s["partition_id"], s["offset"]) for s in body["successes"]] == \
+        [("a", 0, 0), ("c", 1, 0)], r.text
+    assert body["failures"] == [
+        {"id": "b", "error_code": 40403,
+         "message": "This server does not host this topic-partition."},
+        {"id": "d", "error_code": 40403,
+         "message": "This server does not host this topic-partition."},
+        {"id": "e", "error_code": 40402, "message": "Partition not found."}], r.text
+    # A Kafka consumer finds the good entries in the log and nothing else.
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "batch-partial-check",
+                  "enable.auto.commit": False})
+    try:
+        ends = [c.get_watermark_offsets(TopicPartition("batch-partial", p), timeout=10)
+                for p in (0, 1)]
+        assert ends == [(0, 1), (0, 1)]
+        c.assign([TopicPartition("batch-partial", p, 0) for p in (0, 1)])
+        got = {}
+        deadline = time.monotonic() + 30
+        while len(got) < 2 and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                got[m.partition()] = m.value()
+        assert got == {0: b"first", 1: b"third"}
+    finally:
+        c.close()
+
+
 def test_produce_records_batch_refuses_a_bad_batch_whole(broker):
     rest = Rest(broker)
     _, base = cluster_url(rest)

@@ -24,6 +24,9 @@
 // [0-9a-zA-Z-_], distinct. A batch that breaks these is refused whole (422, 42208); otherwise
 // the entries are produced in one call and the answer is 207 {"successes": [{"id", ...the
 // report's fields}], "failures": [{"id", "error_code", "message"}]}, each list in entry order.
+// An entry that cannot be produced fails alone: a bad record (400), a negative partition_id
+// (40402, "Partition not found.", as kafka-rest's batch), a partition the topic does not have
+// (40403, kafka-rest's code for Kafka's UNKNOWN_TOPIC_OR_PARTITION).
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -47,6 +50,11 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 
 namespace {
+
+/// Kafka's text for UNKNOWN_TOPIC_OR_PARTITION, which kafka-rest answers with 40403.
+constexpr std::string_view unknown_partition_message =
+    "This server does not host this topic-partition.";
+constexpr auto unknown_partition_code = static_cast<std::int32_t>(code::unknown_topic_or_partition);
 
 /// A delivery report's error (success reports are written from the produce outcome).
 struct report_error {
@@ -112,7 +120,8 @@ asio::awaitable<std::vector<slot_outcome>> produce_slot_records(rest_context* rc
         }
         if (res.refusal == produce_refusal::unknown_topic ||
             res.refusal == produce_refusal::unknown_partition) {
-            out.emplace_back(report_error{40403, "This server does not host this topic-partition."});
+            out.emplace_back(
+                report_error{unknown_partition_code, std::string(unknown_partition_message)});
             continue;
         }
         if (res.refusal == produce_refusal::create_denied ||
@@ -312,7 +321,7 @@ asio::awaitable<handler_result> produce_v3(rest_context* rc, http_request_contex
         auto found = co_await rc->producer.ensure_topic(topic_name(topic), &who);
         if (found.refusal == produce_refusal::unknown_topic) {
             early = v3_error(code::unknown_topic_or_partition,
-                             "This server does not host this topic-partition.");
+                             std::string(unknown_partition_message));
         } else if (found.refusal == produce_refusal::create_denied) {
             early = report_denied(*rc, ctx, *found.denied, false);
         } else if (found.refusal == produce_refusal::create_failed) {
@@ -517,7 +526,7 @@ asio::awaitable<handler_result> produce_batch_v3(rest_context* rc, http_request_
     auto found = co_await rc->producer.ensure_topic(topic_name(topic), &who);
     if (found.refusal == produce_refusal::unknown_topic) {
         co_return v3_error(code::unknown_topic_or_partition,
-                           "This server does not host this topic-partition.");
+                           std::string(unknown_partition_message));
     }
     if (found.refusal == produce_refusal::create_denied) {
         co_return report_denied(*rc, ctx, *found.denied, false);
@@ -525,12 +534,24 @@ asio::awaitable<handler_result> produce_batch_v3(rest_context* rc, http_request_
     if (found.refusal == produce_refusal::create_failed) {
         co_return error_response(from_backend(found.create_error, subject::topic), v3_type);
     }
+    // An entry naming a partition the topic does not have fails alone, as in kafka-rest (each
+    // entry is its own send there); the others are produced.
     std::vector<slot> slots;
     for (const auto& e : entries->GetArray()) {
+        // A negative partition_id: kafka-rest's batch checks it first (404 40402).
+        if (const auto* p = json::member(e, "partition_id"); p && p->IsInt() && p->GetInt() < 0) {
+            slots.push_back(report_error{static_cast<std::int32_t>(code::partition_not_found),
+                                         "Partition not found."});
+            continue;
+        }
         auto rec = read_v3_record(e);
         if (auto* bad = std::get_if<record_error>(&rec)) {
             slots.push_back(
                 report_error{static_cast<std::int32_t>(bad->c), std::move(bad->message)});
+        } else if (const auto& p = std::get<v3_record>(rec).record.partition;
+                   p && *p >= found.partitions) {
+            slots.push_back(
+                report_error{unknown_partition_code, std::string(unknown_partition_message)});
         } else {
             slots.push_back(std::move(std::get<v3_record>(rec)));
         }

@@ -9,7 +9,8 @@
 // its own form: a user name and password are exchanged once for a session token (POST
 // /v1/console/session), a JWT is used as it is. The token (never the password) is kept in
 // sessionStorage for this tab, sent as `Authorization: Bearer` and as /ws's `access_token=`;
-// a 401 later (expired, users changed) brings the form back. Requests carry X-Sluice-Console,
+// a 401 later (expired, users changed) brings the form back. Signing out ends the session on
+// the server too (DELETE /v1/console/session: every session of that user there). Requests carry X-Sluice-Console,
 // so a 401 never makes the browser show its own password prompt. A 403 is shown on the page
 // with the server's message (which ACL refused what).
 //
@@ -168,8 +169,19 @@ function keep(token, principal) {
 }
 
 /** Resolves once the page may call the API: at once when authentication is off, after a
- *  kept session is confirmed, or after the form succeeds. */
-async function signIn(note) {
+ *  kept session is confirmed, or after the form succeeds. One sign-in at a time: a caller
+ *  that comes while the form is open (a refresh meeting a 401) waits for that one. */
+let signingIn = null;
+function signIn(note) {
+    if (!signingIn) {
+        signingIn = askSignIn(note).finally(() => {
+            signingIn = null;
+        });
+    }
+    return signingIn;
+}
+
+async function askSignIn(note) {
     session.schemes = (await getJson("/v1/console/auth", {}, { open: true })).schemes || [];
     if (session.schemes.length === 0) {
         keep(null, "User:ANONYMOUS");
@@ -234,6 +246,9 @@ async function signIn(note) {
         form.addEventListener("submit", submit);
     });
 }
+
+// The sign-in form stays until someone signs in: Escape would close it over an empty page.
+$("sign-in").addEventListener("cancel", (ev) => ev.preventDefault());
 
 /** A 401 from the API: the session ended (expired, or the users changed). */
 export class SignedOut extends Error {}
@@ -462,16 +477,55 @@ export function refreshNow() {
     schedule(0);
 }
 
-async function signedOut() {
+/** Ends what was shown for the principal signed in: the page (its refreshes, its
+ *  subscriptions), the WebSocket, and every answer kept from them; the next principal's
+ *  pages start from nothing of the last one's. */
+function leavePage() {
+    clearTimeout(timer);
+    if (current && current.dispose) {
+        current.dispose();
+    }
+    current = null;
+    focusKey = null;
+    $("view").replaceChildren();
+    delete document.body.dataset.ready;
     dropClient();
+    state.polls = 0;
+    delete document.body.dataset.polls;
+    state.lagSamples = [];
+    state.tasks = {};
+    state.errors = [];
+    state.last = {};
+    $("poll-status").textContent = "";
+}
+
+/** A 401 met by a page: the session ended. While a sign-in is already under way (a request
+ *  sent before signing out, answered after), the one who started it shows the next page. */
+async function signedOut() {
+    if (signingIn) {
+        await signingIn;
+        return;
+    }
+    keep(null, null);
+    leavePage();
     await signIn("Your session ended: sign in again.");
     show();
 }
 
 $("sign-out").addEventListener("click", async () => {
+    // The server ends this user's sessions (a copy of the token is refused from now on);
+    // signed out here whatever it answers.
+    let note = "Signed out.";
+    try {
+        await api("/v1/console/session", { method: "DELETE", json: {} });
+    } catch (e) {
+        note = "Signed out here; the server did not end the session: " + e.message;
+    }
     keep(null, null);
-    dropClient();
-    await signIn("Signed out.");
+    leavePage();
+    $("sign-in-user").value = "";
+    $("sign-in-jwt").value = "";
+    await signIn(note);
     show();
 });
 
