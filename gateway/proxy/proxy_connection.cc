@@ -1,6 +1,7 @@
 #include "gateway/proxy/proxy_connection.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include "gateway/policy/tls_handshake.h"
@@ -152,7 +154,7 @@ asio::awaitable<void> proxy_connection::run() {
     auto self = shared_from_this();
     proxy_log().debug("conn {}: accepted from {} for {}", id_, peer_,
                       node_ ? "node " + std::to_string(*node_) : std::string("bootstrap"));
-    if (tls_ && !co_await tls_handshake()) {
+    if (tls_ && (!co_await tls_handshake() || !route_by_server_name())) {
         close();
         co_return;
     }
@@ -473,6 +475,36 @@ asio::awaitable<bool> proxy_connection::tls_handshake() {
     }
     tls_principal_ = std::move(*principal);
     co_return true;
+}
+
+bool proxy_connection::route_by_server_name() {
+    if (!to_.sni) {
+        return true;
+    }
+    const char* sent = SSL_get_servername(tls_->native_handle(), TLSEXT_NAMETYPE_host_name);
+    const std::string_view name = sent != nullptr ? std::string_view(sent) : std::string_view();
+    // The listener's own advertised name is the bootstrap even if the pattern would match it.
+    const bool own = name.size() == to_.host.size() &&
+                     std::equal(name.begin(), name.end(), to_.host.begin(), [](char a, char b) {
+                         return std::tolower(static_cast<unsigned char>(a)) ==
+                                std::tolower(static_cast<unsigned char>(b));
+                     });
+    const auto node = own ? std::nullopt : to_.sni->node_of(name);
+    if (!node) {
+        proxy_log().debug("conn {} from {}: TLS server name '{}': bootstrap", id_, peer_, name);
+        return true;
+    }
+    if (!svc_.topology.address_of(*node)) {
+        // As a broker that is gone: the client's connection closes, its metadata moves on.
+        proxy_log().warn("conn {} from {}: TLS server name '{}' names upstream broker {}, which "
+                         "the cluster does not have (proxy.sni.host.pattern {}); closing",
+                         id_, peer_, name, *node, to_.sni->text());
+        return false;
+    }
+    node_ = node;
+    proxy_log().debug("conn {} from {}: TLS server name '{}': upstream broker {}", id_, peer_,
+                      name, *node);
+    return true;
 }
 
 asio::awaitable<void> proxy_connection::read_client(asio::mutable_buffer b,

@@ -9,7 +9,8 @@
 //      +------ write_loop <--- slots in request order <---------   the API carries them)
 //
 // The upstream connection opens lazily at the first forwarded request: to broker N for the
-// node port of N, to any live broker for the bootstrap port. Requests are framed and their
+// node port of N (with SNI routing: for the TLS server name the pattern gives N), to any live
+// broker for the bootstrap port. Requests are framed and their
 // header peeked; the bytes go on untouched. Responses are matched to requests in order (an
 // upstream answers in order; Produce with acks=0 gets none) and their correlation ids checked.
 // Bounds: socket.request.max.bytes per frame, queued.max.request.bytes and
@@ -136,6 +137,10 @@ private:
     void meter_fetch(slot& s, protocol::byte_buffer& frame, std::size_t body_at);
     /// TLS listeners: the handshake and, on SSL, the certificate's principal; false: closed.
     boost::asio::awaitable<bool> tls_handshake();
+    /// SNI routing (proxy.sni.host.pattern), after the handshake: the server name picks the
+    /// node (another name or none: the bootstrap); false: a node the cluster does not have
+    /// (logged; the caller closes).
+    bool route_by_server_name();
     /// Reads exactly `b` from the client (through TLS on TLS listeners).
     boost::asio::awaitable<void> read_client(boost::asio::mutable_buffer b,
                                              boost::system::error_code& ec);

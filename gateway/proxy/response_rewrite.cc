@@ -61,7 +61,7 @@ void rw_point_at_gateway(std::int32_t node_id, Host& host, Port& port, const nod
     if (node_id < 0) {
         return;
     }
-    host = to.host;
+    host = to.host_of(node_id);
     port = to.port_of(node_id);
 }
 

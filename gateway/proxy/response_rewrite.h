@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gateway/proxy/sni_host_pattern.h"
 #include "protocol/core/bytes.h"
 #include "protocol/core/result.h"
 
@@ -32,12 +33,17 @@ struct upstream_broker {
     bool operator==(const upstream_broker&) const = default;
 };
 
-/// Where the gateway serves upstream node N: `host`, port `port_base + N`.
+/// Where the gateway serves upstream node N: `host`, port `port_base + N`; with SNI routing
+/// (proxy.sni.host.pattern) the pattern's name for N on the listener's one port, `port_base`.
 struct node_addresses {
     std::string host;
     std::int32_t port_base = 0;
+    std::optional<sni_host_pattern> sni;
 
-    std::int32_t port_of(std::int32_t node_id) const { return port_base + node_id; }
+    std::string host_of(std::int32_t node_id) const { return sni ? sni->host_of(node_id) : host; }
+    std::int32_t port_of(std::int32_t node_id) const {
+        return sni ? port_base : port_base + node_id;
+    }
 };
 
 /// Where the body starts in a response (bytes after the size prefix: the correlation id, then

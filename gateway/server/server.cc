@@ -740,6 +740,18 @@ int run_server(const config& given) {
         }
         // ACLs on forwarded requests (gateway/proxy/request_acls.h).
         proxy_svc->chain = chain;
+        // SNI routing reads the server name of a TLS handshake: every listener must have one.
+        if (proxy_cfg.sni_pattern) {
+            for (const auto& where : cfg.kafka) {
+                if (where.protocol != security_protocol::ssl &&
+                    where.protocol != security_protocol::sasl_ssl) {
+                    throw config_error("proxy.sni.host.pattern: the Kafka listener " +
+                                       std::string(to_string(where.protocol)) + "://" +
+                                       where.where.to_string() + " has no TLS; SNI routing "
+                                       "needs every --kafka listener to be SSL or SASL_SSL");
+                }
+            }
+        }
     }
     for (std::size_t i = 0; i < cfg.kafka.size(); ++i) {
         const auto& where = cfg.kafka[i];
@@ -756,7 +768,8 @@ int run_server(const config& given) {
                 i == 0 ? proxy_cfg.node_port_base : 0, kafka_cfg.advertised.host,
                 where.protocol == security_protocol::sasl_plaintext ||
                     where.protocol == security_protocol::sasl_ssl,
-                kafka_tls[i]));
+                kafka_tls[i], proxy_cfg.sni_pattern,
+                i == 0 ? static_cast<std::int32_t>(kafka_cfg.advertised.port) : 0));
             ep = proxies.back()->local_endpoint();
             topology->subscribe(
                 [l = proxies.back().get()](const auto& brokers) { l->brokers_changed(brokers); });
