@@ -106,7 +106,10 @@ proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std:
         // unchecked).
         offered_.narrow_with(&authorized_versions);
     }
-    if (sasl) {
+    if (sasl && svc_.sasl_passthrough) {
+        // The upstream authenticates the client (run_server refuses the authorizer with it).
+        passthrough_ = true;
+    } else if (sasl) {
         login_.emplace(svc_.login, id_, peer);
         // Before the login ApiVersions is answered here: with what the upstream offered at the
         // last refresh (the codec's own list before the first).
@@ -252,6 +255,19 @@ asio::awaitable<void> proxy_connection::read_loop() {
             s->ready = true;
             pending_.push_back(std::move(s));
             wake(writer_wakeup_);
+        } else if (passthrough_ && s->api_key == conn_sasl_handshake_key && s->version == 0) {
+            // SASL passthrough: after a SaslHandshake v0 the tokens come bare, without a
+            // request header to match their answers by. compat: v0 stays advertised, since
+            // librdkafka's SASL feature check (rdkafka_feature.c) wants SaslHandshake v0 in
+            // the range even though it then sends v1 and SaslAuthenticate (KIP-152), as does
+            // every client since Kafka 1.0; an older client gets a clear refusal.
+            proxy_log().info("conn {} from {}: SaslHandshake v0 cannot pass through "
+                             "(proxy.sasl.passthrough needs v1); answering UNSUPPORTED_VERSION",
+                             id_, peer_);
+            s->answer = sasl_handshake_v0_refusal(s->correlation_id);
+            s->ready = true;
+            pending_.push_back(std::move(s));
+            wake(writer_wakeup_);
         } else if (svc_.chain.authorizing() && !authorize(*s, frame)) {
             if (closed_) {
                 co_return;
@@ -353,7 +369,7 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     }
     // The login (the client principal's mapped credentials, else the gateway's own
     // upstream.sasl.*) before the first forwarded request, within the same deadline.
-    if (!closed_ && login->enabled()) {
+    if (!closed_ && login->enabled() && !passthrough_) {
         if (!co_await log_in_upstream(upstream_, *login, why)) {
             deadline->cancel();
             if (!closed_) {
@@ -465,8 +481,8 @@ asio::awaitable<bool> proxy_connection::tls_handshake() {
                                         source)) {
         co_return false;
     }
-    if (login_) {
-        co_return true;  // SASL_SSL: the principal comes from the SASL login
+    if (login_ || passthrough_) {
+        co_return true;  // SASL_SSL: the principal comes from the SASL login (or the upstream's)
     }
     // SSL: the client certificate's principal (none: User:ANONYMOUS, as Kafka has it).
     auto principal = tls_client_principal(*tls_context_, tls_->native_handle(), who, source);

@@ -40,6 +40,15 @@ constexpr setting proxy_settings_table[] = {
             "start. The names must resolve to the gateway and its certificate must cover them "
             "(e.g. `*.kafka.example.com`)",
      .shown_default = "none: a port per node (`proxy.node.port.base`)"},
+    {.name = "proxy.sasl.passthrough", .type = setting_type::boolean,
+     .default_value = "false",
+     .doc = "upstream mode: SASL_PLAINTEXT and SASL_SSL `--kafka` listeners do not terminate "
+            "SASL: each client's SaslHandshake (v1; v0 is refused) and SaslAuthenticate go to its upstream "
+            "broker, which authenticates it with the cluster's users and authorizes it with "
+            "the cluster's ACLs (docs/security.md, \"SASL passthrough\"). Every `--kafka` "
+            "listener must be SASL_PLAINTEXT or SASL_SSL, `upstream.security.protocol` "
+            "SASL_PLAINTEXT or SASL_SSL (the gateway's own metadata connections log in with "
+            "`upstream.sasl.*`); `authorizer.enabled` and `proxy.principal.map` cannot be on"},
 };
 
 }  // namespace
@@ -65,6 +74,7 @@ proxy_settings read_proxy_settings(const config& cfg) {
         v.fail(t[3], "expected default or deny, got '" + unmapped + "'");
     }
     out.deny_unmapped = unmapped == "deny";
+    out.sasl_passthrough = v.get_bool(t[5]);
     if (v.is_set(t[4])) {
         try {
             out.sni_pattern = sni_host_pattern::parse(v.get_string(t[4]));

@@ -29,6 +29,8 @@ struct proxy_settings {
     /// proxy.sni.host.pattern: SNI routing on each TLS listener's one port; nullopt for a port
     /// per node.
     std::optional<sni_host_pattern> sni_pattern;
+    /// proxy.sasl.passthrough: SASL listeners forward the login to the upstream broker.
+    bool sasl_passthrough = false;
 };
 
 const setting_table& proxy_setting_table();

@@ -114,6 +114,10 @@ result<bool> rewrite_api_versions(std::int16_t version, protocol::bytes_view bod
 protocol::writer unsupported_version_answer(std::int32_t correlation_id,
                                             const offered_apis& offered);
 
+/// The proxy's answer to a SaslHandshake v0 it cannot pass through (proxy.sasl.passthrough):
+/// the whole v0 response frame, error UNSUPPORTED_VERSION and no mechanisms.
+protocol::writer sasl_handshake_v0_refusal(std::int32_t correlation_id);
+
 /// The proxy's own ApiVersions answer at `version` (a SASL listener's before the client's
 /// login, when nothing may go upstream yet): the `offered` list; a version above the codec's
 /// gets unsupported_version_answer.
