@@ -1,7 +1,7 @@
 // SNI routing's names (gateway/proxy/sni_host_pattern.h): proxy.sni.host.pattern parsed and
 // refused, a node's name and the way back from a TLS server name to the node, and the
-// rewritten addresses of Metadata, FindCoordinator and DescribeCluster naming each node by the
-// pattern on the listener's one port.
+// rewritten addresses of Metadata, FindCoordinator, DescribeCluster and the KIP-951
+// NodeEndpoints of Produce and Fetch naming each node by the pattern on the listener's one port.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -11,8 +11,10 @@
 #include "gateway/proxy/response_rewrite.h"
 #include "gateway/proxy/sni_host_pattern.h"
 #include "protocol/kafka/messages/describe_cluster.h"
+#include "protocol/kafka/messages/fetch.h"
 #include "protocol/kafka/messages/find_coordinator.h"
 #include "protocol/kafka/messages/metadata.h"
+#include "protocol/kafka/messages/produce.h"
 
 namespace sluice::gateway::proxy {
 namespace {
@@ -124,6 +126,22 @@ TEST(SniRewrite, CoordinatorsAndClusterBrokersNamedByThePattern) {
     ASSERT_EQ(described.brokers.size(), 1u);
     EXPECT_EQ(described.brokers[0].host, "broker-7.kafka.example.com");
     EXPECT_EQ(described.brokers[0].port, 9093);
+}
+
+TEST(SniRewrite, ProduceAndFetchNodeEndpointsNamedByThePattern) {
+    kafka::produce_response produce;
+    produce.node_endpoints.push_back({node_id(2), "10.0.0.2", 9092, std::nullopt, {}});
+    const auto p = rewritten_sni(produce, kafka::produce_response::max_version);
+    ASSERT_EQ(p.node_endpoints.size(), 1u);
+    EXPECT_EQ(p.node_endpoints[0].host, "broker-2.kafka.example.com");
+    EXPECT_EQ(p.node_endpoints[0].port, 9093);
+
+    kafka::fetch_response fetch;
+    fetch.node_endpoints.push_back({node_id(5), "10.0.0.5", 9092, std::nullopt, {}});
+    const auto f = rewritten_sni(fetch, kafka::fetch_response::max_version);
+    ASSERT_EQ(f.node_endpoints.size(), 1u);
+    EXPECT_EQ(f.node_endpoints[0].host, "broker-5.kafka.example.com");
+    EXPECT_EQ(f.node_endpoints[0].port, 9093);
 }
 
 }  // namespace

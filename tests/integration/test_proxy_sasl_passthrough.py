@@ -11,7 +11,11 @@ gateway's own super-user login is not lent to clients). SaslHandshake v0 (bare t
 plaintext listener, the gateway's authorizer or proxy.principal.map with passthrough, or a
 PLAINTEXT upstream, refuse to start naming the setting.
 """
+import json
+import os
 import subprocess
+import sys
+import textwrap
 import uuid
 
 import pytest
@@ -19,7 +23,7 @@ from confluent_kafka import KafkaError, Producer
 
 from harness import connect, kafka_request, read_frame, sluice_binary
 from sasl_support import auth_error, consume_all, produce, set_user
-from upstream_support import Gateway, NativeUpstream, proxy_kafka_args
+from upstream_support import Gateway, NativeUpstream, proxy_kafka_args, resolve_shim_path
 
 TOPIC = "passthrough"
 GATEWAY_USER, GATEWAY_PASSWORD = "gateway", "gateway-Secret-9"
@@ -168,6 +172,66 @@ def test_sasl_handshake_v0_is_refused(passthrough):
         frame = read_frame(s)
         corr, error, n = struct.unpack_from(">ihi", frame, 0)
         assert (corr, error) == (6, 0) and n >= 1, frame
+
+
+SNI_PRODUCER = textwrap.dedent("""
+    import json, sys
+    from confluent_kafka import Producer
+    cfg, topic, value = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+    errors = []
+    p = Producer(cfg)
+    p.produce(topic, value.encode(), partition=0,
+              on_delivery=lambda err, msg: errors.append(err) if err else None)
+    assert p.flush(30) == 0, "not delivered"
+    assert not errors, errors
+""")
+
+
+def test_passthrough_on_sasl_ssl_with_sni_routing(passthrough, tmp_path):
+    """SASL_SSL with SNI routing (proxy.sni.host.pattern) and passthrough together: TLS ends
+    at the gateway, the server name picks the broker, the login goes to it. A real client
+    (confluent-kafka, names resolved by the LD_PRELOAD shim) produces as dave."""
+    from tls_support import Pki
+    (tmp_path / "pki").mkdir()
+    pki = Pki(tmp_path / "pki", names=("*.kafka.test", "kafka.test"))
+    g = Gateway(passthrough.upstream_sasl, args=["--kafka", "SASL_SSL://127.0.0.1:0"],
+                settings=pki.settings(**Passthrough.settings(**{
+                    "proxy.sni.host.pattern": "broker-$(nodeId).kafka.test"})))
+    try:
+        g.start()
+        port = listener_port(g, "kafka_sasl_ssl")
+        g.wait_log("upstream broker 0 joined", timeout=30)
+        lookups = tmp_path / "lookups"
+        env = dict(os.environ, LD_PRELOAD=resolve_shim_path(), SLUICE_RESOLVE_LOG=str(lookups))
+        cfg = passthrough.client(DAVE, DAVE_PASSWORD, "SCRAM-SHA-512", **{
+            "bootstrap.servers": f"bootstrap.kafka.test:{port}",
+            "security.protocol": "SASL_SSL", "ssl.ca.location": pki.path("ca.pem")})
+        value = f"sni-{uuid.uuid4().hex[:8]}"
+        r = subprocess.run([sys.executable, "-c", SNI_PRODUCER, json.dumps(cfg), TOPIC, value],
+                           capture_output=True, text=True, timeout=60, env=env)
+        assert r.returncode == 0, r.stderr
+        assert "broker-0.kafka.test" in lookups.read_text().split()
+    finally:
+        g.close()
+    assert_in_upstream(passthrough, value)
+
+
+def assert_in_upstream(passthrough, value, timeout=30):
+    """Reads TOPIC straight from the upstream (as its super user) until `value` shows up."""
+    import time
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer(dict(passthrough.upstream_admin(), **{"group.id": "sasl-test",
+                                                       "enable.auto.commit": False}))
+    c.assign([TopicPartition(TOPIC, 0, 0)])
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and m.error() is None and m.value().decode() == value:
+                return
+    finally:
+        c.close()
+    raise AssertionError(f"{value} not in the upstream within {timeout}s")
 
 
 @pytest.mark.parametrize("args,extra,why", [

@@ -24,26 +24,18 @@ import textwrap
 
 import pytest
 
-from harness import kafka_request, read_frame, sluice_binary
+from harness import kafka_request, read_frame
 from kafka_wire import batch, parse_produce_v3_response, produce_v3
 from proxy_wire import (FIND_COORDINATOR, METADATA, api_versions, exchange,
                         find_coordinator_addresses, find_coordinator_request, metadata_brokers,
                         metadata_request)
 from tls_support import Pki, client_context, tls_closed
-from upstream_support import Gateway, MockCluster, kcat_read
+from upstream_support import Gateway, MockCluster, kcat_read, resolve_shim_path
 
 TOPIC = "sni-orders"
 CLIENT_TOPIC = "sni-clients"
 PATTERN = "broker-$(nodeId).kafka.test"
 NOT_LEADER_OR_FOLLOWER = 6
-
-
-def shim_path():
-    path = os.environ.get("SLUICE_RESOLVE_SHIM") or os.path.join(
-        os.path.dirname(sluice_binary()), "libsluice_resolve_shim.so")
-    if not os.path.exists(path):
-        pytest.fail(f"resolver shim not found at {path}: build the sluice_resolve_shim target")
-    return path
 
 
 class SniProxy:
@@ -210,7 +202,7 @@ def test_real_clients_through_sni_names(sni, tmp_path):
     """kcat produces to each partition, confluent-kafka consumes them in a group, both through
     bootstrap.kafka.test and the broker names the proxy advertises, resolved by the shim."""
     lookups = tmp_path / "lookups"
-    env = dict(os.environ, LD_PRELOAD=shim_path(), SLUICE_RESOLVE_LOG=str(lookups))
+    env = dict(os.environ, LD_PRELOAD=resolve_shim_path(), SLUICE_RESOLVE_LOG=str(lookups))
     bootstrap = f"bootstrap.kafka.test:{sni.port}"
     ca = sni.pki.path("ca.pem")
     sent = {}
