@@ -7,9 +7,11 @@ consumes through the proxy with SCRAM-SHA-256 and -512 and his records are in th
 erin logs in but is refused the topic by the upstream (TOPIC_AUTHORIZATION_FAILED, so the
 upstream saw her principal, not the gateway's); a wrong password and a user that exists only on
 the gateway are refused by the upstream, and a request before any login is closed by it (the
-gateway's own super-user login is not lent to clients). SaslHandshake v0 (bare tokens) is refused, v1 goes on. A
-plaintext listener, the gateway's authorizer or proxy.principal.map with passthrough, or a
-PLAINTEXT upstream, refuse to start naming the setting.
+gateway's own super-user login is not lent to clients). SaslHandshake v0 (bare tokens) is
+refused, v1 goes on. SNI routing on a SASL_SSL listener with passthrough carries a real
+client's login to the broker its server name picks. A plaintext listener, the gateway's
+authorizer or proxy.principal.map with passthrough, or a PLAINTEXT upstream, refuse to start
+naming the setting.
 """
 import json
 import os
@@ -253,3 +255,17 @@ def test_refused_at_start(passthrough, args, extra, why):
         g.close()
     assert code != 0
     assert "proxy.sasl.passthrough" in stderr and why in stderr, stderr
+
+
+def test_refused_with_a_principal_map(passthrough, tmp_path):
+    map_file = tmp_path / "principals"
+    map_file.write_text(f"User:dave -> SCRAM-SHA-512 {DAVE} {DAVE_PASSWORD}\n")
+    map_file.chmod(0o600)
+    g = Gateway(passthrough.upstream_sasl, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"],
+                settings=Passthrough.settings(**{"proxy.principal.map": str(map_file)}))
+    try:
+        code, stderr = g.run_to_exit()
+    finally:
+        g.close()
+    assert code != 0
+    assert "proxy.sasl.passthrough" in stderr and "proxy.principal.map" in stderr, stderr
