@@ -5,10 +5,11 @@ handshake picks the broker. Raw requests over Python's ssl prove it: a Produce o
 named for the partition's leader is accepted, the same Produce on a connection named for
 another broker is answered NOT_LEADER_OR_FOLLOWER by that broker; a name for a node the
 cluster lacks is closed after the handshake (logged), and no name or another name is the
-bootstrap. A real client (kcat producing to each partition, confluent-kafka consuming in a
-group) reaches the names through an LD_PRELOAD getaddrinfo shim (tests/tools/resolve_shim.c:
-names under .kafka.test are 127.0.0.1; /etc/hosts is not touched), and the records are read
-back straight from the upstream. A plaintext listener, a bad pattern or the pattern with
+bootstrap; --advertise-kafka's port (a load balancer's) is every broker's. A real client (kcat
+producing to each partition, confluent-kafka consuming in a group) reaches the names through
+an LD_PRELOAD getaddrinfo shim (tests/tools/resolve_shim.c: names under .kafka.test are
+127.0.0.1; /etc/hosts is not touched), and the records are read back straight from the
+upstream. A plaintext listener, a bad pattern or the pattern with
 proxy.node.port.base refuse to start, naming the setting.
 
 One mock cluster and one gateway for the whole file (module fixture).
@@ -179,6 +180,25 @@ def test_name_of_a_node_the_cluster_lacks_is_closed(sni):
     # The gateway goes on serving.
     with sni.connect("broker-1.kafka.test") as s:
         assert len(metadata_v1(s, [TOPIC])[0]) == 3
+
+
+def test_advertised_port_of_a_load_balancer(sni):
+    """Behind a load balancer the advertised port is the balancer's (--advertise-kafka): every
+    broker is advertised there, under the pattern's names."""
+    g = Gateway(sni.cluster.bootstrap,
+                args=["--kafka", "SSL://127.0.0.1:0", "--advertise-kafka", "kafka.test:9093"],
+                settings=sni.pki.settings(**{"proxy.sni.host.pattern": PATTERN}))
+    try:
+        g.start()
+        line = g.wait_log("(SNI routing;", timeout=30)
+        port = int(line.split("Kafka proxy on 127.0.0.1:")[1].split(" ")[0])
+        g.wait_log("upstream broker 3 joined", timeout=30)
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        with client_context(sni.pki).wrap_socket(raw, server_hostname="kafka.test") as s:
+            brokers, _ = metadata_v1(s, [TOPIC])
+        assert sorted(brokers) == [(n, f"broker-{n}.kafka.test", 9093) for n in (1, 2, 3)]
+    finally:
+        g.close()
 
 
 CONSUMER = textwrap.dedent("""
