@@ -1,7 +1,6 @@
 #include "gateway/proxy/proxy_connection.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <vector>
 
@@ -499,13 +498,7 @@ bool proxy_connection::route_by_server_name() {
     }
     const char* sent = SSL_get_servername(tls_->native_handle(), TLSEXT_NAMETYPE_host_name);
     const std::string_view name = sent != nullptr ? std::string_view(sent) : std::string_view();
-    // The listener's own advertised name is the bootstrap even if the pattern would match it.
-    const bool own = name.size() == to_.host.size() &&
-                     std::equal(name.begin(), name.end(), to_.host.begin(), [](char a, char b) {
-                         return std::tolower(static_cast<unsigned char>(a)) ==
-                                std::tolower(static_cast<unsigned char>(b));
-                     });
-    const auto node = own ? std::nullopt : to_.sni->node_of(name);
+    const auto node = to_.sni->route(name, to_.host);
     if (!node) {
         proxy_log().debug("conn {} from {}: TLS server name '{}': bootstrap", id_, peer_, name);
         return true;

@@ -64,6 +64,14 @@ std::string sni_host_pattern::host_of(std::int32_t node_id) const {
     return prefix_ + std::to_string(node_id) + suffix_;
 }
 
+std::optional<std::int32_t> sni_host_pattern::route(std::string_view server_name,
+                                                    std::string_view own_host) const {
+    if (sni_equal_nocase(server_name, own_host)) {
+        return std::nullopt;
+    }
+    return node_of(server_name);
+}
+
 std::optional<std::int32_t> sni_host_pattern::node_of(std::string_view server_name) const {
     if (server_name.size() <= prefix_.size() + suffix_.size()) {
         return std::nullopt;

@@ -28,6 +28,11 @@ public:
     std::string host_of(std::int32_t node_id) const;
     /// The node whose name `server_name` is; nullopt for any other name.
     std::optional<std::int32_t> node_of(std::string_view server_name) const;
+    /// The node a connection with TLS server name `server_name` is for, on a listener whose
+    /// advertised host is `own_host`: nullopt (the bootstrap) for the listener's own name even
+    /// when the pattern matches it, for other names, and for none (empty).
+    std::optional<std::int32_t> route(std::string_view server_name,
+                                      std::string_view own_host) const;
     /// The pattern as configured.
     std::string text() const { return prefix_ + std::string(placeholder) + suffix_; }
 

@@ -49,6 +49,17 @@ TEST(SniHostPattern, OtherNamesGiveNoNode) {
     }
 }
 
+TEST(SniHostPattern, RoutesTheListenersOwnNameAndNoNameToTheBootstrap) {
+    EXPECT_EQ(brokers.route("broker-4.kafka.example.com", "kafka.example.com"), 4);
+    EXPECT_FALSE(brokers.route("", "kafka.example.com").has_value());
+    EXPECT_FALSE(brokers.route("kafka.example.com", "kafka.example.com").has_value());
+    EXPECT_FALSE(brokers.route("other.example.com", "kafka.example.com").has_value());
+    // The advertised host wins over the pattern when it matches both (case aside).
+    EXPECT_FALSE(
+        brokers.route("BROKER-0.kafka.example.com", "broker-0.kafka.example.com").has_value());
+    EXPECT_EQ(brokers.route("broker-1.kafka.example.com", "broker-0.kafka.example.com"), 1);
+}
+
 TEST(SniHostPattern, RefusesWhatIsNotAHostNameWithOnePlaceholder) {
     for (const char* bad : {"", "broker.kafka.example.com", "$(nodeId)-$(nodeId).k",
                             "broker-$(nodeid).k", "broker_$(nodeId).k", "b $(nodeId).k",
