@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include "gateway/policy/tls_handshake.h"
@@ -104,7 +105,10 @@ proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std:
         // unchecked).
         offered_.narrow_with(&authorized_versions);
     }
-    if (sasl) {
+    if (sasl && svc_.sasl_passthrough) {
+        // The upstream authenticates the client (run_server refuses the authorizer with it).
+        passthrough_ = true;
+    } else if (sasl) {
         login_.emplace(svc_.login, id_, peer);
         // Before the login ApiVersions is answered here: with what the upstream offered at the
         // last refresh (the codec's own list before the first).
@@ -152,7 +156,7 @@ asio::awaitable<void> proxy_connection::run() {
     auto self = shared_from_this();
     proxy_log().debug("conn {}: accepted from {} for {}", id_, peer_,
                       node_ ? "node " + std::to_string(*node_) : std::string("bootstrap"));
-    if (tls_ && !co_await tls_handshake()) {
+    if (tls_ && (!co_await tls_handshake() || !route_by_server_name())) {
         close();
         co_return;
     }
@@ -247,6 +251,19 @@ asio::awaitable<void> proxy_connection::read_loop() {
                               info ? info->name : "API key " + std::to_string(s->api_key),
                               s->version);
             s->answer = unsupported_version_answer(s->correlation_id, offered_);
+            s->ready = true;
+            pending_.push_back(std::move(s));
+            wake(writer_wakeup_);
+        } else if (passthrough_ && s->api_key == conn_sasl_handshake_key && s->version == 0) {
+            // SASL passthrough: after a SaslHandshake v0 the tokens come bare, without a
+            // request header to match their answers by. compat: v0 stays advertised, since
+            // librdkafka's SASL feature check (rdkafka_feature.c) wants SaslHandshake v0 in
+            // the range even though it then sends v1 and SaslAuthenticate (KIP-152), as does
+            // every client since Kafka 1.0; an older client gets a clear refusal.
+            proxy_log().info("conn {} from {}: SaslHandshake v0 cannot pass through "
+                             "(proxy.sasl.passthrough needs v1); answering UNSUPPORTED_VERSION",
+                             id_, peer_);
+            s->answer = sasl_handshake_v0_refusal(s->correlation_id);
             s->ready = true;
             pending_.push_back(std::move(s));
             wake(writer_wakeup_);
@@ -351,7 +368,7 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     }
     // The login (the client principal's mapped credentials, else the gateway's own
     // upstream.sasl.*) before the first forwarded request, within the same deadline.
-    if (!closed_ && login->enabled()) {
+    if (!closed_ && login->enabled() && !passthrough_) {
         if (!co_await log_in_upstream(upstream_, *login, why)) {
             deadline->cancel();
             if (!closed_) {
@@ -463,8 +480,8 @@ asio::awaitable<bool> proxy_connection::tls_handshake() {
                                         source)) {
         co_return false;
     }
-    if (login_) {
-        co_return true;  // SASL_SSL: the principal comes from the SASL login
+    if (login_ || passthrough_) {
+        co_return true;  // SASL_SSL: the principal comes from the SASL login (or the upstream's)
     }
     // SSL: the client certificate's principal (none: User:ANONYMOUS, as Kafka has it).
     auto principal = tls_client_principal(*tls_context_, tls_->native_handle(), who, source);
@@ -473,6 +490,30 @@ asio::awaitable<bool> proxy_connection::tls_handshake() {
     }
     tls_principal_ = std::move(*principal);
     co_return true;
+}
+
+bool proxy_connection::route_by_server_name() {
+    if (!to_.sni) {
+        return true;
+    }
+    const char* sent = SSL_get_servername(tls_->native_handle(), TLSEXT_NAMETYPE_host_name);
+    const std::string_view name = sent != nullptr ? std::string_view(sent) : std::string_view();
+    const auto node = to_.sni->route(name, to_.host);
+    if (!node) {
+        proxy_log().debug("conn {} from {}: TLS server name '{}': bootstrap", id_, peer_, name);
+        return true;
+    }
+    if (!svc_.topology.address_of(*node)) {
+        // As a broker that is gone: the client's connection closes, its metadata moves on.
+        proxy_log().warn("conn {} from {}: TLS server name '{}' names upstream broker {}, which "
+                         "the cluster does not have (proxy.sni.host.pattern {}); closing",
+                         id_, peer_, name, *node, to_.sni->text());
+        return false;
+    }
+    node_ = node;
+    proxy_log().debug("conn {} from {}: TLS server name '{}': upstream broker {}", id_, peer_,
+                      name, *node);
+    return true;
 }
 
 asio::awaitable<void> proxy_connection::read_client(asio::mutable_buffer b,

@@ -9,13 +9,20 @@
 //      +------ write_loop <--- slots in request order <---------   the API carries them)
 //
 // The upstream connection opens lazily at the first forwarded request: to broker N for the
-// node port of N, to any live broker for the bootstrap port. Requests are framed and their
+// node port of N (with SNI routing: for the TLS server name the pattern gives N), to any live
+// broker for the bootstrap port. Requests are framed and their
 // header peeked; the bytes go on untouched. Responses are matched to requests in order (an
 // upstream answers in order; Produce with acks=0 gets none) and their correlation ids checked.
 // Bounds: socket.request.max.bytes per frame, queued.max.request.bytes and
 // queued.max.requests over all connections (the same request_budget as the broker mode: a
 // request's bytes are held from before its frame is allocated until its response is written),
 // and max in-flight requests per connection.
+//
+// With proxy.sasl.passthrough a SASL listener's connection forwards SaslHandshake (v1 only:
+// v0's bare tokens have no header to match answers by, v0 is refused here) and
+// SaslAuthenticate like any request,
+// and its upstream connection does no login of the gateway's: the upstream broker
+// authenticates the client.
 //
 // Failures: the upstream closes or fails -> this client's connection closes (as a broker that
 // died); a malformed upstream response -> one log line, this connection closes.
@@ -65,6 +72,10 @@ struct proxy_services {
     /// proxy.principal.map: per client principal, the upstream login of its upstream
     /// connection instead of the topology's (the gateway's own); null for none.
     const principal_map* principals = nullptr;
+    /// proxy.sasl.passthrough: on SASL listeners the client's login goes to the upstream
+    /// broker (no client_login here, no login of the gateway's own on its upstream
+    /// connection).
+    bool sasl_passthrough = false;
 };
 
 class proxy_connection : public std::enable_shared_from_this<proxy_connection> {
@@ -136,6 +147,10 @@ private:
     void meter_fetch(slot& s, protocol::byte_buffer& frame, std::size_t body_at);
     /// TLS listeners: the handshake and, on SSL, the certificate's principal; false: closed.
     boost::asio::awaitable<bool> tls_handshake();
+    /// SNI routing (proxy.sni.host.pattern), after the handshake: the server name picks the
+    /// node (another name or none: the bootstrap); false: a node the cluster does not have
+    /// (logged; the caller closes).
+    bool route_by_server_name();
     /// Reads exactly `b` from the client (through TLS on TLS listeners).
     boost::asio::awaitable<void> read_client(boost::asio::mutable_buffer b,
                                              boost::system::error_code& ec);
@@ -157,7 +172,9 @@ private:
     std::string authorizer_host_;  // the ACLs' host of the peer
     std::string upstream_name_;  // host:port, for log lines
     offered_apis offered_;
-    std::optional<client_login> login_;  // SASL listeners only
+    std::optional<client_login> login_;  // SASL listeners only, unless passthrough_
+    /// A SASL listener with proxy.sasl.passthrough: the login is forwarded like any request.
+    bool passthrough_ = false;
     std::shared_ptr<auth::tls_server_context> tls_context_;
     /// TLS listeners: the stream over client_ (which keeps the socket for close and stop).
     std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;

@@ -28,7 +28,9 @@ proxy_listener::proxy_listener(io_pool& pool, connection_tracker& tracker,
                                metrics_registry& metrics, proxy_services& svc,
                                const endpoint& where, std::int32_t port_base,
                                const std::string& advertised_host, bool sasl,
-                               std::shared_ptr<auth::tls_context_holder> tls)
+                               std::shared_ptr<auth::tls_context_holder> tls,
+                               std::optional<sni_host_pattern> sni,
+                               std::int32_t advertised_port)
     : pool_(pool),
       tracker_(tracker),
       metrics_(metrics),
@@ -42,11 +44,23 @@ proxy_listener::proxy_listener(io_pool& pool, connection_tracker& tracker,
                  }) {
     to_.host = proxy_advertised_host(advertised_host, bootstrap_.local_endpoint());
     const auto bound_port = static_cast<std::int32_t>(bootstrap_.local_endpoint().port());
-    to_.port_base = port_base > 0 ? port_base : bound_port + 1;
+    if (sni) {
+        to_.sni = std::move(sni);
+        to_.port_base = advertised_port > 0 ? advertised_port : bound_port;
+    } else {
+        to_.port_base = port_base > 0 ? port_base : bound_port + 1;
+    }
 }
 
 void proxy_listener::start() {
     bootstrap_.start();
+    if (to_.sni) {
+        proxy_log().info("Kafka proxy on {}:{} ({}): upstream node N served on this port as {} "
+                         "(SNI routing; advertised port {}), other names as the bootstrap {}",
+                         bind_host_, bootstrap_.local_endpoint().port(),
+                         sasl_ ? "SASL_SSL" : "SSL", to_.sni->text(), to_.port_base, to_.host);
+        return;
+    }
     proxy_log().info("Kafka proxy on {}:{}{}: upstream node N served on port {} + N of {}",
                      bind_host_, bootstrap_.local_endpoint().port(),
                      tls_ ? (sasl_ ? " (SASL_SSL)" : " (SSL)") : (sasl_ ? " (SASL_PLAINTEXT)" : ""),
@@ -66,7 +80,7 @@ void proxy_listener::stop() {
 
 void proxy_listener::brokers_changed(const std::map<std::int32_t, upstream_broker>& brokers) {
     std::lock_guard lock(mu_);
-    if (stopped_) {
+    if (stopped_ || to_.sni) {
         return;
     }
     for (auto it = nodes_.begin(); it != nodes_.end();) {

@@ -7,6 +7,10 @@
 //   HOST:base+1     (node 1)  --> proxy_connection --> broker 1                     |
 //   HOST:base+2     (node 2)  --> proxy_connection --> broker 2   <-- opened/closed -+
 //
+// With proxy.sni.host.pattern (TLS listeners only) no node ports are bound: the bootstrap port
+// serves every node, advertised as the pattern's name for it, and each connection's TLS server
+// name picks its node (proxy_connection).
+//
 // Lifecycle: constructed by run_server (binds the bootstrap port at once), start() once
 // (subscribes to the topology before it starts), stop() once. A node port is bound when its
 // broker is first known; a port that cannot be bound is logged and tried again at the next
@@ -19,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +35,7 @@
 #include "gateway/core/metrics.h"
 #include "gateway/core/tcp_listener.h"
 #include "gateway/proxy/proxy_connection.h"
+#include "gateway/proxy/sni_host_pattern.h"
 
 namespace sluice::gateway::proxy {
 
@@ -42,10 +48,15 @@ public:
     /// SASL_PLAINTEXT or SASL_SSL listener (its node ports too): clients log in at the
     /// gateway. `tls`: an SSL or SASL_SSL listener's context (its node ports too), null for
     /// plaintext; each connection takes the current one (reloads apply to new connections).
+    /// `sni`: proxy.sni.host.pattern (TLS listeners only): no node ports, every node served on
+    /// the bootstrap port and advertised as the pattern's name with `advertised_port` (0: the
+    /// bound port); each connection's TLS server name picks its node.
     proxy_listener(io_pool& pool, connection_tracker& tracker, metrics_registry& metrics,
                    proxy_services& svc, const endpoint& where, std::int32_t port_base,
                    const std::string& advertised_host, bool sasl = false,
-                   std::shared_ptr<auth::tls_context_holder> tls = nullptr);
+                   std::shared_ptr<auth::tls_context_holder> tls = nullptr,
+                   std::optional<sni_host_pattern> sni = std::nullopt,
+                   std::int32_t advertised_port = 0);
     proxy_listener(const proxy_listener&) = delete;
     proxy_listener& operator=(const proxy_listener&) = delete;
 
@@ -54,7 +65,8 @@ public:
 
     void start();
     void stop();
-    /// The topology's subscriber: opens ports for new brokers, closes those of gone ones.
+    /// The topology's subscriber: opens ports for new brokers, closes those of gone ones
+    /// (nothing with SNI routing: the bootstrap port serves them all).
     void brokers_changed(const std::map<std::int32_t, upstream_broker>& brokers);
 
 private:

@@ -1,5 +1,7 @@
 #include "gateway/proxy/proxy_settings.h"
 
+#include <stdexcept>
+
 #include "gateway/core/settings.h"
 
 namespace sluice::gateway::proxy {
@@ -29,6 +31,25 @@ constexpr setting proxy_settings_table[] = {
             "gateway's own credentials (default) or is refused (deny: its SASL login fails; "
             "without SASL its connection closes at its first request)",
      .range = "default or deny"},
+    {.name = "proxy.sni.host.pattern", .type = setting_type::string,
+     .doc = "upstream mode: SNI routing. Each TLS (SSL or SASL_SSL) `--kafka` listener serves "
+            "every upstream node on its one port, advertised as this host name with "
+            "`$(nodeId)` replaced by the node id (e.g. `broker-$(nodeId).kafka.example.com`); "
+            "the server name of a client's TLS handshake picks the node, any other name (or "
+            "none) is the bootstrap. No node ports are bound; a plaintext listener refuses to "
+            "start. The names must resolve to the gateway and its certificate must cover them "
+            "(e.g. `*.kafka.example.com`)",
+     .shown_default = "none: a port per node (`proxy.node.port.base`)"},
+    {.name = "proxy.sasl.passthrough", .type = setting_type::boolean,
+     .default_value = "false",
+     .doc = "upstream mode: SASL_PLAINTEXT and SASL_SSL `--kafka` listeners do not terminate "
+            "SASL: each client's SaslHandshake (v1; v0 is refused) and SaslAuthenticate go to "
+            "its upstream broker, which authenticates it with the cluster's users and "
+            "authorizes it with the cluster's ACLs (docs/security.md, \"SASL passthrough\"). "
+            "Every `--kafka` listener must be SASL_PLAINTEXT or SASL_SSL, "
+            "`upstream.security.protocol` SASL_PLAINTEXT or SASL_SSL (the gateway's own "
+            "metadata connections log in with `upstream.sasl.*`); `authorizer.enabled` and "
+            "`proxy.principal.map` cannot be on"},
 };
 
 }  // namespace
@@ -54,6 +75,18 @@ proxy_settings read_proxy_settings(const config& cfg) {
         v.fail(t[3], "expected default or deny, got '" + unmapped + "'");
     }
     out.deny_unmapped = unmapped == "deny";
+    out.sasl_passthrough = v.get_bool(t[5]);
+    if (v.is_set(t[4])) {
+        try {
+            out.sni_pattern = sni_host_pattern::parse(v.get_string(t[4]));
+        } catch (const std::invalid_argument& e) {
+            v.fail(t[4], e.what());
+        }
+        if (out.node_port_base != 0) {
+            v.fail(t[0], "no node ports are bound with proxy.sni.host.pattern (every node is "
+                         "served on the listener's own port); set one of the two");
+        }
+    }
     return out;
 }
 

@@ -1,15 +1,18 @@
-// The Kafka proxy's settings (owned by gateway/proxy): where the node ports start, how often
-// the upstream's broker list is asked, and the per-principal upstream credentials. Their table
+// The Kafka proxy's settings (owned by gateway/proxy): where the node ports start (or the SNI
+// pattern that replaces them), how often the upstream's broker list is asked, and the
+// per-principal upstream credentials. Their table
 // is docs/configuration.md's "proxy" section; read once at start-up by run_server in upstream
 // mode.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gateway/core/settings.h"
 #include "gateway/core/config.h"
+#include "gateway/proxy/sni_host_pattern.h"
 
 namespace sluice::gateway::proxy {
 
@@ -23,6 +26,11 @@ struct proxy_settings {
     std::string principal_map_file;
     /// proxy.principal.map.unmapped=deny: a principal without an entry is refused.
     bool deny_unmapped = false;
+    /// proxy.sni.host.pattern: SNI routing on each TLS listener's one port; nullopt for a port
+    /// per node.
+    std::optional<sni_host_pattern> sni_pattern;
+    /// proxy.sasl.passthrough: SASL listeners forward the login to the upstream broker.
+    bool sasl_passthrough = false;
 };
 
 const setting_table& proxy_setting_table();

@@ -11,6 +11,7 @@
 #include "protocol/kafka/messages/find_coordinator.h"
 #include "protocol/kafka/messages/metadata.h"
 #include "protocol/kafka/messages/produce.h"
+#include "protocol/kafka/messages/sasl_handshake.h"
 
 namespace sluice::gateway::proxy {
 namespace kafka = protocol::kafka;
@@ -61,7 +62,7 @@ void rw_point_at_gateway(std::int32_t node_id, Host& host, Port& port, const nod
     if (node_id < 0) {
         return;
     }
-    host = to.host;
+    host = to.host_of(node_id);
     port = to.port_of(node_id);
 }
 
@@ -354,6 +355,17 @@ protocol::writer unsupported_version_answer(std::int32_t correlation_id,
             resp.api_keys.push_back({a.key, r->min, r->max, {}});
         }
     }
+    protocol::writer w;
+    const std::size_t size_at = w.reserve_i32();
+    kafka::encode_response_header(w, correlation_id, 0);
+    resp.encode(w, 0);
+    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
+    return w;
+}
+
+protocol::writer sasl_handshake_v0_refusal(std::int32_t correlation_id) {
+    kafka::sasl_handshake_response resp;
+    resp.error_code = kafka::error_code::unsupported_version;
     protocol::writer w;
     const std::size_t size_at = w.reserve_i32();
     kafka::encode_response_header(w, correlation_id, 0);

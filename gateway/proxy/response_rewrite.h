@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gateway/proxy/sni_host_pattern.h"
 #include "protocol/core/bytes.h"
 #include "protocol/core/result.h"
 
@@ -32,12 +33,17 @@ struct upstream_broker {
     bool operator==(const upstream_broker&) const = default;
 };
 
-/// Where the gateway serves upstream node N: `host`, port `port_base + N`.
+/// Where the gateway serves upstream node N: `host`, port `port_base + N`; with SNI routing
+/// (proxy.sni.host.pattern) the pattern's name for N on the listener's one port, `port_base`.
 struct node_addresses {
     std::string host;
     std::int32_t port_base = 0;
+    std::optional<sni_host_pattern> sni;
 
-    std::int32_t port_of(std::int32_t node_id) const { return port_base + node_id; }
+    std::string host_of(std::int32_t node_id) const { return sni ? sni->host_of(node_id) : host; }
+    std::int32_t port_of(std::int32_t node_id) const {
+        return sni ? port_base : port_base + node_id;
+    }
 };
 
 /// Where the body starts in a response (bytes after the size prefix: the correlation id, then
@@ -107,6 +113,10 @@ result<bool> rewrite_api_versions(std::int16_t version, protocol::bytes_view bod
 /// header, error UNSUPPORTED_VERSION and the API list at v0. The session stays open.
 protocol::writer unsupported_version_answer(std::int32_t correlation_id,
                                             const offered_apis& offered);
+
+/// The proxy's answer to a SaslHandshake v0 it cannot pass through (proxy.sasl.passthrough):
+/// the whole v0 response frame, error UNSUPPORTED_VERSION and no mechanisms.
+protocol::writer sasl_handshake_v0_refusal(std::int32_t correlation_id);
 
 /// The proxy's own ApiVersions answer at `version` (a SASL listener's before the client's
 /// login, when nothing may go upstream yet): the `offered` list; a version above the codec's

@@ -721,6 +721,35 @@ int run_server(const config& given) {
                               proxy_cfg.deny_unmapped ? "are refused"
                                                       : "use upstream.sasl.username");
         }
+        if (proxy_cfg.sasl_passthrough) {
+            // The upstream authenticates each client: nothing of the gateway's may stand in.
+            if (!login.enabled()) {
+                throw config_error("proxy.sasl.passthrough: the upstream authenticates the "
+                                   "clients, so upstream.security.protocol must be "
+                                   "SASL_PLAINTEXT or SASL_SSL");
+            }
+            if (authz_settings.enabled) {
+                throw config_error("proxy.sasl.passthrough: the gateway does not learn its "
+                                   "clients' principals, so its ACLs cannot apply; turn "
+                                   "authorizer.enabled off (the upstream's ACLs apply)");
+            }
+            if (!proxy_cfg.principal_map_file.empty()) {
+                throw config_error("proxy.sasl.passthrough: the clients log in upstream "
+                                   "themselves, so proxy.principal.map cannot apply");
+            }
+            for (const auto& where : cfg.kafka) {
+                if (where.protocol != security_protocol::sasl_plaintext &&
+                    where.protocol != security_protocol::sasl_ssl) {
+                    throw config_error("proxy.sasl.passthrough: the Kafka listener " +
+                                       std::string(to_string(where.protocol)) + "://" +
+                                       where.where.to_string() + " is not SASL_PLAINTEXT or "
+                                       "SASL_SSL: its clients would reach the upstream with "
+                                       "the gateway's credentials");
+                }
+            }
+            server_log().info("Kafka proxy: SASL passthrough (proxy.sasl.passthrough): the "
+                              "upstream authenticates and authorizes each client");
+        }
         topology = std::make_unique<proxy::upstream_topology>(
             std::move(servers), proxy_cfg.metadata_refresh, upstream.request_timeout,
             std::move(login), std::move(upstream_tls));
@@ -740,6 +769,19 @@ int run_server(const config& given) {
         }
         // ACLs on forwarded requests (gateway/proxy/request_acls.h).
         proxy_svc->chain = chain;
+        proxy_svc->sasl_passthrough = proxy_cfg.sasl_passthrough;
+        // SNI routing reads the server name of a TLS handshake: every listener must have one.
+        if (proxy_cfg.sni_pattern) {
+            for (const auto& where : cfg.kafka) {
+                if (where.protocol != security_protocol::ssl &&
+                    where.protocol != security_protocol::sasl_ssl) {
+                    throw config_error("proxy.sni.host.pattern: the Kafka listener " +
+                                       std::string(to_string(where.protocol)) + "://" +
+                                       where.where.to_string() + " has no TLS; SNI routing "
+                                       "needs every --kafka listener to be SSL or SASL_SSL");
+                }
+            }
+        }
     }
     for (std::size_t i = 0; i < cfg.kafka.size(); ++i) {
         const auto& where = cfg.kafka[i];
@@ -756,7 +798,8 @@ int run_server(const config& given) {
                 i == 0 ? proxy_cfg.node_port_base : 0, kafka_cfg.advertised.host,
                 where.protocol == security_protocol::sasl_plaintext ||
                     where.protocol == security_protocol::sasl_ssl,
-                kafka_tls[i]));
+                kafka_tls[i], proxy_cfg.sni_pattern,
+                i == 0 ? static_cast<std::int32_t>(kafka_cfg.advertised.port) : 0));
             ep = proxies.back()->local_endpoint();
             topology->subscribe(
                 [l = proxies.back().get()](const auto& brokers) { l->brokers_changed(brokers); });

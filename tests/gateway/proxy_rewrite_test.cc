@@ -19,6 +19,7 @@
 #include "protocol/kafka/messages/find_coordinator.h"
 #include "protocol/kafka/messages/metadata.h"
 #include "protocol/kafka/messages/produce.h"
+#include "protocol/kafka/messages/sasl_handshake.h"
 
 namespace sluice::gateway::proxy {
 namespace {
@@ -306,6 +307,20 @@ TEST(ProxyApiVersions, OwnAnswerIsUnsupportedVersionWithTheOfferedList) {
     EXPECT_EQ(back.api_keys.size(), kafka::all_apis().size());
     EXPECT_FALSE(offered.offers(1000, 0));
     EXPECT_FALSE(offered.offers(-1, 0));
+}
+
+TEST(ProxyApiVersions, SaslHandshakeV0RefusalIsAV0AnswerWithoutMechanisms) {
+    const auto flat = sasl_handshake_v0_refusal(7).flatten();
+    ASSERT_GE(flat.size(), 8u);
+    EXPECT_EQ(protocol::load_i32(flat.data()), static_cast<std::int32_t>(flat.size() - 4));
+    EXPECT_EQ(protocol::load_i32(flat.data() + 4), 7);
+    protocol::reader rd(flat.view().subspan(8));
+    kafka::sasl_handshake_response back;
+    back.decode(rd, 0);
+    ASSERT_TRUE(rd.ok());
+    EXPECT_EQ(rd.remaining(), 0u);
+    EXPECT_EQ(back.error_code, kafka::error_code::unsupported_version);
+    EXPECT_TRUE(back.mechanisms.empty());
 }
 
 TEST(ProxyRequests, ProduceAcksZeroExpectsNoResponse) {

@@ -22,13 +22,15 @@ class Pki:
     """Files in `d`: ca.pem/ca.key; server1.pem/.key (serial 0x1001) and server2.pem/.key
     (serial 0x1002), both for 127.0.0.1 and localhost; client.pem/.key (CN=Client-Alice,
     O=sluice); other-ca.pem and other-server.pem/.key (a CA the clients do not trust); and
-    server.pem/server.key, the live copies a sluice is started with."""
+    server.pem/server.key, the live copies a sluice is started with. `names`: more DNS names
+    the server certificates carry (e.g. "*.kafka.test")."""
 
-    def __init__(self, d):
+    def __init__(self, d, names=()):
         self.dir = str(d)
         ext = os.path.join(self.dir, "san.ext")
         with open(ext, "w") as f:
-            f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+            f.write("subjectAltName=IP:127.0.0.1,DNS:localhost" +
+                    "".join(f",DNS:{n}" for n in names) + "\n")
         for ca in ("ca", "other-ca"):
             _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
                      f"/CN=sluice-test-{ca}", "-keyout", f"{ca}.key", "-out", f"{ca}.pem",

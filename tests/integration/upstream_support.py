@@ -189,6 +189,17 @@ def proxy_kafka_args(*protocols, span=4):
     raise RuntimeError("no free block of ports below the ephemeral range")
 
 
+def resolve_shim_path():
+    """The LD_PRELOAD getaddrinfo shim (tests/tools/resolve_shim.c: names under .kafka.test
+    are 127.0.0.1): SLUICE_RESOLVE_SHIM, else libsluice_resolve_shim.so beside sluice."""
+    path = os.environ.get("SLUICE_RESOLVE_SHIM") or os.path.join(
+        os.path.dirname(sluice_binary()), "libsluice_resolve_shim.so")
+    if not os.path.exists(path):
+        raise RuntimeError(f"resolver shim not found at {path}: build the sluice_resolve_shim "
+                           "target or set SLUICE_RESOLVE_SHIM")
+    return path
+
+
 def unreachable_bootstrap():
     """127.0.0.1:PORT with nothing listening (a port bound, then closed)."""
     import socket
