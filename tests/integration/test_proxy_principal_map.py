@@ -15,17 +15,16 @@ closes at its first request. No password of the map reaches a log.
 import os
 import re
 import struct
-import subprocess
 import time
 import uuid
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
-from harness import connect, kafka_request, sluice_binary
+from harness import connect, kafka_request
 from sasl_support import (PASSWORDS, closed_by_peer, produce, sasl_authenticate, sasl_handshake,
                           set_user)
-from upstream_support import Gateway, NativeUpstream, proxy_kafka_args
+from upstream_support import Gateway, NativeUpstream, add_acl, proxy_kafka_args
 
 TOPIC = "pm-orders"
 GATEWAY_USER, GATEWAY_PASSWORD = "gateway", "gateway-Secret-4"
@@ -37,12 +36,6 @@ MAP = (f"# client principal -> upstream mechanism, user, password\n"
        f"\n"
        f"User:bob -> PLAIN app-bob {UPSTREAM['app-bob']}\n")
 
-
-def add_acl(data_dir, user, flags):
-    r = subprocess.run([sluice_binary(), "acls", "add", "--data-dir", data_dir,
-                        "--allow-principal", f"User:{user}"] + flags,
-                       capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0, (flags, r.stderr)
 
 
 def sasl_port(server):

@@ -23,9 +23,10 @@ import uuid
 import pytest
 from confluent_kafka import KafkaError, Producer
 
-from harness import connect, kafka_request, read_frame, sluice_binary
+from harness import connect, kafka_request, read_frame
 from sasl_support import auth_error, consume_all, produce, set_user
-from upstream_support import Gateway, NativeUpstream, proxy_kafka_args, resolve_shim_path
+from upstream_support import (Gateway, NativeUpstream, add_acl, listener_port, proxy_kafka_args,
+                              resolve_shim_path)
 
 TOPIC = "passthrough"
 GATEWAY_USER, GATEWAY_PASSWORD = "gateway", "gateway-Secret-9"
@@ -35,19 +36,6 @@ ERIN, ERIN_PASSWORD = "erin", "erin-Secret-5"
 GWONLY, GWONLY_PASSWORD = "frank", "frank-Secret-6"
 
 
-def add_acl(data_dir, user, flags):
-    r = subprocess.run([sluice_binary(), "acls", "add", "--data-dir", data_dir,
-                        "--allow-principal", f"User:{user}"] + flags,
-                       capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0, (flags, r.stderr)
-
-
-def listener_port(server, name):
-    import re
-    line = server.wait_log("listening:")
-    m = re.search(name + r"=[^ ]*:(\d+)", line)
-    assert m, line
-    return int(m.group(1))
 
 
 class Passthrough:

@@ -29,12 +29,13 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from harness import connect, kafka_request, read_frame, sluice_binary
+from harness import connect, kafka_request, read_frame
 from kafka_wire import batch, parse_produce_v3_response
 from sasl_support import (PASSWORDS, api_versions_keys, auth_error, closed_by_peer, kbytes,
                           kstring, metadata_v1_all, produce, sasl_authenticate, sasl_handshake,
                           set_user)
-from upstream_support import Gateway, NativeUpstream, proxy_kafka_args
+from upstream_support import (Gateway, NativeUpstream, add_acl, listener_port, proxy_kafka_args,
+                              read_until)
 
 TOPIC = "sec-proxy"
 # The gateway's own account at the upstream; its clients' accounts are the gateway's users.
@@ -49,18 +50,11 @@ GRANTS = [(user, flags) for user in ("alice", "bob") for flags in (
     (CAROL, ["--topic", TOPIC, "--operation", "Describe"])]
 
 
-def add_acl(data_dir, user, flags):
-    r = subprocess.run([sluice_binary(), "acls", "add", "--data-dir", data_dir,
-                        "--allow-principal", f"User:{user}"] + flags,
-                       capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0, (flags, r.stderr)
 
 
-def listener_port(server, name):
-    line = server.wait_log("listening:")
-    m = re.search(name + r"=[^ ]*:(\d+)", line)
-    assert m, line
-    return int(m.group(1))
+def read_topic(cfg, wanted):
+    """TOPIC's values until `wanted` were all seen, as a sec-proxy-* group (what the ACLs grant)."""
+    return read_until(cfg, TOPIC, wanted, group_prefix="sec-proxy-")
 
 
 def wait_node_ports(gateway, timeout=30):
@@ -130,25 +124,6 @@ def proxy():
         p.close()
 
 
-def read_until(cfg, wanted, timeout=30):
-    """Reads TOPIC partition 0 from the beginning until every value in `wanted` was seen;
-    the values seen. Fails after `timeout` seconds."""
-    c = Consumer(dict(cfg, **{"group.id": "sec-proxy-" + uuid.uuid4().hex[:6],
-                              "enable.auto.commit": False}))
-    c.assign([TopicPartition(TOPIC, 0, 0)])
-    seen = set()
-    deadline = time.monotonic() + timeout
-    try:
-        while not set(wanted) <= seen:
-            assert time.monotonic() < deadline, f"not read within {timeout}s: {wanted - seen}"
-            m = c.poll(0.5)
-            if m is not None:
-                assert m.error() is None, m.error()
-                seen.add(m.value().decode())
-    finally:
-        c.close()
-    return seen
-
 
 def test_confluent_plain_and_scram_through_the_proxy(proxy):
     tag = uuid.uuid4().hex[:8]
@@ -156,8 +131,8 @@ def test_confluent_plain_and_scram_through_the_proxy(proxy):
     for mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
         produce(proxy.client(mechanism), TOPIC, [f"{mechanism}-{tag}"])
     # Read back through the proxy as another user, and straight from the upstream.
-    read_until(proxy.client("SCRAM-SHA-512", user="bob"), wanted)
-    read_until({"bootstrap.servers": proxy.upstream.bootstrap}, wanted)
+    read_topic(proxy.client("SCRAM-SHA-512", user="bob"), wanted)
+    read_topic({"bootstrap.servers": proxy.upstream.bootstrap}, wanted)
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
@@ -174,7 +149,7 @@ def test_kcat_through_the_proxy(proxy, mechanism):
     assert r.returncode == 0, r.stderr
     assert f"kcat-{tag}" in r.stdout.split("\n")
     # The record is in the upstream.
-    read_until({"bootstrap.servers": proxy.upstream.bootstrap}, {f"kcat-{tag}"})
+    read_topic({"bootstrap.servers": proxy.upstream.bootstrap}, {f"kcat-{tag}"})
 
 
 def test_wrong_password_is_refused_at_the_gateway(proxy):
@@ -332,7 +307,7 @@ def test_a_produce_with_a_denied_topic_forwards_the_rest(proxy):
         assert answers[SECRET_TOPIC][0] == 29, answers  # TOPIC_AUTHORIZATION_FAILED
         assert answers[TOPIC][0] == 0 and answers[TOPIC][1] >= 0, answers
     # The allowed part reached the upstream; the denied topic got nothing.
-    read_until({"bootstrap.servers": proxy.upstream.bootstrap}, {tag})
+    read_topic({"bootstrap.servers": proxy.upstream.bootstrap}, {tag})
     c = Consumer({"bootstrap.servers": proxy.upstream.bootstrap, "group.id": "x"})
     try:
         low, high = c.get_watermark_offsets(TopicPartition(SECRET_TOPIC, 0), timeout=10)
@@ -486,8 +461,8 @@ def test_ssl_and_sasl_ssl_through_the_proxy(proxy, tls_proxy):
     produce(sasl_ssl_cfg, TOPIC, [f"sasl-ssl-{tag}"])
     wanted = {f"ssl-{tag}", f"sasl-ssl-{tag}"}
     # Read back through the proxy over TLS, and straight from the upstream.
-    read_until(sasl_ssl_cfg, wanted)
-    read_until({"bootstrap.servers": proxy.upstream.bootstrap}, wanted)
+    read_topic(sasl_ssl_cfg, wanted)
+    read_topic({"bootstrap.servers": proxy.upstream.bootstrap}, wanted)
     # A wrong password on SASL_SSL is refused at the gateway.
     err = auth_error(dict(sasl_ssl_cfg, **{"sasl.password": "wrong"}))
     assert err is not None and err.code() == KafkaError._AUTHENTICATION, err
@@ -527,7 +502,7 @@ def test_oauthbearer_through_the_proxy(proxy, tls_proxy):
            "oauth_cb": lambda _config: (token, time.time() + 300)}
     tag = f"oauth-{uuid.uuid4().hex[:8]}"
     produce(cfg, TOPIC, [tag])
-    read_until({"bootstrap.servers": proxy.upstream.bootstrap}, {tag})
+    read_topic({"bootstrap.servers": proxy.upstream.bootstrap}, {tag})
     # A token signed by a key the gateway does not know is refused there.
     stranger = keys.token(sub="alice", key=keys.stranger, kid="ec-1")
     err = auth_error(dict(cfg, oauth_cb=lambda _config: (stranger, time.time() + 300)))

@@ -16,27 +16,21 @@ import os
 import re
 import subprocess
 import threading
-import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 
 import tls_support
 from harness import connect, kafka_request, wait_for
 from sasl_support import closed_by_peer, produce, set_user
 from test_proxy import check_every_advertised_version
-from upstream_support import Gateway, NativeUpstream, kcat_produce, proxy_kafka_args
+from upstream_support import (Gateway, NativeUpstream, kcat_produce, listener_port,
+                              proxy_kafka_args, read_until)
 
 TOPIC = "proxy-tls"
 GATEWAY_USER, GATEWAY_PASSWORD = "gateway", "gateway-Secret-7"
 KEY_PASSWORD = "Key-Pass-5"
 
-
-def listener_port(server, name):
-    m = re.search(name + r"=[^ ]*:(\d+)", server.wait_log("listening:"))
-    assert m, name
-    return int(m.group(1))
 
 
 class TlsUpstream:
@@ -155,23 +149,6 @@ class Served:
         assert port != self.upstream_port
 
 
-def read_until(cfg, wanted, timeout=30):
-    """Reads TOPIC from the beginning until every value of `wanted` was seen (bounded)."""
-    c = Consumer(dict(cfg, **{"group.id": "proxy-tls-" + uuid.uuid4().hex[:6],
-                              "enable.auto.commit": False}))
-    c.assign([TopicPartition(TOPIC, 0, 0)])
-    seen = set()
-    deadline = time.monotonic() + timeout
-    try:
-        while not wanted <= seen:
-            assert time.monotonic() < deadline, f"not read within {timeout}s: {wanted - seen}"
-            m = c.poll(0.5)
-            if m is not None:
-                assert m.error() is None, m.error()
-                seen.add(m.value().decode())
-    finally:
-        c.close()
-
 
 def round_trip(bootstrap, upstream_bootstrap, what):
     """kcat and confluent-kafka produce through the proxy; both records are read back through
@@ -180,8 +157,8 @@ def round_trip(bootstrap, upstream_bootstrap, what):
     kcat_produce(bootstrap, TOPIC, [f"kcat-{tag}"])
     produce({"bootstrap.servers": bootstrap}, TOPIC, [f"confluent-{tag}"])
     wanted = {f"kcat-{tag}", f"confluent-{tag}"}
-    read_until({"bootstrap.servers": bootstrap}, wanted)
-    read_until({"bootstrap.servers": upstream_bootstrap}, wanted)
+    read_until({"bootstrap.servers": bootstrap}, TOPIC, wanted)
+    read_until({"bootstrap.servers": upstream_bootstrap}, TOPIC, wanted)
 
 
 def assert_refused(gateway, reason):

@@ -7,6 +7,7 @@ is `sluice --upstream BOOTSTRAP --http 127.0.0.1:0` on a data dir of its own, st
 stopped by harness.Sluice's machinery. Every wait has a bound.
 """
 import os
+import re
 import select
 import signal
 import subprocess
@@ -244,3 +245,40 @@ def wait_ready(gateway, timeout=30):
         except requests.RequestException:
             return False
     wait_for(ready, timeout, "the gateway's /readyz to answer 200", interval=0.1)
+
+
+def add_acl(data_dir, user, flags):
+    """`sluice acls add` in a stopped gateway's data dir: ALLOW User:`user` with `flags`."""
+    r = subprocess.run([sluice_binary(), "acls", "add", "--data-dir", data_dir,
+                        "--allow-principal", f"User:{user}"] + flags,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, (flags, r.stderr)
+
+
+def listener_port(server, name):
+    """The port of listener `name` ("kafka", "kafka_sasl_ssl", ...) from the listening line."""
+    m = re.search(name + r"=[^ ]*:(\d+)", server.wait_log("listening:"))
+    assert m, name
+    return int(m.group(1))
+
+
+def read_until(cfg, topic, wanted, timeout=30, group_prefix="read-until-"):
+    """Reads `topic` partition 0 from the beginning with confluent-kafka config `cfg` (as a
+    group named `group_prefix` + random, for the ACLs) until every value in `wanted` was seen;
+    the values seen. Fails after `timeout` seconds."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer(dict(cfg, **{"group.id": group_prefix + os.urandom(3).hex(),
+                              "enable.auto.commit": False}))
+    c.assign([TopicPartition(topic, 0, 0)])
+    seen = set()
+    deadline = time.monotonic() + timeout
+    try:
+        while not set(wanted) <= seen:
+            assert time.monotonic() < deadline, f"not read within {timeout}s: {set(wanted) - seen}"
+            m = c.poll(0.5)
+            if m is not None:
+                assert m.error() is None, m.error()
+                seen.add(m.value().decode())
+    finally:
+        c.close()
+    return seen
