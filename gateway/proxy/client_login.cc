@@ -184,7 +184,7 @@ asio::awaitable<auth::sasl_step> client_login::step(std::string token) {
                 fail();
                 break;
             }
-            if (svc_.principals != nullptr && !svc_.principals->admits(principal)) {
+            if (svc_.principals != nullptr && !svc_.principals->current()->admits(principal)) {
                 // No upstream credentials for it and proxy.principal.map.unmapped=deny: the
                 // login fails here rather than every request later.
                 result.what = auth::sasl_step::outcome::failure;

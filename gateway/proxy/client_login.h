@@ -39,7 +39,7 @@ class jwt_verifier;
 
 namespace sluice::gateway::proxy {
 
-class principal_map;
+class principal_map_source;
 
 /// What SASL termination needs, shared by every connection (run_server owns each of them).
 struct client_login_services {
@@ -55,7 +55,7 @@ struct client_login_services {
     /// expiry ends it sooner.
     std::int64_t max_reauth_ms = 0;
     /// proxy.principal.map with unmapped=deny: a principal it does not admit fails its login.
-    const principal_map* principals = nullptr;
+    const principal_map_source* principals = nullptr;
 };
 
 /// One answer of the login: the response frame (size prefix included) and whether the

@@ -14,12 +14,16 @@
 // SCRAM-SHA-512), the upstream user name, and the password: the rest of the line, blanks around
 // it removed. Passwords never appear in a log line or an error message.
 //
-// Lifecycle: read once by run_server at start-up (a bad file stops the start); read-only
-// afterwards, so thread-safe.
+// Lifecycle: read by run_server at start-up (a bad file stops the start) and again on SIGHUP
+// (principal_map_source: new logins and upstream connections use the new map, open upstream
+// connections keep the login they made; a bad file keeps the map in use). A principal_map is
+// read-only once made, so thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -53,6 +57,28 @@ public:
 private:
     std::map<std::string, upstream_login, std::less<>> entries_;
     bool deny_unmapped_ = false;
+};
+
+/// The map in use: replaced as a whole when the file is read again, each reader holding the
+/// map it took for as long as it uses it. Thread-safe.
+class principal_map_source {
+public:
+    explicit principal_map_source(principal_map initial = {})
+        : current_(std::make_shared<const principal_map>(std::move(initial))) {}
+
+    std::shared_ptr<const principal_map> current() const {
+        std::lock_guard lock(mu_);
+        return current_;
+    }
+    void replace(principal_map next) {
+        auto made = std::make_shared<const principal_map>(std::move(next));
+        std::lock_guard lock(mu_);
+        current_ = std::move(made);
+    }
+
+private:
+    mutable std::mutex mu_;
+    std::shared_ptr<const principal_map> current_;
 };
 
 }  // namespace sluice::gateway::proxy

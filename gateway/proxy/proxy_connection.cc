@@ -336,13 +336,16 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     // proxy.principal.map: this client's principal (its login is done: nothing is forwarded
     // before it, and a re-authentication cannot change it) picks the upstream credentials.
     const upstream_login* login = &svc_.topology.login();
-    if (svc_.principals != nullptr) {
+    // The map in use now (a SIGHUP may replace it), held while this login is made.
+    const std::shared_ptr<const principal_map> principals =
+        svc_.principals != nullptr ? svc_.principals->current() : nullptr;
+    if (principals != nullptr) {
         const requester who = requester_of({});
-        if (const upstream_login* mapped = svc_.principals->find(who.principal)) {
+        if (const upstream_login* mapped = principals->find(who.principal)) {
             login = mapped;
             proxy_log().debug("conn {}: {} logs in upstream as {} (proxy.principal.map)", id_,
                               who.principal, mapped->username);
-        } else if (svc_.principals->deny_unmapped()) {
+        } else if (principals->deny_unmapped()) {
             proxy_log().warn("conn {} from {}: {} has no entry in proxy.principal.map "
                              "(proxy.principal.map.unmapped=deny); closing",
                              id_, peer_, who.principal);

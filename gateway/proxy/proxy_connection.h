@@ -71,7 +71,7 @@ struct proxy_services {
     policy_chain chain{};
     /// proxy.principal.map: per client principal, the upstream login of its upstream
     /// connection instead of the topology's (the gateway's own); null for none.
-    const principal_map* principals = nullptr;
+    const principal_map_source* principals = nullptr;
     /// proxy.sasl.passthrough: on SASL listeners the client's login goes to the upstream
     /// broker (no client_login here, no login of the gateway's own on its upstream
     /// connection).

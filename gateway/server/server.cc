@@ -676,7 +676,7 @@ int run_server(const config& given) {
     std::vector<std::unique_ptr<kafka_listener>> kafka;
     // Upstream mode: the Kafka listeners serve the Kafka proxy over the upstream's brokers.
     std::unique_ptr<proxy::upstream_topology> topology;
-    proxy::principal_map principals;  // proxy.principal.map
+    proxy::principal_map_source principals;  // proxy.principal.map (SIGHUP reads it again)
     std::optional<proxy::proxy_services> proxy_svc;
     std::vector<std::unique_ptr<proxy::proxy_listener>> proxies;
     std::unique_ptr<http_server> http;
@@ -703,8 +703,8 @@ int run_server(const config& given) {
                                    "upstream.security.protocol SASL_PLAINTEXT or SASL_SSL");
             }
             try {
-                principals = proxy::principal_map::load(proxy_cfg.principal_map_file,
-                                                        proxy_cfg.deny_unmapped);
+                principals.replace(proxy::principal_map::load(proxy_cfg.principal_map_file,
+                                                              proxy_cfg.deny_unmapped));
             } catch (const std::invalid_argument& e) {
                 throw config_error(e.what());
             }
@@ -717,7 +717,7 @@ int run_server(const config& given) {
             }
             server_log().info("Kafka proxy: {} client principals with upstream credentials of "
                               "their own ({}); the others {}",
-                              principals.size(), proxy_cfg.principal_map_file,
+                              principals.current()->size(), proxy_cfg.principal_map_file,
                               proxy_cfg.deny_unmapped ? "are refused"
                                                       : "use upstream.sasl.username");
         }
@@ -928,8 +928,8 @@ int run_server(const config& given) {
     }
     // Wait for SIGINT/SIGTERM on a private context so that shutdown can run in order here.
     // SIGHUP reloads the TLS certificates and keys (new connections get the new context, open
-    // ones keep theirs) and the OAUTHBEARER / Bearer token keys; a bad file leaves what was in
-    // use in place.
+    // ones keep theirs), the OAUTHBEARER / Bearer token keys and proxy.principal.map; a bad
+    // file leaves what was in use in place.
     asio::io_context signal_io;
     asio::signal_set signals(signal_io, SIGINT, SIGTERM, SIGHUP);
     int received = 0;
@@ -942,8 +942,22 @@ int run_server(const config& given) {
                 received = sig;
                 return;
             }
-            if (reloadable.empty() && !tokens) {
-                log.info("SIGHUP received: no TLS listener or token key to reload");
+            const bool map_reloads = proxy_svc && !proxy_cfg.principal_map_file.empty();
+            if (reloadable.empty() && !tokens && !map_reloads) {
+                log.info("SIGHUP received: no TLS listener, token key or principal map to "
+                         "reload");
+            }
+            if (map_reloads) {
+                // New logins and upstream connections use it; open ones keep their login.
+                try {
+                    principals.replace(proxy::principal_map::load(proxy_cfg.principal_map_file,
+                                                                  proxy_cfg.deny_unmapped));
+                    log.info("proxy.principal.map reloaded: {} client principals ({})",
+                             principals.current()->size(), proxy_cfg.principal_map_file);
+                } catch (const std::invalid_argument& e) {
+                    log.error("proxy.principal.map reload failed, keeping the previous map: {}",
+                              e.what());
+                }
             }
             if (tokens) {
                 try {

@@ -10,10 +10,13 @@ mapping alice to app-alice and bob to app-bob (carol unmapped): alice produces a
 bob gets TOPIC_AUTHORIZATION_FAILED from the upstream on both; carol, on the gateway's own
 credentials, reads alice's records but may not write. With proxy.principal.map.unmapped=deny
 carol's login is refused at the gateway, and a plaintext client's (User:ANONYMOUS) connection
-closes at its first request. No password of the map reaches a log.
+closes at its first request. SIGHUP reads the map again: a client's next connection logs in
+upstream as its new entry says; a bad file keeps the map in use. No password of the map reaches
+a log.
 """
 import os
 import re
+import signal
 import struct
 import time
 import uuid
@@ -74,7 +77,7 @@ class Mapped:
         os.chmod(self.map_file, 0o600)
         self.gateways = []
 
-    def gateway(self, unmapped, plaintext=False):
+    def gateway(self, unmapped, plaintext=False, map_file=None):
         # The plaintext listener's clients are User:ANONYMOUS, never mapped here.
         listeners = proxy_kafka_args("SASL_PLAINTEXT", *(["PLAINTEXT"] if plaintext else []))
         g = Gateway(self.upstream_sasl, args=listeners,
@@ -83,7 +86,7 @@ class Mapped:
                               "upstream.sasl.mechanism": "SCRAM-SHA-512",
                               "upstream.sasl.username": GATEWAY_USER,
                               "upstream.sasl.password": GATEWAY_PASSWORD,
-                              "proxy.principal.map": self.map_file,
+                              "proxy.principal.map": map_file or self.map_file,
                               "proxy.principal.map.unmapped": unmapped})
         for name, password in list(PASSWORDS.items()) + [(CAROL, CAROL_PASSWORD)]:
             set_user(g.data_dir, name, password)
@@ -206,4 +209,39 @@ def test_unmapped_principals_are_refused_with_deny(mapped):
     seen, error = read({"bootstrap.servers": mapped.upstream.bootstrap}, {f"deny-gw-{tag}"})
     assert error is None
     for password in list(UPSTREAM.values()):
+        assert password not in g.log_text()
+
+
+def test_sighup_reads_the_map_again_and_a_bad_file_keeps_the_old_one(mapped, tmp_path):
+    own_map = str(tmp_path / "reloaded.map")
+    with open(own_map, "w") as f:
+        f.write(MAP)
+    os.chmod(own_map, 0o600)
+    g = mapped.gateway("default", map_file=own_map)
+    tag = uuid.uuid4().hex[:8]
+    # bob -> app-bob (Describe only): refused by the upstream.
+    assert produce_error(client(g, "bob"), f"bob-before-{tag}").code() == \
+        KafkaError.TOPIC_AUTHORIZATION_FAILED
+    # bob -> app-alice from now on: his next connection logs in upstream as app-alice.
+    with open(own_map, "w") as f:
+        f.write(f"User:bob -> SCRAM-SHA-512 app-alice {UPSTREAM['app-alice']}\n")
+    g.proc.send_signal(signal.SIGHUP)
+    g.wait_log("proxy.principal.map reloaded: 1 client principals")
+    assert produce_error(client(g, "bob"), f"bob-after-{tag}") is None
+    # alice has no entry any more: the gateway's own account, which may not write.
+    assert produce_error(client(g, "alice"), f"alice-after-{tag}").code() == \
+        KafkaError.TOPIC_AUTHORIZATION_FAILED
+    # A file that does not parse: named with its line, the map in use kept.
+    with open(own_map, "w") as f:
+        f.write("User:bob -> SCRAM-SHA-512 app-alice secret\nUser:dave => PLAIN x y\n")
+    g.proc.send_signal(signal.SIGHUP)
+    line = g.wait_log("proxy.principal.map reload failed, keeping the previous map")
+    assert own_map + " line 2" in line, line
+    assert produce_error(client(g, "bob"), f"bob-kept-{tag}") is None
+    seen, error = read({"bootstrap.servers": mapped.upstream.bootstrap},
+                       {f"bob-after-{tag}", f"bob-kept-{tag}"})
+    assert error is None
+    assert f"bob-before-{tag}" not in seen and f"alice-after-{tag}" not in seen
+    assert g.alive()
+    for password in list(UPSTREAM.values()) + ["secret"]:
         assert password not in g.log_text()
