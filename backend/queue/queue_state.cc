@@ -41,6 +41,8 @@ void queue_state::restore_lease(const lease_record& r) {
     auto& ps = parts_[static_cast<std::size_t>(r.partition)];
     ps.lease_below = r.below;
     ps.lease_until = r.until_ms;
+    ps.written_below = r.below;
+    ps.written_until = r.until_ms;
     ps.lease_persisted = true;
     ps.hold_below = r.below;
     ps.hold_until = r.until_ms;
@@ -411,7 +413,7 @@ void queue_state::erase_all(change_list& out) const {
 // --- receive leases ---------------------------------------------------------------------------
 
 bool queue_state::covered(const std::vector<taken_message>& taken, std::int64_t until_ms,
-                          std::int64_t ahead, std::int64_t slack_ms, change_list& out) const {
+                          std::int64_t ahead, std::int64_t slack_ms, change_list& out) {
     std::map<std::int32_t, std::int64_t> last;  // partition -> the last offset taken
     for (const auto& t : taken) {
         auto [it, added] = last.try_emplace(t.ref.partition, t.ref.offset);
@@ -424,15 +426,19 @@ bool queue_state::covered(const std::vector<taken_message>& taken, std::int64_t 
         if (p < 0 || p >= partitions()) {
             continue;
         }
-        const auto& ps = parts_[static_cast<std::size_t>(p)];
+        auto& ps = parts_[static_cast<std::size_t>(p)];
         if (offset < ps.lease_below && until_ms <= ps.lease_until) {
             continue;
         }
         all = false;
+        // Never below a record appended before (a concurrent receive's, not stored yet): the
+        // last one appended is the one the log keeps.
+        ps.written_below = std::max(ps.written_below, offset + 1 + ahead);
+        ps.written_until = std::max(ps.written_until, until_ms + slack_ms);
         state_change c;
         c.what = state_change::kind::lease;
-        c.ref = {p, std::max(ps.lease_below, offset + 1 + ahead)};
-        c.visible_at_ms = std::max(ps.lease_until, until_ms + slack_ms);
+        c.ref = {p, ps.written_below};
+        c.visible_at_ms = ps.written_until;
         out.push_back(c);
     }
     return all;
@@ -463,9 +469,13 @@ void queue_state::end_leases(std::int64_t now, change_list& out) {
             c.visible_at_ms = ps.hold_until;
             out.push_back(c);
             ps.lease_persisted = true;
+            ps.written_below = ps.hold_below;
+            ps.written_until = ps.hold_until;
         } else if (ps.lease_persisted) {
             out.push_back({state_change::kind::lease_tombstone, {p, 0}});
             ps.lease_persisted = false;
+            ps.written_below = 0;
+            ps.written_until = 0;
         }
         ps.lease_below = 0;
         ps.lease_until = 0;

@@ -203,8 +203,10 @@ public:
     /// `ahead` offsets past the last message taken from it, its `until` `slack_ms` past
     /// `until_ms`; never below the stored lease) and returns false: the receive waits for its
     /// records, then lease_stored() with them.
+    /// A lease record replaces the partition's earlier one: each reaches at least as far as
+    /// every one appended before it, stored yet or not.
     bool covered(const std::vector<taken_message>& taken, std::int64_t until_ms,
-                 std::int64_t ahead, std::int64_t slack_ms, change_list& out) const;
+                 std::int64_t ahead, std::int64_t slack_ms, change_list& out);
     /// Lease records (covered()'s) are stored: later receives under them need not wait.
     void lease_stored(const change_list& leases);
     /// Every receive answered so far has its records appended and no more will go unstored
@@ -256,6 +258,8 @@ private:
         std::map<std::int64_t, message_record> pending;  // replayed, not read yet
         std::int64_t lease_below = 0;  // the stored lease (0, 0: none)
         std::int64_t lease_until = 0;
+        std::int64_t written_below = 0;  // the last lease record appended
+        std::int64_t written_until = 0;
         bool lease_persisted = false;  // a lease record of it is in the state log
         std::int64_t hold_below = 0;   // the replayed lease: what add() holds
         std::int64_t hold_until = 0;

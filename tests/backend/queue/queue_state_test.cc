@@ -519,7 +519,29 @@ TEST(QueueState, AReceiveOutsideTheStoredLeaseAsksForOneThatCoversIt) {
     EXPECT_FALSE(q.covered(third.messages, t0 + 31000, 1, 5000, more));
     ASSERT_EQ(more.size(), 1u);
     EXPECT_EQ(more[0].ref.offset, 5);
-    EXPECT_EQ(more[0].visible_at_ms, t0 + 36000);
+    EXPECT_EQ(more[0].visible_at_ms, t0 + 41000);  // the record asked for just before
+}
+
+TEST(QueueState, ALeaseRecordNeverFallsShortOfOneAppendedBeforeIt) {
+    queue_state q(1, standard());
+    for (int i = 0; i < 20; ++i) {
+        q.add({0, i}, msg("m" + std::to_string(i)), t0);
+    }
+    change_list ch;
+    // Two receives ask for leases before either is stored: the first a long timeout, the
+    // second further offsets. The log keeps the second record: it must cover both.
+    auto a = q.select(1, 60000, t0, std::nullopt, ch);
+    change_list first;
+    EXPECT_FALSE(q.covered(a.messages, t0 + 60000, 1, 5000, first));
+    auto b = q.select(10, 1000, t0, std::nullopt, ch);
+    change_list second;
+    EXPECT_FALSE(q.covered(b.messages, t0 + 1000, 1, 5000, second));
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_EQ(second.size(), 1u);
+    EXPECT_EQ(first[0].ref.offset, 2);
+    EXPECT_EQ(first[0].visible_at_ms, t0 + 65000);
+    EXPECT_EQ(second[0].ref.offset, 12);
+    EXPECT_EQ(second[0].visible_at_ms, t0 + 65000);
 }
 
 TEST(QueueState, AReplayedLeaseHoldsWhatAnUnstoredReceiveMayHoldUntilItEnds) {
