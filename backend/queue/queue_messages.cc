@@ -756,6 +756,9 @@ queue_service::receive_messages(api::receive_request req) {
     }
     select_result sel;
     std::optional<state_log::position> pos;
+    // Answered before its records are stored: covered by the stored receive leases.
+    bool leased = false;
+    change_list leases;
     for (;;) {
         std::shared_ptr<wakeup> parked;
         std::chrono::steady_clock::time_point wake_at = deadline;
@@ -780,6 +783,17 @@ queue_service::receive_messages(api::receive_request req) {
             }
             keep_latest(pos, *p);
             after_change(*q, 0);
+            const auto& cfg = q->state.config();
+            if (!sel.messages.empty() && settings_.leased_receives && !cfg.fifo && !cfg.redrive) {
+                leased = q->state.covered(sel.messages, t + visibility_ms, settings_.lease_ahead,
+                                          settings_.lease_slack_ms, leases);
+                if (auto lp = append_locked(*q, leases); !lp) {
+                    leased = false;
+                    leases.clear();
+                } else {
+                    keep_latest(pos, *lp);
+                }
+            }
             if (sel.messages.empty() && !stopping_ && std::chrono::steady_clock::now() < deadline) {
                 parked = std::make_shared<wakeup>(ex);
                 q->receivers.prune();
@@ -845,10 +859,16 @@ queue_service::receive_messages(api::receive_request req) {
     if (!moves.empty()) {
         co_await dead_letter(q, std::move(moves), pos);
     }
-    if (auto f = co_await flush(pos); !f) {
-        co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
-                                              fmt::format("The receive could not be stored: {}",
-                                                          f.error().message())});
+    if (!leased) {
+        if (auto f = co_await flush(pos); !f) {
+            co_return std::unexpected(backend_error{make_error_code(errc::storage_error),
+                                                  fmt::format("The receive could not be stored: {}",
+                                                              f.error().message())});
+        }
+        if (!leases.empty()) {
+            std::lock_guard lock(q->mu);
+            q->state.lease_stored(leases);
+        }
     }
     // The answer holds what is still in flight under this receive now: a read or a write of
     // the state that outlasted the visibility timeout (a cluster coming back) has let the

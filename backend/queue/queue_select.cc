@@ -198,7 +198,9 @@ handle_outcome queue_state::remove(message_ref ref, std::int32_t receive_count, 
         auto& ps = parts_[static_cast<std::size_t>(ref.partition)];
         auto pend = ps.pending.find(ref.offset);
         if (pend != ps.pending.end() && pend->second.phase == stored_phase::received) {
-            if (pend->second.receive_count != receive_count) {
+            // A count above the stored one: a receive answered under a lease whose record was
+            // lost, the newest receive.
+            if (receive_count < pend->second.receive_count) {
                 return config_.fifo ? handle_outcome::expired : handle_outcome::stale;
             }
             pend->second.phase = stored_phase::deleted;
@@ -208,7 +210,7 @@ handle_outcome queue_state::remove(message_ref ref, std::int32_t receive_count, 
         return handle_outcome::done;  // deleted already
     }
     entry& e = it->second;
-    if (e.receive_count != receive_count) {
+    if (receive_count < e.receive_count) {
         return config_.fifo ? handle_outcome::expired : handle_outcome::stale;
     }
     if (config_.fifo && e.ph != phase::in_flight) {
@@ -232,16 +234,29 @@ handle_outcome queue_state::change_visibility(message_ref ref, std::int32_t rece
         if (pend == ps.pending.end() || pend->second.phase != stored_phase::received) {
             return handle_outcome::gone;
         }
-        if (pend->second.receive_count != receive_count) {
+        if (receive_count < pend->second.receive_count) {
             return handle_outcome::stale;
         }
+        pend->second.receive_count = receive_count;  // a lease's lost receive: adopted
         pend->second.visible_at_ms = now + timeout_ms;
         out.push_back({state_change::kind::message, ref, stored_phase::received, receive_count,
                        now + timeout_ms, pend->second.first_receive_ms});
         return handle_outcome::done;
     }
     entry& e = it->second;
-    if (e.receive_count != receive_count) {
+    if (receive_count < e.receive_count) {
+        return handle_outcome::stale;
+    }
+    if (receive_count > e.receive_count && e.ph == phase::in_flight) {
+        // The receive of a lease whose record was lost (the message is held for it): adopted.
+        e.receive_count = receive_count;
+        e.held = false;
+        e.persisted = true;
+        e.last_receive_ms = now;
+        if (e.first_receive_ms == 0) {
+            e.first_receive_ms = now;
+        }
+    } else if (receive_count > e.receive_count) {
         return handle_outcome::stale;
     }
     if (e.ph != phase::in_flight || e.held) {

@@ -118,6 +118,7 @@ api::awaitable<queue_service::admin_guard> queue_service::lock_admin() {
 void queue_service::load() {
     std::map<std::string, queue_record> metas;
     std::map<std::pair<uuid, std::int32_t>, std::int64_t> cursors;
+    std::map<std::pair<uuid, std::int32_t>, lease_record> leases;
     std::map<std::tuple<uuid, std::int32_t, std::int64_t>, message_record> messages;
     std::optional<std::string> secret;
     std::size_t records = 0;
@@ -157,6 +158,10 @@ void queue_service::load() {
                     tasks_[t->record.handle] = std::move(t);
                 } else if constexpr (std::is_same_v<T, task_key>) {
                     tasks_.erase(v.handle);
+                } else if constexpr (std::is_same_v<T, lease_record>) {
+                    leases[{v.queue_id, v.partition}] = v;
+                } else if constexpr (std::is_same_v<T, lease_key>) {
+                    leases.erase({v.queue_id, v.partition});
                 }
             },
             *e);
@@ -205,6 +210,13 @@ void queue_service::load() {
             it->second->state.restore_message(m);
         } else {
             cleanup.push_back(encode(message_key{m.queue_id, m.partition, m.offset}));
+        }
+    }
+    for (const auto& [key, l] : leases) {
+        if (auto it = by_id.find(key.first); it != by_id.end()) {
+            it->second->state.restore_lease(l);
+        } else {
+            cleanup.push_back(encode(lease_key{key.first, key.second}));
         }
     }
     if (!cleanup.empty()) {
@@ -281,10 +293,19 @@ void queue_service::stop() {
             all.push_back(q);
         }
     }
+    const std::int64_t t = now();
     for (auto& q : all) {
         std::lock_guard lock(q->mu);
         q->receivers.wake_all();
         q->tailer.wake_all();
+        if (settings_.leased_receives && !q->deleted) {
+            // Every answered receive's records are appended before these (the log keeps its
+            // order and stores what is queued as it closes): the next owner need not hold what
+            // this one received.
+            change_list changes;
+            q->state.end_leases(t, changes);
+            (void)append_locked(*q, changes);
+        }
     }
 }
 
@@ -316,6 +337,13 @@ result<state_log::position> queue_service::append_locked(queue_handle& q, const 
                 break;
             case state_change::kind::cursor_tombstone:
                 recs.push_back(encode(cursor_key{id, c.ref.partition}));
+                break;
+            case state_change::kind::lease:
+                recs.push_back(encode(lease_record{id, c.ref.partition, c.ref.offset,
+                                                   c.visible_at_ms}));
+                break;
+            case state_change::kind::lease_tombstone:
+                recs.push_back(encode(lease_key{id, c.ref.partition}));
                 break;
         }
     }

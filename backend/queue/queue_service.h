@@ -70,6 +70,15 @@ struct queue_settings {
     std::chrono::milliseconds tail_wait{500};
     /// SenderId of every message (no authentication yet: the account).
     std::string sender_id = "000000000000";
+    /// Receives of standard queues without a redrive policy are answered before their records
+    /// are stored, under receive leases (queue_state.h): what upstream mode sets, where every
+    /// stored change waits for a transaction on the cluster. Off, every receive waits.
+    bool leased_receives = false;
+    /// A new lease reaches this many offsets past the last message a receive took, and lasts
+    /// this much past its visibility timeout: the receives between leases need not wait, and a
+    /// new owner holds at most that many unreceived messages that long after a crash.
+    std::int64_t lease_ahead = 1000;
+    std::int64_t lease_slack_ms = 5000;
 };
 
 class queue_service final : public api::queues {

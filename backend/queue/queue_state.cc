@@ -36,6 +36,18 @@ void queue_state::restore_message(const message_record& r) {
     parts_[static_cast<std::size_t>(r.partition)].pending[r.offset] = r;
 }
 
+void queue_state::restore_lease(const lease_record& r) {
+    set_partitions(r.partition + 1);
+    auto& ps = parts_[static_cast<std::size_t>(r.partition)];
+    ps.lease_below = r.below;
+    ps.lease_until = r.until_ms;
+    ps.written_below = r.below;
+    ps.written_until = r.until_ms;
+    ps.lease_persisted = true;
+    ps.hold_below = r.below;
+    ps.hold_until = r.until_ms;
+}
+
 void queue_state::clamp(std::int32_t partition, std::int64_t log_start, std::int64_t log_end,
                         change_list& out) {
     set_partitions(partition + 1);
@@ -122,6 +134,13 @@ bool queue_state::add(message_ref ref, std::shared_ptr<const stored_message> m, 
         ph = phase::delayed;
         due = m->visible_from_ms;
     }
+    bool held = false;
+    if (ref.offset < ps.hold_below && now < ps.hold_until && due < ps.hold_until) {
+        // A receive answered before its record was stored may hold it until the lease ends.
+        held = ph != phase::in_flight;
+        ph = phase::in_flight;
+        due = ps.hold_until;
+    }
     if (expired(e, now)) {
         if (e.persisted) {
             ps.done_records.insert(ref.offset);
@@ -131,6 +150,7 @@ bool queue_state::add(message_ref ref, std::shared_ptr<const stored_message> m, 
     e.group = group_of(m);
     e.ph = ph;
     e.due = due;
+    e.held = held;
     if (ph != phase::in_flight) {
         e.bytes = m->memory_bytes();
         held_bytes_ += e.bytes;
@@ -379,11 +399,86 @@ void queue_state::erase_all(change_list& out) const {
             out.push_back({state_change::kind::tombstone, {p, o}});
         }
         out.push_back({state_change::kind::cursor_tombstone, {p, 0}});
+        if (ps.lease_persisted) {
+            out.push_back({state_change::kind::lease_tombstone, {p, 0}});
+        }
     }
     for (const auto& [ref, e] : entries_) {
         if (e.persisted) {
             out.push_back({state_change::kind::tombstone, ref});
         }
+    }
+}
+
+// --- receive leases ---------------------------------------------------------------------------
+
+bool queue_state::covered(const std::vector<taken_message>& taken, std::int64_t until_ms,
+                          std::int64_t ahead, std::int64_t slack_ms, change_list& out) {
+    std::map<std::int32_t, std::int64_t> last;  // partition -> the last offset taken
+    for (const auto& t : taken) {
+        auto [it, added] = last.try_emplace(t.ref.partition, t.ref.offset);
+        if (!added) {
+            it->second = std::max(it->second, t.ref.offset);
+        }
+    }
+    bool all = true;
+    for (const auto& [p, offset] : last) {
+        if (p < 0 || p >= partitions()) {
+            continue;
+        }
+        auto& ps = parts_[static_cast<std::size_t>(p)];
+        if (offset < ps.lease_below && until_ms <= ps.lease_until) {
+            continue;
+        }
+        all = false;
+        // Never below a record appended before (a concurrent receive's, not stored yet): the
+        // last one appended is the one the log keeps.
+        ps.written_below = std::max(ps.written_below, offset + 1 + ahead);
+        ps.written_until = std::max(ps.written_until, until_ms + slack_ms);
+        state_change c;
+        c.what = state_change::kind::lease;
+        c.ref = {p, ps.written_below};
+        c.visible_at_ms = ps.written_until;
+        out.push_back(c);
+    }
+    return all;
+}
+
+void queue_state::lease_stored(const change_list& leases) {
+    for (const auto& c : leases) {
+        if (c.what != state_change::kind::lease || c.ref.partition < 0 ||
+            c.ref.partition >= partitions()) {
+            continue;
+        }
+        auto& ps = parts_[static_cast<std::size_t>(c.ref.partition)];
+        ps.lease_below = std::max(ps.lease_below, c.ref.offset);
+        ps.lease_until = std::max(ps.lease_until, c.visible_at_ms);
+        ps.lease_persisted = true;
+    }
+}
+
+void queue_state::end_leases(std::int64_t now, change_list& out) {
+    for (std::int32_t p = 0; p < partitions(); ++p) {
+        auto& ps = parts_[static_cast<std::size_t>(p)];
+        if (ps.hold_until > now) {
+            // An earlier owner's receives may still hold messages below it: the next owner
+            // must hold them too.
+            state_change c;
+            c.what = state_change::kind::lease;
+            c.ref = {p, ps.hold_below};
+            c.visible_at_ms = ps.hold_until;
+            out.push_back(c);
+            ps.lease_persisted = true;
+            ps.written_below = ps.hold_below;
+            ps.written_until = ps.hold_until;
+        } else if (ps.lease_persisted) {
+            out.push_back({state_change::kind::lease_tombstone, {p, 0}});
+            ps.lease_persisted = false;
+            ps.written_below = 0;
+            ps.written_until = 0;
+        }
+        ps.lease_below = 0;
+        ps.lease_until = 0;
     }
 }
 

@@ -20,6 +20,16 @@
 // from the cursor; a message whose record says it was received comes back in flight until its
 // visibility deadline, with its receive count.
 //
+// Receive leases: a receive may be answered before its records are stored when a stored lease
+// of each partition it took from covers it (every message it took below the lease's `below`,
+// its visibility timeout ending by the lease's `until`). Whoever replays the state then holds
+// every message below `below` that no stored record shows deleted or in flight past `until`:
+// in flight until `until`, as a receive it cannot see may have taken it. So a lost receive
+// record never lets a message be in flight twice, it only makes the message wait for the
+// lease's end; a delete or visibility change still waits for its records (and so for every
+// record appended before them). A handle whose receive count is above the stored one names
+// such a receive: the newest, so a delete with it deletes and a visibility change adopts it.
+//
 // Memory: bodies are held only for available and delayed messages, within the read-ahead
 // budget (the tailer stops reading while wants_more() is false); a message in flight keeps its
 // place and counters only, and its body is read from the topic again if it is redelivered.
@@ -55,9 +65,12 @@ inline constexpr std::int64_t min_offset = std::numeric_limits<std::int64_t>::mi
 
 /// One record a change must persist (the service adds the queue id).
 struct state_change {
-    enum class kind : std::int8_t { message, tombstone, cursor, cursor_tombstone };
+    enum class kind : std::int8_t { message, tombstone, cursor, cursor_tombstone, lease,
+                                    lease_tombstone };
     kind what = kind::message;
-    message_ref ref;  // cursor: the partition, and the cursor in `offset`
+    /// cursor: the partition, and the cursor in `offset`; lease: the partition, and `below` in
+    /// `offset` (`until` in visible_at_ms)
+    message_ref ref;
     stored_phase phase = stored_phase::received;
     std::int32_t receive_count = 0;
     std::int64_t visible_at_ms = 0;
@@ -125,6 +138,9 @@ public:
     /// A new queue starts reading at `offset` (nothing persisted yet: clamp() writes it).
     void start_at(std::int32_t partition, std::int64_t offset);
     void restore_message(const message_record& r);
+    /// A replayed receive lease: the partition's stored lease, and the hold on the messages
+    /// below it that are read from now on (see "Receive leases" above).
+    void restore_lease(const lease_record& r);
     /// Fits the replayed state to what the topic holds now: the cursor into [log_start,
     /// log_end]; records at or after log_end are dropped (a crash lost the messages they named,
     /// whose offsets will be reused) and tombstoned.
@@ -181,6 +197,23 @@ public:
     /// Tombstones for every record the queue has in the state log (deleting the queue).
     void erase_all(change_list& out) const;
 
+    // --- receive leases -----------------------------------------------------------------------
+    /// Whether the stored leases cover a receive of `taken` whose visibility timeout ends at
+    /// `until_ms`. When not, appends the lease records that do (a partition's `below` at least
+    /// `ahead` offsets past the last message taken from it, its `until` `slack_ms` past
+    /// `until_ms`; never below the stored lease) and returns false: the receive waits for its
+    /// records, then lease_stored() with them.
+    /// A lease record replaces the partition's earlier one: each reaches at least as far as
+    /// every one appended before it, stored yet or not.
+    bool covered(const std::vector<taken_message>& taken, std::int64_t until_ms,
+                 std::int64_t ahead, std::int64_t slack_ms, change_list& out);
+    /// Lease records (covered()'s) are stored: later receives under them need not wait.
+    void lease_stored(const change_list& leases);
+    /// Every receive answered so far has its records appended and no more will go unstored
+    /// (a stop): each partition's lease becomes what still holds messages here (a replayed
+    /// hold not yet over), or is tombstoned.
+    void end_leases(std::int64_t now, change_list& out);
+
     /// The earliest time a delay or visibility timeout ends (max when none).
     std::int64_t next_due() const;
     queue_counts counts(std::int64_t now) const;
@@ -223,6 +256,13 @@ private:
         std::int64_t log_end = 0;
         std::set<std::int64_t> done_records;  // offsets >= cursor whose record must go
         std::map<std::int64_t, message_record> pending;  // replayed, not read yet
+        std::int64_t lease_below = 0;  // the stored lease (0, 0: none)
+        std::int64_t lease_until = 0;
+        std::int64_t written_below = 0;  // the last lease record appended
+        std::int64_t written_until = 0;
+        bool lease_persisted = false;  // a lease record of it is in the state log
+        std::int64_t hold_below = 0;   // the replayed lease: what add() holds
+        std::int64_t hold_until = 0;
     };
     struct attempt {
         std::vector<std::pair<message_ref, std::int32_t>> taken;

@@ -15,6 +15,7 @@ constexpr std::int16_t message = 2;
 constexpr std::int16_t secret = 3;
 constexpr std::int16_t deleted_queue = 4;
 constexpr std::int16_t task = 5;
+constexpr std::int16_t lease = 6;
 }  // namespace key_type
 
 constexpr std::int16_t value_version = 0;
@@ -190,6 +191,20 @@ struct encoder {
         put_string(k, t.handle);
         return {bytes_of(k), std::nullopt};
     }
+    encoded_record operator()(const lease_record& l) const {
+        protocol::writer v;
+        v.i16(value_version);
+        v.i64(l.below);
+        v.i64(l.until_ms);
+        return {(*this)(lease_key{l.queue_id, l.partition}).key, bytes_of(v)};
+    }
+    encoded_record operator()(const lease_key& l) const {
+        protocol::writer k;
+        k.i16(key_type::lease);
+        k.write_uuid(l.queue_id);
+        k.i32(l.partition);
+        return {bytes_of(k), std::nullopt};
+    }
 };
 
 template <typename T>
@@ -326,6 +341,16 @@ result<state_entry> decode(protocol::bytes_view key, std::optional<protocol::byt
                 t.end_offsets.push_back(v->i64());
             }
             return finish(k, vp, std::move(t));
+        }
+        case key_type::lease: {
+            lease_key l{k.read_uuid(), k.i32()};
+            if (!v) {
+                return finish(k, nullptr, l);
+            }
+            lease_record r{l.queue_id, l.partition};
+            r.below = v->i64();
+            r.until_ms = v->i64();
+            return finish(k, vp, r);
         }
         default:
             return fail(protocol::errc::unsupported_version);

@@ -13,6 +13,7 @@
 //     3 secret          (nothing)
 //     4 deleted queue   string name
 //     5 move task       string task_handle
+//     6 receive lease   uuid queue_id, int32 partition
 //
 //   values (each starts with int16 version = 0)
 //     queue          uuid queue_id, uuid topic_id, int8 flags (1: the queue created its topic),
@@ -29,6 +30,9 @@
 //                    destination_arn, int32 max_per_second (-1: none), string status,
 //                    int64 moved, int64 to_move, nullable string failure_reason,
 //                    int64 started_ms, int32 n, n x int64 end offset per source partition
+//     receive lease  int64 below, int64 until_ms: receives of the partition's messages below
+//                    `below` may have been answered before their message records were stored,
+//                    each with a visibility timeout ending by `until_ms` (queue_state.h)
 //
 // How the state follows from the records: the latest value of each key, as compaction keeps
 // it. A queue id names one incarnation of a queue (a re-created queue gets a new one), so its
@@ -116,17 +120,27 @@ struct task_record {
     bool operator==(const task_record&) const = default;
 };
 
+struct lease_record {
+    uuid queue_id;
+    std::int32_t partition = 0;
+    std::int64_t below = 0;
+    std::int64_t until_ms = 0;
+    bool operator==(const lease_record&) const = default;
+};
+
 /// The key of a record whose value is gone (a tombstone), by key type.
 struct queue_key { std::string name; bool operator==(const queue_key&) const = default; };
 struct cursor_key { uuid queue_id; std::int32_t partition = 0; bool operator==(const cursor_key&) const = default; };
 struct message_key { uuid queue_id; std::int32_t partition = 0; std::int64_t offset = 0; bool operator==(const message_key&) const = default; };
 struct deleted_queue_key { std::string name; bool operator==(const deleted_queue_key&) const = default; };
 struct task_key { std::string handle; bool operator==(const task_key&) const = default; };
+struct lease_key { uuid queue_id; std::int32_t partition = 0; bool operator==(const lease_key&) const = default; };
 
 /// One record as written or replayed: a value, or the tombstone of a key.
 using state_entry = std::variant<queue_record, cursor_record, message_record, secret_record,
                                  deleted_queue_record, task_record, queue_key, cursor_key,
-                                 message_key, deleted_queue_key, task_key>;
+                                 message_key, deleted_queue_key, task_key, lease_record,
+                                 lease_key>;
 
 /// A record's bytes.
 struct encoded_record {

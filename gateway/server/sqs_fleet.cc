@@ -39,6 +39,8 @@ public:
                                                    .txn = txn_.get(),
                                                    .on_fenced = std::move(on_fenced)}) {
         log_.open();
+        // Every stored change is a transaction on the cluster: receives go under leases.
+        settings.leased_receives = true;
         service_ = std::make_unique<bq::queue_service>(topics_, records_, log_,
                                                        std::move(settings),
                                                        std::function<std::int64_t()>{},

@@ -37,6 +37,9 @@ PARTITIONS = 3
 QUEUE = "faults-q"
 FIFO_QUEUE = "faults-q.fifo"
 MAX_VT = 5  # the largest visibility timeout the SQS workers ask for
+# After a gateway's crash a receive lease holds what it covers up to this long past the
+# timeout of the receive whose record was lost (docs/sqs.md, "Receive leases").
+LEASE_SLACK = 5
 
 
 def setup(node, sqs_node=None):
@@ -100,9 +103,11 @@ def wait_stable(node, timeout=40):
         ru.close()
 
 
-def drain_queue(node, history, path, quiet=MAX_VT + 3, timeout=120, prefix="sqs"):
+def drain_queue(node, history, path, quiet=MAX_VT + LEASE_SLACK + 3, timeout=120,
+                prefix="sqs"):
     """Receives and deletes until the queue has stayed empty for longer than any visibility
-    timeout a worker used (so every message received and left has come back). `prefix`
+    timeout a worker used and a lease's slack (so every message received and left has come
+    back). `prefix`
     "fifo" records fifo-final with each message's group, seq, id and place in its answer."""
     url = f"http://127.0.0.1:{node.ports['sqs']}" + path
     c = workers.sqs_client(url.rsplit(path, 1)[0])

@@ -493,5 +493,119 @@ TEST(QueueState, MoveTasksTakeOnlyWhatWasThereWhenTheyStarted) {
     EXPECT_EQ(taken[0].receive_count, 0);
 }
 
+TEST(QueueState, AReceiveOutsideTheStoredLeaseAsksForOneThatCoversIt) {
+    queue_state q(1, standard());
+    for (int i = 0; i < 5; ++i) {
+        q.add({0, i}, msg("m" + std::to_string(i)), t0);
+    }
+    change_list ch;
+    auto first = q.select(2, 30000, t0, std::nullopt, ch);
+    change_list leases;
+    EXPECT_FALSE(q.covered(first.messages, t0 + 30000, 1, 5000, leases));
+    ASSERT_EQ(leases.size(), 1u);
+    EXPECT_EQ(leases[0].what, state_change::kind::lease);
+    EXPECT_EQ(leases[0].ref.offset, 3);  // past offset 1, one ahead
+    EXPECT_EQ(leases[0].visible_at_ms, t0 + 35000);
+    q.lease_stored(leases);
+
+    auto second = q.select(1, 30000, t0 + 1000, std::nullopt, ch);  // offset 2
+    change_list none;
+    EXPECT_TRUE(q.covered(second.messages, t0 + 31000, 1, 5000, none));
+    EXPECT_TRUE(none.empty());
+    // A longer visibility timeout, or a message past `below`: a new lease, never a lower one.
+    EXPECT_FALSE(q.covered(second.messages, t0 + 36000, 1, 5000, none));
+    auto third = q.select(1, 30000, t0 + 1000, std::nullopt, ch);  // offset 3
+    change_list more;
+    EXPECT_FALSE(q.covered(third.messages, t0 + 31000, 1, 5000, more));
+    ASSERT_EQ(more.size(), 1u);
+    EXPECT_EQ(more[0].ref.offset, 5);
+    EXPECT_EQ(more[0].visible_at_ms, t0 + 41000);  // the record asked for just before
+}
+
+TEST(QueueState, ALeaseRecordNeverFallsShortOfOneAppendedBeforeIt) {
+    queue_state q(1, standard());
+    for (int i = 0; i < 20; ++i) {
+        q.add({0, i}, msg("m" + std::to_string(i)), t0);
+    }
+    change_list ch;
+    // Two receives ask for leases before either is stored: the first a long timeout, the
+    // second further offsets. The log keeps the second record: it must cover both.
+    auto a = q.select(1, 60000, t0, std::nullopt, ch);
+    change_list first;
+    EXPECT_FALSE(q.covered(a.messages, t0 + 60000, 1, 5000, first));
+    auto b = q.select(10, 1000, t0, std::nullopt, ch);
+    change_list second;
+    EXPECT_FALSE(q.covered(b.messages, t0 + 1000, 1, 5000, second));
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_EQ(second.size(), 1u);
+    EXPECT_EQ(first[0].ref.offset, 2);
+    EXPECT_EQ(first[0].visible_at_ms, t0 + 65000);
+    EXPECT_EQ(second[0].ref.offset, 12);
+    EXPECT_EQ(second[0].visible_at_ms, t0 + 65000);
+}
+
+TEST(QueueState, AReplayedLeaseHoldsWhatAnUnstoredReceiveMayHoldUntilItEnds) {
+    queue_state q(1, standard());
+    q.restore_cursor(0, 0);
+    q.restore_lease({uuid{}, 0, 4, t0 + 10000});
+    q.restore_message({uuid{}, 0, 1, stored_phase::received, 1, t0 + 2000, t0 - 100});
+    q.restore_message({uuid{}, 0, 2, stored_phase::received, 1, t0 + 20000, t0 - 100});
+    q.restore_message({uuid{}, 0, 3, stored_phase::deleted, 1, 0, t0 - 100});
+    change_list ch;
+    q.clamp(0, 0, 6, ch);
+    for (int i = 0; i < 6; ++i) {
+        q.add({0, i}, msg("m" + std::to_string(i)), t0);
+    }
+    // Below the lease: held to its end (0 never stored as received, 1's stored timeout ends
+    // first), 2 in flight to its own later end, 3 deleted; 4 and 5 are past the lease.
+    EXPECT_EQ(offsets_of(q.select(10, 30000, t0, std::nullopt, ch)),
+              (std::vector<std::int64_t>{4, 5}));
+    EXPECT_TRUE(q.select(10, 30000, t0 + 9999, std::nullopt, ch).messages.empty());
+    auto after = q.select(10, 30000, t0 + 10000, std::nullopt, ch);
+    EXPECT_EQ(offsets_of(after), (std::vector<std::int64_t>{0, 1}));
+    EXPECT_EQ(after.messages[0].receive_count, 1);
+    EXPECT_EQ(after.messages[1].receive_count, 2);
+}
+
+TEST(QueueState, TheHandleOfAnUnstoredReceiveDeletesAndChangesVisibility) {
+    queue_state q(1, standard());
+    q.restore_cursor(0, 0);
+    q.restore_lease({uuid{}, 0, 2, t0 + 10000});
+    change_list ch;
+    q.clamp(0, 0, 2, ch);
+    q.add({0, 0}, msg("a"), t0);
+    q.add({0, 1}, msg("b"), t0);
+
+    // Receive count 1: the receive the lease covered, whose record was lost.
+    EXPECT_EQ(q.remove({0, 0}, 1, t0 + 1, ch), handle_outcome::done);
+    EXPECT_TRUE(has(ch, state_change::kind::cursor, 1));
+    EXPECT_EQ(q.change_visibility({0, 1}, 1, 60000, t0 + 1, ch), handle_outcome::done);
+    EXPECT_TRUE(q.select(10, 30000, t0 + 10000, std::nullopt, ch).messages.empty());
+    auto later = q.select(10, 30000, t0 + 60001, std::nullopt, ch);
+    ASSERT_EQ(offsets_of(later), (std::vector<std::int64_t>{1}));
+    EXPECT_EQ(later.messages[0].receive_count, 2);
+    // An older handle than the stored receive stays stale.
+    EXPECT_EQ(q.remove({0, 1}, 1, t0 + 60002, ch), handle_outcome::stale);
+}
+
+TEST(QueueState, EndingLeasesKeepsAReplayedHoldThatIsNotOver) {
+    queue_state q(2, standard());
+    q.restore_lease({uuid{}, 0, 7, t0 + 10000});
+    q.restore_lease({uuid{}, 1, 3, t0 - 1});
+    change_list ch;
+    q.end_leases(t0, ch);
+    ASSERT_EQ(ch.size(), 2u);
+    EXPECT_EQ(ch[0].what, state_change::kind::lease);
+    EXPECT_EQ(ch[0].ref.offset, 7);
+    EXPECT_EQ(ch[0].visible_at_ms, t0 + 10000);
+    EXPECT_EQ(ch[1].what, state_change::kind::lease_tombstone);
+    EXPECT_EQ(ch[1].ref.partition, 1);
+    // No lease of its own any more: every receive from now on waits for its records.
+    q.add({0, 9}, msg("x"), t0);
+    auto r = q.select(1, 1000, t0, std::nullopt, ch);
+    change_list leases;
+    EXPECT_FALSE(q.covered(r.messages, t0 + 1000, 0, 0, leases));
+}
+
 }  // namespace
 }  // namespace sluice::backend::queue

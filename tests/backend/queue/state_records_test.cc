@@ -37,6 +37,8 @@ TEST(StateRecords, EveryRecordTypeRoundTrips) {
         message_key{id, 1, 99},
         deleted_queue_key{"gone"},
         task_key{"h1"},
+        lease_record{id, 2, 1000, 1'700'000'035'000},
+        lease_key{id, 2},
     };
     for (const auto& e : entries) {
         EXPECT_EQ(round_trip(e), e) << "variant index " << e.index();
