@@ -13,6 +13,7 @@
 #include "backend/native/native_backend.h"
 #include "protocol/kafka/record_batch_builder.h"
 #include "tests/backend/support.h"
+#include "tests/backend/queue/run_on_io.h"
 
 namespace sluice::backend::queue {
 namespace {
@@ -73,24 +74,7 @@ protected:
     /// Runs `a` on the backend's io_context until it completes (bounded).
     template <typename T>
     T run(asio::awaitable<T> a) {
-        std::optional<T> out;
-        std::exception_ptr error;
-        asio::co_spawn(*io, std::move(a), [&](std::exception_ptr e, T v) {
-            error = e;
-            if (!e) {
-                out.emplace(std::move(v));
-            }
-        });
-        io->restart();
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (!out && !error && std::chrono::steady_clock::now() < deadline) {
-            io->run_one_for(std::chrono::milliseconds(100));
-        }
-        if (error) {
-            std::rethrow_exception(error);
-        }
-        EXPECT_TRUE(out) << "the call did not complete";
-        return std::move(*out);
+        return test_support::run_on(*io, std::move(a));
     }
 
     api::queues& queues() { return be->queues(); }
