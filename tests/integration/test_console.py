@@ -339,6 +339,8 @@ def test_topic_page_partitions_configs_and_groups(server, page):
     cells = page.eval(rows)
     assert [c[0] for c in cells] == ["0", "1"]
     assert cells[0][2:5] == ["0", "2", "2"] and cells[1][3] == "1"
+    # Sizes are known here (no note saying why they are not).
+    assert cells[0][5] != "–" and page.eval("document.getElementById('sizes-note')") is None
     page.wait("document.querySelector('#topic-group-table tr[data-group=\"detail-readers\"]')"
               " !== null", "the group reading it")
     # Edit a config: AdminClient sees the new value.

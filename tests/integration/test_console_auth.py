@@ -222,6 +222,10 @@ def test_the_console_signs_in_with_a_password_and_shows_only_alices_topics(serve
     names = browser.eval("window.sluiceConsole.last.topics")
     assert names == ["shared"]
     assert browser.eval("window.sluiceConsole.errors") == []
+    # Her sizes are "–", and the page says why: /metrics needs DESCRIBE on the cluster.
+    note = browser.wait("document.getElementById('sizes-note') &&"
+                        " document.getElementById('sizes-note').textContent", "the sizes note")
+    assert "DESCRIBE on the cluster" in note and "403" in note, note
     # The password is not kept by the page: only the session token is.
     stored = browser.eval("sessionStorage.getItem('sluice.console.session')")
     assert PASSWORDS["alice"] not in stored and "sluice-session." in stored

@@ -10,20 +10,35 @@ const pageSize = 50;
 const enc = encodeURIComponent;
 
 /** Partition sizes from /metrics ("topic\0partition" -> bytes); {} when not allowed. */
+/// The partitions' sizes from /metrics (sluice_partition_size_bytes), keyed topic NUL partition,
+/// and why there are none when none could be read (shown under the tables, never a silent "–").
 async function partitionSizes() {
     const sizes = {};
+    let why = null;
     try {
         const res = await fetch("/metrics", { headers: apiHeaders() });
         if (!res.ok) {
-            return sizes;
+            why = res.status === 401 || res.status === 403
+                ? "Sizes need DESCRIBE on the cluster (/metrics answered " + res.status + ")."
+                : "Sizes could not be read (/metrics answered " + res.status + ").";
+            return { sizes, why };
         }
         for (const m of parseMetrics(await res.text(), ["sluice_partition_size_bytes"])) {
             sizes[m.labels.topic + "\u0000" + m.labels.partition] = m.value;
         }
+        if (Object.keys(sizes).length === 0) {
+            why = "This gateway reports no partition sizes (in upstream mode the cluster's " +
+                "log sizes are not read).";
+        }
     } catch (e) {
-        // Sizes are optional: "–" without them.
+        why = "Sizes could not be read (" + e.message + ").";
     }
-    return sizes;
+    return { sizes, why };
+}
+
+/// The note saying why sizes show "–", or nothing when they are known (or nothing is shown).
+function sizesNote(why, shown) {
+    return why && shown > 0 ? [h("p", { id: "sizes-note", className: "note" }, why)] : [];
 }
 
 function topicSize(sizes, name, count) {
@@ -96,6 +111,7 @@ register("topics", {
                     createForm(out));
         let topics = [];
         let sizes = {};
+        let sizesWhy = null;
         const records = {}; // topic -> records, for the rows shown
 
         search.addEventListener("input", () => {
@@ -155,7 +171,8 @@ register("topics", {
                     t.is_internal ? "internal" : del,
                 ], { dataset: { topic: name } });
             });
-            holder.replaceChildren(table(cols, rows, { id: "topic-table", bodyId: "topic-rows" }));
+            holder.replaceChildren(table(cols, rows, { id: "topic-table", bodyId: "topic-rows" }),
+                                   ...sizesNote(sizesWhy, rows.length));
             count.textContent = String(list.length);
             pager.replaceChildren(
                 h("button", { type: "button", id: "topic-prev", disabled: ui.page === 0,
@@ -193,7 +210,7 @@ register("topics", {
                 errors.replaceChildren(errorLine(e, "topics"));
                 throw e;
             }
-            sizes = await partitionSizes();
+            ({ sizes, why: sizesWhy } = await partitionSizes());
             state.last.topics = topics.map((t) => t.topic_name);
             const shown = draw();
             // Record counts for the rows shown only (thousands of topics stay cheap), the
@@ -236,7 +253,7 @@ register("topic", {
 
         async function drawPartitions() {
             const meta = await api("/topics/" + t);
-            const sizes = await partitionSizes();
+            const { sizes, why } = await partitionSizes();
             const cols = [{ label: "partition", num: true }, { label: "leader", num: true },
                           { label: "start offset", num: true }, { label: "end offset", num: true },
                           { label: "records", num: true }, { label: "size", num: true }];
@@ -250,7 +267,8 @@ register("topic", {
                               { dataset: { partition: String(p.partition) } }));
             }
             parts.replaceChildren(table(cols, rows, { id: "partition-table",
-                                                      bodyId: "partition-rows" }));
+                                                      bodyId: "partition-rows" }),
+                                  ...sizesNote(why, rows.length));
         }
 
         async function saveConfig(cfg, input) {
