@@ -169,6 +169,19 @@ rw_rewrite_result rw_rewrite_node_endpoints(std::int16_t version, protocol::byte
     return rw_encode_body(*msg, version, out, trailing);
 }
 
+/// The frame (size prefix included) of an answer the proxy makes itself, of an API whose
+/// responses keep header v0 at every version (ApiVersions, SaslHandshake).
+template <typename Response>
+protocol::writer answer_frame(std::int32_t correlation_id, const Response& resp,
+                              std::int16_t version) {
+    protocol::writer w;
+    const std::size_t size_at = w.reserve_i32();
+    kafka::encode_response_header(w, correlation_id, 0);
+    resp.encode(w, version);
+    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
+    return w;
+}
+
 }  // namespace
 
 result<std::size_t> response_body_offset(protocol::bytes_view response,
@@ -355,23 +368,13 @@ protocol::writer unsupported_version_answer(std::int32_t correlation_id,
             resp.api_keys.push_back({a.key, r->min, r->max, {}});
         }
     }
-    protocol::writer w;
-    const std::size_t size_at = w.reserve_i32();
-    kafka::encode_response_header(w, correlation_id, 0);
-    resp.encode(w, 0);
-    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
-    return w;
+    return answer_frame(correlation_id, resp, 0);
 }
 
 protocol::writer sasl_handshake_v0_refusal(std::int32_t correlation_id) {
     kafka::sasl_handshake_response resp;
     resp.error_code = kafka::error_code::unsupported_version;
-    protocol::writer w;
-    const std::size_t size_at = w.reserve_i32();
-    kafka::encode_response_header(w, correlation_id, 0);
-    resp.encode(w, 0);
-    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
-    return w;
+    return answer_frame(correlation_id, resp, 0);
 }
 
 protocol::writer api_versions_answer(std::int32_t correlation_id, std::int16_t version,
@@ -386,12 +389,7 @@ protocol::writer api_versions_answer(std::int32_t correlation_id, std::int16_t v
             resp.api_keys.push_back({a.key, r->min, r->max, {}});
         }
     }
-    protocol::writer w;
-    const std::size_t size_at = w.reserve_i32();
-    kafka::encode_response_header(w, correlation_id, 0);
-    resp.encode(w, version);
-    w.patch_i32(size_at, static_cast<std::int32_t>(w.size() - 4));
-    return w;
+    return answer_frame(correlation_id, resp, version);
 }
 
 bool produce_expects_response(std::int16_t version, protocol::bytes_view body) {

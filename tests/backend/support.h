@@ -3,7 +3,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
 
 #include "backend/log/log_manager.h"
 #include "protocol/core/bytes.h"
@@ -70,6 +73,30 @@ T run_until_done(boost::asio::awaitable<T> a) {
     if (error) {
         std::rethrow_exception(error);
     }
+    return std::move(*out);
+}
+
+/// Runs `a` on `io` (one the test drives itself) until it completes, at most 20 s (a call that
+/// never completes fails the test instead of hanging it); rethrows what it threw.
+template <typename T>
+T run_on(boost::asio::io_context& io, boost::asio::awaitable<T> a) {
+    std::optional<T> out;
+    std::exception_ptr error;
+    boost::asio::co_spawn(io, std::move(a), [&](std::exception_ptr e, T v) {
+        error = e;
+        if (!e) {
+            out.emplace(std::move(v));
+        }
+    });
+    io.restart();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!out && !error && std::chrono::steady_clock::now() < deadline) {
+        io.run_one_for(std::chrono::milliseconds(100));
+    }
+    if (error) {
+        std::rethrow_exception(error);
+    }
+    EXPECT_TRUE(out) << "the call did not complete";
     return std::move(*out);
 }
 

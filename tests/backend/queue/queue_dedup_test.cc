@@ -16,7 +16,6 @@
 #include "backend/native/native_backend.h"
 #include "backend/queue/queue_service.h"
 #include "tests/backend/support.h"
-#include "tests/backend/queue/run_on_io.h"
 
 namespace sluice::backend::queue {
 namespace {
@@ -162,7 +161,7 @@ protected:
 
     template <typename T>
     T run(asio::awaitable<T> a) {
-        return test_support::run_on(*io, std::move(a));
+        return test::run_on(*io, std::move(a));
     }
 
     api::sent_message send(const std::string& body, const std::string& dedup_id) {

@@ -13,7 +13,6 @@
 #include "backend/native/native_backend.h"
 #include "protocol/kafka/record_batch_builder.h"
 #include "tests/backend/support.h"
-#include "tests/backend/queue/run_on_io.h"
 
 namespace sluice::backend::queue {
 namespace {
@@ -74,7 +73,7 @@ protected:
     /// Runs `a` on the backend's io_context until it completes (bounded).
     template <typename T>
     T run(asio::awaitable<T> a) {
-        return test_support::run_on(*io, std::move(a));
+        return test::run_on(*io, std::move(a));
     }
 
     api::queues& queues() { return be->queues(); }
