@@ -15,6 +15,7 @@
 
 #include "backend/api/errc.h"
 #include "backend/queue/client_backing.h"
+#include "backend/queue/queue_directory.h"
 #include "backend/queue/queue_service.h"
 #include "backend/queue/topic_state_log.h"
 #include "gateway/core/logger.h"
@@ -118,7 +119,9 @@ sqs_fleet::sqs_fleet(api::client& client, const bq::queue_settings& settings,
     : client_(client),
       settings_(std::make_unique<bq::queue_settings>(settings)),
       opts_(std::move(opts)),
-      work_(io_.get_executor()) {}
+      work_(io_.get_executor()),
+      directory_(std::make_unique<bq::queue_directory>(client, opts_.state_topic,
+                                                       settings_->arns)) {}
 
 sqs_fleet::~sqs_fleet() { stop(); }
 
@@ -133,6 +136,7 @@ void sqs_fleet::start(asio::any_io_executor ex, std::string self_url) {
     }
     // The group assigns only partitions that exist: the topics first.
     asio::post(io_, [this, member] { subscribe_when_ready(member); });
+    directory_->start(ex_);
     server_log().info("SQS fleet: this gateway ({}) joined the owner group {}: the member "
                       "assigned {} partition {} serves the queues, the others forward to it",
                       self_url_, opts_.group, opts_.lease_topic, opts_.unit);
@@ -191,6 +195,7 @@ void sqs_fleet::stop() {
         q->stop();  // parked calls answered while the io threads still run
     }
     forward_pool_.close();
+    directory_->stop();  // while the io threads run its follower
     if (member) {
         member->close(true);
         const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -414,6 +419,12 @@ asio::awaitable<sqs::forward_outcome> sqs_fleet::route(const http_request_contex
         if (serving()) {
             co_return sqs::forward_outcome{};
         }
+        if (!forwarded) {
+            // A standard queue's sends are produced here (send_messages below).
+            if (auto name = sqs::sent_to_queue(ctx); name && directory_->sends_here(*name)) {
+                co_return sqs::forward_outcome{};
+            }
+        }
         if (forwarded) {
             why = "this gateway was sent the request as the owner of the SQS queues but does "
                   "not serve them";
@@ -575,7 +586,14 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> sqs_fleet::s
     api::queue_name name, std::vector<api::outgoing_message> messages) {
     auto q = current();
     if (!q) {
-        co_return std::unexpected(not_owner_error());
+        if (!directory_->sends_here(name.value)) {
+            co_return std::unexpected(not_owner_error());
+        }
+        const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
+        co_return co_await directory_->send_messages(client_.producer(), std::move(name.value),
+                                                     std::move(messages), now_ms);
     }
     co_return co_await q->queues().send_messages(std::move(name), std::move(messages));
 }
