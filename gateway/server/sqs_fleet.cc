@@ -391,8 +391,14 @@ asio::awaitable<std::optional<std::string>> sqs_fleet::owner_url() {
             co_return owner_cache_;
         }
     }
-    auto g = co_await client_.admin().describe_group(group_id(opts_.group));
+    // DescribeConsumerGroups is not asked while the cluster cannot be reached: librdkafka
+    // (2.0.2 and later) can abort the process when a coordinator request cannot be sent
+    // (librdkafka #4605; backend/upstream/README.md). The owner is then unknown.
     std::optional<std::string> url;
+    if (!client_.check().ready) {
+        co_return url;
+    }
+    auto g = co_await client_.admin().describe_group(group_id(opts_.group));
     if (g) {
         for (const auto& m : g->members) {
             auto it = m.assignment.find(topic_name(opts_.lease_topic));
@@ -439,9 +445,12 @@ asio::awaitable<sqs::forward_outcome> sqs_fleet::route(const http_request_contex
         } else {
             auto url = co_await owner_url();
             if (!url) {
-                why = "no gateway owns the SQS queues now (no member of the group " +
-                      opts_.group + " holds " + opts_.lease_topic + " partition " +
-                      std::to_string(opts_.unit) + ")";
+                const auto h = client_.check();
+                why = !h.ready ? "the owner of the SQS queues cannot be looked up (" + h.reason +
+                                     ")"
+                               : "no gateway owns the SQS queues now (no member of the group " +
+                                     opts_.group + " holds " + opts_.lease_topic +
+                                     " partition " + std::to_string(opts_.unit) + ")";
             } else if (*url == self_url_) {
                 why = "this gateway is taking the SQS queues over";
             } else {
