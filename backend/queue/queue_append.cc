@@ -95,6 +95,8 @@ std::optional<api::outgoing_record> to_outgoing_record(const append_item& it) {
     return out;
 }
 
+}  // namespace
+
 api::awaitable<std::vector<result<std::int64_t>>> send_messages_through(
     api::producer& producer, std::string topic, const std::vector<append_item>& items) {
     std::vector<result<std::int64_t>> out(items.size(), fail(protocol::errc::invalid_value));
@@ -120,8 +122,6 @@ api::awaitable<std::vector<result<std::int64_t>>> send_messages_through(
     }
     co_return out;
 }
-
-}  // namespace
 
 api::awaitable<std::vector<result<std::int64_t>>> append_messages(
     api::records& records, api::producer* producer, std::string topic,

@@ -40,4 +40,9 @@ api::awaitable<std::vector<result<std::int64_t>>> append_messages(
     api::records& records, api::producer* producer, std::string topic,
     const std::vector<append_item>& items, std::size_t max_batch_bytes = 1000000);
 
+/// Sends the items to `topic` through `producer` (one send, acks=all), each answered with its
+/// own offset or error: append_messages with a producer.
+api::awaitable<std::vector<result<std::int64_t>>> send_messages_through(
+    api::producer& producer, std::string topic, const std::vector<append_item>& items);
+
 }  // namespace sluice::backend::queue

@@ -198,6 +198,10 @@ private:
                                                        std::function<api::backend_error(queue_handle&)> edit);
     api::awaitable<std::vector<std::int64_t>> log_ends(const std::string& topic, std::int32_t partitions);
     void after_change(queue_handle& q, std::size_t made_available);
+    /// Makes the messages a receive took available again (it is not answered); not the
+    /// dead-letter moves nor those in `dropped`. Appends without waiting.
+    void give_back_unanswered(queue_handle& q, const std::vector<taken_message>& taken,
+                              const std::set<message_ref>& dropped);
     std::int64_t now() const { return wall_(); }
 
     // the tailer and activation (queue_tailer.cc)

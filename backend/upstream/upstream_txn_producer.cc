@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -94,15 +95,73 @@ class upstream_txn_producer final : public api::transactional_producer {
         if (fatal) {
             fatal_.store(true);
         } else if (abort) {
-            if (rd_kafka_error_t* a = rd_kafka_abort_transaction(handle_.get(), 10000)) {
-                if (rd_kafka_error_is_fatal(a)) {
-                    fatal_.store(true);
-                    err.code = make_error_code(api::errc::producer_fenced);
+            unfinished_ = unfinished::abort;
+            if (auto a = finish(steady_clock::now() + milliseconds(10000)); !a) {
+                if (api::reason(a.error().code) == api::errc::producer_fenced) {
+                    err.code = a.error().code;
                 }
-                rd_kafka_error_destroy(a);
             }
         }
         return api::backend_failure(std::move(err));
+    }
+
+    /// Ends a commit or an abort that an earlier call left unfinished (its wait timed out:
+    /// librdkafka goes on with it in the background, and refuses to begin another
+    /// transaction until the same call is made again), by `deadline`. An error while it
+    /// cannot end yet (the next transaction tries again).
+    api::backend_result<void> finish(steady_clock::time_point deadline) {
+        rd_kafka_t* rk = handle_.get();
+        std::optional<api::backend_error> outcome;  // the error to answer once ended
+        while (unfinished_ != unfinished::none) {
+            const bool committing = unfinished_ == unfinished::commit;
+            const auto left = std::chrono::duration_cast<milliseconds>(deadline -
+                                                                       steady_clock::now());
+            const int wait = static_cast<int>(std::max<std::int64_t>(left.count(), 1));
+            rd_kafka_error_t* e = committing ? rd_kafka_commit_transaction(rk, wait)
+                                             : rd_kafka_abort_transaction(rk, wait);
+            if (!e) {
+                unfinished_ = unfinished::none;
+                break;
+            }
+            const bool fatal = rd_kafka_error_is_fatal(e);
+            const bool retriable = rd_kafka_error_is_retriable(e);
+            const bool abort = rd_kafka_error_txn_requires_abort(e);
+            auto err = txn_error(e, fatal);
+            rd_kafka_error_destroy(e);
+            if (fatal) {
+                fatal_.store(true);
+                unfinished_ = unfinished::none;
+                return api::backend_failure(std::move(err));
+            }
+            if (retriable) {
+                // Still under way (a coordinator not reachable yet): asked again while time
+                // is left, else by the next transaction.
+                if (steady_clock::now() < deadline) {
+                    continue;
+                }
+                if (!reported_unfinished_) {
+                    reported_unfinished_ = true;
+                    upstream_log().warn("transactional id {}: the {} of a transaction did not "
+                                        "end in time ({}); the next transaction ends it first",
+                                        id_, committing ? "commit" : "abort", err.message);
+                }
+                return api::backend_failure(std::move(err));
+            }
+            if (!outcome) {
+                outcome = err;
+            }
+            // A commit that failed so leaves the transaction to abort; anything else leaves
+            // nothing to end.
+            unfinished_ = committing && abort ? unfinished::abort : unfinished::none;
+        }
+        if (reported_unfinished_) {
+            reported_unfinished_ = false;
+            upstream_log().info("transactional id {}: the unfinished transaction ended", id_);
+        }
+        if (outcome) {
+            return api::backend_failure(std::move(*outcome));
+        }
+        return {};
     }
 
     api::backend_result<void> run_transaction(const topic_name& topic,
@@ -114,6 +173,12 @@ class upstream_txn_producer final : public api::transactional_producer {
         }
         rd_kafka_t* rk = handle_.get();
         const auto deadline = steady_clock::now() + timeout;
+        // What an earlier call left unfinished ends first; how it ended (committed or
+        // aborted) is that call's business (its caller sent the records again).
+        if (auto ended = finish(deadline);
+            !ended && (fatal_.load() || unfinished_ != unfinished::none)) {
+            return ended;
+        }
         if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk)) {
             return failed(e);
         }
@@ -153,33 +218,21 @@ class upstream_txn_producer final : public api::transactional_producer {
                 // A produce refused locally leaves the transaction to abort.
                 auto err = txn_error(e, rd_kafka_error_is_fatal(e));
                 rd_kafka_error_destroy(e);
-                if (rd_kafka_error_t* a = rd_kafka_abort_transaction(rk, 10000)) {
-                    if (rd_kafka_error_is_fatal(a)) {
-                        fatal_.store(true);
-                        err.code = make_error_code(api::errc::producer_fenced);
+                unfinished_ = unfinished::abort;
+                if (auto a = finish(steady_clock::now() + milliseconds(10000)); !a) {
+                    if (api::reason(a.error().code) == api::errc::producer_fenced) {
+                        err.code = a.error().code;
                     }
-                    rd_kafka_error_destroy(a);
                 }
                 return api::backend_failure(std::move(err));
             }
         }
-        for (;;) {
-            const auto left = std::chrono::duration_cast<milliseconds>(deadline -
-                                                                       steady_clock::now());
-            rd_kafka_error_t* e =
-                rd_kafka_commit_transaction(rk, static_cast<int>(std::max<std::int64_t>(
-                                                    left.count(), 1)));
-            if (!e) {
-                return {};
-            }
-            // A retriable commit (a timeout) is retried while time is left: the commit may
-            // have been sent already, and only commit_transaction again tells.
-            if (rd_kafka_error_is_retriable(e) && steady_clock::now() < deadline) {
-                rd_kafka_error_destroy(e);
-                continue;
-            }
-            return failed(e);
-        }
+        // A retriable commit (a timeout) is asked again while time is left: the commit may
+        // have been sent already, and only commit_transaction again tells. Past the deadline
+        // it stays unfinished: the next transaction ends it first (this one's records are
+        // then committed, or aborted, and the caller's retry writes them again either way).
+        unfinished_ = unfinished::commit;
+        return finish(deadline);
     }
 
     std::string id_;
@@ -189,6 +242,10 @@ class upstream_txn_producer final : public api::transactional_producer {
     blocking_pool pool_{1};
     handle_ptr handle_;
     std::atomic<bool> fatal_{false};
+    // A commit or abort whose wait ended before it did (on the pool's one thread only).
+    enum class unfinished { none, commit, abort };
+    unfinished unfinished_ = unfinished::none;
+    bool reported_unfinished_ = false;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "backend/api/errc.h"
 #include "backend/queue/client_backing.h"
+#include "backend/queue/queue_directory.h"
 #include "backend/queue/queue_service.h"
 #include "backend/queue/topic_state_log.h"
 #include "gateway/core/logger.h"
@@ -118,7 +119,9 @@ sqs_fleet::sqs_fleet(api::client& client, const bq::queue_settings& settings,
     : client_(client),
       settings_(std::make_unique<bq::queue_settings>(settings)),
       opts_(std::move(opts)),
-      work_(io_.get_executor()) {}
+      work_(io_.get_executor()),
+      directory_(std::make_unique<bq::queue_directory>(client, opts_.state_topic,
+                                                       settings_->arns)) {}
 
 sqs_fleet::~sqs_fleet() { stop(); }
 
@@ -133,6 +136,7 @@ void sqs_fleet::start(asio::any_io_executor ex, std::string self_url) {
     }
     // The group assigns only partitions that exist: the topics first.
     asio::post(io_, [this, member] { subscribe_when_ready(member); });
+    directory_->start(ex_);
     server_log().info("SQS fleet: this gateway ({}) joined the owner group {}: the member "
                       "assigned {} partition {} serves the queues, the others forward to it",
                       self_url_, opts_.group, opts_.lease_topic, opts_.unit);
@@ -191,6 +195,7 @@ void sqs_fleet::stop() {
         q->stop();  // parked calls answered while the io threads still run
     }
     forward_pool_.close();
+    directory_->stop();  // while the io threads run its follower
     if (member) {
         member->close(true);
         const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -386,8 +391,14 @@ asio::awaitable<std::optional<std::string>> sqs_fleet::owner_url() {
             co_return owner_cache_;
         }
     }
-    auto g = co_await client_.admin().describe_group(group_id(opts_.group));
+    // DescribeConsumerGroups is not asked while the cluster cannot be reached: librdkafka
+    // (2.0.2 and later) can abort the process when a coordinator request cannot be sent
+    // (librdkafka #4605; backend/upstream/README.md). The owner is then unknown.
     std::optional<std::string> url;
+    if (!client_.check().ready) {
+        co_return url;
+    }
+    auto g = co_await client_.admin().describe_group(group_id(opts_.group));
     if (g) {
         for (const auto& m : g->members) {
             auto it = m.assignment.find(topic_name(opts_.lease_topic));
@@ -414,6 +425,12 @@ asio::awaitable<sqs::forward_outcome> sqs_fleet::route(const http_request_contex
         if (serving()) {
             co_return sqs::forward_outcome{};
         }
+        if (!forwarded) {
+            // A standard queue's sends are produced here (send_messages below).
+            if (auto name = sqs::sent_to_queue(ctx); name && directory_->sends_here(*name)) {
+                co_return sqs::forward_outcome{};
+            }
+        }
         if (forwarded) {
             why = "this gateway was sent the request as the owner of the SQS queues but does "
                   "not serve them";
@@ -428,9 +445,12 @@ asio::awaitable<sqs::forward_outcome> sqs_fleet::route(const http_request_contex
         } else {
             auto url = co_await owner_url();
             if (!url) {
-                why = "no gateway owns the SQS queues now (no member of the group " +
-                      opts_.group + " holds " + opts_.lease_topic + " partition " +
-                      std::to_string(opts_.unit) + ")";
+                const auto h = client_.check();
+                why = !h.ready ? "the owner of the SQS queues cannot be looked up (" + h.reason +
+                                     ")"
+                               : "no gateway owns the SQS queues now (no member of the group " +
+                                     opts_.group + " holds " + opts_.lease_topic +
+                                     " partition " + std::to_string(opts_.unit) + ")";
             } else if (*url == self_url_) {
                 why = "this gateway is taking the SQS queues over";
             } else {
@@ -575,7 +595,14 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> sqs_fleet::s
     api::queue_name name, std::vector<api::outgoing_message> messages) {
     auto q = current();
     if (!q) {
-        co_return std::unexpected(not_owner_error());
+        if (!directory_->sends_here(name.value)) {
+            co_return std::unexpected(not_owner_error());
+        }
+        const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count();
+        co_return co_await directory_->send_messages(client_.producer(), std::move(name.value),
+                                                     std::move(messages), now_ms);
     }
     co_return co_await q->queues().send_messages(std::move(name), std::move(messages));
 }

@@ -10,7 +10,11 @@
 // timeout) or a write refused as fenced ends the serving at once; a fenced gateway then
 // rejoins the group with a new member, giving its lease up.
 //
-// The other gateways forward every SQS request as it came to the owner (over keep-alive
+// The other gateways send a standard queue's messages (SendMessage, SendMessageBatch) to its
+// topic themselves, through the gateway's idempotent producer, knowing the queues from the
+// state topic they follow (backend/queue/queue_directory.h); the owner's tailer reads those
+// records as any producer's. They forward every other SQS request (and a FIFO queue's sends,
+// whose deduplication needs the owner's window) as it came to the owner (over keep-alive
 // connections they reuse, sqs::forward_pool), whose address they read from the group: the owner's member has client id "sluice-sqs-owner <its SQS base URL>"
 // (sqs.fleet.url, else http://<the SQS listener's address>). With no owner known within a
 // bounded wait a request is answered 503 ServiceUnavailable.
@@ -50,6 +54,7 @@
 
 namespace sluice::backend::queue {
 struct queue_settings;
+class queue_directory;
 }
 
 namespace sluice::gateway {
@@ -179,6 +184,10 @@ private:
     std::vector<std::shared_ptr<owned_queues>> released_;
     bool stopping_ = false;
     std::shared_ptr<backend::api::consumer> member_;
+
+    /// The queues as the state topic names them: where this gateway sends standard queues'
+    /// messages itself while it does not own them.
+    std::unique_ptr<backend::queue::queue_directory> directory_;
 
     /// Keep-alive connections to the owner (forwarded requests).
     sqs::forward_pool forward_pool_;

@@ -14,6 +14,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "protocol/core/json.h"
+
 namespace sluice::gateway::sqs {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -32,6 +34,17 @@ bool still_open(beast::tcp_stream& stream) {
     char b = 0;
     const ssize_t n = ::recv(stream.socket().native_handle(), &b, 1, MSG_PEEK | MSG_DONTWAIT);
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/// The queue name at the end of a QueueUrl (as the front reads it: the last path segment).
+std::optional<std::string> queue_of_url(std::string_view u) {
+    u = u.substr(0, u.find('?'));
+    const auto slash = u.rfind('/');
+    const std::string_view name = slash == std::string_view::npos ? u : u.substr(slash + 1);
+    if (name.empty()) {
+        return std::nullopt;
+    }
+    return std::string(name);
 }
 
 /// host and port of an http:// base URL, or an error.
@@ -60,6 +73,43 @@ bool split_base(const std::string& base, std::string& host, std::string& port,
 }
 
 }  // namespace
+
+std::optional<std::string> sent_to_queue(const http_request_context& ctx) {
+    const auto& req = ctx.req;
+    if (auto t = req.find("X-Amz-Target"); t != req.end()) {
+        const std::string_view target(t->value().data(), t->value().size());
+        if (target != "AmazonSQS.SendMessage" && target != "AmazonSQS.SendMessageBatch") {
+            return std::nullopt;
+        }
+        rapidjson::Document doc;
+        if (!protocol::parse_json(doc, req.body()) || !doc.IsObject()) {
+            return std::nullopt;
+        }
+        auto it = doc.FindMember("QueueUrl");
+        if (it == doc.MemberEnd() || !it->value.IsString()) {
+            return std::nullopt;
+        }
+        return queue_of_url(std::string_view(it->value.GetString(), it->value.GetStringLength()));
+    }
+    auto form = parse_query(req.body());
+    if (!form) {
+        return std::nullopt;
+    }
+    // The body wins over the query string, and a repeated body field's last value (as the
+    // front reads them).
+    auto field = [&](std::string_view name) -> std::optional<std::string_view> {
+        if (auto all = form->all(name); !all.empty()) {
+            return all.back();
+        }
+        return ctx.query.get(name);
+    };
+    const auto action = field("Action");
+    if (!action || (*action != "SendMessage" && *action != "SendMessageBatch")) {
+        return std::nullopt;
+    }
+    const auto url = field("QueueUrl");
+    return url ? queue_of_url(*url) : std::nullopt;
+}
 
 forward_pool::forward_pool(std::size_t max_idle, std::chrono::milliseconds max_idle_age)
     : max_idle_(max_idle), max_idle_age_(max_idle_age) {}

@@ -44,6 +44,12 @@ struct forward_outcome {
     bool local() const { return !answer && unavailable.empty(); }
 };
 
+/// The queue name a SendMessage or SendMessageBatch request names in its QueueUrl (either
+/// wire: JSON 1.0 or Query); nullopt for any other request, or one that does not parse (the
+/// front answers it). Read before the request is routed: a gateway that does not own the
+/// queues sends a standard queue's messages itself.
+std::optional<std::string> sent_to_queue(const http_request_context& ctx);
+
 /// Decides where each SQS request is served. Concurrency: thread-safe; resumes on the
 /// caller's executor.
 class sqs_forwarder {

@@ -1,23 +1,28 @@
 """SQS over a Kafka cluster served by a fleet of gateways: three `sluice --upstream BOOTSTRAP
 --sqs ...` over one native sluice playing the cluster. The gateways elect one owner of the queue
 state through the group _sluice_queue_owner (over the lease topic
-_sluice_queue_owners); the owner serves, the others forward every SQS
-request to it; a new owner fences the old one through the transactional id
+_sluice_queue_owners); the owner serves, the others send a standard queue's messages to its
+topic themselves and forward every other SQS request to it; a new owner fences the old one through the transactional id
 _sluice_queue_state-0. boto3 (the Query protocol) and the AWS JS SDK drive the gateways.
 
 One cluster and three gateways for the whole file; the tests run in order: the failover test
 SIGKILLs the owner, the deposed-owner test SIGSTOPs the next one past the group's session
 timeout."""
+import json
 import os
 import signal
 import subprocess
 import threading
 import time
 
+import boto3
 import pytest
+import requests
+from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from harness import wait_for
-from sqs_support import client, md5, metric
+from sqs_support import REGION, client, md5, metric
 from upstream_support import Gateway, NativeUpstream
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -119,7 +124,9 @@ def test_forwarded_requests_reuse_a_bounded_number_of_connections(fleet):
     other = next(g for g in gws if g is not owner and g.alive())
     threads_n, per_thread = 4, 10
     clients = [client(other) for _ in range(threads_n)]  # one keep-alive connection each
-    url = clients[0].create_queue(QueueName="fleet-pool")["QueueUrl"]
+    # FIFO: its sends are forwarded too (a standard queue's are produced by the gateway).
+    url = clients[0].create_queue(QueueName="fleet-pool.fifo", Attributes={
+        "FifoQueue": "true", "ContentBasedDeduplication": "true"})["QueueUrl"]
     before = metric(owner, "sluice_connections_accepted_total", listener="sqs")
     sent = {}
     errors = []
@@ -128,7 +135,8 @@ def test_forwarded_requests_reuse_a_bounded_number_of_connections(fleet):
         try:
             for k in range(per_thread):
                 body = f"t{i}-m{k}"
-                r = clients[i].send_message(QueueUrl=url, MessageBody=body)
+                r = clients[i].send_message(QueueUrl=url, MessageBody=body,
+                                            MessageGroupId=f"t{i}")
                 assert r["MD5OfMessageBody"] == md5(body)
                 sent[r["MessageId"]] = body
         except Exception as e:  # noqa: BLE001 - reported below
@@ -153,6 +161,83 @@ def test_forwarded_requests_reuse_a_bounded_number_of_connections(fleet):
     # connection per client connection (each request on a new one would be one per request).
     accepted = metric(owner, "sluice_connections_accepted_total", listener="sqs") - before
     assert accepted <= threads_n, accepted
+
+
+def test_a_gateway_that_does_not_own_the_queues_sends_to_a_standard_queue_itself(fleet):
+    """SendMessage(Batch) on a standard queue is produced by the gateway that got it: with the
+    owner SIGSTOPped (shorter than the group's session timeout: it stays the owner) sends
+    through another gateway are answered; the owner, back, delivers each once, and a delay
+    set on a direct send is the owner's to keep. A FIFO queue's sends still go to the owner."""
+    _, gws = fleet
+    owner = owner_of(gws)
+    other = next(g for g in gws if g is not owner and g.alive())
+    c = client(other)
+    url = c.create_queue(QueueName="fleet-direct")["QueueUrl"]
+    fifo = c.create_queue(QueueName="fleet-direct.fifo", Attributes={
+        "FifoQueue": "true", "ContentBasedDeduplication": "true"})["QueueUrl"]
+    other.wait_log("queue fleet-direct known here (standard: its sends are produced here)", 30)
+    other.wait_log("queue fleet-direct.fifo known here (FIFO: its sends go through the owner)",
+                   30)
+    sent = {}
+    os.kill(owner.proc.pid, signal.SIGSTOP)
+    try:
+        # Bounded: a send forwarded to the stopped owner would not be answered in time.
+        quick = boto3_client_with_timeout(other, 10)
+        r = quick.send_message(QueueUrl=url, MessageBody="direct-0")
+        assert r["MD5OfMessageBody"] == md5("direct-0")
+        sent[r["MessageId"]] = "direct-0"
+        entries = [{"Id": str(i), "MessageBody": f"direct-{i}",
+                    "MessageAttributes": {"n": {"DataType": "Number", "StringValue": str(i)}}}
+                   for i in range(1, 5)]
+        b = quick.send_message_batch(QueueUrl=url, Entries=entries)
+        assert not b.get("Failed"), b
+        for e in b["Successful"]:
+            assert e["MD5OfMessageBody"] == md5(f"direct-{e['Id']}")
+            sent[e["MessageId"]] = f"direct-{e['Id']}"
+        # The JSON protocol's SendMessage too.
+        j = requests.post(other.sqs_url + "/", timeout=10, data=json.dumps(
+            {"QueueUrl": url, "MessageBody": "direct-json"}), headers={
+            "X-Amz-Target": "AmazonSQS.SendMessage",
+            "Content-Type": "application/x-amz-json-1.0"})
+        assert j.status_code == 200, j.text
+        assert j.json()["MD5OfMessageBody"] == md5("direct-json")
+        sent[j.json()["MessageId"]] = "direct-json"
+        # Delayed past this test: the owner keeps it delayed (the record's sqs:visible-at).
+        quick.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=900)
+        # Bad input is refused here as the owner would refuse it.
+        with pytest.raises(ClientError) as bad:
+            quick.send_message(QueueUrl=url, MessageBody="x", DelaySeconds=901)
+        assert bad.value.response["Error"]["Code"] == "InvalidParameterValue"
+    finally:
+        os.kill(owner.proc.pid, signal.SIGCONT)
+    assert len(sent) == 6
+    got = {}
+    deadline = time.monotonic() + 30
+    while len(got) < len(sent) and time.monotonic() < deadline:
+        for m in c.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                   MessageAttributeNames=["All"]).get("Messages", []):
+            assert m["MessageId"] not in got, f"received twice: {m}"
+            got[m["MessageId"]] = m["Body"]
+            if m["Body"] not in ("direct-0", "direct-json"):
+                assert m["MessageAttributes"]["n"]["StringValue"] == m["Body"][len("direct-"):]
+            c.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    assert got == sent
+    wait_for(lambda: client(owner).get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])["Attributes"][
+        "ApproximateNumberOfMessagesDelayed"] == "1", 30, "the delayed message to be counted")
+    assert c.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", []) == []
+    # FIFO through the gateway that does not own it: forwarded, deduplicated by the owner.
+    first = c.send_message(QueueUrl=fifo, MessageBody="once", MessageGroupId="g")
+    again = c.send_message(QueueUrl=fifo, MessageBody="once", MessageGroupId="g")
+    assert first["MessageId"] == again["MessageId"]
+
+
+def boto3_client_with_timeout(gw, seconds):
+    """A boto3 SQS client of `gw` whose calls give up after `seconds` (no retries)."""
+    return boto3.client(
+        "sqs", endpoint_url=gw.sqs_url, region_name=REGION, aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(retries={"max_attempts": 1}, read_timeout=seconds, connect_timeout=5))
 
 
 def receive_everything(gws, url, expected, deleted, timeout=60):

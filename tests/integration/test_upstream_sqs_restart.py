@@ -3,6 +3,7 @@ before a native sluice playing the cluster is SIGKILLed and restarted come back 
 visibility timeout (a redelivery reads the message from the topic again; a read that fails
 while the cluster comes back must leave the message in the queue, never drop it), standard and
 FIFO (in group order), and none comes back twice once deleted. boto3 against the gateway."""
+import contextlib
 import os
 import sys
 import tempfile
@@ -23,19 +24,33 @@ def fleet():
     """A native sluice as the cluster on fixed ports (so that its restart comes back where
     the gateway looks), reached through a loopback proxy as a cluster behind a load balancer
     is (the proxy takes the connection while the cluster is down, then closes it), and one
-    gateway serving SQS over it."""
+    gateway serving SQS over it. Both log into one file (each line prefixed with its node's
+    name, across the cluster's restarts), whose tail a failing test prints."""
     with tempfile.TemporaryDirectory(prefix="sluice-sqs-restart-") as d:
-        cluster = Node(os.path.join(d, "cluster"), sqs=False, name="cluster")
+        log_path = os.path.join(d, "sluice.log")
+        cluster = Node(os.path.join(d, "cluster"), sqs=False, name="cluster", log_path=log_path)
         gateway = Node(os.path.join(d, "gateway"), proxies=False, name="gateway",
-                       args=["--upstream", cluster.bootstrap],
+                       args=["--upstream", cluster.bootstrap], log_path=log_path,
                        settings={"proxy.node.port.base": str(free_port())})
         try:
             cluster.start()
             gateway.start()
-            yield cluster, gateway
+            yield cluster, gateway, log_path
         finally:
             gateway.close()
             cluster.close()
+
+
+@contextlib.contextmanager
+def logs_on_failure(log_path, lines=400):
+    """A failure inside prints the last `lines` lines of both nodes' log (pytest shows them)."""
+    try:
+        yield
+    except BaseException:
+        with open(log_path, errors="replace") as f:
+            tail = f.readlines()[-lines:]
+        print(f"--- the last {len(tail)} lines of {log_path} ---\n" + "".join(tail))
+        raise
 
 
 def receive_all(c, url, want, timeout, visibility):
@@ -64,7 +79,12 @@ def restart(cluster):
 
 @pytest.mark.parametrize("kind", ["standard", "fifo"])
 def test_messages_in_flight_across_a_cluster_restart_come_back(fleet, kind):
-    cluster, gateway = fleet
+    cluster, gateway, log_path = fleet
+    with logs_on_failure(log_path):
+        in_flight_across_restarts(cluster, gateway, kind)
+
+
+def in_flight_across_restarts(cluster, gateway, kind):
     c = workers.sqs_client(gateway.sqs_url)
     fifo = kind == "fifo"
     name = "restart-fifo.fifo" if fifo else "restart-std"

@@ -98,15 +98,23 @@ private:
     api::records& inner_;
 };
 
-/// A state log in memory: every append is durable at once.
+/// A state log in memory: every append is durable at once, unless flushes are told to fail
+/// (a state write the cluster did not acknowledge in time).
 class memory_state_log final : public state_log {
 public:
+    bool fail_flushes = false;
+
     result<position> append(std::span<const encoded_record> records) override {
         std::lock_guard lock(mu_);
         end_ += static_cast<std::int64_t>(records.size());
         return position{end_};
     }
-    asio::awaitable<result<void>> flush(position) override { co_return result<void>{}; }
+    asio::awaitable<result<void>> flush(position) override {
+        if (fail_flushes) {
+            co_return fail(api::errc::request_timed_out);
+        }
+        co_return result<void>{};
+    }
     result<void> replay(const std::function<void(protocol::bytes_view,
                                                  std::optional<protocol::bytes_view>)>&) override {
         return {};
@@ -260,6 +268,30 @@ TEST_F(QueueDedup, AnUnknownSendPastTheWindowIsSentAgain) {
     ASSERT_FALSE(again.error.code) << again.error.message;
     // Past the window the id deduplicates nothing: both copies are messages.
     EXPECT_EQ(drain().size(), 2u);
+}
+
+TEST_F(QueueDedup, AReceiveWhoseStateWasNotStoredLeavesTheGroupFreeAtOnce) {
+    ASSERT_FALSE(send("first", "d1").error.code);
+    ASSERT_FALSE(send("second", "d2").error.code);
+    api::receive_request req;
+    req.queue = queue_name("orders.fifo");
+    req.max_messages = 10;
+    req.visibility_timeout = std::chrono::seconds(120);
+    req.wait = std::chrono::seconds(1);
+
+    log.fail_flushes = true;
+    auto failed = run(service->receive_messages(req));
+    ASSERT_FALSE(failed) << "the receive's state write failed: the receive is an error";
+    EXPECT_EQ(api::reason(failed.error().code), api::errc::storage_error);
+
+    // No client got them: they are not held for the 120 s (the group in order, at once).
+    log.fail_flushes = false;
+    auto again = run(service->receive_messages(req));
+    ASSERT_TRUE(again) << again.error().message;
+    ASSERT_EQ(again->size(), 2u);
+    EXPECT_EQ((*again)[0].body, "first");
+    EXPECT_EQ((*again)[1].body, "second");
+    EXPECT_EQ((*again)[0].receive_count, 1) << "the failed receive does not count";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // backend/upstream's transactional producer (api::transactional_producer) over the mock
 // cluster: committed transactions reach the partition; a second producer of the same
-// transactional.id takes it over.
+// transactional.id takes it over; a commit that outlasted its call's wait is ended by the next
+// transaction instead of wedging the producer.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -57,6 +58,37 @@ TEST_F(UpstreamTxnProducer, ASecondProducerOfTheIdTakesItOver) {
     ASSERT_TRUE(run(new_owner->init(10s)));
     EXPECT_TRUE(run(new_owner->send_committed(topic_name(t), txn_records("new", 2), 10s)));
     EXPECT_EQ(read_partition(cluster().bootstrap(), t, 0, 3).size(), 3u);
+}
+
+TEST_F(UpstreamTxnProducer, ACommitThatOutlastedItsWaitIsEndedByTheNextTransaction) {
+    // librdkafka goes on with a timed-out commit in the background and refuses to begin
+    // another transaction until commit_transaction is called again: the queue state log's
+    // writer, whose every retry began a new transaction, failed from then on (the owner of
+    // the SQS queues stored nothing more after a cluster restart that outlasted a commit).
+    auto& client = open();
+    const auto t = unique_name("slowcommit");
+    ASSERT_TRUE(cluster().create_topic(t, 1));
+    const auto id = t + "-id";
+    constexpr std::int32_t coordinator = 2;  // not the partition's leader (broker 1)
+    rd_kafka_mock_coordinator_set(cluster().get(), "transaction", id.c_str(), coordinator);
+    auto p = client.open_transactional_producer(id);
+    ASSERT_TRUE(run(p->init(10s)));
+    struct rtt_reset {
+        mock_cluster& c;
+        ~rtt_reset() { c.set_rtt(coordinator, 0); }
+    } reset{cluster()};
+    cluster().set_rtt(coordinator, 2500);
+    auto slow = run(p->send_committed(topic_name(t), txn_records("a", 1), 1s));
+    ASSERT_FALSE(slow) << "the commit outlasts the call's second";
+    EXPECT_EQ(api::reason(slow.error().code), api::errc::request_timed_out)
+        << slow.error().message;
+    cluster().set_rtt(coordinator, 0);
+    auto next = run(p->send_committed(topic_name(t), txn_records("b", 1), 20s));
+    ASSERT_TRUE(next) << next.error().message;
+    const auto got = read_partition(cluster().bootstrap(), t, 0, 2);
+    ASSERT_EQ(got.size(), 2u) << "the unfinished commit ended (committed) before the next";
+    EXPECT_EQ(got[0].value, "a-v0");
+    EXPECT_EQ(got[1].value, "b-v0");
 }
 
 }  // namespace
