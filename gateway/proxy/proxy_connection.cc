@@ -343,8 +343,10 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
         const requester who = requester_of({});
         if (const upstream_login* mapped = principals->find(who.principal)) {
             login = mapped;
-            proxy_log().debug("conn {}: {} logs in upstream as {} (proxy.principal.map)", id_,
-                              who.principal, mapped->username);
+            proxy_log().debug("conn {}: {} logs in upstream {} (proxy.principal.map)", id_,
+                              who.principal,
+                              mapped->tls ? std::string("with its mapped certificate")
+                                          : "as " + mapped->username);
         } else if (principals->deny_unmapped()) {
             proxy_log().warn("conn {} from {}: {} has no entry in proxy.principal.map "
                              "(proxy.principal.map.unmapped=deny); closing",
@@ -360,7 +362,9 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     // TCP, then TLS with upstream.security.protocol SSL / SASL_SSL (a failed certificate
     // check is one line here, and the client sees its connection close as a dead broker's).
     std::string why;
-    const bool opened = co_await upstream_.open(at->host, at->port, svc_.topology.tls(), why);
+    // A CERTIFICATE entry of the map: this client's own client certificate (SSL upstream).
+    const bool opened = co_await upstream_.open(
+        at->host, at->port, login->tls ? login->tls : svc_.topology.tls(), why);
     if (!opened) {
         deadline->cancel();
         if (!closed_) {

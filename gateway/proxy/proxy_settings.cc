@@ -20,10 +20,11 @@ constexpr setting proxy_settings_table[] = {
      .unit = setting_unit::milliseconds, .min = 100, .max = 3600000},
     {.name = "proxy.principal.map", .type = setting_type::string,
      .doc = "upstream mode: a file mapping client principals to the upstream credentials the "
-            "Kafka proxy logs in with on their behalf instead of `upstream.sasl.*`, one "
-            "`User:NAME -> MECHANISM USER PASSWORD` a line (docs/security.md, \"Per-principal "
-            "upstream credentials\"); needs `upstream.security.protocol` SASL_PLAINTEXT or "
-            "SASL_SSL",
+            "Kafka proxy logs in with on their behalf instead of the gateway's, one "
+            "`User:NAME -> MECHANISM USER PASSWORD` (`upstream.security.protocol` "
+            "SASL_PLAINTEXT or SASL_SSL) or `User:NAME -> CERTIFICATE CERT_FILE KEY_FILE "
+            "[KEY_PASSWORD]` (SSL: a client certificate of its own) a line (docs/security.md, "
+            "\"Per-principal upstream credentials\")",
      .shown_default = "none: every client with the gateway's credentials"},
     {.name = "proxy.principal.map.unmapped", .type = setting_type::string,
      .default_value = "default",
