@@ -44,8 +44,8 @@ constexpr setting proxy_settings_table[] = {
     {.name = "proxy.sasl.passthrough", .type = setting_type::boolean,
      .default_value = "false",
      .doc = "upstream mode: SASL_PLAINTEXT and SASL_SSL `--kafka` listeners do not terminate "
-            "SASL: each client's SaslHandshake (v1; v0 is refused) and SaslAuthenticate go to "
-            "its upstream broker, which authenticates it with the cluster's users and "
+            "SASL: each client's SaslHandshake and SaslAuthenticate (after SaslHandshake v0 the "
+            "bare tokens of PLAIN and SCRAM) go to its upstream broker, which authenticates it with the cluster's users and "
             "authorizes it with the cluster's ACLs (docs/security.md, \"SASL passthrough\"). "
             "Every `--kafka` listener must be SASL_PLAINTEXT or SASL_SSL, "
             "`upstream.security.protocol` SASL_PLAINTEXT or SASL_SSL (the gateway's own "
