@@ -31,6 +31,26 @@ private:
     std::string password_;
 };
 
+/// OAUTHBEARER (RFC 7628, KIP-255): the token in the GS2 header's key-value pairs; the server
+/// answers an empty message on success (a refusal comes as the SaslAuthenticate error).
+class oauthbearer_client final : public sasl_client {
+public:
+    explicit oauthbearer_client(std::string token) : token_(std::move(token)) {}
+    std::string_view mechanism() const override { return "OAUTHBEARER"; }
+    std::string start() override { return "n,,\x01" "auth=Bearer " + token_ + "\x01\x01"; }
+    sasl_client_step step(std::string_view server_message) override {
+        if (server_message.empty()) {
+            return {sasl_client_step::outcome::done, {}, {}};
+        }
+        // RFC 7628 3.2.2: a JSON error status (never the token).
+        return {sasl_client_step::outcome::failure, {},
+                "server refused the token: " + std::string(server_message.substr(0, 200))};
+    }
+
+private:
+    std::string token_;
+};
+
 /// SCRAM's saslname: ',' as "=2C", '=' as "=3D".
 std::string scram_client_name(std::string_view name) {
     std::string out;
@@ -176,6 +196,9 @@ std::unique_ptr<sasl_client> make_sasl_client(std::string_view mechanism, std::s
     if (mechanism == "SCRAM-SHA-512") {
         return std::make_unique<scram_client>(hash_algorithm::sha512, std::move(user),
                                               std::move(password), std::move(client_nonce));
+    }
+    if (mechanism == "OAUTHBEARER") {
+        return std::make_unique<oauthbearer_client>(std::move(password));
     }
     return nullptr;
 }

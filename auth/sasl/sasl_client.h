@@ -7,6 +7,7 @@
 //   PLAIN   start: "\0USER\0PASSWORD"                          (one message; done on any reply)
 //   SCRAM   start: "n,,n=USER,r=CNONCE"  -> server-first  -> "c=biws,r=NONCE,p=PROOF"
 //                                        -> server-final "v=SIGNATURE" (checked)  -> done
+//   OAUTHBEARER start: "n,,^Aauth=Bearer TOKEN^A^A"            (done on an empty reply)
 //
 // Not thread-safe (one login on one connection); never throws for any server input.
 #pragma once
@@ -33,7 +34,7 @@ struct sasl_client_step {
 class sasl_client {
 public:
     virtual ~sasl_client() = default;
-    /// Kafka's name: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512.
+    /// Kafka's name: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER.
     virtual std::string_view mechanism() const = 0;
     /// The first client message.
     virtual std::string start() = 0;
@@ -41,7 +42,8 @@ public:
     virtual sasl_client_step step(std::string_view server_message) = 0;
 };
 
-/// A login as `user` with `password`, or null for a mechanism the client side does not speak.
+/// A login as `user` with `password` (OAUTHBEARER: `password` is the token, `user` unused), or
+/// null for a mechanism the client side does not speak.
 /// `client_nonce` empty: a random one (tests pass RFC 7677's to replay its example).
 std::unique_ptr<sasl_client> make_sasl_client(std::string_view mechanism, std::string user,
                                               std::string password,

@@ -1,8 +1,14 @@
 #include "backend/upstream/upstream_common.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <stdexcept>
+
+#include "protocol/core/base64.h"
+#include "protocol/core/json.h"
 
 namespace sluice::backend::upstream {
 namespace {
@@ -30,12 +36,104 @@ void set_one(rd_kafka_conf_t* conf, const std::string& name, const std::string& 
     }
 }
 
+/// The property naming the token file: Kafka's, with a file: URL (KIP-768: "a file containing
+/// an access token"). librdkafka knows the name for its OIDC requests only, so with a file: URL
+/// it is not handed on; the refresh callback below reads the file instead.
+constexpr const char* token_url_property = "sasl.oauthbearer.token.endpoint.url";
+
+/// Hands librdkafka the token in the file named by `oauthbearer_config` (set to the file's
+/// path by make_conf), with the lifetime of its `exp` claim and its `sub` as the principal
+/// name (both only librdkafka's bookkeeping: the broker checks the token). librdkafka calls it
+/// at start and again at 80 % of the lifetime, so a token the file's owner renewed is taken
+/// up. Runs on librdkafka's background thread (make_handle).
+void token_file_refresh(rd_kafka_t* rk, const char* oauthbearer_config, void* /*opaque*/) {
+    const std::string path = oauthbearer_config != nullptr ? oauthbearer_config : "";
+    const auto fail = [&](const std::string& why) {
+        upstream_log().error("{}: OAUTHBEARER token file {}: {}", rd_kafka_name(rk), path, why);
+        rd_kafka_oauthbearer_set_token_failure(rk, ("token file " + path + ": " + why).c_str());
+    };
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        fail(std::string("cannot read: ") + std::strerror(errno));
+        return;
+    }
+    std::string text(64 * 1024 + 1, '\0');  // a JWT is a few kilobytes
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    const auto from = text.find_first_not_of(" \t\r\n");
+    if (text.size() > 64 * 1024 || from == std::string::npos) {
+        fail(text.empty() || from == std::string::npos ? "empty" : "larger than 64 KiB");
+        return;
+    }
+    const std::string token = text.substr(from, text.find_last_not_of(" \t\r\n") - from + 1);
+    // header.payload.signature: the payload's exp and sub, read unverified.
+    const auto dot1 = token.find('.');
+    const auto dot2 = dot1 == std::string::npos ? dot1 : token.find('.', dot1 + 1);
+    const auto payload =
+        dot2 == std::string::npos
+            ? std::nullopt
+            : protocol::base64_decode(std::string_view(token).substr(dot1 + 1, dot2 - dot1 - 1),
+                                      protocol::base64_alphabet::url,
+                                      protocol::base64_padding::optional);
+    rapidjson::Document claims;
+    if (!payload || !protocol::parse_json(claims, *payload) || !claims.IsObject()) {
+        fail("not a JWT (header.payload.signature with a JSON payload)");
+        return;
+    }
+    const auto exp = claims.FindMember("exp");
+    if (exp == claims.MemberEnd() || !exp->value.IsNumber()) {
+        fail("the token has no numeric exp claim");
+        return;
+    }
+    const auto sub = claims.FindMember("sub");
+    const std::string principal =
+        sub != claims.MemberEnd() && sub->value.IsString() && sub->value.GetStringLength() > 0
+            ? std::string(sub->value.GetString(), sub->value.GetStringLength())
+            : std::string("unknown");
+    const double exp_seconds = exp->value.GetDouble();
+    if (!(exp_seconds > 0 && exp_seconds < 1e11)) {
+        fail("the token's exp claim is out of range");
+        return;
+    }
+    char err[512];
+    if (rd_kafka_oauthbearer_set_token(rk, token.c_str(),
+                                       static_cast<std::int64_t>(exp_seconds * 1000),
+                                       principal.c_str(), nullptr, 0, err,
+                                       sizeof err) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        fail(err);  // e.g. the token has expired
+        return;
+    }
+    upstream_log().debug("{}: OAUTHBEARER token for {} read from {}", rd_kafka_name(rk),
+                         principal, path);
+}
+
 }  // namespace
 
 conf_ptr make_conf(const std::map<std::string, std::string>& props,
                    const std::map<std::string, std::string>& extra) {
     conf_ptr conf(rd_kafka_conf_new());
     for (const auto& [k, v] : props) {
+        if (k == token_url_property && v.starts_with("file:")) {
+            // The token file: read by token_file_refresh, its path handed over as
+            // sasl.oauthbearer.config (the callback's argument).
+            if (props.contains("sasl.oauthbearer.config") ||
+                props.contains("enable.sasl.oauthbearer.unsecure.jwt")) {
+                throw std::invalid_argument(
+                    std::string("upstream.") + token_url_property +
+                    ": a file: URL names the token to use; drop upstream.sasl.oauthbearer.config "
+                    "and upstream.enable.sasl.oauthbearer.unsecure.jwt");
+            }
+            std::string path = v.substr(5);
+            while (path.starts_with("//")) {
+                path.erase(0, 1);
+            }
+            set_one(conf.get(), "sasl.oauthbearer.config", path);
+            rd_kafka_conf_set_oauthbearer_token_refresh_cb(conf.get(), token_file_refresh);
+            // Served on librdkafka's background thread (make_handle), since not every client
+            // here polls its main queue.
+            rd_kafka_conf_enable_sasl_queue(conf.get(), 1);
+            continue;
+        }
         set_one(conf.get(), k, v);
     }
     for (const auto& [k, v] : extra) {
@@ -60,7 +158,18 @@ handle_ptr make_handle(rd_kafka_type_t type, conf_ptr conf) {
         throw std::invalid_argument(std::string("upstream: ") + err);
     }
     conf.release();  // rd_kafka_new took it
-    return handle_ptr(rk);
+    handle_ptr handle(rk);
+    // A token refresh callback of make_conf's (the SASL queue is on): served on librdkafka's
+    // background thread, so that the first connection gets its token without a poll.
+    if (rd_kafka_queue_t* sasl = rd_kafka_queue_get_sasl(rk)) {
+        rd_kafka_queue_destroy(sasl);
+        if (rd_kafka_error_t* e = rd_kafka_sasl_background_callbacks_enable(rk)) {
+            const std::string why = rd_kafka_error_string(e);
+            rd_kafka_error_destroy(e);
+            throw std::invalid_argument("upstream: OAUTHBEARER token refresh: " + why);
+        }
+    }
+    return handle;
 }
 
 fetched_metadata fetch_metadata(rd_kafka_t* rk, metadata_scope scope, const std::string& topic,

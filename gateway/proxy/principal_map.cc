@@ -30,9 +30,18 @@ std::string_view map_word(std::string_view& s) {
     return w;
 }
 
+/// `name` as given, or in `dir` when relative.
+std::string map_file_name(std::string_view name, const std::string& dir) {
+    if (name.front() == '/' || dir.empty()) {
+        return std::string(name);
+    }
+    return dir + "/" + std::string(name);
+}
+
 }  // namespace
 
-principal_map principal_map::load(const std::string& path, bool deny_unmapped) {
+principal_map principal_map::load(const std::string& path, bool deny_unmapped,
+                                  const principal_map_upstream& upstream) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw std::invalid_argument("proxy.principal.map " + path +
@@ -42,11 +51,16 @@ principal_map principal_map::load(const std::string& path, bool deny_unmapped) {
     if (in.bad()) {
         throw std::invalid_argument("proxy.principal.map " + path + ": cannot read");
     }
-    return parse(text, "proxy.principal.map " + path, deny_unmapped);
+    const auto slash = path.rfind('/');
+    return parse(text, "proxy.principal.map " + path, deny_unmapped, upstream,
+                 slash == std::string::npos ? std::string()
+                 : slash == 0              ? std::string("/")
+                                           : path.substr(0, slash));
 }
 
 principal_map principal_map::parse(std::string_view text, const std::string& source,
-                                   bool deny_unmapped) {
+                                   bool deny_unmapped, const principal_map_upstream& upstream,
+                                   const std::string& dir) {
     principal_map out;
     out.deny_unmapped_ = deny_unmapped;
     std::size_t line_no = 0;
@@ -77,10 +91,47 @@ principal_map principal_map::parse(std::string_view text, const std::string& sou
         for (auto& c : login.mechanism) {
             c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
         }
+        if (login.mechanism == "CERTIFICATE") {
+            if (!upstream.tls || upstream.sasl) {
+                throw std::invalid_argument(
+                    where + ": " + principal + ": a CERTIFICATE entry needs "
+                    "upstream.security.protocol=SSL (with SASL the broker takes the login's "
+                    "principal, not the certificate's)");
+            }
+            const std::string_view certificate = map_word(rest);
+            const std::string_view key = map_word(rest);
+            if (certificate.empty() || key.empty()) {
+                throw std::invalid_argument(where + ": " + principal +
+                                            ": expected a certificate file and a key file after "
+                                            "CERTIFICATE");
+            }
+            auth::tls_client_settings settings = *upstream.tls;
+            settings.certificate = map_file_name(certificate, dir);
+            settings.certificate_pem.clear();
+            settings.key = map_file_name(key, dir);
+            settings.key_pem.clear();
+            settings.key_password = std::string(map_trim(rest));
+            try {
+                login.tls = build_upstream_tls(settings);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(where + ": " + principal + ": " + e.what());
+            }
+            login.mechanism.clear();  // no SASL login: the certificate is the login
+            if (!out.entries_.emplace(principal, std::move(login)).second) {
+                throw std::invalid_argument(where + ": " + principal + " is mapped twice");
+            }
+            continue;
+        }
         if (login.mechanism != "PLAIN" && login.mechanism != "SCRAM-SHA-256" &&
             login.mechanism != "SCRAM-SHA-512") {
             throw std::invalid_argument(where + ": mechanism '" + login.mechanism +
-                                        "': expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512");
+                                        "': expected PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or "
+                                        "CERTIFICATE");
+        }
+        if (!upstream.sasl) {
+            throw std::invalid_argument(
+                where + ": " + principal + ": a " + login.mechanism + " entry needs "
+                "upstream.security.protocol SASL_PLAINTEXT or SASL_SSL");
         }
         login.username = std::string(map_word(rest));
         login.password = std::string(map_trim(rest));

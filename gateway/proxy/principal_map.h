@@ -8,11 +8,19 @@
 // File (UTF-8 text): one mapping a line; blank lines and lines starting with # are skipped.
 //
 //     User:alice -> SCRAM-SHA-512 app-alice the password, the rest of the line
+//     User:bob -> CERTIFICATE certs/app-bob.pem certs/app-bob.key the key's password, if any
 //
 // the client principal as the ACLs name it ("User:NAME": a SASL user, a certificate's mapped
-// name, User:ANONYMOUS), "->", the upstream SASL mechanism (PLAIN, SCRAM-SHA-256,
-// SCRAM-SHA-512), the upstream user name, and the password: the rest of the line, blanks around
-// it removed. Passwords never appear in a log line or an error message.
+// name, User:ANONYMOUS), "->", then either the upstream SASL mechanism (PLAIN, SCRAM-SHA-256,
+// SCRAM-SHA-512), the upstream user name and the password (the rest of the line, blanks around
+// it removed), or CERTIFICATE, a client certificate file (PEM, the chain, leaf first), its key
+// file (PEM) and the key's password if it has one (the rest of the line). A relative file name
+// is taken from the map file's folder; file names hold no blanks. SASL entries need an upstream
+// with SASL (upstream.security.protocol SASL_PLAINTEXT or SASL_SSL), certificate entries one
+// with TLS and no SASL (SSL: the broker takes the certificate's subject as the principal);
+// each certificate entry's context is built from upstream.ssl.* with its certificate and key
+// instead of the gateway's, when the map is read (a bad file or a key that does not match
+// stops the reading). Passwords never appear in a log line or an error message.
 //
 // Lifecycle: read by run_server at start-up (a bad file stops the start) and again on SIGHUP
 // (principal_map_source: new logins and upstream connections use the new map, open upstream
@@ -24,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,18 +40,31 @@
 
 namespace sluice::gateway::proxy {
 
+/// What the upstream connections speak, which decides the entries a map may hold.
+struct principal_map_upstream {
+    /// upstream.security.protocol SASL_PLAINTEXT or SASL_SSL: entries give SASL credentials.
+    bool sasl = false;
+    /// upstream.ssl.* with upstream.security.protocol SSL: entries give client certificates,
+    /// each built into a context from these settings with its own certificate and key.
+    std::optional<auth::tls_client_settings> tls;
+};
+
 class principal_map {
 public:
     /// Empty: every principal uses the gateway's own credentials.
     principal_map() = default;
 
     /// Reads the file at `path`. Throws std::invalid_argument naming the file and line (and
-    /// never the password) for a line that does not parse, an unknown mechanism, a principal
-    /// given twice or a file that cannot be read.
-    static principal_map load(const std::string& path, bool deny_unmapped);
-    /// Parses the text of such a file (`source` names it in errors).
+    /// never a password) for a line that does not parse, an unknown mechanism, an entry the
+    /// upstream cannot use, a certificate or key that does not load, a principal given twice
+    /// or a file that cannot be read.
+    static principal_map load(const std::string& path, bool deny_unmapped,
+                              const principal_map_upstream& upstream);
+    /// Parses the text of such a file (`source` names it in errors; relative certificate and
+    /// key files are taken from `dir`, the current directory when empty).
     static principal_map parse(std::string_view text, const std::string& source,
-                               bool deny_unmapped);
+                               bool deny_unmapped, const principal_map_upstream& upstream,
+                               const std::string& dir = {});
 
     /// The upstream credentials of `principal`, or nullptr when it has no entry.
     const upstream_login* find(std::string_view principal) const;

@@ -46,6 +46,39 @@ constexpr std::int16_t conn_sasl_authenticate_key =
 /// The smallest request frame: api_key, api_version, correlation_id, client_id length.
 constexpr std::int32_t conn_min_request_bytes = 10;
 
+/// SASL passthrough: the bare client tokens a SaslHandshake v0 for `mechanism` is followed by
+/// once accepted (PLAIN: the one message; SCRAM: client-first and client-final, each answered;
+/// a failed login ends with the upstream closing the connection); 0 for a mechanism whose
+/// exchange length the proxy cannot know (GSSAPI, OAUTHBEARER's error round).
+int conn_bare_rounds(std::string_view mechanism) {
+    if (mechanism == "PLAIN") {
+        return 1;
+    }
+    if (mechanism == "SCRAM-SHA-256" || mechanism == "SCRAM-SHA-512") {
+        return 2;
+    }
+    return 0;
+}
+
+/// The mechanism a SaslHandshake request `frame` (size prefix included) names; empty when it
+/// does not decode.
+std::string conn_handshake_mechanism(const protocol::byte_buffer& frame) {
+    protocol::reader r(frame.view().subspan(4));
+    if (!kafka::decode_request_header(r)) {
+        return {};
+    }
+    auto body = r.rest();
+    if (body.size() < 2) {
+        return {};
+    }
+    const auto n = protocol::load_i16(body.data());
+    if (n < 0 || static_cast<std::size_t>(n) > body.size() - 2) {
+        return {};
+    }
+    return std::string(reinterpret_cast<const char*>(body.data() + 2),
+                       static_cast<std::size_t>(n));
+}
+
 bool conn_quiet_end(const boost::system::error_code& ec) {
     return ec == asio::error::eof || ec == asio::error::operation_aborted ||
            ec == asio::error::connection_reset || ec == asio::error::bad_descriptor;
@@ -204,8 +237,9 @@ asio::awaitable<void> proxy_connection::read_loop() {
         last_activity_ = std::chrono::steady_clock::now();
         const std::int32_t size = protocol::load_i32(prefix);
         // A bare SASL token (after SaslHandshake v0) has no request header.
+        const bool bare = bare_tokens_left_ > 0;
         const std::int32_t min_size =
-            login_ && login_->expects_raw_token() ? 0 : conn_min_request_bytes;
+            (login_ && login_->expects_raw_token()) || bare ? 0 : conn_min_request_bytes;
         if (size < min_size || size > svc_.max_request_bytes) {
             proxy_log().warn("conn {} from {}: frame size {} outside [{}, {}] "
                              "(socket.request.max.bytes); closing",
@@ -238,10 +272,31 @@ asio::awaitable<void> proxy_connection::read_loop() {
             continue;
         }
         auto s = std::make_shared<slot>();
+        s->reserved = std::move(reserved);
+        if (bare) {
+            // SASL passthrough after SaslHandshake v0: the token goes as it came, and the
+            // upstream's next frame is its answer.
+            --bare_tokens_left_;
+            s->bare_token = true;
+            pending_.push_back(s);
+            awaiting_.push_back(s);
+            co_await upstream_.write(asio::buffer(frame->data(), frame->size()), ec);
+            if (ec) {
+                if (!closed_) {
+                    proxy_log().info("conn {}: upstream {} failed: {}; closing", id_,
+                                     upstream_name_, ec.message());
+                    close();
+                }
+                co_return;
+            }
+            continue;  // (pending_ holds at most the one slot: no backpressure to wait for)
+        }
         s->api_key = protocol::load_i16(frame->data() + 4);
         s->version = protocol::load_i16(frame->data() + 6);
         s->correlation_id = protocol::load_i32(frame->data() + 8);
-        s->reserved = std::move(reserved);
+        if (passthrough_ && s->api_key == conn_sasl_handshake_key && s->version == 0) {
+            s->bare_rounds = conn_bare_rounds(conn_handshake_mechanism(*frame));
+        }
         if (!offered_.offers(s->api_key, s->version)) {
             // An API key the proxy does not know, or a version it does not offer (a too-new
             // ApiVersions included): answered here as a broker answers an unsupported version;
@@ -254,15 +309,18 @@ asio::awaitable<void> proxy_connection::read_loop() {
             s->ready = true;
             pending_.push_back(std::move(s));
             wake(writer_wakeup_);
-        } else if (passthrough_ && s->api_key == conn_sasl_handshake_key && s->version == 0) {
+        } else if (passthrough_ && s->api_key == conn_sasl_handshake_key && s->version == 0 &&
+                   s->bare_rounds == 0) {
             // SASL passthrough: after a SaslHandshake v0 the tokens come bare, without a
-            // request header to match their answers by. compat: v0 stays advertised, since
-            // librdkafka's SASL feature check (rdkafka_feature.c) wants SaslHandshake v0 in
-            // the range even though it then sends v1 and SaslAuthenticate (KIP-152), as does
-            // every client since Kafka 1.0; an older client gets a clear refusal.
-            proxy_log().info("conn {} from {}: SaslHandshake v0 cannot pass through "
-                             "(proxy.sasl.passthrough needs v1); answering UNSUPPORTED_VERSION",
-                             id_, peer_);
+            // request header; the proxy passes them for the mechanisms whose number of
+            // tokens it knows (PLAIN, SCRAM), and refuses the others' v0 handshake.
+            // compat: v0 stays advertised, since librdkafka's SASL feature check
+            // (rdkafka_feature.c) wants SaslHandshake v0 in the range even though it then
+            // sends v1 and SaslAuthenticate (KIP-152).
+            proxy_log().info("conn {} from {}: SaslHandshake v0 for '{}' cannot pass through "
+                             "(bare tokens pass for PLAIN and SCRAM only; v1 passes for every "
+                             "mechanism); answering UNSUPPORTED_VERSION",
+                             id_, peer_, conn_handshake_mechanism(*frame).substr(0, 64));
             s->answer = sasl_handshake_v0_refusal(s->correlation_id);
             s->ready = true;
             pending_.push_back(std::move(s));
@@ -343,8 +401,10 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
         const requester who = requester_of({});
         if (const upstream_login* mapped = principals->find(who.principal)) {
             login = mapped;
-            proxy_log().debug("conn {}: {} logs in upstream as {} (proxy.principal.map)", id_,
-                              who.principal, mapped->username);
+            proxy_log().debug("conn {}: {} logs in upstream {} (proxy.principal.map)", id_,
+                              who.principal,
+                              mapped->tls ? std::string("with its mapped certificate")
+                                          : "as " + mapped->username);
         } else if (principals->deny_unmapped()) {
             proxy_log().warn("conn {} from {}: {} has no entry in proxy.principal.map "
                              "(proxy.principal.map.unmapped=deny); closing",
@@ -360,7 +420,9 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     // TCP, then TLS with upstream.security.protocol SSL / SASL_SSL (a failed certificate
     // check is one line here, and the client sees its connection close as a dead broker's).
     std::string why;
-    const bool opened = co_await upstream_.open(at->host, at->port, svc_.topology.tls(), why);
+    // A CERTIFICATE entry of the map: this client's own client certificate (SSL upstream).
+    const bool opened = co_await upstream_.open(
+        at->host, at->port, login->tls ? login->tls : svc_.topology.tls(), why);
     if (!opened) {
         deadline->cancel();
         if (!closed_) {
@@ -414,7 +476,9 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
             co_return;
         }
         const std::int32_t size = protocol::load_i32(prefix);
-        if (size < 4 || size > svc_.max_response_bytes) {
+        // A bare SASL token's answer (passthrough after SaslHandshake v0) has no header.
+        const bool bare = !awaiting_.empty() && awaiting_.front()->bare_token;
+        if (size < (bare ? 0 : 4) || size > svc_.max_response_bytes) {
             proxy_log().warn("conn {}: malformed upstream response from {} (frame size {}); "
                              "closing",
                              id_, upstream_name_, size);
@@ -432,6 +496,14 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
                 close();
             }
             co_return;
+        }
+        if (bare) {
+            auto s = awaiting_.front();
+            awaiting_.pop_front();
+            s->raw = std::move(frame);
+            s->ready = true;
+            wake(writer_wakeup_);
+            continue;
         }
         const std::int32_t correlation_id = protocol::load_i32(frame->data() + 4);
         if (awaiting_.empty() || awaiting_.front()->correlation_id != correlation_id) {
@@ -454,6 +526,12 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
         }
         auto s = awaiting_.front();
         awaiting_.pop_front();
+        if (s->bare_rounds > 0 && frame->size() >= 10 &&
+            protocol::load_i16(frame->data() + 8) == 0) {
+            // The upstream accepted a passthrough SaslHandshake v0: its mechanism's bare
+            // tokens follow (the client sends them only after reading this answer).
+            bare_tokens_left_ = s->bare_rounds;
+        }
         if (!take_response(*s, std::move(frame))) {
             close();
             co_return;

@@ -18,11 +18,12 @@
 // request's bytes are held from before its frame is allocated until its response is written),
 // and max in-flight requests per connection.
 //
-// With proxy.sasl.passthrough a SASL listener's connection forwards SaslHandshake (v1 only:
-// v0's bare tokens have no header to match answers by, v0 is refused here) and
-// SaslAuthenticate like any request,
-// and its upstream connection does no login of the gateway's: the upstream broker
-// authenticates the client.
+// With proxy.sasl.passthrough a SASL listener's connection forwards SaslHandshake and
+// SaslAuthenticate like any request, and its upstream connection does no login of the
+// gateway's: the upstream broker authenticates the client. After a SaslHandshake v0 the
+// upstream accepted, the bare tokens of its mechanism (PLAIN: one, SCRAM: two; no header, so
+// no correlation id) go through as they are, each answered by the upstream's next frame;
+// other mechanisms' v0 handshakes are refused here (their token count is not known).
 //
 // Failures: the upstream closes or fails -> this client's connection closes (as a broker that
 // died); a malformed upstream response -> one log line, this connection closes.
@@ -112,6 +113,12 @@ private:
         /// until then (a client older than KIP-219 does not back off by itself).
         std::string client_id;
         std::chrono::steady_clock::time_point not_before{};
+        /// SASL passthrough: a bare token after a SaslHandshake v0 (no header either way:
+        /// its answer is the upstream's next frame, whatever it holds).
+        bool bare_token = false;
+        /// SASL passthrough: a SaslHandshake v0 whose mechanism exchanges this many bare
+        /// client tokens once the upstream accepts it.
+        int bare_rounds = 0;
     };
 
     boost::asio::awaitable<void> read_loop();
@@ -175,6 +182,8 @@ private:
     std::optional<client_login> login_;  // SASL listeners only, unless passthrough_
     /// A SASL listener with proxy.sasl.passthrough: the login is forwarded like any request.
     bool passthrough_ = false;
+    /// Passthrough: the bare client tokens still to come after an accepted SaslHandshake v0.
+    int bare_tokens_left_ = 0;
     std::shared_ptr<auth::tls_server_context> tls_context_;
     /// TLS listeners: the stream over client_ (which keeps the socket for close and stop).
     std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;

@@ -20,10 +20,11 @@ constexpr setting proxy_settings_table[] = {
      .unit = setting_unit::milliseconds, .min = 100, .max = 3600000},
     {.name = "proxy.principal.map", .type = setting_type::string,
      .doc = "upstream mode: a file mapping client principals to the upstream credentials the "
-            "Kafka proxy logs in with on their behalf instead of `upstream.sasl.*`, one "
-            "`User:NAME -> MECHANISM USER PASSWORD` a line (docs/security.md, \"Per-principal "
-            "upstream credentials\"); needs `upstream.security.protocol` SASL_PLAINTEXT or "
-            "SASL_SSL",
+            "Kafka proxy logs in with on their behalf instead of the gateway's, one "
+            "`User:NAME -> MECHANISM USER PASSWORD` (`upstream.security.protocol` "
+            "SASL_PLAINTEXT or SASL_SSL) or `User:NAME -> CERTIFICATE CERT_FILE KEY_FILE "
+            "[KEY_PASSWORD]` (SSL: a client certificate of its own) a line (docs/security.md, "
+            "\"Per-principal upstream credentials\")",
      .shown_default = "none: every client with the gateway's credentials"},
     {.name = "proxy.principal.map.unmapped", .type = setting_type::string,
      .default_value = "default",
@@ -43,8 +44,8 @@ constexpr setting proxy_settings_table[] = {
     {.name = "proxy.sasl.passthrough", .type = setting_type::boolean,
      .default_value = "false",
      .doc = "upstream mode: SASL_PLAINTEXT and SASL_SSL `--kafka` listeners do not terminate "
-            "SASL: each client's SaslHandshake (v1; v0 is refused) and SaslAuthenticate go to "
-            "its upstream broker, which authenticates it with the cluster's users and "
+            "SASL: each client's SaslHandshake and SaslAuthenticate (after SaslHandshake v0 the "
+            "bare tokens of PLAIN and SCRAM) go to its upstream broker, which authenticates it with the cluster's users and "
             "authorizes it with the cluster's ACLs (docs/security.md, \"SASL passthrough\"). "
             "Every `--kafka` listener must be SASL_PLAINTEXT or SASL_SSL, "
             "`upstream.security.protocol` SASL_PLAINTEXT or SASL_SSL (the gateway's own "

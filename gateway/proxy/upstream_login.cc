@@ -1,6 +1,9 @@
 #include "gateway/proxy/upstream_login.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 #include "auth/sasl/sasl_client.h"
@@ -25,6 +28,58 @@ std::string login_property(const std::map<std::string, std::string>& p, const st
     return it == p.end() ? std::string() : it->second;
 }
 
+/// The path of sasl.oauthbearer.token.endpoint.url=file:PATH (file:///PATH too); empty when
+/// not set. Any other URL is refused: the proxy does not ask a token endpoint.
+std::string upstream_token_file(const std::map<std::string, std::string>& p) {
+    const std::string url = login_property(p, "sasl.oauthbearer.token.endpoint.url");
+    if (url.empty()) {
+        return {};
+    }
+    if (!url.starts_with("file:")) {
+        throw std::invalid_argument("upstream.sasl.oauthbearer.token.endpoint.url=" + url +
+                                    ": the Kafka proxy reads tokens from file: URLs only");
+    }
+    std::string path = url.substr(5);
+    while (path.starts_with("//")) {
+        path.erase(0, 1);
+    }
+    if (path.empty()) {
+        throw std::invalid_argument("upstream.sasl.oauthbearer.token.endpoint.url=" + url +
+                                    ": names no file");
+    }
+    return path;
+}
+
+/// The token in `path`: its text, blanks and line ends around it removed. False with `why`.
+bool read_token_file(const std::string& path, std::string& token, std::string& why) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        why = "token file " + path + ": cannot read: " + std::strerror(errno);
+        return false;
+    }
+    // A JWT is a few kilobytes; anything much larger is not a token.
+    std::string text(64 * 1024 + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > 64 * 1024) {
+        why = "token file " + path + ": larger than 64 KiB";
+        return false;
+    }
+    const auto from = text.find_first_not_of(" \t\r\n");
+    if (from == std::string::npos) {
+        why = "token file " + path + ": empty";
+        return false;
+    }
+    token = text.substr(from, text.find_last_not_of(" \t\r\n") - from + 1);
+    return true;
+}
+
+/// Who a login is, for its failure lines (never a secret).
+std::string login_who(const upstream_login& login) {
+    return login.token_file.empty() ? "user " + login.username
+                                    : "the token in " + login.token_file;
+}
+
 }  // namespace
 
 upstream_login read_upstream_login(const std::map<std::string, std::string>& properties) {
@@ -41,11 +96,21 @@ upstream_login read_upstream_login(const std::map<std::string, std::string>& pro
     if (out.mechanism.empty()) {
         out.mechanism = "GSSAPI";  // librdkafka's default
     }
+    if (out.mechanism == "OAUTHBEARER") {
+        out.token_file = upstream_token_file(properties);
+        if (out.token_file.empty()) {
+            throw std::invalid_argument(
+                "upstream.sasl.mechanism=OAUTHBEARER: the Kafka proxy logs in with a token read "
+                "from a file: set upstream.sasl.oauthbearer.token.endpoint.url=file:PATH "
+                "(librdkafka's unsecured JWTs and OIDC token requests are not spoken)");
+        }
+        return out;
+    }
     if (out.mechanism != "PLAIN" && out.mechanism != "SCRAM-SHA-256" &&
         out.mechanism != "SCRAM-SHA-512") {
         throw std::invalid_argument("upstream.sasl.mechanism=" + out.mechanism +
                                     ": the Kafka proxy logs in to the upstream with PLAIN, "
-                                    "SCRAM-SHA-256 or SCRAM-SHA-512 only");
+                                    "SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER only");
     }
     out.username = login_property(properties, "sasl.username");
     out.password = login_property(properties, "sasl.password");
@@ -56,11 +121,11 @@ upstream_login read_upstream_login(const std::map<std::string, std::string>& pro
     return out;
 }
 
-std::shared_ptr<auth::tls_client_context> read_upstream_tls(
+std::optional<auth::tls_client_settings> read_upstream_tls_settings(
     const std::map<std::string, std::string>& properties) {
     const std::string protocol = login_upper(login_property(properties, "security.protocol"));
     if (protocol != "SSL" && protocol != "SASL_SSL") {
-        return nullptr;
+        return std::nullopt;
     }
     auth::tls_client_settings s;
     // librdkafka's names; a property the proxy cannot honour stops the start rather than
@@ -109,18 +174,40 @@ std::shared_ptr<auth::tls_client_context> read_upstream_tls(
                 "ssl.endpoint.identification.algorithm)");
         }
     }
+    return s;
+}
+
+std::shared_ptr<auth::tls_client_context> build_upstream_tls(
+    const auth::tls_client_settings& s) {
     try {
         return auth::build_client_context(s);
     } catch (const auth::tls_error& e) {
-        const std::string what = e.what();
-        throw std::invalid_argument(what.starts_with("ssl.") ? "upstream." + what
-                                                             : "upstream TLS: " + what);
+        throw std::invalid_argument(e.what());
+    }
+}
+
+std::shared_ptr<auth::tls_client_context> read_upstream_tls(
+    const std::map<std::string, std::string>& properties) {
+    const auto settings = read_upstream_tls_settings(properties);
+    if (!settings) {
+        return nullptr;
+    }
+    try {
+        return build_upstream_tls(*settings);
+    } catch (const std::invalid_argument& e) {
+        const std::string why = e.what();
+        throw std::invalid_argument(why.starts_with("ssl.") ? "upstream." + why
+                                                            : "upstream TLS: " + why);
     }
 }
 
 boost::asio::awaitable<bool> log_in_upstream(upstream_stream& s, const upstream_login& login,
                                              std::string& why) {
-    auto client = auth::make_sasl_client(login.mechanism, login.username, login.password);
+    std::string secret = login.password;
+    if (!login.token_file.empty() && !read_token_file(login.token_file, secret, why)) {
+        co_return false;
+    }
+    auto client = auth::make_sasl_client(login.mechanism, login.username, std::move(secret));
     if (!client) {
         why = "SASL mechanism " + login.mechanism + " not spoken";
         co_return false;
@@ -148,7 +235,7 @@ boost::asio::awaitable<bool> log_in_upstream(upstream_stream& s, const upstream_
             co_return false;
         }
         if (resp->error_code != kafka::error_code::none) {
-            why = "user " + login.username + " with " + login.mechanism + ": " +
+            why = login_who(login) + " with " + login.mechanism + ": " +
                   std::string(kafka::error_name(resp->error_code)) +
                   (resp->error_message ? ": " + resp->error_message->substr(0, 200)
                                        : std::string());
@@ -161,7 +248,7 @@ boost::asio::awaitable<bool> log_in_upstream(upstream_stream& s, const upstream_
             co_return true;
         }
         if (next.what == auth::sasl_client_step::outcome::failure) {
-            why = "user " + login.username + " with " + login.mechanism + ": " + next.reason;
+            why = login_who(login) + " with " + login.mechanism + ": " + next.reason;
             co_return false;
         }
         message = next.message;

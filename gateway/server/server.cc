@@ -677,6 +677,7 @@ int run_server(const config& given) {
     // Upstream mode: the Kafka listeners serve the Kafka proxy over the upstream's brokers.
     std::unique_ptr<proxy::upstream_topology> topology;
     proxy::principal_map_source principals;  // proxy.principal.map (SIGHUP reads it again)
+    proxy::principal_map_upstream map_upstream;  // what the map's entries may give
     std::optional<proxy::proxy_services> proxy_svc;
     std::vector<std::unique_ptr<proxy::proxy_listener>> proxies;
     std::unique_ptr<http_server> http;
@@ -694,17 +695,22 @@ int run_server(const config& given) {
         try {
             login = proxy::read_upstream_login(upstream.properties);
             upstream_tls = proxy::read_upstream_tls(upstream.properties);
+            map_upstream.sasl = login.enabled();
+            if (!map_upstream.sasl) {
+                map_upstream.tls = proxy::read_upstream_tls_settings(upstream.properties);
+            }
         } catch (const std::invalid_argument& e) {
             throw config_error(std::string(e.what()) + " (the Kafka listener serves the proxy)");
         }
         if (!proxy_cfg.principal_map_file.empty()) {
-            if (!login.enabled()) {
+            if (!map_upstream.sasl && !map_upstream.tls) {
                 throw config_error("proxy.principal.map: the upstream logins it maps to need "
-                                   "upstream.security.protocol SASL_PLAINTEXT or SASL_SSL");
+                                   "upstream.security.protocol SASL_PLAINTEXT or SASL_SSL "
+                                   "(SASL credentials) or SSL (client certificates)");
             }
             try {
-                principals.replace(proxy::principal_map::load(proxy_cfg.principal_map_file,
-                                                              proxy_cfg.deny_unmapped));
+                principals.replace(proxy::principal_map::load(
+                    proxy_cfg.principal_map_file, proxy_cfg.deny_unmapped, map_upstream));
             } catch (const std::invalid_argument& e) {
                 throw config_error(e.what());
             }
@@ -712,14 +718,15 @@ int run_server(const config& given) {
             if (::stat(proxy_cfg.principal_map_file.c_str(), &map_stat) == 0 &&
                 (map_stat.st_mode & 0077) != 0) {
                 server_log().warn("proxy.principal.map {} can be read by other users (mode "
-                                  "{:04o}): it holds upstream passwords",
+                                  "{:04o}): it holds upstream passwords or key passwords",
                                   proxy_cfg.principal_map_file, map_stat.st_mode & 07777);
             }
             server_log().info("Kafka proxy: {} client principals with upstream credentials of "
                               "their own ({}); the others {}",
                               principals.current()->size(), proxy_cfg.principal_map_file,
                               proxy_cfg.deny_unmapped ? "are refused"
-                                                      : "use upstream.sasl.username");
+                              : map_upstream.sasl     ? "use upstream.sasl.username"
+                                                      : "use upstream.ssl.certificate.location");
         }
         if (proxy_cfg.sasl_passthrough) {
             // The upstream authenticates each client: nothing of the gateway's may stand in.
@@ -950,8 +957,8 @@ int run_server(const config& given) {
             if (map_reloads) {
                 // New logins and upstream connections use it; open ones keep their login.
                 try {
-                    principals.replace(proxy::principal_map::load(proxy_cfg.principal_map_file,
-                                                                  proxy_cfg.deny_unmapped));
+                    principals.replace(proxy::principal_map::load(
+                        proxy_cfg.principal_map_file, proxy_cfg.deny_unmapped, map_upstream));
                     log.info("proxy.principal.map reloaded: {} client principals ({})",
                              principals.current()->size(), proxy_cfg.principal_map_file);
                 } catch (const std::invalid_argument& e) {

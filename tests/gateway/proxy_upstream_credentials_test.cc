@@ -1,9 +1,14 @@
 // What the Kafka proxy logs in upstream with: proxy.principal.map's file (entries, comments,
 // passwords with blanks, every malformed line refused with its line number and never its
-// password) and the upstream.* properties read for the proxy's own connections
+// password; CERTIFICATE entries built into client contexts of their own, SASL and certificate
+// entries each refused on an upstream that cannot use them) and the upstream.* properties read for the proxy's own connections
 // (security.protocol SSL / SASL_SSL accepted, librdkafka's ssl.* names honoured or refused).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -14,9 +19,12 @@
 namespace sluice::gateway::proxy {
 namespace {
 
-std::string map_error(const std::string& text) {
+const principal_map_upstream sasl_upstream{.sasl = true, .tls = std::nullopt};
+
+std::string map_error(const std::string& text,
+                      const principal_map_upstream& upstream = sasl_upstream) {
     try {
-        principal_map::parse(text, "map.txt", false);
+        principal_map::parse(text, "map.txt", false, upstream);
     } catch (const std::invalid_argument& e) {
         return e.what();
     }
@@ -29,7 +37,7 @@ TEST(ProxyPrincipalMap, EntriesAreFoundByPrincipal) {
         "\n"
         "User:alice -> SCRAM-SHA-512 app-alice  pass word with blanks  \r\n"
         "  User:bob->plain app-bob b0b\n",
-        "map.txt", false);
+        "map.txt", false, sasl_upstream);
     EXPECT_EQ(m.size(), 2u);
     const upstream_login* alice = m.find("User:alice");
     ASSERT_NE(alice, nullptr);
@@ -46,8 +54,8 @@ TEST(ProxyPrincipalMap, EntriesAreFoundByPrincipal) {
 
 TEST(ProxyPrincipalMap, UnmappedPrincipalsAreAdmittedUnlessDenied) {
     const std::string text = "User:alice -> PLAIN a p\n";
-    EXPECT_TRUE(principal_map::parse(text, "m", false).admits("User:carol"));
-    const auto denying = principal_map::parse(text, "m", true);
+    EXPECT_TRUE(principal_map::parse(text, "m", false, sasl_upstream).admits("User:carol"));
+    const auto denying = principal_map::parse(text, "m", true, sasl_upstream);
     EXPECT_FALSE(denying.admits("User:carol"));
     EXPECT_TRUE(denying.admits("User:alice"));
 }
@@ -72,13 +80,103 @@ TEST(ProxyPrincipalMap, MalformedLinesAreNamedWithoutTheirPassword) {
 
 TEST(ProxyPrincipalMap, UnreadableFileIsNamed) {
     try {
-        principal_map::load("/nonexistent/map.txt", false);
+        principal_map::load("/nonexistent/map.txt", false, sasl_upstream);
         FAIL() << "no error";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("proxy.principal.map /nonexistent/map.txt: cannot "
                                              "read"),
                   std::string::npos);
     }
+}
+
+namespace fs = std::filesystem;
+
+/// A client certificate and its key (plain and under a password) made with the openssl command
+/// line in a folder of their own.
+class ProxyPrincipalMapCertificates : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = fs::temp_directory_path() /
+               ("sluice-proxy-map-test-" + std::to_string(::getpid()));
+        fs::create_directories(dir_);
+        const std::string d = dir_.string();
+        for (const std::string& command :
+             {"openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=app-alice -keyout " +
+                  d + "/alice.key -out " + d + "/alice.pem",
+              "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other -keyout " + d +
+                  "/other.key -out " + d + "/other.pem",
+              "openssl pkey -in " + d + "/alice.key -aes256 -passout pass:Key-Secret-3 -out " +
+                  d + "/alice-enc.key"}) {
+            ASSERT_EQ(std::system((command + " >/dev/null 2>&1").c_str()), 0) << command;
+        }
+    }
+    static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+    static principal_map_upstream ssl_upstream() {
+        principal_map_upstream u;
+        u.tls = auth::tls_client_settings{};
+        u.tls->ca = (dir_ / "alice.pem").string();  // any readable CA file will do here
+        return u;
+    }
+    static std::string error_of(const std::string& text, const principal_map_upstream& u) {
+        try {
+            principal_map::parse(text, "map.txt", false, u, dir_.string());
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+        return "";
+    }
+
+    static inline fs::path dir_;
+};
+
+TEST_F(ProxyPrincipalMapCertificates, EntriesGetAContextOfTheirOwnAndNoSaslLogin) {
+    const auto m = principal_map::parse(
+        "User:alice -> CERTIFICATE alice.pem " + (dir_ / "alice-enc.key").string() +
+            "  Key-Secret-3 \n"
+            "User:CN=Billing Service,O=example -> certificate alice.pem alice.key\n",
+        "map.txt", false, ssl_upstream(), dir_.string());
+    EXPECT_EQ(m.size(), 2u);
+    const upstream_login* alice = m.find("User:alice");
+    ASSERT_NE(alice, nullptr);
+    EXPECT_NE(alice->tls, nullptr);
+    EXPECT_FALSE(alice->enabled());  // no SASL login: the certificate is the login
+    const upstream_login* billing = m.find("User:CN=Billing Service,O=example");
+    ASSERT_NE(billing, nullptr);
+    EXPECT_NE(billing->tls, nullptr);
+    EXPECT_NE(billing->tls, alice->tls);
+}
+
+TEST_F(ProxyPrincipalMapCertificates, BadCertificatesAreNamedWithoutTheKeyPassword) {
+    const auto u = ssl_upstream();
+    const std::string wrong_password =
+        error_of("User:alice -> CERTIFICATE alice.pem alice-enc.key Not-The-Secret-4\n", u);
+    EXPECT_NE(wrong_password.find("map.txt line 1: User:alice: "), std::string::npos)
+        << wrong_password;
+    EXPECT_NE(wrong_password.find("alice-enc.key"), std::string::npos) << wrong_password;
+    EXPECT_EQ(wrong_password.find("Not-The-Secret"), std::string::npos) << wrong_password;
+    const std::string mismatch = error_of("User:alice -> CERTIFICATE alice.pem other.key\n", u);
+    EXPECT_NE(mismatch.find("does not match"), std::string::npos) << mismatch;
+    const std::string missing = error_of("\nUser:alice -> CERTIFICATE nope.pem alice.key\n", u);
+    EXPECT_NE(missing.find("map.txt line 2: User:alice: "), std::string::npos) << missing;
+    EXPECT_NE(missing.find("nope.pem"), std::string::npos) << missing;
+    EXPECT_NE(error_of("User:alice -> CERTIFICATE alice.pem\n", u)
+                  .find("expected a certificate file and a key file"),
+              std::string::npos);
+}
+
+TEST_F(ProxyPrincipalMapCertificates, EachKindOfEntryNeedsAnUpstreamThatCanUseIt) {
+    // A certificate on a SASL upstream would not change the principal the broker sees.
+    const std::string on_sasl =
+        error_of("User:alice -> CERTIFICATE alice.pem alice.key\n", sasl_upstream);
+    EXPECT_NE(on_sasl.find("needs upstream.security.protocol=SSL"), std::string::npos) << on_sasl;
+    // SASL credentials on an SSL upstream would never be sent.
+    const std::string on_ssl = error_of("User:bob -> PLAIN app-bob Secret-5\n", ssl_upstream());
+    EXPECT_NE(on_ssl.find("a PLAIN entry needs upstream.security.protocol SASL_PLAINTEXT or "
+                          "SASL_SSL"),
+              std::string::npos)
+        << on_ssl;
+    EXPECT_EQ(on_ssl.find("Secret-5"), std::string::npos) << on_ssl;
 }
 
 std::string tls_error_of(const std::map<std::string, std::string>& p) {
@@ -109,6 +207,45 @@ TEST(ProxyUpstreamTls, SslAndSaslSslBuildAContext) {
                                             {"sasl.password", "pw"}});
     EXPECT_TRUE(login.enabled());
     EXPECT_FALSE(read_upstream_login({{"security.protocol", "SSL"}}).enabled());
+}
+
+std::string login_error_of(const std::map<std::string, std::string>& p) {
+    try {
+        read_upstream_login(p);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(ProxyUpstreamLogin, OauthbearerReadsItsTokenFromAFileUrl) {
+    const auto login = read_upstream_login({{"security.protocol", "SASL_SSL"},
+                                            {"sasl.mechanism", "oauthbearer"},
+                                            {"sasl.oauthbearer.token.endpoint.url",
+                                             "file:///run/secrets/upstream.jwt"}});
+    EXPECT_TRUE(login.enabled());
+    EXPECT_EQ(login.mechanism, "OAUTHBEARER");
+    EXPECT_EQ(login.token_file, "/run/secrets/upstream.jwt");
+    EXPECT_EQ(read_upstream_login({{"security.protocol", "SASL_PLAINTEXT"},
+                                   {"sasl.mechanism", "OAUTHBEARER"},
+                                   {"sasl.oauthbearer.token.endpoint.url", "file:/t.jwt"}})
+                  .token_file,
+              "/t.jwt");
+    // librdkafka's unsecured JWTs and OIDC token requests are not the proxy's.
+    EXPECT_NE(login_error_of({{"security.protocol", "SASL_PLAINTEXT"},
+                              {"sasl.mechanism", "OAUTHBEARER"},
+                              {"enable.sasl.oauthbearer.unsecure.jwt", "true"}})
+                  .find("set upstream.sasl.oauthbearer.token.endpoint.url=file:PATH"),
+              std::string::npos);
+    EXPECT_NE(login_error_of({{"security.protocol", "SASL_PLAINTEXT"},
+                              {"sasl.mechanism", "OAUTHBEARER"},
+                              {"sasl.oauthbearer.token.endpoint.url", "https://idp/token"}})
+                  .find("file: URLs only"),
+              std::string::npos);
+    EXPECT_NE(login_error_of({{"security.protocol", "SASL_PLAINTEXT"},
+                              {"sasl.mechanism", "GSSAPI"}})
+                  .find("PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER only"),
+              std::string::npos);
 }
 
 TEST(ProxyUpstreamTls, PropertiesTheProxyCannotHonourStopTheStart) {

@@ -7,8 +7,9 @@ consumes through the proxy with SCRAM-SHA-256 and -512 and his records are in th
 erin logs in but is refused the topic by the upstream (TOPIC_AUTHORIZATION_FAILED, so the
 upstream saw her principal, not the gateway's); a wrong password and a user that exists only on
 the gateway are refused by the upstream, and a request before any login is closed by it (the
-gateway's own super-user login is not lent to clients). SaslHandshake v0 (bare tokens) is
-refused, v1 goes on. SNI routing on a SASL_SSL listener with passthrough carries a real
+gateway's own super-user login is not lent to clients). After SaslHandshake v0 the bare tokens
+of PLAIN and SCRAM pass through (the upstream sees dave and erin as themselves, and closes on a
+wrong password); v0 for another mechanism is refused, v1 goes on. SNI routing on a SASL_SSL listener with passthrough carries a real
 client's login to the broker its server name picks. A plaintext listener, the gateway's
 authorizer or proxy.principal.map with passthrough, or a PLAINTEXT upstream, refuse to start
 naming the setting.
@@ -151,17 +152,89 @@ def test_no_request_passes_without_a_login(passthrough):
         assert closed_by_peer(s)
 
 
-def test_sasl_handshake_v0_is_refused(passthrough):
-    # v0's bare tokens could not be matched to answers: UNSUPPORTED_VERSION in a SaslHandshake
-    # v0 answer (no mechanisms), then v1 on the same connection goes to the upstream.
+def bare(token):
+    """A bare SASL token as v0 clients send it: length-prefixed, no request header."""
+    return len(token).to_bytes(4, "big") + token
+
+
+def scram_v0_login(s, user, password, mechanism="SCRAM-SHA-256"):
+    """SCRAM (RFC 5802) in bare tokens after an accepted SaslHandshake v0; the server-final
+    message's signature is checked."""
+    import base64
+    import hashlib
+    import hmac
+    algo = hashlib.sha256 if mechanism.endswith("256") else hashlib.sha512
+    nonce = base64.b64encode(os.urandom(18)).decode()
+    first_bare = f"n={user},r={nonce}"
+    s.sendall(bare(b"n,," + first_bare.encode()))
+    server_first = read_frame(s).decode()
+    attrs = dict(a.split("=", 1) for a in server_first.split(","))
+    assert attrs["r"].startswith(nonce), server_first
+    salted = hashlib.pbkdf2_hmac(algo().name, password.encode(), base64.b64decode(attrs["s"]),
+                                 int(attrs["i"]))
+    client_key = hmac.new(salted, b"Client Key", algo).digest()
+    final_bare = f"c=biws,r={attrs['r']}"
+    auth_message = f"{first_bare},{server_first},{final_bare}".encode()
+    signature = hmac.new(algo(client_key).digest(), auth_message, algo).digest()
+    proof = bytes(a ^ b for a, b in zip(client_key, signature))
+    s.sendall(bare(f"{final_bare},p={base64.b64encode(proof).decode()}".encode()))
+    server_final = read_frame(s).decode()
+    server_key = hmac.new(salted, b"Server Key", algo).digest()
+    expected = base64.b64encode(hmac.new(server_key, auth_message, algo).digest()).decode()
+    assert server_final == f"v={expected}", server_final
+
+
+def lists_topic(s, correlation_id):
+    """Metadata v1 (all topics) on a logged-in connection: whether TOPIC is in the answer (the
+    upstream lists only the topics the principal may describe)."""
+    from sasl_support import metadata_v1_all
+    s.sendall(metadata_v1_all(correlation_id=correlation_id))
+    body = read_frame(s)
+    assert body[:4] == correlation_id.to_bytes(4, "big")
+    return TOPIC.encode() in body
+
+
+def test_sasl_handshake_v0_bare_tokens_pass_through(passthrough):
+    # compat: kafka-python with an old api_version and sarama before Kafka 1.0 send
+    # SaslHandshake v0, then the mechanism's tokens bare (no header): the upstream answers
+    # each with a bare frame and authenticates the client itself.
+    from sasl_support import closed_by_peer, sasl_handshake
+    with connect(passthrough.port) as s:
+        assert sasl_handshake(s, "PLAIN", version=0)[0] == 0
+        s.sendall(bare(f"\0{DAVE}\0{DAVE_PASSWORD}".encode()))
+        assert read_frame(s) == b""  # PLAIN's empty server token, a bare frame
+        assert lists_topic(s, 7)  # dave may describe the topic upstream
+    with connect(passthrough.port) as s:
+        assert sasl_handshake(s, "PLAIN", version=0)[0] == 0
+        s.sendall(bare(f"\0{ERIN}\0{ERIN_PASSWORD}".encode()))
+        assert read_frame(s) == b""
+        assert not lists_topic(s, 8)  # the upstream saw erin, who may not
+    for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+        with connect(passthrough.port) as s:
+            assert sasl_handshake(s, mechanism, version=0)[0] == 0
+            scram_v0_login(s, DAVE, DAVE_PASSWORD, mechanism)
+            assert lists_topic(s, 9)
+    # A wrong password and a gateway-only user: the upstream closes the connection.
+    for user, password in ((DAVE, "not-the-password"), (GWONLY, GWONLY_PASSWORD)):
+        with connect(passthrough.port) as s:
+            assert sasl_handshake(s, "PLAIN", version=0)[0] == 0
+            s.sendall(bare(f"\0{user}\0{password}".encode()))
+            assert closed_by_peer(s)
+    assert passthrough.gateway.alive()
+
+
+def test_sasl_handshake_v0_for_other_mechanisms_is_refused(passthrough):
+    # How many bare tokens GSSAPI exchanges is the mechanism's business: UNSUPPORTED_VERSION in
+    # a SaslHandshake v0 answer (no mechanisms), then v1 on the same connection goes upstream.
     import struct
     with connect(passthrough.port) as s:
-        s.sendall(kafka_request(17, 0, 5, struct.pack(">h", 13) + b"SCRAM-SHA-256"))
+        s.sendall(kafka_request(17, 0, 5, struct.pack(">h", 6) + b"GSSAPI"))
         assert read_frame(s) == struct.pack(">ihi", 5, 35, 0)
         s.sendall(kafka_request(17, 1, 6, struct.pack(">h", 13) + b"SCRAM-SHA-256"))
         frame = read_frame(s)
         corr, error, n = struct.unpack_from(">ihi", frame, 0)
         assert (corr, error) == (6, 0) and n >= 1, frame
+    passthrough.gateway.wait_log("SaslHandshake v0 for 'GSSAPI' cannot pass through")
 
 
 SNI_PRODUCER = textwrap.dedent("""
