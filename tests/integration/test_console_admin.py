@@ -328,6 +328,15 @@ def test_the_acls_page_filters_creates_and_deletes_an_acl(server, page):
     show(page, "#/acls", "acls")
     rows = "document.querySelectorAll('#acl-rows tr')"
     page.wait(f"{rows}.length >= 2", "the ACLs set before the start")
+    # The page says whose ACLs these are: over a gateway the cluster's, not the fleet's that
+    # the gateway enforces (sluice acls --upstream).
+    mode = page.wait("document.getElementById('acl-scope').dataset.mode", "the ACLs' scope")
+    scope = page.eval("document.getElementById('acl-scope').textContent")
+    if upstream_rerun_mode():
+        assert mode == "upstream" and "cluster's ACLs" in scope, scope
+        assert "sluice acls --upstream" in scope, scope
+    else:
+        assert mode == "native" and scope == "The cluster's ACLs (REST v3 …/acls).", scope
     # On the page first: a principal without its type is refused before anything is sent.
     page.call("type", cmd="select", selector="#acl-create-type", value="TOPIC")
     page.fill("#acl-create-name", TOPIC)

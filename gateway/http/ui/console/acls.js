@@ -4,7 +4,9 @@
 // here before it is sent; the server's refusal shown as it says it); deleting one after a
 // confirmation. Listing needs DESCRIBE on the cluster and changing ALTER, as Kafka's
 // DescribeAcls, CreateAcls and DeleteAcls do: a refusal is shown with the server's message.
-import { confirmAction, errorLine, h, refreshNow, register, row, state, table, v3 } from "./console.js";
+import {
+    api, confirmAction, errorLine, h, refreshNow, register, row, state, table, v3,
+} from "./console.js";
 
 const resourceTypes = ["TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER"];
 const patternTypes = ["LITERAL", "PREFIXED"];
@@ -127,9 +129,23 @@ register("acls", {
             h("label", {}, "Operation", f.operation),
             h("label", {}, "Permission", f.permission),
             h("button", { type: "submit", id: "acl-filter-submit" }, "Filter"));
+        // Which ACLs these are: in upstream mode the cluster's (REST v3's contract), not the
+        // ones this gateway enforces on its own clients; the page says so and where those are.
+        const scope = h("p", { id: "acl-scope", className: "note" },
+                        "The cluster's ACLs (REST v3 …/acls).");
         view.append(h("section", { className: "panel", id: "acls" },
-                      h("h2", {}, "ACLs ", count), filterForm, out, holder),
+                      h("h2", {}, "ACLs ", count), scope, filterForm, out, holder),
                     createForm(out));
+        api("/v1/console/overview").then((info) => {
+            scope.dataset.mode = info.mode;
+            if (info.mode === "upstream") {
+                scope.textContent = "These are the Kafka cluster's ACLs (REST v3 …/acls, as " +
+                    "the Confluent REST Proxy manages them): what clients of the cluster and " +
+                    "this gateway's own principal there are subject to. The ACLs this gateway " +
+                    "enforces on its clients (REST, WebSocket, SSE, SQS, the Kafka proxy) are " +
+                    "the fleet's, in _sluice_security: `sluice acls --upstream BOOTSTRAP`.";
+            }
+        }).catch(() => {});
 
         async function deleteAcl(acl) {
             const what = acl.permission + " " + acl.principal + " " + acl.operation + " on " +
