@@ -125,7 +125,8 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
     }
     // ACLs: Kafka's DescribeAcls (DESCRIBE) and CreateAcls/DeleteAcls (ALTER) on the cluster.
     if (pattern == "/v3/clusters/{cluster_id}/acls" ||
-        pattern == "/v3/clusters/{cluster_id}/acls:batch") {
+        pattern == "/v3/clusters/{cluster_id}/acls:batch" ||
+        pattern == "/v1/console/gateway-acls") {
         return {cluster(get ? acl_operation::describe : acl_operation::alter)};
     }
     // Broker configs (one broker's, every broker's, the cluster-wide defaults): Kafka's

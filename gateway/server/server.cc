@@ -868,6 +868,8 @@ int run_server(const config& given) {
             hs.not_ready_reason = [m = mirror.get()] { return m->not_ready_reason(); };
         }
         hs.shared_user_state = console_users.get();
+        // Upstream mode: the console lists the gateway's own ACLs beside the cluster's.
+        hs.gateway_acls = upstream.enabled() ? acl_store.get() : nullptr;
         http = std::make_unique<http_server>(pool, std::move(hs), tracker, cfg.http,
                                              std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();

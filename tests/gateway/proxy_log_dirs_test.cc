@@ -96,7 +96,10 @@ asio::awaitable<void> ask_a_silent_and_a_closed_broker(std::vector<broker_log_si
     std::vector<upstream_broker> brokers;
     brokers.push_back({1, "127.0.0.1", acceptor->local_endpoint().port(), std::nullopt});
     brokers.push_back({2, "127.0.0.1", closed_port, std::nullopt});
-    out = co_await read_upstream_log_dirs(std::move(brokers), {}, nullptr,
+    // g++ 12: no temporary with a destructor in the co_await expression; named arguments.
+    upstream_login no_login;
+    std::shared_ptr<auth::tls_client_context> no_tls;
+    out = co_await read_upstream_log_dirs(std::move(brokers), no_login, no_tls,
                                           std::chrono::milliseconds(300));
     acceptor->close();
     if (*held) {
