@@ -22,6 +22,11 @@ namespace {
 /// worth a DescribeLogDirs to every broker that often.
 constexpr auto keep_answer = std::chrono::seconds(5);
 
+/// The longest one broker's exchange may take: the console's topic pages wait for the sizes,
+/// so a broker that does not answer costs them this at most (upstream.request.timeout.ms
+/// when shorter).
+constexpr auto longest_exchange = std::chrono::milliseconds(5000);
+
 class upstream_log_dirs_reader final : public api::log_dirs_reader {
   public:
     upstream_log_dirs_reader(proxy::upstream_login login,
@@ -114,7 +119,8 @@ std::shared_ptr<api::log_dirs_reader> make_upstream_log_dirs_reader(
                  e.what();
     }
     return std::make_shared<upstream_log_dirs_reader>(std::move(login), std::move(tls),
-                                                      upstream.request_timeout,
+                                                      std::min(upstream.request_timeout,
+                                                               longest_exchange),
                                                       std::move(cannot));
 }
 
