@@ -81,6 +81,37 @@ struct topic_info {
     std::vector<partition_info> partitions;  // by partition id
 };
 
+/// The size of one replica's log as its broker reports it (DescribeLogDirs, summed over the
+/// broker's log dirs; a replica being moved between dirs counts once, the current one).
+struct replica_log_size {
+    topic_name topic;
+    partition_id partition{0};
+    std::int32_t node_id = -1;
+    std::int64_t size_bytes = 0;
+};
+
+/// A broker whose log sizes are unknown, and why (one line: no answer within the deadline,
+/// CLUSTER_AUTHORIZATION_FAILED, the broker does not offer DescribeLogDirs, ...).
+struct log_dirs_failure {
+    std::int32_t node_id = -1;
+    std::string reason;
+};
+
+/// Every broker's replica sizes: what was read, and the brokers that did not answer.
+struct log_sizes {
+    std::vector<replica_log_size> replicas;  // by topic, partition, node
+    std::vector<log_dirs_failure> failures;  // by node id
+};
+
+/// Reads the log sizes of the brokers named, each by DescribeLogDirs (for a client level
+/// whose library has no call for it: backend/upstream, handed one by the start-up file).
+/// Bounded: a broker that does not answer within the reader's deadline is a failure.
+class log_dirs_reader {
+  public:
+    virtual ~log_dirs_reader() = default;
+    virtual awaitable<log_sizes> read(std::vector<broker_info> brokers) = 0;
+};
+
 // --- producer --------------------------------------------------------------------------------
 
 /// What became of one record, in the order of the call.
@@ -337,6 +368,12 @@ class admin {
     /// Sets a group's committed offsets from outside the group (the group must be empty).
     virtual awaitable<backend_result<void>> alter_committed_offsets(
         group_id id, std::vector<offset_commit> offsets) = 0;
+
+    // --- storage --------------------------------------------------------------------------
+    /// Every broker's replica sizes (DescribeLogDirs). A broker that does not answer or
+    /// refuses is a failure in the answer, its replicas absent; the call fails only when the
+    /// brokers cannot be listed (or unsupported: no way to ask them).
+    virtual awaitable<backend_result<log_sizes>> describe_log_dirs() = 0;
 
     // --- ACLs (acls.h; errors: unsupported when the cluster has no authorizer, invalid_request,
     // backend_authorization_failed when the cluster refuses the gateway) ----------------------

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -299,6 +300,22 @@ public:
             co_return std::unexpected(std::move(e));
         }
         co_return api::backend_result<void>{};
+    }
+
+    // --- storage: this node's log ---------------------------------------------------------
+    api::awaitable<api::backend_result<api::log_sizes>> describe_log_dirs() override {
+        std::vector<topic_name> every;  // empty: every topic
+        const auto storage = co_await topics_.describe_storage(std::move(every));
+        api::log_sizes out;
+        out.replicas.reserve(storage.partitions.size());
+        for (const auto& p : storage.partitions) {
+            out.replicas.push_back({p.topic, p.partition, self(), p.size_bytes});
+        }
+        std::sort(out.replicas.begin(), out.replicas.end(), [](const auto& a, const auto& b) {
+            return std::tie(a.topic.value, a.partition.value) <
+                   std::tie(b.topic.value, b.partition.value);
+        });
+        co_return out;
     }
 
     // --- ACLs: the gateway's authorizer ---------------------------------------------------

@@ -287,8 +287,14 @@ api::backend_result<void> alter_configs_incrementally(rd_kafka_t* rk, rd_kafka_R
 
 upstream_admin::upstream_admin(rd_kafka_t* rk, blocking_pool& pool,
                                upstream_monitor& monitor, upstream_producer& producer,
-                               milliseconds request_timeout)
-    : rk_(rk), pool_(pool), monitor_(monitor), producer_(producer), timeout_(request_timeout) {}
+                               milliseconds request_timeout,
+                               std::shared_ptr<api::log_dirs_reader> log_dirs)
+    : rk_(rk),
+      pool_(pool),
+      monitor_(monitor),
+      producer_(producer),
+      timeout_(request_timeout),
+      log_dirs_(std::move(log_dirs)) {}
 
 // --- topology --------------------------------------------------------------------------------
 
@@ -336,6 +342,21 @@ api::awaitable<api::backend_result<std::vector<api::topic_info>>> upstream_admin
     };
     auto r = co_await run_blocking(pool_, std::move(blocking_job));
     co_return counted(std::move(r));
+}
+
+// --- storage ---------------------------------------------------------------------------------
+
+api::awaitable<api::backend_result<api::log_sizes>> upstream_admin::describe_log_dirs() {
+    if (log_dirs_ == nullptr) {
+        co_return api::backend_failure(api::make_error_code(api::errc::unsupported),
+                                       "no way to ask the brokers for DescribeLogDirs");
+    }
+    auto cluster = co_await describe_cluster();
+    if (!cluster) {
+        co_return std::unexpected(std::move(cluster.error()));
+    }
+    auto brokers = std::move(cluster->brokers);
+    co_return co_await log_dirs_->read(std::move(brokers));
 }
 
 api::awaitable<api::backend_result<api::topic_info>> upstream_admin::describe_topic(

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 
 #include <librdkafka/rdkafka.h>
 
@@ -30,7 +31,8 @@ namespace sluice::backend::upstream {
 class upstream_admin final : public api::admin {
   public:
     upstream_admin(rd_kafka_t* rk, blocking_pool& pool, upstream_monitor& monitor,
-                   upstream_producer& producer, std::chrono::milliseconds request_timeout);
+                   upstream_producer& producer, std::chrono::milliseconds request_timeout,
+                   std::shared_ptr<api::log_dirs_reader> log_dirs = nullptr);
 
     api::awaitable<api::backend_result<api::cluster_info>> describe_cluster() override;
     api::awaitable<api::backend_result<std::vector<api::topic_info>>> list_topics() override;
@@ -65,6 +67,10 @@ class upstream_admin final : public api::admin {
     api::awaitable<api::backend_result<void>> alter_committed_offsets(
         group_id id, std::vector<api::offset_commit> offsets) override;
 
+    /// The brokers of describe_cluster, each asked by the log_dirs_reader given (unsupported
+    /// without one).
+    api::awaitable<api::backend_result<api::log_sizes>> describe_log_dirs() override;
+
     // upstream_admin_acls.cc
     api::awaitable<api::backend_result<std::vector<api::acl_binding>>> describe_acls(
         api::acl_filter filter) override;
@@ -88,6 +94,7 @@ class upstream_admin final : public api::admin {
     upstream_monitor& monitor_;
     upstream_producer& producer_;
     std::chrono::milliseconds timeout_;
+    std::shared_ptr<api::log_dirs_reader> log_dirs_;
 };
 
 }  // namespace sluice::backend::upstream

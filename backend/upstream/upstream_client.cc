@@ -89,7 +89,7 @@ class upstream_client final : public api::client {
             handle_.get(), pool_, monitor_, opts_.request_timeout,
             milliseconds(max_age > 0 ? max_age : 300000));
         admin_ = std::make_unique<upstream_admin>(handle_.get(), pool_, monitor_, *producer_,
-                                                  opts_.request_timeout);
+                                                  opts_.request_timeout, opts_.log_dirs);
         upstream_log().info("upstream {}: producer {} started", props["bootstrap.servers"],
                             rd_kafka_name(handle_.get()));
         poller_ = std::thread([this] { poll_loop(); });

@@ -20,6 +20,9 @@ struct upstream_options {
     std::map<std::string, std::string> properties;
     /// The deadline of every call that waits for the cluster.
     std::chrono::milliseconds request_timeout{30000};
+    /// How admin's describe_log_dirs asks each broker (librdkafka 2.0.2 has no call for
+    /// DescribeLogDirs): the start-up file hands one in; without it the call is unsupported.
+    std::shared_ptr<api::log_dirs_reader> log_dirs;
 };
 
 /// Builds the clients and starts connecting. A property librdkafka refuses throws

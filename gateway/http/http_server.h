@@ -25,6 +25,7 @@
 #include "auth/jwt/jwt.h"
 #include "auth/tls/tls_context.h"
 
+#include "backend/api/acls.h"
 #include "gateway/httpcore/http_connection.h"
 #include "gateway/http/console_users.h"
 #include "gateway/http/http_settings.h"
@@ -90,6 +91,9 @@ struct http_services {
     /// Upstream mode: where the console's user changes go first (the fleet's shared state,
     /// gateway/http/console_users.h); null in native mode (the users' own file).
     shared_users* shared_user_state = nullptr;
+    /// Upstream mode: the ACLs this gateway enforces (GET /v1/console/gateway-acls lists
+    /// them; REST v3's ACL routes are the cluster's); null in native mode.
+    backend::api::acl_store* gateway_acls = nullptr;
 };
 
 class http_server {

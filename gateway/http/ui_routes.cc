@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -472,6 +473,75 @@ asio::awaitable<handler_result> console_reset_offsets(const console_services* sv
     co_return console_json(200, w.str());
 }
 
+/// GET /v1/console/partition-sizes: each partition's log size on its leader (DescribeLogDirs
+/// through admin: the native log, or each upstream broker), and the brokers that did not
+/// answer with why (their partitions absent).
+asio::awaitable<handler_result> console_partition_sizes(const console_services* svc,
+                                                        http_request_context) {
+    auto sizes = co_await svc->admin.describe_log_dirs();
+    if (!sizes) {
+        co_return console_backend_error(sizes.error(), "partition sizes");
+    }
+    auto topics = co_await svc->admin.list_topics();
+    if (!topics) {
+        co_return console_backend_error(topics.error(), "partition sizes");
+    }
+    // The replicas by partition (sorted by topic, partition, node).
+    std::map<std::pair<std::string, std::int32_t>, std::vector<const capi::replica_log_size*>>
+        replicas;
+    for (const auto& r : sizes->replicas) {
+        replicas[{r.topic.value, r.partition.value}].push_back(&r);
+    }
+    json::writer w;
+    w.start_object();
+    w.key("partitions");
+    w.start_array();
+    for (const auto& t : *topics) {
+        for (const auto& p : t.partitions) {
+            const auto it = replicas.find({t.name.value, p.partition.value});
+            if (it == replicas.end()) {
+                continue;
+            }
+            // The leader's copy is the partition's log; without a leader, the largest copy.
+            const capi::replica_log_size* pick = nullptr;
+            for (const auto* r : it->second) {
+                if (r->node_id == p.leader) {
+                    pick = r;
+                    break;
+                }
+            }
+            if (pick == nullptr && p.leader < 0) {
+                for (const auto* r : it->second) {
+                    if (pick == nullptr || r->size_bytes > pick->size_bytes) {
+                        pick = r;
+                    }
+                }
+            }
+            if (pick == nullptr) {
+                continue;  // the leader did not answer: unknown, its failure says why
+            }
+            w.start_object();
+            w.field("topic", t.name.value);
+            w.field("partition", std::int64_t{p.partition.value});
+            w.field("size_bytes", pick->size_bytes);
+            w.field("node_id", std::int64_t{pick->node_id});
+            w.end_object();
+        }
+    }
+    w.end_array();
+    w.key("unknown");
+    w.start_array();
+    for (const auto& f : sizes->failures) {
+        w.start_object();
+        w.field("node_id", std::int64_t{f.node_id});
+        w.field("reason", f.reason);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    co_return console_json(200, w.str());
+}
+
 asio::awaitable<handler_result> console_delete_group(const console_services* svc,
                                                      http_request_context ctx) {
     auto group = percent_decode(ctx.params.get("group").value_or(""));
@@ -513,6 +583,7 @@ void add_console_api_routes(router& routes, console_services svc) {
         return [shared, fn](http_request_context ctx) { return fn(shared.get(), std::move(ctx)); };
     };
     routes.add(http::verb::get, "/v1/console/overview", bind(console_overview));
+    routes.add(http::verb::get, "/v1/console/partition-sizes", bind(console_partition_sizes));
     routes.add(http::verb::post, "/v1/console/groups/{group}/reset-offsets",
                bind(console_reset_offsets));
     routes.add(http::verb::delete_, "/v1/console/groups/{group}", bind(console_delete_group));

@@ -66,6 +66,10 @@ struct console_services {
 /// {"error_code":<status>,"message":"..."}), written against the admin interface so that they
 /// run in upstream mode too:
 /// - GET /v1/console/overview: version, mode, cluster id, the brokers (the Kafka listeners).
+/// - GET /v1/console/partition-sizes: {"partitions": [{topic, partition, size_bytes, node_id}]
+///   (each partition's log on its leader, DescribeLogDirs through admin), "unknown": [{node_id,
+///   reason}] (brokers that did not answer in time or refused)}; DESCRIBE on the cluster, as
+///   Kafka's DescribeLogDirs.
 /// - POST /v1/console/groups/{group}/reset-offsets {"topic", "to": "earliest"|"latest"|
 ///   "timestamp"|"offset", "timestamp": ms, "offset": n, "partitions": [..] (default all)}:
 ///   sets an empty group's committed offsets (409 while it has members); READ on the group

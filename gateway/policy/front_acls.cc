@@ -81,7 +81,7 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
                              const param_list& query) {
     const bool get = method == verb::get || method == verb::head;
     // Every topic, group and queue by name, with their traffic: the cluster's view.
-    if (pattern == "/metrics") {
+    if (pattern == "/metrics" || pattern == "/v1/console/partition-sizes") {
         return {cluster(acl_operation::describe)};
     }
     // REST Proxy v2 (produce, metadata) and SSE.
@@ -112,7 +112,8 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
     if (pattern == v3_topic && method == verb::patch) {
         return {topic(acl_operation::alter, param(params, "topic_name"))};
     }
-    if (pattern.starts_with(std::string(v3_topic) + "/configs")) {
+    if (pattern.starts_with(std::string(v3_topic) + "/configs") ||
+        pattern == std::string(v3_topic) + "/default-configs") {
         return {topic(get ? acl_operation::describe_configs : acl_operation::alter_configs,
                       param(params, "topic_name"))};
     }
@@ -124,7 +125,8 @@ acl_checks http_route_checks(verb method, std::string_view pattern, const param_
     }
     // ACLs: Kafka's DescribeAcls (DESCRIBE) and CreateAcls/DeleteAcls (ALTER) on the cluster.
     if (pattern == "/v3/clusters/{cluster_id}/acls" ||
-        pattern == "/v3/clusters/{cluster_id}/acls:batch") {
+        pattern == "/v3/clusters/{cluster_id}/acls:batch" ||
+        pattern == "/v1/console/gateway-acls") {
         return {cluster(get ? acl_operation::describe : acl_operation::alter)};
     }
     // Broker configs (one broker's, every broker's, the cluster-wide defaults): Kafka's

@@ -83,6 +83,7 @@
 #include "gateway/proxy/upstream_topology.h"
 #include "gateway/server/native_admin_stores.h"
 #include "gateway/server/sqs_fleet.h"
+#include "gateway/server/upstream_log_dirs.h"
 #include "gateway/server/upstream_metrics.h"
 #include "gateway/server/upstream_settings.h"
 #include "protocol/core/uuid.h"
@@ -343,6 +344,7 @@ std::unique_ptr<backend::api::client> open_upstream_client(const upstream_settin
     backend::upstream::upstream_options opts;
     opts.properties = upstream.properties;
     opts.request_timeout = upstream.request_timeout;
+    opts.log_dirs = make_upstream_log_dirs_reader(upstream);
     try {
         return backend::upstream::make_upstream_client(std::move(opts));
     } catch (const std::invalid_argument& e) {
@@ -873,6 +875,8 @@ int run_server(const config& given) {
             hs.not_ready_reason = [m = mirror.get()] { return m->not_ready_reason(); };
         }
         hs.shared_user_state = console_users.get();
+        // Upstream mode: the console lists the gateway's own ACLs beside the cluster's.
+        hs.gateway_acls = upstream.enabled() ? acl_store.get() : nullptr;
         http = std::make_unique<http_server>(pool, std::move(hs), tracker, cfg.http,
                                              std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();

@@ -550,11 +550,12 @@ def rest_v3_grow_topic(ctx, row, front):
 
 
 def rest_v3_topic_configs(ctx, row, front):
-    """GET .../topics/{t}/configs and .../configs/retention.ms."""
+    """GET .../topics/{t}/configs, .../configs/retention.ms and .../default-configs."""
     r = ctx.rest(row.principal)
-    base = f"/v3/clusters/{ctx.cluster_id()}/topics/{resource_name(row, front)}/configs"
-    same_answer(lambda: http_outcome(r.get(base)),
-                lambda: http_outcome(r.get(base + "/retention.ms")))
+    topic = f"/v3/clusters/{ctx.cluster_id()}/topics/{resource_name(row, front)}"
+    same_answer(lambda: http_outcome(r.get(topic + "/configs")),
+                lambda: http_outcome(r.get(topic + "/configs/retention.ms")),
+                lambda: http_outcome(r.get(topic + "/default-configs")))
 
 
 def rest_v3_alter_topic_configs(ctx, row, front):
@@ -727,7 +728,14 @@ def console_redrive(ctx, row, front):
 
 
 def console_users(ctx, row, front):
-    http_outcome(ctx.rest(row.principal).get("/v1/console/users"))
+    """The users and the partition sizes (DescribeLogDirs): DESCRIBE on the cluster each; over
+    a gateway also the ACLs it enforces."""
+    r = ctx.rest(row.principal)
+    calls = [lambda: http_outcome(r.get("/v1/console/users")),
+             lambda: http_outcome(r.get("/v1/console/partition-sizes"))]
+    if upstream_rerun_mode():
+        calls.append(lambda: http_outcome(r.get("/v1/console/gateway-acls")))
+    same_answer(*calls)
 
 
 def console_change_users(ctx, row, front):

@@ -12,6 +12,8 @@ else under <build dir>/test-artifacts/console/.
 """
 import json
 import os
+import socket
+import struct
 import time
 
 import pytest
@@ -19,7 +21,8 @@ import requests
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from harness import Sluice, sluice_binary, upstream_rerun_mode, wait_for
+from harness import (Sluice, kafka_request, read_frame, sluice_binary, upstream_rerun_mode,
+                     wait_for)
 from sqs_support import arn, client
 from test_browser import Browser, kcat_produce, kcat_read_one
 
@@ -339,13 +342,12 @@ def test_topic_page_partitions_configs_and_groups(server, page):
     cells = page.eval(rows)
     assert [c[0] for c in cells] == ["0", "1"]
     assert cells[0][2:5] == ["0", "2", "2"] and cells[1][3] == "1"
-    if upstream_rerun_mode() is None:
-        # Sizes are known embedded (no note saying why they are not).
-        assert cells[0][5] != "–" and page.eval("document.getElementById('sizes-note')") is None
-    else:
-        # A gateway does not read the cluster's log sizes: "–", and the page says so.
-        assert cells[0][5] == "–"
-        assert "upstream mode" in page.eval("document.getElementById('sizes-note').textContent")
+    # Sizes in both modes (over a gateway each broker is asked with DescribeLogDirs; its
+    # answer is kept 5 s, so a new topic's may take a refresh or two), and no note saying why
+    # they are unknown.
+    size_cell = "document.querySelector('#partition-rows tr:first-child td:nth-child(6)')"
+    page.wait(f"{size_cell} !== null && {size_cell}.textContent !== '–'", "partition 0's size")
+    assert page.eval("document.getElementById('sizes-note')") is None
     page.wait("document.querySelector('#topic-group-table tr[data-group=\"detail-readers\"]')"
               " !== null", "the group reading it")
     # Edit a config: AdminClient sees the new value.
@@ -364,6 +366,57 @@ def test_topic_page_partitions_configs_and_groups(server, page):
               "the config reset")
     assert topic_config(server, "detail", "retention.ms") == "604800000"
     assert page.eval("document.querySelector(\"button[data-reset='retention.ms']\")") is None
+
+
+def log_dirs(bootstrap):
+    """{(topic, partition): bytes} from a DescribeLogDirs v1 asked of the broker itself (the
+    cluster's own answer, which the console's sizes must repeat)."""
+    with socket.create_connection(("127.0.0.1", int(bootstrap.rsplit(":", 1)[1])), 10) as s:
+        s.sendall(kafka_request(35, 1, 7, struct.pack(">i", -1)))  # null topics: every one
+        frame = read_frame(s)
+    pos = 8  # correlation id, throttle time
+    def take(fmt):
+        nonlocal pos
+        values = struct.unpack_from(fmt, frame, pos)
+        pos += struct.calcsize(fmt)
+        return values
+    def string():
+        nonlocal pos
+        (n,) = take(">h")
+        pos += n
+        return frame[pos - n:pos].decode()
+    out = {}
+    for _ in range(take(">i")[0]):
+        error, _dir = take(">h")[0], string()
+        assert error == 0, error
+        for _ in range(take(">i")[0]):
+            topic = string()
+            for _ in range(take(">i")[0]):
+                partition, size, _lag, _future = take(">iqq?")
+                out[(topic, partition)] = size
+    return out
+
+
+def test_partition_sizes_are_the_brokers_log_sizes(server):
+    """GET /v1/console/partition-sizes: each partition's size as DescribeLogDirs tells it,
+    embedded from the log and over a gateway from the cluster's brokers."""
+    create_topics(server, ["sized"], 2)
+    produce(server, "sized", [(b"k", b"x" * 1000, None, 0)] * 5)
+    truth = log_dirs(server.bootstrap)
+    assert truth[("sized", 0)] > 5000 and ("sized", 1) in truth
+
+    def sizes():
+        r = requests.get(server.http_url + "/v1/console/partition-sizes", timeout=30)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["unknown"] == [], body
+        return {(p["topic"], p["partition"]): p["size_bytes"] for p in body["partitions"]}
+
+    # (Over a gateway the answer is kept 5 s: wait for one asked after the produce.)
+    got = wait_for(lambda: (lambda s: s if ("sized", 0) in s else None)(sizes()), 30,
+                   "sizes with the new topic")
+    assert got[("sized", 0)] == truth[("sized", 0)]
+    assert got[("sized", 1)] == truth[("sized", 1)]
 
 
 def test_message_browser(server, page):

@@ -328,6 +328,15 @@ def test_the_acls_page_filters_creates_and_deletes_an_acl(server, page):
     show(page, "#/acls", "acls")
     rows = "document.querySelectorAll('#acl-rows tr')"
     page.wait(f"{rows}.length >= 2", "the ACLs set before the start")
+    # The page says whose ACLs these are: over a gateway the cluster's, not the fleet's that
+    # the gateway enforces (sluice acls --upstream).
+    mode = page.wait("document.getElementById('acl-scope').dataset.mode", "the ACLs' scope")
+    scope = page.eval("document.getElementById('acl-scope').textContent")
+    if upstream_rerun_mode():
+        assert mode == "upstream" and "cluster's ACLs" in scope, scope
+        assert "sluice acls --upstream" in scope, scope
+    else:
+        assert mode == "native" and scope == "The cluster's ACLs (REST v3 …/acls).", scope
     # On the page first: a principal without its type is refused before anything is sent.
     page.call("type", cmd="select", selector="#acl-create-type", value="TOPIC")
     page.fill("#acl-create-name", TOPIC)
@@ -385,6 +394,37 @@ def test_the_acls_page_filters_creates_and_deletes_an_acl(server, page):
 
 
 # --- a user without rights ----------------------------------------------------------------------
+
+def test_the_acls_page_lists_the_gateways_own_acls_over_a_gateway(server, page):
+    """Upstream mode: the ACLs the gateway enforces (the fleet's in _sluice_security, over its
+    data dir's) are listed under the cluster's, read-only; native mode has one set."""
+    r = requests.get(f"{server.http_url}/v1/console/gateway-acls", headers=basic(*ADMIN),
+                     timeout=30)
+    show(page, "#/acls", "acls")
+    page.wait("document.getElementById('acl-scope').dataset.mode", "the ACLs' scope")
+    if not upstream_rerun_mode():
+        assert r.status_code == 404, r.text
+        assert page.eval("document.getElementById('gateway-acls').hidden") is True
+        return
+    assert r.status_code == 200, r.text
+    admin_all = {"resource_type": "CLUSTER", "resource_name": "kafka-cluster",
+                 "pattern_type": "LITERAL", "principal": "User:admin", "host": "*",
+                 "operation": "ALL", "permission": "ALLOW"}
+    assert admin_all in r.json()["data"], r.text
+    # One more for the fleet, through _sluice_security: listed once the gateway has read it,
+    # and not among the cluster's.
+    done = subprocess.run([sluice_binary(), "acls", "add", "--allow-principal",
+                           "User:fleet-reader", "--operation", "Read", "--topic", TOPIC,
+                           "--upstream", server.bootstrap],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    page.wait("document.querySelector('#gateway-acl-rows tr[data-principal=\"User:fleet-reader\"]')"
+              " !== null", "the fleet's ACL on the page")
+    assert page.eval("document.getElementById('gateway-acls').hidden") is False
+    assert all(a["principal"] != "User:fleet-reader"
+               for a in page.eval("window.sluiceConsole.last.acls"))
+    screenshot(page, "acls-gateway")
+
 
 def test_a_user_without_rights_is_told_why_on_both_pages(server):
     page = Browser()

@@ -356,6 +356,41 @@ def test_topic_configs(broker):
     assert rest.get(base + "/topics/none/configs").status_code == 404
 
 
+def test_default_topic_configs_are_what_a_new_topic_gets(broker):
+    """GET .../topics/{t}/default-configs (kafka-rest's DefaultTopicConfigsResource): the
+    configs a topic created without any gets, as AdminClient describes such a topic; for a
+    topic with overrides, and for a name not created yet."""
+    create_topic(broker, "with-overrides", 1, {"retention.ms": "3600000",
+                                               "cleanup.policy": "compact"})
+    create_topic(broker, "plain", 1)
+    rest = Rest(broker)
+    cid, base = cluster_url(rest)
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})
+    res = ConfigResource(ConfigResource.Type.TOPIC, "plain")
+    fresh = {n: e.value for n, e in a.describe_configs([res])[res].result(10).items()}
+    for topic in ("with-overrides", "not-made-yet"):
+        r = rest.get(f"{base}/topics/{topic}/default-configs")
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["kind"] == "KafkaTopicConfigList"
+        assert body["metadata"]["self"] == f"{broker.http_url}{base}/topics/{topic}/default-configs"
+        got = {c["name"]: c for c in body["data"]}
+        assert got.keys() == fresh.keys()
+        assert {n: c["value"] for n, c in got.items()} == fresh
+        ret = got["retention.ms"]
+        assert ret["kind"] == "KafkaTopicConfig" and ret["topic_name"] == topic
+        assert ret["cluster_id"] == cid and ret["source"] != "DYNAMIC_TOPIC_CONFIG"
+        assert ret["metadata"]["self"].endswith(f"{base}/topics/{topic}/configs/retention.ms")
+        assert all(s["source"] != "DYNAMIC_TOPIC_CONFIG" for c in got.values()
+                   for s in c.get("synonyms", []))
+    # The topic keeps its own values; the defaults changed nothing.
+    assert rest.get(f"{base}/topics/with-overrides/configs/retention.ms").json()["value"] \
+        == "3600000"
+    r = rest.get(f"{base}/topics/bad%20name/default-configs")
+    assert r.status_code == 400 and r.json()["error_code"] == 400, r.text
+    assert rest.get("/v3/clusters/other/topics/plain/default-configs").status_code == 404
+
+
 def test_consumer_groups_with_lag(broker):
     create_topic(broker, "lagged", 2)
     p = Producer({"bootstrap.servers": broker.bootstrap})

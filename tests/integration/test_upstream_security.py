@@ -131,6 +131,14 @@ def test_records_produced_through_the_gateway_reach_a_secured_cluster(pki, clust
         assert [o.get("error_code") for o in offsets] == [None] * 5
         got = consume_all(client_config(props, bootstrap), topic, 5)
         assert [json.loads(v) for v in got] == values
+        # The console's sizes come over the gateway's own connections to the brokers, with
+        # the same TLS (and SASL login) as librdkafka's.
+        def sized():
+            r = requests.get(f"{gw.http_url}/v1/console/partition-sizes", timeout=60)
+            assert r.status_code == 200 and r.json()["unknown"] == [], r.text
+            return [p for p in r.json()["partitions"] if p["topic"] == topic]
+        parts = wait_for(sized, 30, "the topic's size")
+        assert parts[0]["partition"] == 0 and parts[0]["size_bytes"] > 0, parts
     finally:
         gw.close()
 

@@ -19,6 +19,7 @@
 #include "gateway/policy/chain.h"
 #include "gateway/policy/front_acls.h"
 
+#include "backend/api/acls.h"
 #include "backend/api/client.h"
 #include "backend/api/groups.h"
 #include "backend/api/records.h"
@@ -39,6 +40,9 @@ struct rest_context {
     /// The client level (producer, admin, topology) the metadata and administration routes
     /// stand on; set by the HTTP server (never null there).
     backend::api::client* client = nullptr;
+    /// Upstream mode: the ACLs this gateway enforces (the fleet's, from _sluice_security, over
+    /// the data dir's), which admin's ACL calls (the cluster's) are not; null in native mode.
+    backend::api::acl_store* gateway_acls = nullptr;
 
     backend::api::admin& admin() const { return client->admin(); }
 };

@@ -277,6 +277,39 @@ boost::asio::awaitable<handler_result> v3_list_acls(rest_context* rc, http_reque
     co_return v3_ok(w.str());
 }
 
+/// GET /v1/console/gateway-acls (upstream mode): the ACLs this gateway enforces, with the
+/// filter of GET .../acls; {"data": [{resource_type, ...}]} in the KafkaAcl fields' names.
+boost::asio::awaitable<handler_result> list_gateway_acls(rest_context* rc,
+                                                         http_request_context ctx) {
+    std::string error;
+    auto filter = acl_filter_of_query(ctx.query, false, error);
+    if (!filter) {
+        co_return v3_error(code::bad_request, error);
+    }
+    auto acls = rc->gateway_acls->describe_acls(*filter);
+    if (!acls) {
+        co_return acl_backend_error(acls.error());
+    }
+    json::writer w;
+    w.start_object();
+    w.key("data");
+    w.start_array();
+    for (const auto& b : *acls) {
+        w.start_object();
+        w.field("resource_type", acl_name_of(acl_resource_type_names, b.resource_type));
+        w.field("resource_name", b.resource_name);
+        w.field("pattern_type", acl_name_of(acl_pattern_type_names, b.pattern_type));
+        w.field("principal", b.principal);
+        w.field("host", b.host);
+        w.field("operation", acl_name_of(acl_operation_names, b.operation));
+        w.field("permission", acl_name_of(acl_permission_names, b.permission));
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
 /// Creates `bindings` (all or none): 201 with no body.
 boost::asio::awaitable<handler_result> create_v3_acls(rest_context* rc,
                                                       const http_request_context& ctx,
@@ -369,6 +402,9 @@ void add_v3_acl_routes(router& routes, rest_context& ctx) {
     routes.add(verb::post, acls, bind(v3_create_acl));
     routes.add(verb::delete_, acls, bind(v3_delete_acls));
     routes.add(verb::post, acls + ":batch", bind(v3_batch_create_acls));
+    if (ctx.gateway_acls != nullptr) {
+        routes.add(verb::get, "/v1/console/gateway-acls", bind(list_gateway_acls));
+    }
 }
 
 }  // namespace sluice::gateway::rest

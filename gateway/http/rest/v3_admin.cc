@@ -2,7 +2,8 @@
 // Proxy's shapes (api/v3/openapi.yaml): brokers (GET .../brokers[/{broker_id}[/configs]]),
 // topics (POST .../topics to create, validate_only too; DELETE .../topics/{t}; PATCH
 // .../topics/{t} with partitions_count to add partitions), topic configs (GET
-// .../configs[/{name}], PUT and DELETE .../configs/{name}, POST .../configs:alter), and the
+// .../configs[/{name}], PUT and DELETE .../configs/{name}, POST .../configs:alter, GET
+// .../default-configs: what a new topic gets), and the
 // same for a broker's configs (.../brokers/{b}/configs..., .../brokers/-/configs) and the
 // cluster-wide defaults (.../broker-configs...). The router's
 // guard checks each route's Kafka operation (gateway/policy/front_acls.cc: DELETE, ALTER,
@@ -364,6 +365,76 @@ boost::asio::awaitable<handler_result> v3_list_topic_configs(rest_context* rc,
         }
     };
     co_return v3_ok(v3_list_body("KafkaTopicConfigList", l.of_topic(topic) + "/configs", items));
+}
+
+/// `e` as a topic without an override of its own would have it: the next synonym's value and
+/// source (the broker's, the cluster's default, the static setting or Kafka's default).
+api::config_entry without_topic_override(api::config_entry e) {
+    std::erase_if(e.synonyms, [](const api::config_synonym& s) {
+        return s.source == api::config_source::dynamic_topic;
+    });
+    if (e.source == api::config_source::dynamic_topic) {
+        if (e.synonyms.empty()) {
+            e.value.reset();  // no default the cluster names
+            e.source = api::config_source::default_config;
+        } else {
+            e.value = e.synonyms.front().value;
+            e.source = e.synonyms.front().source;
+        }
+    }
+    return e;
+}
+
+/// Kafka's legal topic names (Topic.validate): 1-249 of [a-zA-Z0-9._-], not "." nor "..".
+bool legal_topic_name(std::string_view name) {
+    if (name.empty() || name.size() > 249 || name == "." || name == "..") {
+        return false;
+    }
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '_' || c == '-';
+    });
+}
+
+/// GET .../topics/{t}/default-configs (kafka-rest's DefaultTopicConfigsResource): the configs a
+/// topic named so gets when created without configs. The cluster's defaults do not depend on
+/// the name, so they are read from the topic itself without its overrides, or, for a name not
+/// created yet, from any topic of the cluster the same way (kafka-rest asks a CreateTopics
+/// with validate_only, which librdkafka 2.0.2 answers without configs).
+boost::asio::awaitable<handler_result> v3_list_default_topic_configs(rest_context* rc,
+                                                                     http_request_context ctx) {
+    if (auto bad = check_cluster(rc, ctx)) {
+        co_return std::move(*bad);
+    }
+    const std::string topic(*ctx.params.get("topic_name"));
+    if (!legal_topic_name(topic)) {
+        co_return v3_error(code::bad_request,
+                           "Topic name " + topic + " is illegal: up to 249 of ASCII letters, "
+                           "digits, '.', '_' and '-', not '.' nor '..'");
+    }
+    auto configs = co_await rc->admin().describe_topic_configs(topic_name(topic));
+    if (!configs && configs.error().reason() == api::errc::unknown_topic_or_partition) {
+        auto all = co_await rc->admin().list_topics();
+        if (!all) {
+            co_return v3_backend_error(all.error());
+        }
+        if (all->empty()) {
+            co_return v3_error(code::not_found,
+                               "The cluster has no topic to read its topic defaults from.");
+        }
+        configs = co_await rc->admin().describe_topic_configs(all->front().name);
+    }
+    if (!configs) {
+        co_return v3_backend_error(configs.error());
+    }
+    const auto l = links_for(rc, ctx);
+    const auto items = [&](json::writer& w) {
+        for (auto& e : *configs) {
+            write_topic_config(w, l, topic, without_topic_override(std::move(e)));
+        }
+    };
+    co_return v3_ok(
+        v3_list_body("KafkaTopicConfigList", l.of_topic(topic) + "/default-configs", items));
 }
 
 /// GET .../topics/-/configs: the configs of every topic the caller may DESCRIBE_CONFIGS.
@@ -820,6 +891,7 @@ void add_v3_admin_routes(router& routes, rest_context& ctx) {
     routes.add(verb::delete_, topic, bind(v3_delete_topic));
     routes.add(verb::patch, topic, bind(v3_update_topic));
     routes.add(verb::get, topic + "/configs", bind(v3_list_topic_configs));
+    routes.add(verb::get, topic + "/default-configs", bind(v3_list_default_topic_configs));
     routes.add(verb::get, cluster + "/topics/-/configs", bind(v3_list_all_topic_configs));
     routes.add(verb::post, topic + "/configs:alter", bind(v3_batch_alter_topic_configs));
     routes.add(verb::get, topic + "/configs/{name}", bind(v3_get_topic_config));

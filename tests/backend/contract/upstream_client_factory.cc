@@ -129,6 +129,9 @@ public:
         bool validate_only) override {
         return inner_.alter_broker_configs(node_id, std::move(changes), validate_only);
     }
+    api::awaitable<api::backend_result<api::log_sizes>> describe_log_dirs() override {
+        return inner_.describe_log_dirs();
+    }
     api::awaitable<api::backend_result<std::vector<api::acl_binding>>> describe_acls(
         api::acl_filter filter) override {
         return inner_.describe_acls(std::move(filter));

@@ -44,6 +44,43 @@ TEST_F(UpstreamAdmin, DescribeClusterShowsThreeBrokersAndAController) {
     EXPECT_FALSE(cluster_info->cluster_id.empty());
 }
 
+/// A log_dirs_reader that notes the brokers it is asked for and answers one replica each, and
+/// a failure of its own.
+class recording_log_dirs final : public api::log_dirs_reader {
+  public:
+    api::awaitable<api::log_sizes> read(std::vector<api::broker_info> brokers) override {
+        api::log_sizes out;
+        for (const auto& b : brokers) {
+            asked.push_back(b.node_id);
+            out.replicas.push_back({topic_name("t"), partition_id(0), b.node_id,
+                                    std::int64_t{100} * b.node_id});
+        }
+        out.failures.push_back({9, "not answered"});
+        co_return out;
+    }
+    std::vector<std::int32_t> asked;
+};
+
+TEST_F(UpstreamAdmin, DescribeLogDirsAsksTheReaderAboutEveryBroker) {
+    auto reader = std::make_shared<recording_log_dirs>();
+    auto& client = open({}, 10s, reader);
+    auto sizes = run(client.admin().describe_log_dirs());
+    ASSERT_TRUE(sizes) << sizes.error().text();
+    EXPECT_EQ(reader->asked, (std::vector<std::int32_t>{1, 2, 3}));
+    ASSERT_EQ(sizes->replicas.size(), 3u);
+    EXPECT_EQ(sizes->replicas[2].node_id, 3);
+    EXPECT_EQ(sizes->replicas[2].size_bytes, 300);
+    ASSERT_EQ(sizes->failures.size(), 1u);
+    EXPECT_EQ(sizes->failures[0].reason, "not answered");
+}
+
+TEST_F(UpstreamAdmin, DescribeLogDirsWithoutAReaderIsUnsupported) {
+    auto& client = open();
+    auto sizes = run(client.admin().describe_log_dirs());
+    ASSERT_FALSE(sizes);
+    EXPECT_EQ(sizes.error().reason(), api::errc::unsupported);
+}
+
 TEST_F(UpstreamAdmin, DescribeTopicSpreadsLeadersOverTheBrokers) {
     const auto topic = unique_name("described");
     ASSERT_TRUE(cluster().create_topic(topic, 6));

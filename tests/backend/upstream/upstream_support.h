@@ -75,11 +75,13 @@ class UpstreamTest : public ::testing::Test {
 
     /// A client level over the mock cluster with `extra` properties.
     api::client& open(std::map<std::string, std::string> extra = {},
-                      std::chrono::milliseconds request_timeout = std::chrono::seconds(10)) {
+                      std::chrono::milliseconds request_timeout = std::chrono::seconds(10),
+                      std::shared_ptr<api::log_dirs_reader> log_dirs = nullptr) {
         upstream_options opts;
         opts.properties = std::move(extra);
         opts.properties.emplace("bootstrap.servers", cluster().bootstrap());
         opts.request_timeout = request_timeout;
+        opts.log_dirs = std::move(log_dirs);
         client_ = make_upstream_client(std::move(opts));
         return *client_;
     }

@@ -1,10 +1,13 @@
 // ACLs (#/acls): the cluster's ACLs over REST v3 (GET, POST and DELETE
-// /v3/clusters/{c}/acls, in upstream mode the cluster's), filtered by resource type, resource
+// /v3/clusters/{c}/acls, in upstream mode the cluster's, and then also, read-only, the ones
+// this gateway enforces: GET /v1/console/gateway-acls), filtered by resource type, resource
 // name, pattern type, principal, operation and permission; creating one (every field, checked
 // here before it is sent; the server's refusal shown as it says it); deleting one after a
 // confirmation. Listing needs DESCRIBE on the cluster and changing ALTER, as Kafka's
 // DescribeAcls, CreateAcls and DeleteAcls do: a refusal is shown with the server's message.
-import { confirmAction, errorLine, h, refreshNow, register, row, state, table, v3 } from "./console.js";
+import {
+    api, confirmAction, errorLine, h, refreshNow, register, row, state, table, v3,
+} from "./console.js";
 
 const resourceTypes = ["TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER"];
 const patternTypes = ["LITERAL", "PREFIXED"];
@@ -127,9 +130,60 @@ register("acls", {
             h("label", {}, "Operation", f.operation),
             h("label", {}, "Permission", f.permission),
             h("button", { type: "submit", id: "acl-filter-submit" }, "Filter"));
+        // Which ACLs these are: in upstream mode the cluster's (REST v3's contract), not the
+        // ones this gateway enforces on its own clients; the page says so and where those are.
+        const scope = h("p", { id: "acl-scope", className: "note" },
+                        "The cluster's ACLs (REST v3 …/acls).");
+        // Upstream mode: the ACLs this gateway enforces, listed (with the same filter) under
+        // the cluster's; they are changed with `sluice acls --upstream`.
+        const gatewayCount = h("span", { id: "gateway-acl-count", className: "count" }, "…");
+        const gatewayHolder = h("div", { className: "wide-block" });
+        const gatewayPanel = h("section", { className: "panel", id: "gateway-acls", hidden: true },
+            h("h2", {}, "This gateway's ACLs ", gatewayCount),
+            h("p", { className: "note" }, "What this gateway enforces on its own clients " +
+              "(REST, WebSocket, SSE, SQS, the Kafka proxy): the fleet's, in _sluice_security, " +
+              "over this gateway's data dir. Read-only here: change them with " +
+              "`sluice acls add|remove ... --upstream BOOTSTRAP`."),
+            gatewayHolder);
         view.append(h("section", { className: "panel", id: "acls" },
-                      h("h2", {}, "ACLs ", count), filterForm, out, holder),
-                    createForm(out));
+                      h("h2", {}, "ACLs ", count), scope, filterForm, out, holder),
+                    createForm(out), gatewayPanel);
+        let upstream = false;
+        api("/v1/console/overview").then((info) => {
+            scope.dataset.mode = info.mode;
+            if (info.mode === "upstream") {
+                upstream = true;
+                gatewayPanel.hidden = false;
+                scope.textContent = "These are the Kafka cluster's ACLs (REST v3 …/acls, as " +
+                    "the Confluent REST Proxy manages them): what clients of the cluster and " +
+                    "this gateway's own principal there are subject to. The ACLs this gateway " +
+                    "enforces on its clients are listed below (the fleet's, in " +
+                    "_sluice_security: `sluice acls --upstream BOOTSTRAP`).";
+                refreshNow();
+            }
+        }).catch(() => {});
+
+        const gatewayCols = [{ label: "resource type" }, { label: "resource name" },
+                             { label: "pattern" }, { label: "principal" }, { label: "host" },
+                             { label: "operation" }, { label: "permission" }];
+        async function refreshGateway(query) {
+            let acls;
+            try {
+                acls = (await api("/v1/console/gateway-acls" + (query ? "?" + query : ""))).data;
+            } catch (e) {
+                gatewayHolder.replaceChildren(errorLine(e, "this gateway's ACLs"));
+                gatewayCount.textContent = "–";
+                return;
+            }
+            state.last.gatewayAcls = acls;
+            gatewayHolder.replaceChildren(table(gatewayCols, acls.map((a) => row(gatewayCols, [
+                a.resource_type, a.resource_name, a.pattern_type, a.principal, a.host,
+                a.operation, a.permission,
+            ], { dataset: { principal: a.principal, operation: a.operation,
+                            resource: a.resource_name, permission: a.permission } })),
+                { id: "gateway-acl-table", bodyId: "gateway-acl-rows" }));
+            gatewayCount.textContent = String(acls.length);
+        }
 
         async function deleteAcl(acl) {
             const what = acl.permission + " " + acl.principal + " " + acl.operation + " on " +
@@ -162,8 +216,11 @@ register("acls", {
                 }
             }
             let acls;
+            const query = q.toString();
+            if (upstream) {
+                await refreshGateway(query);
+            }
             try {
-                const query = q.toString();
                 acls = (await v3("/acls" + (query ? "?" + query : ""))).data;
             } catch (e) {
                 holder.replaceChildren(errorLine(e, "ACLs"));

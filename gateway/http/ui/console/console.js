@@ -326,31 +326,6 @@ function dropClient() {
     }
 }
 
-/** Parses `name{labels} value` lines of the Prometheus text format for the given names. */
-export function parseMetrics(text, names) {
-    const out = [];
-    for (const line of text.split("\n")) {
-        if (!line || line[0] === "#") {
-            continue;
-        }
-        const brace = line.indexOf("{");
-        const name = brace < 0 ? line.split(" ")[0] : line.slice(0, brace);
-        if (!names.includes(name)) {
-            continue;
-        }
-        const close = line.lastIndexOf("}");
-        const labels = {};
-        const re = /(\w+)="((?:[^"\\]|\\.)*)"/g;
-        let m;
-        while ((m = re.exec(line.slice(brace + 1, close))) !== null) {
-            labels[m[1]] = m[2].replace(/\\(.)/g, (s, c) => (c === "n" ? "\n" : c));
-        }
-        out.push({ name, labels, value: Number(line.slice(close + 1).trim()) });
-    }
-    return out;
-}
-
-
 // --- pages and the router -------------------------------------------------------------------
 
 const pages = {};

@@ -2,33 +2,42 @@
 // create and delete (after a confirmation); and one topic (#/topic/<name>): its partitions
 // with offsets and sizes, its configs (edit, reset), and the consumer groups reading it.
 import {
-    api, apiHeaders, bytes, confirmAction, errorLine, go, h, parseMetrics, refreshNow,
+    api, apiHeaders, bytes, confirmAction, errorLine, go, h, refreshNow,
     register, row, state, table, v3,
 } from "./console.js";
 
 const pageSize = 50;
 const enc = encodeURIComponent;
 
-/** Partition sizes from /metrics ("topic\0partition" -> bytes); {} when not allowed. */
-/// The partitions' sizes from /metrics (sluice_partition_size_bytes), keyed topic NUL partition,
-/// and why there are none when none could be read (shown under the tables, never a silent "–").
+/// The partitions' sizes (GET /v1/console/partition-sizes: each partition's log on its
+/// leader, read with DescribeLogDirs in both modes), keyed topic NUL partition, and why some
+/// or all are unknown (shown under the tables, never a silent "–").
 async function partitionSizes() {
     const sizes = {};
     let why = null;
     try {
-        const res = await fetch("/metrics", { headers: apiHeaders() });
+        const res = await fetch("/v1/console/partition-sizes", { headers: apiHeaders() });
         if (!res.ok) {
+            let message = "";
+            try {
+                message = (await res.json()).message || "";
+            } catch (e) {
+                message = "";
+            }
             why = res.status === 401 || res.status === 403
-                ? "Sizes need DESCRIBE on the cluster (/metrics answered " + res.status + ")."
-                : "Sizes could not be read (/metrics answered " + res.status + ").";
+                ? "Sizes need DESCRIBE on the cluster (answered " + res.status + ")."
+                : "Sizes could not be read (answered " + res.status +
+                    (message ? ": " + message : "") + ").";
             return { sizes, why };
         }
-        for (const m of parseMetrics(await res.text(), ["sluice_partition_size_bytes"])) {
-            sizes[m.labels.topic + "\u0000" + m.labels.partition] = m.value;
+        const body = await res.json();
+        for (const p of body.partitions) {
+            sizes[p.topic + "\u0000" + p.partition] = p.size_bytes;
         }
-        if (Object.keys(sizes).length === 0) {
-            why = "This gateway reports no partition sizes (in upstream mode the cluster's " +
-                "log sizes are not read).";
+        if (body.unknown.length > 0) {
+            why = "Sizes unknown for partitions led by " +
+                body.unknown.map((u) => "broker " + u.node_id + " (" + u.reason + ")")
+                    .join("; ") + ".";
         }
     } catch (e) {
         why = "Sizes could not be read (" + e.message + ").";
