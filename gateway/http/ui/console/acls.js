@@ -3,8 +3,9 @@
 // enforces: GET, POST and DELETE /v1/console/gateway-acls, changed for the whole fleet),
 // filtered by resource type, resource name, pattern type, principal, operation and permission;
 // creating one (every field, checked here before it is sent; the server's refusal shown as it
-// says it); deleting one after a confirmation. Listing needs DESCRIBE on the cluster and changing ALTER, as Kafka's
-// DescribeAcls, CreateAcls and DeleteAcls do: a refusal is shown with the server's message.
+// says it); deleting one after a confirmation. Listing needs DESCRIBE on the cluster and
+// changing ALTER, as Kafka's DescribeAcls, CreateAcls and DeleteAcls do: a refusal is shown
+// with the server's message.
 import {
     api, confirmAction, errorLine, h, refreshNow, register, row, state, table, v3,
 } from "./console.js";
