@@ -268,6 +268,21 @@ void authorizer::replace_acls(std::vector<acl_binding> bindings) {
     apply(std::move(bindings));
 }
 
+void authorizer::apply_shared(std::span<const acl_binding> bindings, bool present) {
+    std::lock_guard change(change_mutex_);
+    std::vector<acl_binding> next = acls();
+    for (const acl_binding& b : bindings) {
+        const auto at = std::lower_bound(next.begin(), next.end(), b);
+        const bool there = at != next.end() && *at == b;
+        if (present && !there) {
+            next.insert(at, b);
+        } else if (!present && there) {
+            next.erase(at);
+        }
+    }
+    apply(std::move(next));
+}
+
 std::filesystem::path authorizer::path_in(const std::filesystem::path& data_dir) {
     return data_dir / "acls";
 }

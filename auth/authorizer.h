@@ -174,6 +174,10 @@ public:
     /// Replaces every binding at once (upstream mode: the cluster's ACLs, from its
     /// _sluice_security topic). Nothing is saved.
     void replace_acls(std::vector<acl_binding> bindings);
+    /// Adds (`present`) or removes exactly `bindings`, in memory only: upstream mode's change
+    /// of the fleet's ACLs once the _sluice_security topic stored it (the mirror applies the
+    /// same records when it reads them). Nothing is saved.
+    void apply_shared(std::span<const acl_binding> bindings, bool present);
 
 private:
     struct entry {

@@ -170,7 +170,7 @@ void http_server::add_rest_and_stream_routes(io_pool& pool) {
         topic_auto_creation{svc_.auto_create_topics, svc_.num_partitions});
     rest_ = std::make_unique<rest::rest_context>(rest::rest_context{
         settings_, svc_.cluster_id, svc_.node_id, *producer_, svc_.chain, &svc_.client,
-        svc_.gateway_acls});
+        svc_.gateway_acls, svc_.shared_gateway_acls});
     // Upstream mode (no broker level here): a fleet of gateways may share the instances.
     consumers_ = std::make_unique<rest::consumer_registry>(
         *rest_, [&pool] { return pool.next().get_executor(); }, svc_.topics == nullptr);

@@ -30,6 +30,7 @@
 #include "gateway/http/console_users.h"
 #include "gateway/http/http_settings.h"
 #include "gateway/http/record_producer.h"
+#include "gateway/http/shared_acls.h"
 #include "gateway/httpcore/router.h"
 #include "gateway/core/config.h"
 #include "gateway/core/connection_tracker.h"
@@ -94,6 +95,9 @@ struct http_services {
     /// Upstream mode: the ACLs this gateway enforces (GET /v1/console/gateway-acls lists
     /// them; REST v3's ACL routes are the cluster's); null in native mode.
     backend::api::acl_store* gateway_acls = nullptr;
+    /// Upstream mode: where the console's changes of those ACLs go (POST and DELETE
+    /// /v1/console/gateway-acls; gateway/http/shared_acls.h); null in native mode.
+    shared_acls* shared_gateway_acls = nullptr;
 };
 
 class http_server {

@@ -300,6 +300,18 @@ asio::awaitable<void> shared_security_users::store(std::string user,
     co_await publish_security_records(client_, std::move(records), deadline_);
 }
 
+asio::awaitable<void> shared_security_acls::store(std::vector<auth::acl_binding> bindings,
+                                                  bool present) {
+    std::vector<auth::security_record> records;
+    records.reserve(bindings.size());
+    for (const auto& b : bindings) {
+        records.push_back(auth::acl_record(b, present));
+    }
+    co_await publish_security_records(client_, std::move(records), deadline_);
+    // The mirror applies the same records when it reads them.
+    acls_.apply_shared(bindings, present);
+}
+
 // --- security_mirror -------------------------------------------------------------------------
 
 security_mirror::security_mirror(api::client& client, stores into)

@@ -23,6 +23,7 @@
 #include "auth/security_records.h"
 #include "backend/api/client.h"
 #include "gateway/http/console_users.h"
+#include "gateway/http/shared_acls.h"
 
 namespace sluice::gateway {
 
@@ -60,6 +61,26 @@ public:
 
 private:
     backend::api::client& client_;
+    std::chrono::milliseconds deadline_;
+};
+
+/// The console's changes of the gateway's own ACLs in upstream mode (gateway/http/
+/// shared_acls.h): one record per binding, as `sluice acls --upstream` writes them
+/// (auth::acl_record), stored (acks=all) before the change is applied to `acls` (in memory,
+/// auth::authorizer::apply_shared); every other gateway's mirror applies them as it reads
+/// them. Thread-safe (the authorizer serialises its changes).
+class shared_security_acls final : public shared_acls {
+public:
+    shared_security_acls(backend::api::client& client, auth::authorizer& acls,
+                         std::chrono::milliseconds deadline = std::chrono::seconds(30))
+        : client_(client), acls_(acls), deadline_(deadline) {}
+
+    boost::asio::awaitable<void> store(std::vector<auth::acl_binding> bindings,
+                                       bool present) override;
+
+private:
+    backend::api::client& client_;
+    auth::authorizer& acls_;
     std::chrono::milliseconds deadline_;
 };
 

@@ -539,8 +539,11 @@ int run_server(const config& given) {
     // Upstream mode: the console's user changes go to _sluice_security first (declared
     // before the HTTP front, so that it outlives it).
     std::unique_ptr<shared_security_users> console_users;
+    std::unique_ptr<shared_security_acls> console_acls;
     if (shared_security) {
         console_users = std::make_unique<shared_security_users>(*upstream_client);
+        console_acls = std::make_unique<shared_security_acls>(*upstream_client, *authz,
+                                                              upstream.request_timeout);
     }
     if (!shared_security && sqs_cfg.sigv4 && cfg.sqs.enabled && aws_keys.empty()) {
         log.warn("sqs.authentication=sigv4 but there are no access keys: every SQS request will "
@@ -894,6 +897,7 @@ int run_server(const config& given) {
         hs.shared_user_state = console_users.get();
         // Upstream mode: the console lists the gateway's own ACLs beside the cluster's.
         hs.gateway_acls = upstream.enabled() ? acl_store.get() : nullptr;
+        hs.shared_gateway_acls = console_acls.get();
         http = std::make_unique<http_server>(pool, std::move(hs), tracker, cfg.http,
                                              std::move(http_cfg), http_tls);
         auto ep = http->local_endpoint();

@@ -256,6 +256,29 @@ TEST_F(Authorizer, DeleteTakesEffectAtOnce) {
     EXPECT_FALSE(a.allowed("User:alice", "h", op::read, rt::topic, "b"));
 }
 
+TEST_F(Authorizer, SharedChangesApplyAtOnceAndAreNeverSaved) {
+    {
+        auto a = make();
+        add(a, {allow(rt::topic, "own", "User:alice", op::read)});  // the data dir's
+        const std::vector<acl_binding> fleet = {allow(rt::topic, "a", "User:bob", op::write),
+                                                deny(rt::topic, "own", "User:alice", op::read)};
+        a.apply_shared(fleet, true);
+        a.apply_shared(fleet, true);  // already there: unchanged
+        EXPECT_EQ(a.acls().size(), 3u);
+        EXPECT_TRUE(a.allowed("User:bob", "h", op::write, rt::topic, "a"));
+        EXPECT_FALSE(a.allowed("User:alice", "h", op::read, rt::topic, "own"));
+        const std::vector<acl_binding> gone = {deny(rt::topic, "own", "User:alice", op::read),
+                                               allow(rt::topic, "x", "User:nobody", op::read)};
+        a.apply_shared(gone, false);  // the second is not there: nothing to remove
+        EXPECT_EQ(a.acls().size(), 2u);
+        EXPECT_TRUE(a.allowed("User:alice", "h", op::read, rt::topic, "own"));
+    }
+    // The file holds the data dir's own ACL only.
+    auto b = make();
+    const std::vector<acl_binding> own = {allow(rt::topic, "own", "User:alice", op::read)};
+    EXPECT_EQ(b.acls(), own);
+}
+
 TEST_F(Authorizer, PersistenceRoundTrip) {
     {
         auto a = make();

@@ -740,17 +740,29 @@ def console_users(ctx, row, front):
 
 def console_change_users(ctx, row, front):
     """A user created, given a new password and deleted (POST, PUT, DELETE /v1/console/users):
-    ALTER on the cluster each, as Kafka's AlterUserScramCredentials."""
+    ALTER on the cluster each, as Kafka's AlterUserScramCredentials; over a gateway also an
+    ACL of the gateway's own added and removed (POST, DELETE /v1/console/gateway-acls)."""
     r = ctx.rest(row.principal)
     name = f"u-{uuid.uuid4().hex[:8]}"
     headers = {"Content-Type": "application/json"}
-    same_answer(
+    calls = [
         lambda: http_outcome(r.post("/v1/console/users", json.dumps(
             {"name": name, "password": "first-Secret-1"}), headers=headers), ok=(201,)),
         lambda: http_outcome(r.put("/v1/console/users/" + name, json.dumps(
             {"password": "second-Secret-2"}), headers=headers)),
         lambda: http_outcome(r.delete("/v1/console/users/" + name, headers=headers),
-                             ok=(204,)))
+                             ok=(204,))]
+    if upstream_rerun_mode():
+        acl = {"resource_type": "TOPIC", "resource_name": name, "pattern_type": "LITERAL",
+               "principal": "User:" + name, "host": "*", "operation": "READ",
+               "permission": "ALLOW"}
+        query = "&".join(f"{k}={v}" for k, v in acl.items())
+        calls += [
+            lambda: http_outcome(r.post("/v1/console/gateway-acls", json.dumps(acl),
+                                        headers=headers), ok=(201,)),
+            lambda: http_outcome(r.delete("/v1/console/gateway-acls?" + query, data="{}",
+                                          headers=headers))]
+    same_answer(*calls)
 
 
 # --- which action of each front asks what ---------------------------------------------------------

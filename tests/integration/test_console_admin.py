@@ -426,6 +426,147 @@ def test_the_acls_page_lists_the_gateways_own_acls_over_a_gateway(server, page):
     screenshot(page, "acls-gateway")
 
 
+def alice_describes(http_url):
+    """alice's GET of the topic over REST v3 at a gateway: its status (403 until an ACL of the
+    gateway's lets her DESCRIBE it)."""
+    r = requests.get(f"{http_url}/v3/clusters", headers=basic(*ADMIN), timeout=30)
+    assert r.status_code == 200, r.text
+    cluster = r.json()["data"][0]["cluster_id"]
+    return requests.get(f"{http_url}/v3/clusters/{cluster}/topics/{TOPIC}",
+                        headers=basic("alice", PASSWORDS["alice"]), timeout=30).status_code
+
+
+def wait_status(http_url, status, what, timeout=15):
+    """Waits (bounded) until alice_describes answers `status` at a gateway that learns the
+    change from _sluice_security."""
+    deadline = time.monotonic() + timeout
+    got = alice_describes(http_url)
+    while got != status and time.monotonic() < deadline:
+        time.sleep(0.1)
+        got = alice_describes(http_url)
+    assert got == status, f"{what}: alice's describe answered {got}, not {status}"
+
+
+def test_the_gateways_own_acls_are_changed_from_the_console_for_the_fleet(server, page):
+    """Upstream mode: POST and DELETE /v1/console/gateway-acls change the ACLs the gateway
+    enforces through _sluice_security: in force at once on this gateway, on a second gateway
+    of the same cluster once its mirror reads the record; ALTER on the cluster is asked; bad
+    input is 400. Native mode has no such routes."""
+    url = server.http_url + "/v1/console/gateway-acls"
+    admin = as_user(server, *ADMIN)
+    alice_binding = {"resource_type": "TOPIC", "resource_name": TOPIC,
+                     "pattern_type": "LITERAL", "principal": "User:alice", "host": "*",
+                     "operation": "DESCRIBE", "permission": "ALLOW"}
+    if not upstream_rerun_mode():
+        r = requests.post(url, headers=admin, json=alice_binding, timeout=30)
+        assert r.status_code in (404, 405), r.text
+        return
+
+    # Bad input: the REST Proxy's error shape, nothing stored.
+    def refused(method, status, code, needle, headers=admin, query="", **kw):
+        r = requests.request(method, url + query, headers=headers, timeout=30, **kw)
+        assert r.status_code == status, (method, query, r.status_code, r.text)
+        body = r.json()
+        assert body["error_code"] == code and needle in body["message"], body
+
+    refused("POST", 400, 400, "Malformed JSON", data="{")
+    refused("POST", 400, 400, "resource_type", json=dict(alice_binding, resource_type="TABLE"))
+    refused("POST", 400, 40002, "pattern", json=dict(alice_binding, pattern_type="MATCH"))
+    missing = {k: v for k, v in alice_binding.items() if k != "principal"}
+    refused("POST", 400, 400, "principal is required", json=missing)
+    refused("POST", 400, 40002, "principal", json=dict(alice_binding, principal="alice"))
+    refused("DELETE", 400, 400, "operation is required",
+            query="?resource_type=TOPIC&pattern_type=LITERAL&permission=ALLOW")
+    # A form from another page (no JSON content type) never reaches the route.
+    r = requests.post(url, headers=basic(*ADMIN), data="resource_type=TOPIC", timeout=30)
+    assert r.status_code == 415, r.text
+    # alice has no ALTER on the cluster: refused on both routes.
+    alice = as_user(server, "alice", PASSWORDS["alice"])
+    refused("POST", 403, 40301, "", headers=alice, json=alice_binding)
+    refused("DELETE", 403, 40301, "", headers=alice, json={},
+            query="?resource_type=ANY&pattern_type=ANY&operation=ANY&permission=ANY")
+    assert all(a["principal"] != "User:alice"
+               for a in requests.get(url, headers=admin, timeout=30).json()["data"])
+
+    # A second gateway of the fleet (the same cluster), whose mirror reads the change.
+    second = Gateway(server.bootstrap, {"http.authentication": "basic",
+                                        "authorizer.enabled": "true"})
+    security(second.data_dir)
+    try:
+        second.start()
+        assert alice_describes(server.http_url) == 403
+        wait_status(second.http_url, 403, "the second gateway before the ACL")
+
+        # Created on the page: in force here when the page says so, there soon after.
+        show(page, "#/acls", "acls")
+        page.wait("document.getElementById('gateway-acls').hidden === false",
+                  "the gateway's ACLs section")
+        page.call("type", cmd="select", selector="#gateway-acl-create-type", value="TOPIC")
+        page.fill("#gateway-acl-create-name", TOPIC)
+        page.fill("#gateway-acl-create-principal", "User:alice")
+        page.call("op", cmd="select", selector="#gateway-acl-create-operation",
+                  value="DESCRIBE")
+        page.click("#gateway-acl-create-submit")
+        page.wait("document.getElementById('gateway-acl-action').dataset.created !== undefined",
+                  "the gateway's ACL created")
+        row = "document.querySelector('#gateway-acl-rows tr[data-principal=\"User:alice\"]')"
+        page.wait(f"{row} !== null && {row}.dataset.operation === 'DESCRIBE'", "alice's row")
+        assert alice_describes(server.http_url) == 200
+        wait_status(second.http_url, 200, "the second gateway after the ACL")
+        # Not the cluster's.
+        assert all(a["principal"] != "User:alice"
+                   for a in page.eval("window.sluiceConsole.last.acls"))
+
+        # Deleted after the confirmation: refused again on both.
+        page.click("#gateway-acl-rows button[data-delete-acl='User:alice DESCRIBE guarded']")
+        confirm(page)
+        page.wait("document.getElementById('gateway-acl-action').dataset.deleted === "
+                  "'User:alice DESCRIBE guarded'", "the gateway's ACL deleted")
+        page.wait(f"{row} === null", "alice's row gone")
+        assert alice_describes(server.http_url) == 403
+        wait_status(second.http_url, 403, "the second gateway after the delete")
+        # A filter that matches nothing deletes nothing.
+        r = requests.delete(url + "?resource_type=TOPIC&pattern_type=LITERAL&operation=ANY"
+                            "&permission=ANY&principal=User:alice", headers=admin, json={},
+                            timeout=30)
+        assert r.status_code == 200 and r.json() == {"data": []}, r.text
+        assert page_errors(page) == []
+    finally:
+        second.close()
+    assert "gateway ACLs not" not in server.log_text()
+
+
+def test_a_gateway_acl_change_the_cluster_cannot_store_is_a_clear_503():
+    """Upstream mode: with the cluster gone, POST /v1/console/gateway-acls answers 503 (50302)
+    within upstream.request.timeout.ms, naming why, and the gateway's ACLs are unchanged."""
+    if not upstream_rerun_mode():
+        return
+    up = Sluice(rerun=False)
+    up.http = False
+    up.start()
+    gw = Gateway(up.bootstrap, {"authorizer.enabled": "true", "super.users": "User:ANONYMOUS",
+                                "upstream.request.timeout.ms": "2000"})
+    try:
+        gw.start()
+        url = gw.http_url + "/v1/console/gateway-acls"
+        acl = {"resource_type": "GROUP", "resource_name": "g", "pattern_type": "PREFIXED",
+               "principal": "User:carol", "host": "*", "operation": "READ",
+               "permission": "ALLOW"}
+        r = requests.post(url, headers=JSON, json=acl, timeout=30)
+        assert r.status_code == 201, r.text
+        up.stop()
+        r = requests.post(url, headers=JSON, json=dict(acl, principal="User:dave"), timeout=30)
+        assert r.status_code == 503, r.text
+        assert r.json()["error_code"] == 50302, r.text
+        assert "not changed" in r.json()["message"], r.text
+        listed = requests.get(url, timeout=30).json()["data"]
+        assert [a["principal"] for a in listed] == ["User:carol"], listed
+        assert "gateway ACLs not added by User:ANONYMOUS" in gw.log_text()
+    finally:
+        gw.close()
+        up.close()
+
+
 def test_a_user_without_rights_is_told_why_on_both_pages(server):
     page = Browser()
     try:

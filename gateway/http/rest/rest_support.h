@@ -13,6 +13,7 @@
 #include "gateway/http/http_settings.h"
 #include "gateway/http/json.h"
 #include "gateway/http/record_producer.h"
+#include "gateway/http/shared_acls.h"
 #include "gateway/http/rest/media_type.h"
 #include "gateway/http/rest/record_json.h"
 #include "gateway/httpcore/router.h"
@@ -43,6 +44,9 @@ struct rest_context {
     /// Upstream mode: the ACLs this gateway enforces (the fleet's, from _sluice_security, over
     /// the data dir's), which admin's ACL calls (the cluster's) are not; null in native mode.
     backend::api::acl_store* gateway_acls = nullptr;
+    /// Upstream mode: where the console's changes of gateway_acls go first (the fleet's
+    /// _sluice_security); null in native mode.
+    shared_acls* shared_gateway_acls = nullptr;
 
     backend::api::admin& admin() const { return client->admin(); }
 };

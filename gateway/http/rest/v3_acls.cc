@@ -5,8 +5,12 @@
 // DELETE .../acls (resource_type, pattern_type, operation and permission required; the deleted
 // ACLs). The router's guard checks DESCRIBE (listing) or ALTER (changes) on the cluster
 // (gateway/policy/front_acls.cc), as Kafka's DescribeAcls, CreateAcls and DeleteAcls do.
+// Upstream mode adds /v1/console/gateway-acls: the ACLs the gateway itself enforces (the
+// fleet's, from _sluice_security), listed (GET), and changed through the fleet's shared state
+// (POST one, DELETE by filter: gateway/http/shared_acls.h), with the same guard.
 #include <array>
 #include <cctype>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -277,6 +281,8 @@ boost::asio::awaitable<handler_result> v3_list_acls(rest_context* rc, http_reque
     co_return v3_ok(w.str());
 }
 
+void write_gateway_acl(json::writer& w, const api::acl_binding& b);
+
 /// GET /v1/console/gateway-acls (upstream mode): the ACLs this gateway enforces, with the
 /// filter of GET .../acls; {"data": [{resource_type, ...}]} in the KafkaAcl fields' names.
 boost::asio::awaitable<handler_result> list_gateway_acls(rest_context* rc,
@@ -295,15 +301,101 @@ boost::asio::awaitable<handler_result> list_gateway_acls(rest_context* rc,
     w.key("data");
     w.start_array();
     for (const auto& b : *acls) {
-        w.start_object();
-        w.field("resource_type", acl_name_of(acl_resource_type_names, b.resource_type));
-        w.field("resource_name", b.resource_name);
-        w.field("pattern_type", acl_name_of(acl_pattern_type_names, b.pattern_type));
-        w.field("principal", b.principal);
-        w.field("host", b.host);
-        w.field("operation", acl_name_of(acl_operation_names, b.operation));
-        w.field("permission", acl_name_of(acl_permission_names, b.permission));
-        w.end_object();
+        write_gateway_acl(w, b);
+    }
+    w.end_array();
+    w.end_object();
+    co_return v3_ok(w.str());
+}
+
+/// The gateway-acls answer's shape of one binding: the KafkaAcl fields, no links.
+void write_gateway_acl(json::writer& w, const api::acl_binding& b) {
+    w.start_object();
+    w.field("resource_type", acl_name_of(acl_resource_type_names, b.resource_type));
+    w.field("resource_name", b.resource_name);
+    w.field("pattern_type", acl_name_of(acl_pattern_type_names, b.pattern_type));
+    w.field("principal", b.principal);
+    w.field("host", b.host);
+    w.field("operation", acl_name_of(acl_operation_names, b.operation));
+    w.field("permission", acl_name_of(acl_permission_names, b.permission));
+    w.end_object();
+}
+
+/// Stores a change of the gateway's own ACLs in the fleet's shared state (then here), and
+/// reports it; an error answer (503, nothing changed) when the cluster did not store it.
+boost::asio::awaitable<std::optional<http_response>> store_gateway_acls(
+    rest_context* rc, const http_request_context& ctx, const std::vector<api::acl_binding>& bs,
+    bool present) {
+    std::string failure;
+    try {
+        co_await rc->shared_gateway_acls->store(audit_bindings_of(bs), present);
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    if (!failure.empty()) {
+        auth_log().error("console: gateway ACLs not {} by {}: {}", present ? "added" : "removed",
+                         ctx.principal, failure);
+        co_return v3_error(code::broker_not_available,
+                           std::string("The gateway's ACLs were not changed: ") + failure);
+    }
+    report_acl_change(ctx, !present, bs);
+    co_return std::nullopt;
+}
+
+/// POST /v1/console/gateway-acls (upstream mode): one ACL (the body of POST .../acls) added
+/// to the ACLs this gateway and its fleet enforce; 201 with no body.
+boost::asio::awaitable<handler_result> create_gateway_acl(rest_context* rc,
+                                                          http_request_context ctx) {
+    json::document doc;
+    if (auto bad = parse_body(ctx.req, doc, v3_type)) {
+        co_return std::move(*bad);
+    }
+    std::string error;
+    auto b = acl_binding_of_json(doc, error);
+    if (!b) {
+        co_return v3_error(code::bad_request, error);
+    }
+    // This gateway's authorizer must be on (else 400 40002, as the listing answers).
+    if (auto on = rc->gateway_acls->describe_acls(api::acl_filter{}); !on) {
+        co_return acl_backend_error(on.error());
+    }
+    std::vector<api::acl_binding> bindings;
+    bindings.push_back(std::move(*b));
+    const auto checked = audit_bindings_of(bindings);
+    if (auto why = auth::validate(checked.front())) {
+        co_return v3_error(code::kafka_bad_request, "Invalid ACL: " + *why);
+    }
+    if (auto failed = co_await store_gateway_acls(rc, ctx, bindings, true)) {
+        co_return std::move(*failed);
+    }
+    co_return json_response(201, v3_type, std::string());
+}
+
+/// DELETE /v1/console/gateway-acls (upstream mode): the filter of DELETE .../acls (the same
+/// parameters required); removes every ACL of this gateway and its fleet it matches, and
+/// answers them ({"data": [...]}, the listing's shape).
+boost::asio::awaitable<handler_result> delete_gateway_acls(rest_context* rc,
+                                                           http_request_context ctx) {
+    std::string error;
+    auto filter = acl_filter_of_query(ctx.query, true, error);
+    if (!filter) {
+        co_return v3_error(code::bad_request, error);
+    }
+    auto matched = rc->gateway_acls->describe_acls(*filter);
+    if (!matched) {
+        co_return acl_backend_error(matched.error());
+    }
+    if (!matched->empty()) {
+        if (auto failed = co_await store_gateway_acls(rc, ctx, *matched, false)) {
+            co_return std::move(*failed);
+        }
+    }
+    json::writer w;
+    w.start_object();
+    w.key("data");
+    w.start_array();
+    for (const auto& b : *matched) {
+        write_gateway_acl(w, b);
     }
     w.end_array();
     w.end_object();
@@ -404,6 +496,10 @@ void add_v3_acl_routes(router& routes, rest_context& ctx) {
     routes.add(verb::post, acls + ":batch", bind(v3_batch_create_acls));
     if (ctx.gateway_acls != nullptr) {
         routes.add(verb::get, "/v1/console/gateway-acls", bind(list_gateway_acls));
+    }
+    if (ctx.gateway_acls != nullptr && ctx.shared_gateway_acls != nullptr) {
+        routes.add(verb::post, "/v1/console/gateway-acls", bind(create_gateway_acl));
+        routes.add(verb::delete_, "/v1/console/gateway-acls", bind(delete_gateway_acls));
     }
 }
 

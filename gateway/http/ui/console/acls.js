@@ -1,10 +1,11 @@
 // ACLs (#/acls): the cluster's ACLs over REST v3 (GET, POST and DELETE
-// /v3/clusters/{c}/acls, in upstream mode the cluster's, and then also, read-only, the ones
-// this gateway enforces: GET /v1/console/gateway-acls), filtered by resource type, resource
-// name, pattern type, principal, operation and permission; creating one (every field, checked
-// here before it is sent; the server's refusal shown as it says it); deleting one after a
-// confirmation. Listing needs DESCRIBE on the cluster and changing ALTER, as Kafka's
-// DescribeAcls, CreateAcls and DeleteAcls do: a refusal is shown with the server's message.
+// /v3/clusters/{c}/acls, in upstream mode the cluster's, and then also the ones this gateway
+// enforces: GET, POST and DELETE /v1/console/gateway-acls, changed for the whole fleet),
+// filtered by resource type, resource name, pattern type, principal, operation and permission;
+// creating one (every field, checked here before it is sent; the server's refusal shown as it
+// says it); deleting one after a confirmation. Listing needs DESCRIBE on the cluster and
+// changing ALTER, as Kafka's DescribeAcls, CreateAcls and DeleteAcls do: a refusal is shown
+// with the server's message.
 import {
     api, confirmAction, errorLine, h, refreshNow, register, row, state, table, v3,
 } from "./console.js";
@@ -48,17 +49,19 @@ function invalid(acl) {
     return null;
 }
 
-function createForm(out) {
-    const type = select("acl-create-type", resourceTypes);
-    const name = h("input", { id: "acl-create-name", autocomplete: "off", required: true,
+/** The create form: `id` prefixes its elements' ids ("acl-create": the cluster's ACLs,
+ *  "gateway-acl-create": this gateway's), `send(acl)` stores one. */
+function createForm(out, id, title, send) {
+    const type = select(id + "-type", resourceTypes);
+    const name = h("input", { id: id + "-name", autocomplete: "off", required: true,
                               placeholder: "orders" });
-    const pattern = select("acl-create-pattern", patternTypes);
-    const principal = h("input", { id: "acl-create-principal", autocomplete: "off",
+    const pattern = select(id + "-pattern", patternTypes);
+    const principal = h("input", { id: id + "-principal", autocomplete: "off",
                                    required: true, placeholder: "User:alice" });
-    const host = h("input", { id: "acl-create-host", autocomplete: "off", value: "*",
+    const host = h("input", { id: id + "-host", autocomplete: "off", value: "*",
                               required: true });
-    const operation = select("acl-create-operation", operations);
-    const permission = select("acl-create-permission", permissions);
+    const operation = select(id + "-operation", operations);
+    const permission = select(id + "-permission", permissions);
     type.addEventListener("change", () => {
         if (type.value === "CLUSTER") {
             name.value = clusterName;
@@ -67,7 +70,7 @@ function createForm(out) {
             name.value = "";
         }
     });
-    return h("form", { id: "acl-create", className: "panel", noValidate: true,
+    return h("form", { id, className: "panel", noValidate: true,
                        onsubmit: async (ev) => {
         ev.preventDefault();
         delete out.dataset.error;
@@ -85,7 +88,7 @@ function createForm(out) {
         }
         out.textContent = "creating…";
         try {
-            await v3("/acls", { method: "POST", json: acl });
+            await send(acl);
             out.textContent = "created: " + acl.permission + " " + acl.principal + " " +
                 acl.operation + " on " + acl.resource_type + " " + acl.resource_name +
                 (acl.pattern_type === "PREFIXED" ? "*" : "");
@@ -97,12 +100,12 @@ function createForm(out) {
                 e.message + (e.status ? " (" + e.status + ")" : "");
         }
     } },
-    h("h2", {}, "Create an ACL"),
+    h("h2", {}, title),
     h("label", {}, "Resource type", type), h("label", {}, "Resource name", name),
     h("label", {}, "Pattern type", pattern), h("label", {}, "Principal", principal),
     h("label", {}, "Host", host), h("label", {}, "Operation", operation),
     h("label", {}, "Permission", permission),
-    h("button", { type: "submit", id: "acl-create-submit" }, "Create"));
+    h("button", { type: "submit", id: id + "-submit" }, "Create"));
 }
 
 register("acls", {
@@ -135,19 +138,29 @@ register("acls", {
         const scope = h("p", { id: "acl-scope", className: "note" },
                         "The cluster's ACLs (REST v3 …/acls).");
         // Upstream mode: the ACLs this gateway enforces, listed (with the same filter) under
-        // the cluster's; they are changed with `sluice acls --upstream`.
+        // the cluster's; created and deleted here for every gateway of the fleet (through
+        // _sluice_security, as `sluice acls --upstream` does).
         const gatewayCount = h("span", { id: "gateway-acl-count", className: "count" }, "…");
         const gatewayHolder = h("div", { className: "wide-block" });
+        const gatewayOut = h("output", { id: "gateway-acl-action", className: "note",
+                                         role: "status" });
+        const gatewayForm = createForm(gatewayOut, "gateway-acl-create",
+                                       "Create an ACL of this gateway",
+                                       (acl) => api("/v1/console/gateway-acls",
+                                                    { method: "POST", json: acl }));
         const gatewayPanel = h("section", { className: "panel", id: "gateway-acls", hidden: true },
             h("h2", {}, "This gateway's ACLs ", gatewayCount),
             h("p", { className: "note" }, "What this gateway enforces on its own clients " +
               "(REST, WebSocket, SSE, SQS, the Kafka proxy): the fleet's, in _sluice_security, " +
-              "over this gateway's data dir. Read-only here: change them with " +
-              "`sluice acls add|remove ... --upstream BOOTSTRAP`."),
-            gatewayHolder);
+              "over this gateway's data dir. A change made here is stored in _sluice_security " +
+              "and applies to every gateway of the fleet (as " +
+              "`sluice acls add|remove ... --upstream BOOTSTRAP` does)."),
+            gatewayOut, gatewayHolder, gatewayForm);
         view.append(h("section", { className: "panel", id: "acls" },
                       h("h2", {}, "ACLs ", count), scope, filterForm, out, holder),
-                    createForm(out), gatewayPanel);
+                    createForm(out, "acl-create", "Create an ACL",
+                               (acl) => v3("/acls", { method: "POST", json: acl })),
+                    gatewayPanel);
         let upstream = false;
         api("/v1/console/overview").then((info) => {
             scope.dataset.mode = info.mode;
@@ -157,15 +170,17 @@ register("acls", {
                 scope.textContent = "These are the Kafka cluster's ACLs (REST v3 …/acls, as " +
                     "the Confluent REST Proxy manages them): what clients of the cluster and " +
                     "this gateway's own principal there are subject to. The ACLs this gateway " +
-                    "enforces on its clients are listed below (the fleet's, in " +
-                    "_sluice_security: `sluice acls --upstream BOOTSTRAP`).";
+                    "enforces on its clients are listed below, where they can be changed too " +
+                    "(the fleet's, in _sluice_security, as `sluice acls --upstream` changes " +
+                    "them).";
                 refreshNow();
             }
         }).catch(() => {});
 
         const gatewayCols = [{ label: "resource type" }, { label: "resource name" },
                              { label: "pattern" }, { label: "principal" }, { label: "host" },
-                             { label: "operation" }, { label: "permission" }];
+                             { label: "operation" }, { label: "permission" },
+                             { label: "actions" }];
         async function refreshGateway(query) {
             let acls;
             try {
@@ -178,33 +193,49 @@ register("acls", {
             state.last.gatewayAcls = acls;
             gatewayHolder.replaceChildren(table(gatewayCols, acls.map((a) => row(gatewayCols, [
                 a.resource_type, a.resource_name, a.pattern_type, a.principal, a.host,
-                a.operation, a.permission,
+                a.operation, a.permission, deleteButton(a, true),
             ], { dataset: { principal: a.principal, operation: a.operation,
                             resource: a.resource_name, permission: a.permission } })),
                 { id: "gateway-acl-table", bodyId: "gateway-acl-rows" }));
             gatewayCount.textContent = String(acls.length);
         }
 
-        async function deleteAcl(acl) {
+        async function deleteAcl(acl, gateway) {
+            const where = gateway ? gatewayOut : out;
             const what = acl.permission + " " + acl.principal + " " + acl.operation + " on " +
                 acl.resource_type + " " + acl.resource_name + " (" + acl.pattern_type +
                 ", host " + acl.host + ")";
-            if (!await confirmAction("Delete the ACL " + what + "?", "Delete ACL")) {
+            const whose = gateway ? "this gateway's ACL (for every gateway of the fleet) "
+                                  : "the ACL ";
+            if (!await confirmAction("Delete " + whose + what + "?", "Delete ACL")) {
                 return;
             }
-            delete out.dataset.error;
-            delete out.dataset.deleted;
+            delete where.dataset.error;
+            delete where.dataset.deleted;
             try {
-                const answer = await v3("/acls?" + exactQuery(acl), { method: "DELETE" });
-                out.textContent = "deleted " + answer.data.length + " ACL: " + what;
-                out.dataset.deleted = acl.principal + " " + acl.operation + " " +
+                const answer = gateway
+                    ? await api("/v1/console/gateway-acls?" + exactQuery(acl),
+                                { method: "DELETE", json: {} })
+                    : await v3("/acls?" + exactQuery(acl), { method: "DELETE" });
+                where.textContent = "deleted " + answer.data.length + " ACL: " + what;
+                where.dataset.deleted = acl.principal + " " + acl.operation + " " +
                     acl.resource_name;
                 refreshNow();
             } catch (e) {
-                out.dataset.error = String(e.status || "");
-                out.textContent = "not deleted: " + (e.status === 403 ? "not allowed: " : "") +
+                where.dataset.error = String(e.status || "");
+                where.textContent = "not deleted: " + (e.status === 403 ? "not allowed: " : "") +
                     e.message + (e.status ? " (" + e.status + ")" : "");
             }
+        }
+
+        function deleteButton(a, gateway) {
+            return h("button", { type: "button", className: "danger small",
+                                 dataset: { deleteAcl: a.principal + " " + a.operation + " " +
+                                     a.resource_name },
+                                 "aria-label": "Delete the ACL " + a.permission + " " +
+                                     a.principal + " " + a.operation + " on " +
+                                     a.resource_type + " " + a.resource_name,
+                                 onclick: () => deleteAcl(a, gateway) }, "Delete");
         }
 
         async function refresh() {
@@ -233,14 +264,7 @@ register("acls", {
                           { label: "operation" }, { label: "permission" }, { label: "actions" }];
             holder.replaceChildren(table(cols, acls.map((a) => row(cols, [
                 a.resource_type, a.resource_name, a.pattern_type, a.principal, a.host,
-                a.operation, a.permission,
-                h("button", { type: "button", className: "danger small",
-                              dataset: { deleteAcl: a.principal + " " + a.operation + " " +
-                                  a.resource_name },
-                              "aria-label": "Delete the ACL " + a.permission + " " +
-                                  a.principal + " " + a.operation + " on " + a.resource_type +
-                                  " " + a.resource_name,
-                              onclick: () => deleteAcl(a) }, "Delete"),
+                a.operation, a.permission, deleteButton(a, false),
             ], { dataset: { principal: a.principal, operation: a.operation,
                             resource: a.resource_name, permission: a.permission } })),
                 { id: "acl-table", bodyId: "acl-rows" }));
