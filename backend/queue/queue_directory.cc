@@ -242,13 +242,7 @@ api::awaitable<api::backend_result<std::vector<api::sent_message>>> queue_direct
         const std::size_t i = item_of[k];
         const auto& off = offsets[k];
         if (!off) {
-            const auto why = api::reason(off.error());
-            out[i].error = why == errc::message_too_large || why == errc::record_list_too_large
-                               ? invalid("The message is larger than the queue's topic accepts "
-                                         "(max.message.bytes).")
-                               : backend_error{make_error_code(errc::storage_error),
-                                               fmt::format("The message could not be stored: {}",
-                                                           off.error().message())};
+            out[i].error = not_stored(off.error());
             continue;
         }
         out[i].message_id = message_id(q->meta.queue_id, items[k].partition, *off);

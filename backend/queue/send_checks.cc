@@ -235,4 +235,14 @@ prepared prepare(const queue_config& c, api::outgoing_message& m, std::int64_t n
     return p;
 }
 
+api::backend_error not_stored(const api::backend_error& e) {
+    const auto why = api::reason(e);
+    if (why == api::errc::message_too_large || why == api::errc::record_list_too_large) {
+        return invalid(
+            "The message is larger than the queue's topic accepts (max.message.bytes).");
+    }
+    return api::backend_error{api::make_error_code(api::errc::storage_error),
+                              fmt::format("The message could not be stored: {}", e.message)};
+}
+
 }  // namespace sluice::backend::queue

@@ -26,4 +26,8 @@ struct prepared {
 /// MessageDeduplicationId on a content-deduplicated queue gets the body's SHA-256 as its id.
 prepared prepare(const queue_config& c, api::outgoing_message& m, std::int64_t now);
 
+/// What a sent message whose record the topic did not store answers: the topic's size limit
+/// (max.message.bytes) as the client's error, anything else as a storage error naming `e`.
+api::backend_error not_stored(const api::backend_error& e);
+
 }  // namespace sluice::backend::queue
