@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/api/common.h"
@@ -86,6 +87,11 @@ api::backend_result<queue_config> apply_attributes(const queue_config& base,
                                                  const api::attribute_map& attributes,
                                                  bool creating, const arn_scheme& arns,
                                                  api::attribute_map& stored);
+
+/// Whether a queue's name makes it a FIFO queue (it ends in ".fifo").
+inline bool is_fifo_name(std::string_view name) {
+    return name.size() > 5 && name.substr(name.size() - 5) == ".fifo";
+}
 
 /// The config a queue's stored attributes describe (they were checked when stored).
 queue_config config_from_stored(bool fifo, const api::attribute_map& stored, const arn_scheme& arns);

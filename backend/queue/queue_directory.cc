@@ -33,22 +33,6 @@ asio::awaitable<void> directory_pause(std::chrono::milliseconds d) {
     co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-/// The key types the directory reads (state_records.h): the queue, a deleted queue.
-constexpr std::int16_t queue_key_type = 0;
-constexpr std::int16_t deleted_queue_key_type = 4;
-
-std::int16_t key_type_of(protocol::bytes_view key) {
-    if (key.size() < 2) {
-        return -1;
-    }
-    return static_cast<std::int16_t>((std::to_integer<unsigned>(key[0]) << 8) |
-                                     std::to_integer<unsigned>(key[1]));
-}
-
-bool fifo_queue_name(const std::string& name) {
-    return name.size() > 5 && name.compare(name.size() - 5, 5, ".fifo") == 0;
-}
-
 }  // namespace
 
 queue_directory::queue_directory(api::client& client, std::string state_topic, arn_scheme arns)
@@ -149,8 +133,7 @@ asio::awaitable<void> queue_directory::follow() {
 }
 
 void queue_directory::apply(protocol::bytes_view key, std::optional<protocol::bytes_view> value) {
-    const std::int16_t type = key_type_of(key);
-    if (type != queue_key_type && type != deleted_queue_key_type) {
+    if (!names_a_queue(key)) {
         return;  // messages, cursors, leases, tasks: the owner's
     }
     auto decoded = decode(key, value);
@@ -160,7 +143,7 @@ void queue_directory::apply(protocol::bytes_view key, std::optional<protocol::by
     }
     std::lock_guard lock(mu_);
     if (const auto* q = std::get_if<queue_record>(&*decoded)) {
-        entry e{*q, config_from_stored(fifo_queue_name(q->name), q->attributes, arns_)};
+        entry e{*q, config_from_stored(is_fifo_name(q->name), q->attributes, arns_)};
         auto it = queues_.find(q->name);
         const bool fresh = it == queues_.end() || it->second.meta.queue_id != q->queue_id;
         if (fresh) {

@@ -47,10 +47,6 @@ backend_error storage(const std::error_code& ec) {
             fmt::format("The queue's state could not be stored: {}", ec.message())};
 }
 
-bool is_fifo_name(const std::string& name) {
-    return name.size() > 5 && name.compare(name.size() - 5, 5, ".fifo") == 0;
-}
-
 /// Runs `a` to completion on a private io_context (start-up work before any front runs).
 void run_now(asio::awaitable<void> a) {
     asio::io_context io;

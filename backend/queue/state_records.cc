@@ -250,6 +250,15 @@ encoded_record encode(const message_key& m) {
     return {message_key_bytes_of(m.queue_id, m.partition, m.offset), std::nullopt};
 }
 
+bool names_a_queue(protocol::bytes_view key) {
+    if (key.size() < 2) {
+        return false;
+    }
+    const auto type = static_cast<std::int16_t>((std::to_integer<unsigned>(key[0]) << 8) |
+                                                std::to_integer<unsigned>(key[1]));
+    return type == key_type::queue || type == key_type::deleted_queue;
+}
+
 result<state_entry> decode(protocol::bytes_view key, std::optional<protocol::bytes_view> value) {
     protocol::reader k(key);
     const std::int16_t type = k.i16();

@@ -155,6 +155,11 @@ encoded_record encode(const message_record& m);
 encoded_record encode(const cursor_key& c);
 encoded_record encode(const message_key& m);
 
+/// Whether a record's key is a queue's or a deleted queue's (what a gateway following the
+/// queues without owning them reads), from its key type alone: the other records need not be
+/// decoded.
+bool names_a_queue(protocol::bytes_view key);
+
 /// Decodes one replayed record. Errors: protocol errc (truncated, invalid_value) for bytes
 /// that do not decode, unsupported_version for an unknown key type or value version.
 result<state_entry> decode(protocol::bytes_view key, std::optional<protocol::bytes_view> value);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "gateway/sqs/actions.h"
+#include "gateway/sqs/sqs_forward.h"
 #include "protocol/core/base64.h"
 
 namespace sluice::gateway::sqs {
@@ -118,10 +119,7 @@ std::optional<api::queue_name> action_context::queue_from_url() {
     if (!url) {
         return std::nullopt;
     }
-    std::string_view u = *url;
-    u = u.substr(0, u.find('?'));
-    const auto slash = u.rfind('/');
-    const std::string_view name = slash == std::string_view::npos ? u : u.substr(slash + 1);
+    const std::string_view name = queue_name_in_url(*url);
     if (name.empty() || name.size() > 249 || name == "." || name == ".." ||
         !std::all_of(name.begin(), name.end(), legal_topic_char)) {
         error = to_sqs(api::backend_error{make_error_code(api::errc::queue_does_not_exist),

@@ -36,11 +36,9 @@ bool still_open(beast::tcp_stream& stream) {
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-/// The queue name at the end of a QueueUrl (as the front reads it: the last path segment).
+/// The queue name at the end of a QueueUrl, or nullopt.
 std::optional<std::string> queue_of_url(std::string_view u) {
-    u = u.substr(0, u.find('?'));
-    const auto slash = u.rfind('/');
-    const std::string_view name = slash == std::string_view::npos ? u : u.substr(slash + 1);
+    const std::string_view name = queue_name_in_url(u);
     if (name.empty()) {
         return std::nullopt;
     }
@@ -73,6 +71,12 @@ bool split_base(const std::string& base, std::string& host, std::string& port,
 }
 
 }  // namespace
+
+std::string_view queue_name_in_url(std::string_view url) {
+    url = url.substr(0, url.find('?'));
+    const auto slash = url.rfind('/');
+    return slash == std::string_view::npos ? url : url.substr(slash + 1);
+}
 
 std::optional<std::string> sent_to_queue(const http_request_context& ctx) {
     const auto& req = ctx.req;

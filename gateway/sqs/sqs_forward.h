@@ -44,6 +44,10 @@ struct forward_outcome {
     bool local() const { return !answer && unavailable.empty(); }
 };
 
+/// The last path segment of a QueueUrl (its query string dropped), as the front reads the
+/// queue's name; empty when there is none. Not checked as a queue name.
+std::string_view queue_name_in_url(std::string_view url);
+
 /// The queue name a SendMessage or SendMessageBatch request names in its QueueUrl (either
 /// wire: JSON 1.0 or Query); nullopt for any other request, or one that does not parse (the
 /// front answers it). Read before the request is routed: a gateway that does not own the
