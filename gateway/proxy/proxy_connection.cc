@@ -280,13 +280,7 @@ asio::awaitable<void> proxy_connection::read_loop() {
             s->bare_token = true;
             pending_.push_back(s);
             awaiting_.push_back(s);
-            co_await upstream_.write(asio::buffer(frame->data(), frame->size()), ec);
-            if (ec) {
-                if (!closed_) {
-                    proxy_log().info("conn {}: upstream {} failed: {}; closing", id_,
-                                     upstream_name_, ec.message());
-                    close();
-                }
+            if (!co_await forward_frame(*frame)) {
                 co_return;
             }
             continue;  // (pending_ holds at most the one slot: no backpressure to wait for)
@@ -359,13 +353,7 @@ asio::awaitable<void> proxy_connection::read_loop() {
                     unanswered_.pop_front();
                 }
             }
-            co_await upstream_.write(asio::buffer(frame->data(), frame->size()), ec);
-            if (ec) {
-                if (!closed_) {
-                    proxy_log().info("conn {}: upstream {} failed: {}; closing", id_,
-                                     upstream_name_, ec.message());
-                    close();
-                }
+            if (!co_await forward_frame(*frame)) {
                 co_return;
             }
         }
@@ -918,6 +906,20 @@ asio::awaitable<void> proxy_connection::write_loop() {
         co_await writer_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
     close();
+}
+
+asio::awaitable<bool> proxy_connection::forward_frame(const protocol::byte_buffer& frame) {
+    boost::system::error_code ec;
+    co_await upstream_.write(asio::buffer(frame.data(), frame.size()), ec);
+    if (ec) {
+        if (!closed_) {
+            proxy_log().info("conn {}: upstream {} failed: {}; closing", id_, upstream_name_,
+                             ec.message());
+            close();
+        }
+        co_return false;
+    }
+    co_return true;
 }
 
 asio::awaitable<bool> proxy_connection::write_answer(const protocol::writer& w) {

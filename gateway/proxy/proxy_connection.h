@@ -129,6 +129,9 @@ private:
     boost::asio::awaitable<bool> connect_upstream();
     /// Turns an upstream response frame into the slot's answer; false: malformed (closed).
     bool take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame);
+    /// Writes a client's request frame to the upstream as it came; false: the write failed and
+    /// the connection is closed.
+    boost::asio::awaitable<bool> forward_frame(const protocol::byte_buffer& frame);
     boost::asio::awaitable<bool> write_answer(const protocol::writer& w);
     /// On a SASL listener: answers the login's requests (and ApiVersions before it) here.
     /// True: `frame` was answered locally (a slot queued) or the connection ends (closed_ or
