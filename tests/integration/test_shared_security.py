@@ -22,8 +22,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import sluice_binary, wait_for
 from rest_support import V2, V2_JSON
-from upstream_support import (Gateway, NativeUpstream, kcat_produce, unreachable_bootstrap,
-                              wait_ready)
+from upstream_support import (Gateway, NativeUpstream, kcat_produce, proxy_kafka_args,
+                              unreachable_bootstrap, wait_ready)
 
 SETTINGS = {"http.authentication": "basic", "authorizer.enabled": "true",
             "super.users": "User:sqs-admin"}
@@ -328,7 +328,9 @@ def test_a_user_added_with_the_command_logs_in_with_scram_through_the_kafka_prox
     import re
     up, _ = fleet
     ok(command("users", "set", "scram-user", bootstrap=up.bootstrap, stdin="scram-Secret-8\n"))
-    gw = Gateway(up.bootstrap, args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"])
+    # Node ports below the ephemeral range: with port 0 the listener's port + 1 + N may be
+    # held by another connection of a busy machine, and that node is then not served.
+    gw = Gateway(up.bootstrap, args=proxy_kafka_args("SASL_PLAINTEXT"))
     try:
         line = gw.start(timeout=60).wait_log("listening:")
         port = int(re.search(r"kafka_sasl_plaintext=[^ ]*:(\d+)", line).group(1))
