@@ -166,10 +166,19 @@ def proxy_kafka_args(*protocols, span=4):
     range (32768 and up): a listener bound to port 0 serves upstream node N on its port + 1 +
     N, a port some other connection of a busy machine may hold for minutes, so that node is
     then never served. Listener i is at base + i * span (its nodes 0 .. span - 2 after it)."""
+    base = free_port_block(span * len(protocols))
+    args = []
+    for i, protocol in enumerate(protocols):
+        args += ["--kafka", f"{protocol}://127.0.0.1:{base + i * span}"]
+    return args
+
+
+def free_port_block(count):
+    """The first of `count` consecutive ports on 127.0.0.1, free when looked at, below the
+    kernel's ephemeral range (see proxy_kafka_args)."""
     import random
     import socket
     rng = random.Random()
-    count = span * len(protocols)
     for _ in range(200):
         base = rng.randrange(20000, 30000 - count)
         socks = []
@@ -183,10 +192,7 @@ def proxy_kafka_args(*protocols, span=4):
         finally:
             for sock in socks:
                 sock.close()
-        args = []
-        for i, protocol in enumerate(protocols):
-            args += ["--kafka", f"{protocol}://127.0.0.1:{base + i * span}"]
-        return args
+        return base
     raise RuntimeError("no free block of ports below the ephemeral range")
 
 

@@ -1,8 +1,9 @@
 // chart_render renders a Helm chart the way `helm template` does, without a cluster and without
 // helm (which Debian does not package): Go's text/template with sprig's functions and Helm's
 // own (include, tpl, toYaml, fromYaml, toJson, required, fail), values merged from values.yaml,
-// -f files and --set pairs. It prints the rendered objects as one YAML stream, each preceded by
-// a "# Source:" comment, and exits non-zero with the template's message when rendering fails.
+// -f files and --set pairs ({a,b} a list, as in helm). It prints the rendered objects as one
+// YAML stream, each preceded by a "# Source:" comment, and exits non-zero with the template's
+// message when rendering fails.
 //
 // Usage: chart_render CHART_DIR [--name RELEASE] [--namespace NS] [-f VALUES.yaml]... [--set K=V]...
 package main
@@ -50,7 +51,19 @@ func merge(dst, src values) values {
 	return dst
 }
 
-// setValue applies one --set a.b.c=value: numbers and booleans typed, the rest strings.
+// scalar types one --set value as helm does: numbers and booleans typed, the rest strings.
+func scalar(raw string) interface{} {
+	if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+		return int(n)
+	} else if raw == "true" || raw == "false" {
+		return raw == "true"
+	} else if raw == "null" {
+		return nil
+	}
+	return raw
+}
+
+// setValue applies one --set a.b.c=value; {x,y} is a list, as in helm.
 func setValue(v values, pair string) error {
 	eq := strings.IndexByte(pair, '=')
 	if eq < 0 {
@@ -58,13 +71,15 @@ func setValue(v values, pair string) error {
 	}
 	path := strings.Split(pair[:eq], ".")
 	raw := pair[eq+1:]
-	var value interface{} = raw
-	if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
-		value = int(n)
-	} else if raw == "true" || raw == "false" {
-		value = raw == "true"
-	} else if raw == "null" {
-		value = nil
+	value := scalar(raw)
+	if strings.HasPrefix(raw, "{") && strings.HasSuffix(raw, "}") {
+		list := []interface{}{}
+		if inner := raw[1 : len(raw)-1]; inner != "" {
+			for _, item := range strings.Split(inner, ",") {
+				list = append(list, scalar(item))
+			}
+		}
+		value = list
 	}
 	m := v
 	for _, p := range path[:len(path)-1] {
