@@ -12,13 +12,17 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import time
 import urllib.request
 
 import pytest
 import yaml
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness import Sluice, connect, kafka_request, read_frame
+from harness import Sluice, connect, kafka_request, read_frame, sluice_binary
+from sqs_support import client as sqs_client
+from upstream_support import NativeUpstream, free_port_block
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHART = os.path.join(HERE, "..", "..", "helm", "sluice")
@@ -110,8 +114,14 @@ def lint(objects):
             assert m["name"] in volumes | claims, m["name"]
     pods = [w["spec"]["template"]["metadata"]["labels"]
             for w in by_kind(objects, "StatefulSet") + by_kind(objects, "Deployment")]
+    pod_ports = {p["name"] for w in by_kind(objects, "StatefulSet") + by_kind(objects, "Deployment")
+                 for p in container(w)["ports"]}
     for svc in by_kind(objects, "Service"):
         assert any(svc["spec"]["selector"].items() <= p.items() for p in pods)
+        names = [p["name"] for p in svc["spec"]["ports"]]
+        assert len(names) == len(set(names)), names
+        for port in svc["spec"]["ports"]:
+            assert port["targetPort"] in pod_ports, port
 
 
 def container(workload):
@@ -152,8 +162,16 @@ def test_native_mode_is_one_statefulset_with_a_volume_and_valid_objects(renderer
     schema_check(objects)
 
 
-def test_upstream_mode_is_a_deployment_scaled_by_an_autoscaler(renderer):
-    objects = render(renderer, "mode=upstream", "upstream.bootstrapServers=kafka-0:9092,kafka-1:9092")
+UPSTREAM = ("mode=upstream", "upstream.bootstrapServers=kafka-0:9092,kafka-1:9092",
+            "kafka.advertisedHost=kafka.example.com", "upstream.brokerIds={0,1,2}")
+
+
+def env_of(c):
+    return {e["name"]: e for e in c["env"]}
+
+
+def test_upstream_mode_is_a_deployment_scaled_by_an_autoscaler(renderer, tmp_path):
+    objects = render(renderer, *UPSTREAM)
     assert not by_kind(objects, "StatefulSet")
     dep = one(objects, "Deployment")
     hpa = one(objects, "HorizontalPodAutoscaler")
@@ -163,20 +181,84 @@ def test_upstream_mode_is_a_deployment_scaled_by_an_autoscaler(renderer):
     assert "replicas" not in dep["spec"]  # the autoscaler owns the count
     assert all("persistentVolumeClaim" not in v for v in dep["spec"]["template"]["spec"]["volumes"])
     assert properties(objects)["upstream.bootstrap.servers"] == "kafka-0:9092,kafka-1:9092"
-    # The Kafka port as a proxy and fleet SQS queues are not served in upstream mode yet: the
-    # chart turns both listeners off (sluice refuses them there) and exposes neither port.
-    args = container(dep)["args"]
-    assert "--kafka=off" in args and "--sqs=off" in args
-    assert not any(a.startswith("--advertise-kafka") for a in args)
-    ports = {p["name"] for s in by_kind(objects, "Service") for p in s["spec"]["ports"]}
-    assert "http" in ports and "kafka" not in ports and "sqs" not in ports
+    # The Kafka proxy: the bootstrap and upstream broker N on 9093 + N, advertised with the
+    # host clients reach; proxy.node.port.base is written for sluice, so both agree.
+    c = container(dep)
+    args = c["args"]
+    assert "--kafka=0.0.0.0:9092" in args and "--sqs=0.0.0.0:9324" in args
+    assert "--advertise-kafka=kafka.example.com:9092" in args
+    assert properties(objects)["proxy.node.port.base"] == "9093"
+    expected = {"kafka": 9092, "node-0": 9093, "node-1": 9094, "node-2": 9095, "http": 8082,
+                "sqs": 9324}
+    assert {p["name"]: p["containerPort"] for p in c["ports"]} == expected
+    service = [s for s in by_kind(objects, "Service") if s["spec"].get("clusterIP") != "None"]
+    assert len(service) == 1  # any pod serves any node port: one Service in front of them all
+    assert {p["name"]: p["port"] for p in service[0]["spec"]["ports"]} == expected
+    assert all(p["targetPort"] == p["name"] for p in service[0]["spec"]["ports"])
+    # The SQS fleet: each pod's own address from the downward API, expanded by Kubernetes
+    # ($(POD_IP) must be defined before the variable that uses it).
+    env = env_of(c)
+    names = [e["name"] for e in c["env"]]
+    assert env["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    assert env["SLUICE_SQS_FLEET_URL"]["value"] == "http://$(POD_IP):9324"
+    assert names.index("POD_IP") < names.index("SLUICE_SQS_FLEET_URL")
+    assert dep["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 35
+    assert one(objects, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"].items() <= \
+        dep["spec"]["template"]["metadata"]["labels"].items()
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
     lint(objects)
     schema_check(objects)
 
-    fixed = render(renderer, "mode=upstream", "upstream.bootstrapServers=k:9092",
+    # Both fronts off: the HTTP fronts alone, nothing of the proxy or the fleet.
+    http_only = render(renderer, "mode=upstream", "upstream.bootstrapServers=k:9092",
+                       "ports.kafka=0", "ports.sqs=0")
+    c = container(one(http_only, "Deployment"))
+    assert "--kafka=off" in c["args"] and "--sqs=off" in c["args"]
+    assert "SLUICE_SQS_FLEET_URL" not in env_of(c)
+    assert "proxy.node.port.base" not in properties(http_only)
+    assert {p["name"] for p in c["ports"]} == {"http"}
+
+    # The addresses the pods, the Service and sluice must agree on come from values only.
+    values = tmp_path / "fleet-url.yaml"
+    values.write_text(yaml.safe_dump({"config": {"sqs.fleet.url": "http://lb:9324"}}))
+    r = subprocess.run([renderer, CHART, "-f", str(values)] + [
+        a for s in UPSTREAM for a in ("--set", s)], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "config.sqs.fleet.url: the chart sets it from its values" in r.stderr, r.stderr
+
+    fixed = render(renderer, "mode=upstream", "upstream.bootstrapServers=k:9092", "ports.kafka=0",
                    "autoscaling.enabled=false", "replicaCount=3")
     assert not by_kind(fixed, "HorizontalPodAutoscaler")
     assert one(fixed, "Deployment")["spec"]["replicas"] == 3
+
+
+def test_upstream_proxy_on_one_tls_port_with_sni_or_on_pinned_node_ports(renderer):
+    sni = render(renderer, *UPSTREAM, "kafka.protocol=SSL",
+                 "proxy.sniHostPattern=broker-$(nodeId).kafka.example.com",
+                 "service.type=LoadBalancer")
+    c = container(one(sni, "Deployment"))
+    assert "--kafka=SSL://0.0.0.0:9092" in c["args"]
+    # In the properties file, where Kubernetes expands no $(...).
+    props = properties(sni)
+    assert props["proxy.sni.host.pattern"] == "broker-$(nodeId).kafka.example.com"
+    assert "proxy.node.port.base" not in props
+    assert not any("nodeId" in a for a in c["args"])
+    service = [s for s in by_kind(sni, "Service") if s["spec"].get("clusterIP") != "None"][0]
+    assert service["spec"]["type"] == "LoadBalancer"
+    assert {p["name"] for p in service["spec"]["ports"]} == {"kafka", "http", "sqs"}
+    lint(sni)
+
+    # NodePort: clients are told the ports, so the node ports are the same numbers.
+    pinned = render(renderer, *UPSTREAM, "service.type=NodePort", "ports.kafka=31000",
+                    "upstream.brokerIds={1001,1002}", "proxy.nodePortBase=30000")
+    service = [s for s in by_kind(pinned, "Service") if s["spec"].get("clusterIP") != "None"][0]
+    ports = {p["name"]: p for p in service["spec"]["ports"]}
+    for name, port in (("kafka", 31000), ("node-1001", 31001), ("node-1002", 31002)):
+        assert ports[name]["port"] == port and ports[name]["nodePort"] == port
+    assert "nodePort" not in ports["http"]
+    assert properties(pinned)["proxy.node.port.base"] == "30000"
+    lint(pinned)
+    schema_check(sni + pinned)
 
 
 def test_optional_objects_monitor_ingress_secret_and_users(renderer):
@@ -235,6 +317,25 @@ def test_users_are_created_by_an_init_container_from_the_secret(renderer, tmp_pa
     (["image.tag=latest"], "image.tag: name a version, not latest"),
     (["serviceMonitor.enabled=true", "ports.http=0"], "serviceMonitor.enabled: /metrics is served"),
     (["ingress.enabled=true", "ports.http=0"], "ingress.enabled: the Ingress routes to the HTTP"),
+    (["kafka.protocol=TLS"], 'kafka.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, not "TLS"'),
+    (["mode=upstream", "upstream.bootstrapServers=k:9092"],
+     "kafka.advertisedHost: the Kafka proxy (upstream mode) tells clients this host"),
+    (UPSTREAM[:3], "upstream.brokerIds: list the Kafka cluster's broker ids"),
+    ([*UPSTREAM, "upstream.brokerIds={0,65000}"],
+     "upstream.brokerIds: broker 65000 would be served on port 74093 (proxy.nodePortBase 9093 + "
+     "65000), over 65535"),
+    ([*UPSTREAM, "upstream.brokerIds={1,1}"], "upstream.brokerIds: 1 is listed twice"),
+    ([*UPSTREAM, "upstream.brokerIds={one}"], 'upstream.brokerIds: "one" is not a broker id'),
+    ([*UPSTREAM, "proxy.nodePortBase=8080"],
+     "upstream.brokerIds: broker 2 would be served on port 8082, which is ports.http"),
+    ([*UPSTREAM, "proxy.sniHostPattern=broker-$(nodeId).example.com"],
+     "proxy.sniHostPattern: SNI routing needs TLS; kafka.protocol is PLAINTEXT"),
+    ([*UPSTREAM, "kafka.protocol=SSL", "proxy.sniHostPattern=broker.example.com"],
+     'proxy.sniHostPattern: "broker.example.com" names no broker'),
+    ([*UPSTREAM, "service.type=NodePort"],
+     "service.type NodePort: Kafka clients are told port 9092, which must then be the node port"),
+    ([*UPSTREAM, "terminationGracePeriodSeconds=20"],
+     "terminationGracePeriodSeconds: 20 is too short for the SQS fleet"),
 ])
 def test_bad_values_fail_with_their_message(renderer, sets, message):
     r = render_raw(renderer, *sets)
@@ -294,12 +395,110 @@ def test_the_charts_command_line_and_config_start_sluice(renderer, tmp_path):
         s.close()
 
 
+def pod_env(c, pod):
+    """The container's environment as Kubernetes gives it: fieldRef values from `pod`, and
+    $(VAR) in a value expanded from the variables before it (an unknown one left as is)."""
+    env = {}
+    for e in c["env"]:
+        if "valueFrom" in e:
+            env[e["name"]] = pod[e["valueFrom"]["fieldRef"]["fieldPath"]]
+        else:
+            env[e["name"]] = re.sub(r"\$\((\w+)\)", lambda m: env.get(m.group(1), m.group(0)),
+                                    e["value"])
+    return env
+
+
+def test_the_charts_upstream_command_line_serves_the_kafka_proxy_and_sqs(renderer, tmp_path):
+    """The upstream mode's pod, started as Kubernetes would start it (the chart's args, its
+    properties file, its environment from the downward API) over a native sluice playing the
+    cluster: a Kafka client produces through the proxy's bootstrap and node port, the records
+    are in the cluster, and a boto3 SQS call is answered by the same process, which joined the
+    SQS fleet under the address the chart gave it."""
+    up = NativeUpstream().start()
+    pod = None
+    try:
+        # kafka, node 0 (the native sluice's node.id), http, sqs: consecutive free ports.
+        base = free_port_block(4)
+        objects = render(renderer, "mode=upstream", f"upstream.bootstrapServers={up.bootstrap}",
+                         "kafka.advertisedHost=127.0.0.1", "upstream.brokerIds={0}",
+                         f"ports.kafka={base}", f"ports.http={base + 2}", f"ports.sqs={base + 3}")
+        lint(objects)
+        config = tmp_path / "sluice.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in properties(objects).items()))
+        c = container(one(objects, "Deployment"))
+        # A pod IP other than the listeners' 127.0.0.1: the fleet URL in the log can then only
+        # come from the chart's variable (unset, sluice takes the listener's address). Nothing
+        # connects to it: a fleet of one owns the queues itself.
+        env = pod_env(c, {"metadata.name": "sluice-7d9f-x2k", "metadata.namespace": "default",
+                          "status.podIP": "127.0.0.2"})
+        assert env["SLUICE_SQS_FLEET_URL"] == f"http://127.0.0.2:{base + 3}"
+        data = tmp_path / "data"
+        data.mkdir()
+        cmd = [sluice_binary()]
+        for a in c["args"]:
+            flag = a.split("=", 1)[0]
+            if flag == "--data-dir":
+                a = f"--data-dir={data}"
+            elif flag == "--config":
+                a = f"--config={config}"
+            elif flag in ("--kafka", "--http", "--sqs"):
+                a = a.replace("0.0.0.0", "127.0.0.1")  # the test binds loopback only
+            cmd.append(re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], a))
+        pod = Sluice(env=env, rerun=False)
+        pod._launch(cmd, 60)
+        assert (pod.kafka_port, pod.http_port, pod.sqs_port) == (base, base + 2, base + 3)
+        pod.wait_log(f"SQS fleet: this gateway (http://127.0.0.2:{base + 3}) joined", 30)
+
+        # Kafka through the proxy: metadata names the node port, records land in the cluster.
+        admin = AdminClient({"bootstrap.servers": up.bootstrap})
+        admin.create_topics([NewTopic("chart-orders", 2, 1)])["chart-orders"].result(30)
+        proxied = AdminClient({"bootstrap.servers": f"127.0.0.1:{base}"})
+        md = proxied.list_topics(timeout=30)
+        assert {f"{b.host}:{b.port}" for b in md.brokers.values()} == {f"127.0.0.1:{base + 1}"}
+        producer = Producer({"bootstrap.servers": f"127.0.0.1:{base}", "enable.idempotence": True})
+        delivered = []
+        for i in range(10):
+            producer.produce("chart-orders", f"order-{i}".encode(), key=str(i).encode(),
+                             on_delivery=lambda err, msg: delivered.append(err))
+        assert producer.flush(30) == 0
+        assert delivered == [None] * 10
+        consumer = Consumer({"bootstrap.servers": up.bootstrap, "group.id": "chart-check",
+                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        try:
+            consumer.subscribe(["chart-orders"])
+            seen = set()
+            deadline = time.monotonic() + 30
+            while len(seen) < 10 and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is not None and not msg.error():
+                    seen.add(msg.value().decode())
+            assert seen == {f"order-{i}" for i in range(10)}
+        finally:
+            consumer.close()
+
+        # SQS on the same process: it owns the queues (a fleet of one) and answers.
+        pod.wait_log("this gateway owns the SQS queues now", 60)
+        sqs = sqs_client(pod)
+        url = sqs.create_queue(QueueName="chart-jobs")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="job-1")
+        got = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=10)["Messages"]
+        assert [m["Body"] for m in got] == ["job-1"]
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=got[0]["ReceiptHandle"])
+        with urllib.request.urlopen(f"http://127.0.0.1:{base + 2}/readyz", timeout=10) as r:
+            assert r.status == 200
+        assert pod.stop() == 0
+    finally:
+        if pod is not None:
+            pod.close()
+        up.close()
+
+
 def test_pods_get_no_service_link_variables_and_sluice_survives_them(renderer):
     """Kubernetes puts FOO_SERVICE_HOST, FOO_PORT, FOO_PORT_9092_TCP_ADDR... into a pod for every
     Service of its namespace; `helm install sluice` makes a Service named sluice. The chart turns
     service links off, and sluice started with such variables anyway (a pod spec of its own, an
     older chart) logs one warning and serves."""
-    for mode in ([], ["mode=upstream", "upstream.bootstrapServers=kafka:9092"]):
+    for mode in ([], UPSTREAM):
         objects = render(renderer, *mode, name="sluice")
         for w in by_kind(objects, "StatefulSet") + by_kind(objects, "Deployment"):
             assert w["spec"]["template"]["spec"]["enableServiceLinks"] is False

@@ -78,6 +78,106 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if and .Values.users (eq .Values.mode "upstream") -}}
 {{- fail "users: set users on the Kafka cluster in upstream mode" -}}
 {{- end -}}
+{{- if not (has .Values.kafka.protocol (list "PLAINTEXT" "SSL" "SASL_PLAINTEXT" "SASL_SSL")) -}}
+{{- fail (printf "kafka.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, not %q" .Values.kafka.protocol) -}}
+{{- end -}}
+{{- if eq .Values.mode "upstream" -}}
+{{- include "sluice.validateUpstream" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Upstream mode: the Kafka proxy's addresses and the SQS fleet. */}}
+{{- define "sluice.validateUpstream" -}}
+{{- range $key := list "proxy.node.port.base" "proxy.sni.host.pattern" "sqs.fleet.url" -}}
+{{- if hasKey $.Values.config $key -}}
+{{- fail (printf "config.%s: the chart sets it from its values (proxy.nodePortBase, proxy.sniHostPattern, sqs.fleetHost) so that the pods, the Service and sluice agree" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if .Values.ports.kafka -}}
+{{- if not .Values.kafka.advertisedHost -}}
+{{- fail "kafka.advertisedHost: the Kafka proxy (upstream mode) tells clients this host for the bootstrap and every broker; set the name clients reach the Service by (e.g. the LoadBalancer's DNS name), or ports.kafka=0 to turn the proxy off" -}}
+{{- end -}}
+{{- $kafkaPort := int .Values.ports.kafka -}}
+{{- $pinned := eq .Values.service.type "NodePort" -}}
+{{- if and $pinned (or (lt $kafkaPort 30000) (gt $kafkaPort 32767)) -}}
+{{- fail (printf "service.type NodePort: Kafka clients are told port %d, which must then be the node port: ports.kafka in 30000-32767" $kafkaPort) -}}
+{{- end -}}
+{{- if .Values.proxy.sniHostPattern -}}
+{{- if not (has .Values.kafka.protocol (list "SSL" "SASL_SSL")) -}}
+{{- fail (printf "proxy.sniHostPattern: SNI routing needs TLS; kafka.protocol is %s, set SSL or SASL_SSL" .Values.kafka.protocol) -}}
+{{- end -}}
+{{- if not (contains "$(nodeId)" .Values.proxy.sniHostPattern) -}}
+{{- fail (printf "proxy.sniHostPattern: %q names no broker: put $(nodeId) where the broker id goes (broker-$(nodeId).kafka.example.com)" .Values.proxy.sniHostPattern) -}}
+{{- end -}}
+{{- if .Values.proxy.nodePortBase -}}
+{{- fail "proxy.nodePortBase: SNI routing (proxy.sniHostPattern) serves every broker on ports.kafka; leave nodePortBase at 0" -}}
+{{- end -}}
+{{- else -}}
+{{- if not .Values.upstream.brokerIds -}}
+{{- fail "upstream.brokerIds: list the Kafka cluster's broker ids (e.g. {0,1,2}): the Kafka proxy serves broker N on port proxy.nodePortBase + N, which the pods and the Service must expose (or use proxy.sniHostPattern with TLS, one port)" -}}
+{{- end -}}
+{{- $base := int (include "sluice.nodePortBase" .) -}}
+{{- if lt $base 1 -}}
+{{- fail (printf "proxy.nodePortBase: a port, 1 to 65535, not %v" .Values.proxy.nodePortBase) -}}
+{{- end -}}
+{{- $seen := list -}}
+{{- range .Values.upstream.brokerIds -}}
+{{- if not (regexMatch "^[0-9]+$" (toString .)) -}}
+{{- fail (printf "upstream.brokerIds: %q is not a broker id (an integer, 0 or more)" (toString .)) -}}
+{{- end -}}
+{{- $id := int . -}}
+{{- if has $id $seen -}}
+{{- fail (printf "upstream.brokerIds: %d is listed twice" $id) -}}
+{{- end -}}
+{{- $seen = append $seen $id -}}
+{{- $port := add $base $id -}}
+{{- if gt $port 65535 -}}
+{{- fail (printf "upstream.brokerIds: broker %d would be served on port %d (proxy.nodePortBase %d + %d), over 65535; lower proxy.nodePortBase" $id $port $base $id) -}}
+{{- end -}}
+{{- range $name, $other := dict "ports.kafka" $.Values.ports.kafka "ports.http" $.Values.ports.http "ports.sqs" $.Values.ports.sqs -}}
+{{- if and $other (eq $port (int $other)) -}}
+{{- fail (printf "upstream.brokerIds: broker %d would be served on port %d, which is %s; move proxy.nodePortBase" $id $port $name) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $pinned (or (lt $port 30000) (gt $port 32767)) -}}
+{{- fail (printf "service.type NodePort: Kafka clients are told port %d for broker %d, which must then be the node port: proxy.nodePortBase + the broker ids in 30000-32767" $port $id) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.ports.sqs (lt (int .Values.terminationGracePeriodSeconds) 35) -}}
+{{- fail (printf "terminationGracePeriodSeconds: %v is too short for the SQS fleet: a stopping gateway leaves the queue owner group and closes within about 31 s; killed sooner, the queues it owns wait sqs.fleet.session.timeout.ms for a new owner (35 or more)" .Values.terminationGracePeriodSeconds) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Upstream mode with the Kafka proxy on node ports: the port of broker 0 (empty otherwise). */}}
+{{- define "sluice.nodePortBase" -}}
+{{- if and (eq .Values.mode "upstream") .Values.ports.kafka (not .Values.proxy.sniHostPattern) -}}
+{{- if .Values.proxy.nodePortBase -}}{{ int .Values.proxy.nodePortBase }}{{- else -}}{{ add1 (int .Values.ports.kafka) }}{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Container or Service ports of the proxy's nodes: node-<id> on nodePortBase + id. `service`
+true: Service ports (targetPort, and nodePort with service.type NodePort). */}}
+{{- define "sluice.nodePorts" -}}
+{{- $ctx := .ctx -}}
+{{- $service := .service -}}
+{{- with (include "sluice.nodePortBase" $ctx) -}}
+{{- $base := int . -}}
+{{- range $ctx.Values.upstream.brokerIds }}
+- name: node-{{ int . }}
+  {{- if $service }}
+  port: {{ add $base (int .) }}
+  targetPort: node-{{ int . }}
+  {{- if eq $ctx.Values.service.type "NodePort" }}
+  nodePort: {{ add $base (int .) }}
+  {{- end }}
+  {{- else }}
+  containerPort: {{ add $base (int .) }}
+  {{- end }}
+  protocol: TCP
+{{- end }}
+{{- end -}}
 {{- end -}}
 
 {{/* sluice's command line. */}}
@@ -86,13 +186,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - --config=/etc/sluice/sluice.properties
 - --log-level={{ .Values.logLevel }}
 {{- if (include "sluice.kafkaPort" .) }}
+{{- if eq .Values.kafka.protocol "PLAINTEXT" }}
 - --kafka=0.0.0.0:{{ (include "sluice.kafkaPort" .) }}
+{{- else }}
+- --kafka={{ .Values.kafka.protocol }}://0.0.0.0:{{ (include "sluice.kafkaPort" .) }}
+{{- end }}
 {{- if .Values.kafka.advertisedHost }}
 - --advertise-kafka={{ .Values.kafka.advertisedHost }}:{{ (include "sluice.kafkaPort" .) }}
 {{- else if eq .Values.mode "native" }}
 - --advertise-kafka=$(POD_NAME).{{ include "sluice.fullname" . }}-headless.$(POD_NAMESPACE).svc.{{ .Values.kafka.clusterDomain }}:{{ (include "sluice.kafkaPort" .) }}
-{{- else }}
-- --advertise-kafka=$(POD_IP):{{ (include "sluice.kafkaPort" .) }}
 {{- end }}
 {{- else }}
 - --kafka=off
@@ -132,6 +234,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
       valueFrom:
         fieldRef:
           fieldPath: status.podIP
+    {{- if and (eq .Values.mode "upstream") (include "sluice.sqsPort" .) }}
+    # sqs.fleet.url: where the other gateways forward SQS requests while this pod owns the
+    # queues. Kubernetes expands $(POD_IP), defined above.
+    - name: SLUICE_SQS_FLEET_URL
+      value: {{ printf "http://%s:%s" .Values.sqs.fleetHost (include "sluice.sqsPort" .) | quote }}
+    {{- end }}
     {{- with .Values.extraEnv }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -140,6 +248,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
     - name: kafka
       containerPort: {{ (include "sluice.kafkaPort" .) }}
       protocol: TCP
+    {{- end }}
+    {{- with (include "sluice.nodePorts" (dict "ctx" $ "service" false) | trim) }}
+    {{- . | nindent 4 }}
     {{- end }}
     {{- if .Values.ports.http }}
     - name: http
@@ -256,12 +367,11 @@ topologySpreadConstraints:
 {{- end }}
 {{- end -}}
 
-{{/* The Kafka and SQS ports sluice serves: none in upstream mode, where the Kafka port as a
-proxy and SQS queues shared by a fleet are not served yet (sluice refuses --kafka and --sqs
-there). Empty when off. */}}
+{{/* The Kafka port (the broker in native mode, the proxy's bootstrap in upstream mode) and
+the SQS port (the fleet's in upstream mode). Empty when off. */}}
 {{- define "sluice.kafkaPort" -}}
-{{- if and .Values.ports.kafka (eq .Values.mode "native") -}}{{ .Values.ports.kafka }}{{- end -}}
+{{- if .Values.ports.kafka -}}{{ int .Values.ports.kafka }}{{- end -}}
 {{- end -}}
 {{- define "sluice.sqsPort" -}}
-{{- if and .Values.ports.sqs (eq .Values.mode "native") -}}{{ .Values.ports.sqs }}{{- end -}}
+{{- if .Values.ports.sqs -}}{{ int .Values.ports.sqs }}{{- end -}}
 {{- end -}}
