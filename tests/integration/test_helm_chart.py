@@ -49,8 +49,10 @@ def renderer():
     shutil.rmtree(out, ignore_errors=True)
 
 
-def render_raw(renderer, *sets, name="sluice", namespace="default"):
+def render_raw(renderer, *sets, name="sluice", namespace="default", files=()):
     cmd = [renderer, CHART, "--name", name, "--namespace", namespace]
+    for f in files:
+        cmd += ["-f", str(f)]
     for s in sets:
         cmd += ["--set", s]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -408,44 +410,63 @@ def pod_env(c, pod):
     return env
 
 
+def start_chart_pod(renderer, workdir, upstream, ports, pod_ip, sets=(), files=()):
+    """The upstream mode's pod as Kubernetes would start it from the chart: its args, its
+    properties file, its environment from the downward API (status.podIP = pod_ip); the
+    listeners on 127.0.0.1 at `ports` (kafka, http, sqs; 0: off). Returns (Sluice, objects)."""
+    kafka, http, sqs = ports
+    objects = render(renderer, "mode=upstream", f"upstream.bootstrapServers={upstream.bootstrap}",
+                     f"ports.kafka={kafka}", f"ports.http={http}", f"ports.sqs={sqs}", *sets,
+                     files=files)
+    lint(objects)
+    workdir.mkdir()
+    config = workdir / "sluice.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in properties(objects).items()))
+    c = container(one(objects, "Deployment"))
+    env = pod_env(c, {"metadata.name": f"sluice-7d9f-{workdir.name}",
+                      "metadata.namespace": "default", "status.podIP": pod_ip})
+    data = workdir / "data"
+    data.mkdir()
+    cmd = [sluice_binary()]
+    for a in c["args"]:
+        flag = a.split("=", 1)[0]
+        if flag == "--data-dir":
+            a = f"--data-dir={data}"
+        elif flag == "--config":
+            a = f"--config={config}"
+        elif flag in ("--kafka", "--http", "--sqs"):
+            a = a.replace("0.0.0.0", "127.0.0.1")  # the test binds loopback only
+        cmd.append(re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], a))
+    pod = Sluice(env=env, rerun=False)
+    try:
+        pod._launch(cmd, 60)
+    except BaseException:
+        pod.close()
+        raise
+    return pod, objects
+
+
+OWNS_QUEUES = "this gateway owns the SQS queues now"
+
+
 def test_the_charts_upstream_command_line_serves_the_kafka_proxy_and_sqs(renderer, tmp_path):
-    """The upstream mode's pod, started as Kubernetes would start it (the chart's args, its
-    properties file, its environment from the downward API) over a native sluice playing the
-    cluster: a Kafka client produces through the proxy's bootstrap and node port, the records
-    are in the cluster, and a boto3 SQS call is answered by the same process, which joined the
-    SQS fleet under the address the chart gave it."""
+    """The upstream mode's pod, started as Kubernetes would start it, over a native sluice
+    playing the cluster: a Kafka client produces through the proxy's bootstrap and node port,
+    the records are in the cluster, and a boto3 SQS call is answered by the same process, which
+    joined the SQS fleet under the address the chart gave it."""
     up = NativeUpstream().start()
     pod = None
     try:
         # kafka, node 0 (the native sluice's node.id), http, sqs: consecutive free ports.
         base = free_port_block(4)
-        objects = render(renderer, "mode=upstream", f"upstream.bootstrapServers={up.bootstrap}",
-                         "kafka.advertisedHost=127.0.0.1", "upstream.brokerIds={0}",
-                         f"ports.kafka={base}", f"ports.http={base + 2}", f"ports.sqs={base + 3}")
-        lint(objects)
-        config = tmp_path / "sluice.properties"
-        config.write_text("".join(f"{k}={v}\n" for k, v in properties(objects).items()))
-        c = container(one(objects, "Deployment"))
         # A pod IP other than the listeners' 127.0.0.1: the fleet URL in the log can then only
         # come from the chart's variable (unset, sluice takes the listener's address). Nothing
         # connects to it: a fleet of one owns the queues itself.
-        env = pod_env(c, {"metadata.name": "sluice-7d9f-x2k", "metadata.namespace": "default",
-                          "status.podIP": "127.0.0.2"})
-        assert env["SLUICE_SQS_FLEET_URL"] == f"http://127.0.0.2:{base + 3}"
-        data = tmp_path / "data"
-        data.mkdir()
-        cmd = [sluice_binary()]
-        for a in c["args"]:
-            flag = a.split("=", 1)[0]
-            if flag == "--data-dir":
-                a = f"--data-dir={data}"
-            elif flag == "--config":
-                a = f"--config={config}"
-            elif flag in ("--kafka", "--http", "--sqs"):
-                a = a.replace("0.0.0.0", "127.0.0.1")  # the test binds loopback only
-            cmd.append(re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], a))
-        pod = Sluice(env=env, rerun=False)
-        pod._launch(cmd, 60)
+        pod, objects = start_chart_pod(renderer, tmp_path / "pod", up,
+                                       (base, base + 2, base + 3), "127.0.0.2",
+                                       sets=("kafka.advertisedHost=127.0.0.1",
+                                             "upstream.brokerIds={0}"))
+        assert pod.env["SLUICE_SQS_FLEET_URL"] == f"http://127.0.0.2:{base + 3}"
         assert (pod.kafka_port, pod.http_port, pod.sqs_port) == (base, base + 2, base + 3)
         pod.wait_log(f"SQS fleet: this gateway (http://127.0.0.2:{base + 3}) joined", 30)
 
@@ -477,7 +498,7 @@ def test_the_charts_upstream_command_line_serves_the_kafka_proxy_and_sqs(rendere
             consumer.close()
 
         # SQS on the same process: it owns the queues (a fleet of one) and answers.
-        pod.wait_log("this gateway owns the SQS queues now", 60)
+        pod.wait_log(OWNS_QUEUES, 60)
         sqs = sqs_client(pod)
         url = sqs.create_queue(QueueName="chart-jobs")["QueueUrl"]
         sqs.send_message(QueueUrl=url, MessageBody="job-1")
@@ -489,6 +510,43 @@ def test_the_charts_upstream_command_line_serves_the_kafka_proxy_and_sqs(rendere
         assert pod.stop() == 0
     finally:
         if pod is not None:
+            pod.close()
+        up.close()
+
+
+def test_a_pod_stopped_by_kubernetes_hands_the_sqs_queues_over_without_the_session_timeout(
+        renderer, tmp_path):
+    """Two pods of the chart's fleet (SQS only); the one that owns the queues gets SIGTERM, as
+    Kubernetes sends it. With a session timeout of 300 s only a clean leave of the owner group
+    can let the other pod own the queues within the wait below; it then serves the message sent
+    before, and the stopped pod exits 0 (within the chart's grace period)."""
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"config": {"sqs.fleet.session.timeout.ms": "300000"}}))
+    up = NativeUpstream().start()
+    pods = []
+    try:
+        base = free_port_block(4)
+        for i in range(2):
+            pod, objects = start_chart_pod(renderer, tmp_path / f"pod{i}", up,
+                                           (0, base + 2 * i, base + 2 * i + 1), "127.0.0.1",
+                                           files=(values,))
+            pods.append(pod)
+            if i == 0:
+                pod.wait_log(OWNS_QUEUES, 60)
+        first, second = pods
+        grace = one(objects, "Deployment")["spec"]["template"]["spec"][
+            "terminationGracePeriodSeconds"]
+        # Through the pod that does not own the queues: forwarded to the owner's fleet URL.
+        sqs = sqs_client(second)
+        url = sqs.create_queue(QueueName="chart-handover")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="held")
+        assert second._find_line(OWNS_QUEUES) is None
+        assert first.stop(timeout=grace) == 0
+        second.wait_log(OWNS_QUEUES, 60)
+        got = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=10)["Messages"]
+        assert [m["Body"] for m in got] == ["held"]
+    finally:
+        for pod in pods:
             pod.close()
         up.close()
 
