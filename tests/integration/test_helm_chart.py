@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import struct
 import subprocess
 import tempfile
@@ -22,6 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import Sluice, connect, kafka_request, read_frame, sluice_binary
 from sqs_support import client as sqs_client
+from tls_support import Pki, api_versions_ok, client_context, tls_closed, tls_connect
 from upstream_support import NativeUpstream, free_port_block
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -508,6 +510,58 @@ def test_the_charts_upstream_command_line_serves_the_kafka_proxy_and_sqs(rendere
         with urllib.request.urlopen(f"http://127.0.0.1:{base + 2}/readyz", timeout=10) as r:
             assert r.status == 200
         assert pod.stop() == 0
+    finally:
+        if pod is not None:
+            pod.close()
+        up.close()
+
+
+def metadata_brokers(sock, correlation_id=11):
+    """Metadata v1 for no topic: the brokers, [(node id, host, port)]."""
+    sock.sendall(kafka_request(3, 1, correlation_id, struct.pack(">i", 0)))
+    body = read_frame(sock)
+    assert struct.unpack(">i", body[:4])[0] == correlation_id
+    count, = struct.unpack(">i", body[4:8])
+    at, brokers = 8, []
+    for _ in range(count):
+        node, size = struct.unpack(">ih", body[at:at + 6])
+        host = body[at + 6:at + 6 + size].decode()
+        at += 6 + size
+        port, rack = struct.unpack(">ih", body[at:at + 6])
+        at += 6 + max(rack, 0)
+        brokers.append((node, host, port))
+    return brokers
+
+
+def test_the_charts_sni_layout_serves_every_broker_on_the_one_tls_port(renderer, tmp_path):
+    """kafka.protocol=SSL and proxy.sniHostPattern, the chart's command line and properties
+    file (the pattern there, where Kubernetes expands no $(...)): Metadata on the bootstrap
+    names upstream broker 0 as the pattern's name on the one port, a TLS connection naming it
+    (SNI) is served, and one naming a broker the cluster does not have is closed."""
+    (tmp_path / "pki").mkdir()
+    pki = Pki(tmp_path / "pki", names=("*.kafka.test",))
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"config": {
+        "ssl.certificate.location": pki.path("server.pem"),
+        "ssl.key.location": pki.path("server.key")}}))
+    up = NativeUpstream().start()
+    pod = None
+    try:
+        base = free_port_block(2)
+        pod, _ = start_chart_pod(renderer, tmp_path / "pod", up, (base, base + 1, 0), "127.0.0.1",
+                                 sets=("kafka.protocol=SSL", "kafka.advertisedHost=localhost",
+                                       "proxy.sniHostPattern=broker-$(nodeId).kafka.test"),
+                                 files=(values,))
+        ctx = client_context(pki)
+        with tls_connect(base, ctx) as sock:  # server name localhost: the bootstrap
+            assert metadata_brokers(sock) == [(0, "broker-0.kafka.test", base)]
+        raw = socket.create_connection(("127.0.0.1", base), timeout=10)
+        with ctx.wrap_socket(raw, server_hostname="broker-0.kafka.test") as sock:
+            assert api_versions_ok(sock)
+            assert metadata_brokers(sock) == [(0, "broker-0.kafka.test", base)]
+        raw = socket.create_connection(("127.0.0.1", base), timeout=10)
+        with ctx.wrap_socket(raw, server_hostname="broker-7.kafka.test") as sock:
+            assert tls_closed(sock)
     finally:
         if pod is not None:
             pod.close()
