@@ -14,10 +14,14 @@ With OAUTHBEARER from a token file, the file is rewritten with a renewed token d
 the first token's expiry passes without a cut (a re-authentication with it would be refused).
 An attack: the file rewritten with another subject's token: the upstream refuses the
 re-authentication (KIP-368 forbids a principal change); the proxy closes that client's
-connection with one log line and goes on serving.
+connection with one log line and goes on serving. And the proxy never tries a principal change
+itself: with proxy.principal.map, alice's open connections keep re-authenticating as the
+upstream user they logged in as after a SIGHUP maps her to another (none as the new one, no
+failure); her next connection logs in as the new entry.
 """
 import os
 import re
+import signal
 import time
 import uuid
 
@@ -32,6 +36,8 @@ from upstream_support import Gateway, NativeUpstream, listener_port, proxy_kafka
 
 TOPIC = "reauth-orders"
 GATEWAY_USER, GATEWAY_PASSWORD = "gateway", "gateway-Secret-9"
+# Upstream users of proxy.principal.map entries.
+UPSTREAM = {"app-alice": "app-alice-Secret-4", "app-bob": "app-bob-Secret-5"}
 SESSION_MS = 3000
 # The upstream's auth log line of one re-authentication (gateway/kafka/sasl_exchange.cc).
 REAUTH = re.compile(r"re-authenticated as (User:\S+) with (\S+), session (\d+) ms")
@@ -53,6 +59,8 @@ class ReauthUpstream:
                 "connections.max.reauth.ms": SESSION_MS,
                 "log.level": "info,auth=debug"}))
         set_user(self.upstream.data_dir, GATEWAY_USER, GATEWAY_PASSWORD)
+        for user, password in UPSTREAM.items():
+            set_user(self.upstream.data_dir, user, password)
         self.upstream.start()
         self.sasl_port = listener_port(self.upstream, "kafka_sasl_plaintext")
         admin = AdminClient({"bootstrap.servers": self.upstream.bootstrap})
@@ -60,14 +68,16 @@ class ReauthUpstream:
             f.result(30)
         self.gateways = []
 
-    def gateway(self, settings):
+    def gateway(self, settings, listener="PLAINTEXT", users=None):
         s = {"proxy.metadata.refresh.ms": 1000,
              "upstream.security.protocol": "SASL_PLAINTEXT",
              # The proxy's re-authentication lines are its debug lines.
              "log.level": "debug,upstream=info,storage=info,group=info,http=info"}
         s.update(settings)
-        g = Gateway(f"127.0.0.1:{self.sasl_port}", args=proxy_kafka_args("PLAINTEXT"),
+        g = Gateway(f"127.0.0.1:{self.sasl_port}", args=proxy_kafka_args(listener),
                     settings=s)
+        for name, password in (users or {}).items():
+            set_user(g.data_dir, name, password)
         self.gateways.append(g)
         try:
             g.start()
@@ -75,7 +85,8 @@ class ReauthUpstream:
         except Exception:
             print(g.log_text())
             raise
-        g.kafka_port = listener_port(g, "kafka")
+        g.kafka_port = listener_port(g, "kafka" if listener == "PLAINTEXT"
+                                     else "kafka_" + listener.lower())
         return g
 
     def reauths(self, principal):
@@ -110,7 +121,7 @@ def write_token(path, token):
     os.replace(path + ".new", path)  # whoever renews it replaces it whole
 
 
-def run_clients(gateway, until, timeout=40):
+def run_clients(gateway, until, timeout=40, login=None):
     """A producer and a consumer group through `gateway`'s proxy, producing a record every
     few tens of milliseconds until `until()` holds (bounded by `timeout`), then everything
     produced is read. Returns (errors seen by librdkafka, values produced, values consumed)."""
@@ -126,6 +137,7 @@ def run_clients(gateway, until, timeout=40):
 
     common = {"bootstrap.servers": f"127.0.0.1:{gateway.kafka_port}", "error_cb": on_error,
               "logger": Log(), "log.connection.close": True}
+    common.update(login or {})
     tag = uuid.uuid4().hex[:8]
     producer = Producer(dict(common, **{"client.id": "reauth-test-producer",
                                         "acks": "all", "linger.ms": 5,
@@ -276,3 +288,47 @@ def test_a_reauthentication_as_another_principal_is_refused_and_closes_the_clien
     with connect(g.kafka_port) as s:
         s.sendall(kafka_request(18, 0, 2))
         assert len(read_frame(s, timeout=20)) > 4
+
+
+def test_a_mapped_principal_keeps_its_upstream_user_when_the_map_changes(cluster, tmp_path):
+    """A principal change is what KIP-368 forbids: after a SIGHUP maps alice elsewhere, her open
+    connections re-authenticate as the user they logged in as; only new ones take the map."""
+    map_file = str(tmp_path / "principals.map")
+    with open(map_file, "w") as f:
+        f.write(f"User:alice -> SCRAM-SHA-512 app-alice {UPSTREAM['app-alice']}\n")
+    os.chmod(map_file, 0o600)
+    alice_password = "alice-Secret-1"
+    g = cluster.gateway({"upstream.sasl.mechanism": "SCRAM-SHA-512",
+                         "upstream.sasl.username": GATEWAY_USER,
+                         "upstream.sasl.password": GATEWAY_PASSWORD,
+                         "proxy.principal.map": map_file},
+                        listener="SASL_PLAINTEXT", users={"alice": alice_password})
+    alice = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+             "sasl.username": "alice", "sasl.password": alice_password}
+    state = {"mark": None}
+
+    def done():
+        seen = len(cluster.reauths("User:app-alice"))
+        if state["mark"] is None and seen >= 1:
+            with open(map_file, "w") as f:
+                f.write(f"User:alice -> SCRAM-SHA-512 app-bob {UPSTREAM['app-bob']}\n")
+            g.proc.send_signal(signal.SIGHUP)
+            g.wait_log("proxy.principal.map reloaded: 1 client principals", timeout=20)
+            state["mark"] = seen
+        # Each of her connections (bootstrap, leader, coordinator) once more after the reload.
+        return state["mark"] is not None and seen >= state["mark"] + 3
+
+    problems, produced, consumed = run_clients(g, done, login=alice)
+    assert problems == [], problems
+    assert sorted(consumed) == sorted(produced)
+    assert cluster.reauths("User:app-bob") == []  # never tried
+    log = g.log_text()
+    assert "re-authentication to upstream" not in log, log
+    assert "closing the client" not in log, log
+    assert expired_closes(cluster) == []
+    # A connection opened after the reload logs in upstream as the new entry says.
+    producer = Producer({"bootstrap.servers": f"127.0.0.1:{g.kafka_port}", **alice})
+    producer.produce(TOPIC, b"after-reload", partition=0)
+    assert producer.flush(30) == 0
+    cluster.upstream.wait_log("authenticated as User:app-bob with SCRAM-SHA-512", timeout=20)
+    assert UPSTREAM["app-alice"] not in log and UPSTREAM["app-bob"] not in g.log_text()
