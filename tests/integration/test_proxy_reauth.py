@@ -4,10 +4,12 @@ connection whose session ended at its next request. The proxy re-authenticates e
 connection in place before its session ends (the client's requests held meanwhile, the
 forwarded ones answered first), so the gateway's clients never see their connection cut.
 
-The upstream is a native sluice with a SASL_PLAINTEXT listener (SCRAM-SHA-512 user `gateway`,
-OAUTHBEARER tokens checked against the test's keys) and connections.max.reauth.ms=3000; its
+The upstream is a native sluice with a SASL_PLAINTEXT and a SASL_SSL listener (SCRAM-SHA-512
+user `gateway`, OAUTHBEARER tokens checked against the test's keys) and
+connections.max.reauth.ms=3000; its
 auth log (debug) names every re-authentication, its Kafka log every request refused after a
-session ended. A confluent-kafka producer and a consumer group run through a gateway for
+session ended. A confluent-kafka producer and a consumer group run through a gateway (its
+upstream over SASL_PLAINTEXT, then over SASL_SSL) for
 several session lifetimes: no error or disconnect on their side, every record consumed once,
 the upstream re-authenticated the gateway's connections and closed none for an ended session.
 With OAUTHBEARER from a token file, the file is rewritten with a renewed token during the run:
@@ -22,6 +24,7 @@ failure); her next connection logs in as the new entry.
 import os
 import re
 import signal
+import threading
 import time
 import uuid
 
@@ -29,6 +32,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+import tls_support
 from harness import connect, kafka_request, read_frame
 from jwt_support import Keys
 from sasl_support import closed_by_peer, set_user
@@ -52,9 +56,11 @@ class ReauthUpstream:
     def __init__(self, tmp):
         self.dir = str(tmp)
         self.keys = Keys(self.dir)
+        self.pki = tls_support.Pki(tmp)
         self.upstream = NativeUpstream(
-            args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0"],
-            settings=dict(self.keys.settings(), **{
+            args=["--kafka", "SASL_PLAINTEXT://127.0.0.1:0",
+                  "--kafka", "SASL_SSL://127.0.0.1:0"],
+            settings=dict(self.keys.settings(), **self.pki.settings(), **{
                 "sasl.enabled.mechanisms": "SCRAM-SHA-512,OAUTHBEARER",
                 "connections.max.reauth.ms": SESSION_MS,
                 "log.level": "info,auth=debug"}))
@@ -63,18 +69,23 @@ class ReauthUpstream:
             set_user(self.upstream.data_dir, user, password)
         self.upstream.start()
         self.sasl_port = listener_port(self.upstream, "kafka_sasl_plaintext")
+        self.sasl_ssl_port = listener_port(self.upstream, "kafka_sasl_ssl")
         admin = AdminClient({"bootstrap.servers": self.upstream.bootstrap})
         for f in admin.create_topics([NewTopic(TOPIC, 1, 1)]).values():
             f.result(30)
         self.gateways = []
 
-    def gateway(self, settings, listener="PLAINTEXT", users=None):
+    def gateway(self, settings, listener="PLAINTEXT", users=None, tls=False):
         s = {"proxy.metadata.refresh.ms": 1000,
              "upstream.security.protocol": "SASL_PLAINTEXT",
              # The proxy's re-authentication lines are its debug lines.
              "log.level": "debug,upstream=info,storage=info,group=info,http=info"}
         s.update(settings)
-        g = Gateway(f"127.0.0.1:{self.sasl_port}", args=proxy_kafka_args(listener),
+        if tls:
+            s.update({"upstream.security.protocol": "SASL_SSL",
+                      "upstream.ssl.ca.location": self.pki.path("ca.pem")})
+        port = self.sasl_ssl_port if tls else self.sasl_port
+        g = Gateway(f"127.0.0.1:{port}", args=proxy_kafka_args(listener),
                     settings=s)
         for name, password in (users or {}).items():
             set_user(g.data_dir, name, password)
@@ -99,10 +110,14 @@ class ReauthUpstream:
         return out
 
     def close(self):
+        # The gateways in parallel (each stop takes a second or two: its librdkafka clients).
+        threads = [threading.Thread(target=g.close) for g in self.gateways]
         try:
-            for g in self.gateways:
-                g.close()
+            for t in threads:
+                t.start()
         finally:
+            for t in threads:
+                t.join(60)
             self.upstream.close()
 
 
@@ -198,10 +213,11 @@ def expired_closes(cluster):
     return [line for line in cluster.upstream.log_text().splitlines() if EXPIRED.search(line)]
 
 
-def test_producer_and_consumer_ride_through_session_ends(cluster):
+@pytest.mark.parametrize("upstream_tls", [False, True], ids=["sasl_plaintext", "sasl_ssl"])
+def test_producer_and_consumer_ride_through_session_ends(cluster, upstream_tls):
     g = cluster.gateway({"upstream.sasl.mechanism": "SCRAM-SHA-512",
                          "upstream.sasl.username": GATEWAY_USER,
-                         "upstream.sasl.password": GATEWAY_PASSWORD})
+                         "upstream.sasl.password": GATEWAY_PASSWORD}, tls=upstream_tls)
     before = len(cluster.reauths("User:" + GATEWAY_USER))
 
     def gateway_reauths():
@@ -232,7 +248,7 @@ def test_producer_and_consumer_ride_through_session_ends(cluster):
 
 def test_a_renewed_token_file_is_used_by_the_next_reauthentication(cluster):
     token_file = os.path.join(cluster.dir, f"token-{uuid.uuid4().hex[:6]}.jwt")
-    first_lifetime = 8
+    first_lifetime = 6
     first = cluster.keys.token(sub="gw-oauth", lifetime=first_lifetime)
     first_expiry = time.time() + first_lifetime - 1  # (exp is whole seconds)
     write_token(token_file, first)
