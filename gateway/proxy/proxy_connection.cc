@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include <boost/asio/co_spawn.hpp>
@@ -45,6 +46,16 @@ constexpr std::int16_t conn_sasl_authenticate_key =
     static_cast<std::int16_t>(kafka::api_key::sasl_authenticate);
 /// The smallest request frame: api_key, api_version, correlation_id, client_id length.
 constexpr std::int32_t conn_min_request_bytes = 10;
+/// The first correlation id of a re-authentication's requests: negative, where clients (which
+/// count theirs up from 0) are not, so that a late answer to a client's acks=0 Produce (a
+/// mock cluster's) cannot be taken for the proxy's own.
+constexpr std::int32_t conn_own_correlation_id = -1000000;
+
+/// The re-authentications' jitter (each I/O thread its own).
+std::minstd_rand& conn_random() {
+    thread_local std::minstd_rand r{std::random_device{}()};
+    return r;
+}
 
 /// SASL passthrough: the bare client tokens a SaslHandshake v0 for `mechanism` is followed by
 /// once accepted (PLAIN: the one message; SCRAM: client-first and client-final, each answered;
@@ -122,7 +133,9 @@ proxy_connection::proxy_connection(tcp::socket socket, proxy_services& svc, std:
       writer_wakeup_(client_.get_executor()),
       reader_wakeup_(client_.get_executor()),
       idle_timer_(client_.get_executor()),
-      last_activity_(std::chrono::steady_clock::now()) {
+      last_activity_(std::chrono::steady_clock::now()),
+      reauth_timer_(client_.get_executor()),
+      upstream_wakeup_(client_.get_executor()) {
     boost::system::error_code ec;
     const auto peer = client_.remote_endpoint(ec);
     peer_ = ec ? std::string("?") : peer.address().to_string();
@@ -183,6 +196,8 @@ void proxy_connection::close() {
     wake(writer_wakeup_);
     wake(reader_wakeup_);
     idle_timer_.cancel();
+    reauth_timer_.cancel();
+    upstream_wakeup_.cancel();
 }
 
 asio::awaitable<void> proxy_connection::run() {
@@ -338,6 +353,10 @@ asio::awaitable<void> proxy_connection::read_loop() {
                     s->client_id = conn_client_id(*frame);
                 }
             }
+            // KIP-368: a re-authentication holds this request and every later one (unread).
+            if (hold_forwarding_ && !co_await wait_reauthenticated()) {
+                co_return;
+            }
             if (!upstream_open_ && !co_await connect_upstream()) {
                 co_return;
             }
@@ -421,8 +440,12 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     }
     // The login (the client principal's mapped credentials, else the gateway's own
     // upstream.sasl.*) before the first forwarded request, within the same deadline.
+    std::int64_t session_lifetime_ms = 0;
     if (!closed_ && login->enabled() && !passthrough_) {
-        if (!co_await log_in_upstream(upstream_, *login, why)) {
+        // Kept for the re-authentications: the same credentials source, whatever a SIGHUP
+        // makes of the map meanwhile.
+        upstream_login_ = *login;
+        if (!co_await log_in_upstream(upstream_, *upstream_login_, why, &session_lifetime_ms)) {
             deadline->cancel();
             if (!closed_) {
                 proxy_log().warn("conn {}: login to upstream {} failed: {}; closing", id_,
@@ -444,7 +467,108 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
     }
     upstream_open_ = true;
     asio::co_spawn(ex, upstream_loop(), asio::detached);
+    if (session_lifetime_ms > 0) {
+        proxy_log().debug("conn {}: upstream {} session lasts {} ms; re-authenticating before "
+                          "it ends",
+                          id_, upstream_name_, session_lifetime_ms);
+        asio::co_spawn(ex, reauth_loop(session_lifetime_ms), asio::detached);
+    }
     co_return true;
+}
+
+asio::awaitable<void> proxy_connection::reauth_loop(std::int64_t session_lifetime_ms) {
+    auto self = shared_from_this();
+    std::uniform_real_distribution<double> jitter(0.0, 1.0);
+    while (!closed_ && session_lifetime_ms > 0) {
+        boost::system::error_code ec;
+        const auto due = std::chrono::steady_clock::now() +
+                         reauth_delay(session_lifetime_ms, svc_.topology.request_timeout(),
+                                      jitter(conn_random()));
+        while (!closed_ && std::chrono::steady_clock::now() < due) {
+            reauth_timer_.expires_at(due);
+            co_await reauth_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        // KIP-368: no request in flight during a re-authentication. The next client request
+        // waits in the read loop; the forwarded ones are answered first.
+        hold_forwarding_ = true;
+        while (!closed_ && (!awaiting_.empty() || writing_upstream_)) {
+            reauth_timer_.expires_at(asio::steady_timer::time_point::max());
+            co_await reauth_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (closed_) {
+            co_return;
+        }
+        std::string why;
+        const std::int64_t was = session_lifetime_ms;
+        if (!co_await reauthenticate(session_lifetime_ms, why)) {
+            if (!closed_) {
+                // As after a broker failure: the client reconnects (and logs in anew).
+                proxy_log().warn("conn {} from {}: re-authentication to upstream {} failed: {}; "
+                                 "closing",
+                                 id_, peer_, upstream_name_, why);
+                close();
+            }
+            co_return;
+        }
+        proxy_log().debug("conn {}: re-authenticated to upstream {} (session of {} ms; next {} ms)",
+                          id_, upstream_name_, was, session_lifetime_ms);
+        hold_forwarding_ = false;
+        wake(reader_wakeup_);
+        wake(upstream_wakeup_);
+    }
+}
+
+asio::awaitable<bool> proxy_connection::reauthenticate(std::int64_t& session_lifetime_ms,
+                                                       std::string& why) {
+    const auto timeout = svc_.topology.request_timeout();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    upstream_sasl_exchange exchange(*upstream_login_, conn_own_correlation_id);
+    auto next = exchange.start();
+    while (next.what == upstream_sasl_exchange::state::sending) {
+        // Matched like a forwarded request (the upstream answers in order; nothing else is in
+        // flight), but never queued for the client.
+        auto s = std::make_shared<slot>();
+        s->own = true;
+        s->correlation_id = exchange.correlation_id();
+        awaiting_.push_back(s);
+        wake(upstream_wakeup_);
+        boost::system::error_code ec;
+        const auto& request = next.request.buffer();
+        co_await upstream_.write(asio::buffer(request.data(), request.size()), ec);
+        if (ec) {
+            why = ec.message();
+            co_return false;
+        }
+        while (!closed_ && !s->ready && std::chrono::steady_clock::now() < deadline) {
+            reauth_timer_.expires_at(deadline);
+            co_await reauth_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (closed_) {
+            why = "the connection closed";
+            co_return false;
+        }
+        if (!s->ready) {
+            why = fmt::format("no answer within {} ms (upstream.request.timeout.ms)",
+                              timeout.count());
+            co_return false;
+        }
+        next = exchange.on_response(s->raw->view().subspan(4));
+    }
+    if (next.what == upstream_sasl_exchange::state::failed) {
+        why = exchange.why();
+        co_return false;
+    }
+    session_lifetime_ms = exchange.session_lifetime_ms();
+    co_return true;
+}
+
+asio::awaitable<bool> proxy_connection::wait_reauthenticated() {
+    while (!closed_ && hold_forwarding_) {
+        boost::system::error_code ec;
+        reader_wakeup_.expires_at(asio::steady_timer::time_point::max());
+        co_await reader_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    co_return !closed_;
 }
 
 asio::awaitable<void> proxy_connection::upstream_loop() {
@@ -514,6 +638,23 @@ asio::awaitable<void> proxy_connection::upstream_loop() {
         }
         auto s = awaiting_.front();
         awaiting_.pop_front();
+        if (hold_forwarding_) {
+            // A re-authentication: its own response, or one more forwarded request drained.
+            wake(reauth_timer_);
+            if (s->own) {
+                s->raw = std::move(frame);
+                s->ready = true;
+                // Nothing more is read until the re-authentication took this answer and sent
+                // its next request or ended: a refusal comes with the upstream closing, and
+                // the refusal is what the log line must say.
+                while (!closed_ && hold_forwarding_ && awaiting_.empty()) {
+                    upstream_wakeup_.expires_at(asio::steady_timer::time_point::max());
+                    co_await upstream_wakeup_.async_wait(
+                        asio::redirect_error(asio::use_awaitable, ec));
+                }
+                continue;
+            }
+        }
         if (s->bare_rounds > 0 && frame->size() >= 10 &&
             protocol::load_i16(frame->data() + 8) == 0) {
             // The upstream accepted a passthrough SaslHandshake v0: its mechanism's bare
@@ -910,7 +1051,12 @@ asio::awaitable<void> proxy_connection::write_loop() {
 
 asio::awaitable<bool> proxy_connection::forward_frame(const protocol::byte_buffer& frame) {
     boost::system::error_code ec;
+    writing_upstream_ = true;
     co_await upstream_.write(asio::buffer(frame.data(), frame.size()), ec);
+    writing_upstream_ = false;
+    if (hold_forwarding_) {
+        wake(reauth_timer_);  // an acks=0 Produce: no response to drain, its write was all
+    }
     if (ec) {
         if (!closed_) {
             proxy_log().info("conn {}: upstream {} failed: {}; closing", id_, upstream_name_,

@@ -25,8 +25,16 @@
 // no correlation id) go through as they are, each answered by the upstream's next frame;
 // other mechanisms' v0 handshakes are refused here (their token count is not known).
 //
+// KIP-368: when the upstream's SaslAuthenticate gives the session a lifetime
+// (connections.max.reauth.ms, a token's expiry), the upstream connection re-authenticates in
+// place before it ends (reauth_loop): the next client request waits (later ones stay unread),
+// the forwarded ones are answered, then SaslHandshake + SaslAuthenticate with the first login's
+// credentials source (its token file read again), correlation ids of the proxy's own never
+// written to the client; then forwarding resumes. The client sees a pause, not a cut.
+//
 // Failures: the upstream closes or fails -> this client's connection closes (as a broker that
-// died); a malformed upstream response -> one log line, this connection closes.
+// died); a malformed upstream response or a refused re-authentication -> one log line, this
+// connection closes.
 //
 // Lifecycle: created by proxy_listener after accept; run() until either side hangs up, the
 // connection idles past connections.max.idle.ms, stop() or cut().
@@ -51,6 +59,7 @@
 #include "gateway/proxy/principal_map.h"
 #include "gateway/proxy/request_acls.h"
 #include "gateway/proxy/response_rewrite.h"
+#include "gateway/proxy/upstream_login.h"
 #include "gateway/proxy/upstream_stream.h"
 #include "gateway/proxy/upstream_topology.h"
 #include "protocol/core/bytes.h"
@@ -119,6 +128,9 @@ private:
         /// SASL passthrough: a SaslHandshake v0 whose mechanism exchanges this many bare
         /// client tokens once the upstream accepts it.
         int bare_rounds = 0;
+        /// A request of the proxy's own (a KIP-368 re-authentication): its response goes to
+        /// reauthenticate(), never to the client (the slot is in awaiting_ only).
+        bool own = false;
     };
 
     boost::asio::awaitable<void> read_loop();
@@ -127,6 +139,18 @@ private:
     boost::asio::awaitable<void> idle_watchdog();
     /// Opens the upstream connection (bounded by upstream.request.timeout.ms); false: closed.
     boost::asio::awaitable<bool> connect_upstream();
+    /// KIP-368, while the upstream connection lives: at reauth_delay() after each login whose
+    /// session ends, holds the client's requests (hold_forwarding_), waits until every
+    /// forwarded request has its response, re-authenticates with upstream_login_ and lets the
+    /// requests go on; a refused or failed re-authentication closes the connection.
+    boost::asio::awaitable<void> reauth_loop(std::int64_t session_lifetime_ms);
+    /// One re-authentication on the drained upstream connection, its frames matched through
+    /// awaiting_ (slot::own), bounded by upstream.request.timeout.ms. False with `why`.
+    boost::asio::awaitable<bool> reauthenticate(std::int64_t& session_lifetime_ms,
+                                                std::string& why);
+    /// The read loop's wait while a re-authentication holds the client's requests; false:
+    /// the connection closed meanwhile.
+    boost::asio::awaitable<bool> wait_reauthenticated();
     /// Turns an upstream response frame into the slot's answer; false: malformed (closed).
     bool take_response(slot& s, std::shared_ptr<protocol::byte_buffer> frame);
     /// Writes a client's request frame to the upstream as it came; false: the write failed and
@@ -204,6 +228,20 @@ private:
     std::chrono::steady_clock::time_point last_activity_;
     std::chrono::steady_clock::time_point muted_until_{};  // a quota's throttle time
     bool upstream_open_ = false;
+    /// The login of the upstream connection (the gateway's upstream.sasl.*, or the client
+    /// principal's proxy.principal.map entry as it was at connect: a re-authentication never
+    /// changes the upstream principal); null: none (no SASL upstream, passthrough).
+    std::optional<upstream_login> upstream_login_;
+    /// KIP-368: a re-authentication is due or under way; the read loop holds the next
+    /// request (and so every later one: they stay unread) until it ends.
+    bool hold_forwarding_ = false;
+    /// A client frame is being written upstream (an acks=0 Produce has no slot to wait for).
+    bool writing_upstream_ = false;
+    /// The re-authentication's waits: the next one due, the drain, each response (woken by
+    /// the upstream loop and the read loop while hold_forwarding_ is set, and by close()).
+    boost::asio::steady_timer reauth_timer_;
+    /// The upstream loop's wait after a re-authentication's answer, until it is taken.
+    boost::asio::steady_timer upstream_wakeup_;
     bool closed_ = false;
     bool reader_done_ = false;
     bool stopping_ = false;

@@ -201,60 +201,143 @@ std::shared_ptr<auth::tls_client_context> read_upstream_tls(
     }
 }
 
-boost::asio::awaitable<bool> log_in_upstream(upstream_stream& s, const upstream_login& login,
-                                             std::string& why) {
-    std::string secret = login.password;
-    if (!login.token_file.empty() && !read_token_file(login.token_file, secret, why)) {
-        co_return false;
+upstream_sasl_exchange::upstream_sasl_exchange(const upstream_login& login,
+                                               std::int32_t first_correlation_id)
+    : login_(login),
+      correlation_id_(first_correlation_id),
+      // SaslHandshake, then at most six SaslAuthenticate rounds (SCRAM needs two).
+      last_correlation_id_(first_correlation_id + 6) {}
+
+upstream_sasl_exchange::step upstream_sasl_exchange::fail(std::string why) {
+    why_ = std::move(why);
+    client_.reset();
+    return step{state::failed, {}};
+}
+
+upstream_sasl_exchange::step upstream_sasl_exchange::start() {
+    std::string secret = login_.password;
+    std::string why;
+    if (!login_.token_file.empty() && !read_token_file(login_.token_file, secret, why)) {
+        return fail(std::move(why));
     }
-    auto client = auth::make_sasl_client(login.mechanism, login.username, std::move(secret));
-    if (!client) {
-        why = "SASL mechanism " + login.mechanism + " not spoken";
-        co_return false;
+    client_ = auth::make_sasl_client(login_.mechanism, login_.username, std::move(secret));
+    if (!client_) {
+        return fail("SASL mechanism " + login_.mechanism + " not spoken");
     }
     kafka::sasl_handshake_request hs;
-    hs.mechanism = login.mechanism;
-    const auto shaken =
-        co_await upstream_exchange<kafka::sasl_handshake_response>(s, hs, 1, 1, why);
-    if (!shaken) {
+    hs.mechanism = login_.mechanism;
+    return step{state::sending, upstream_request(hs, 1, correlation_id_)};
+}
+
+upstream_sasl_exchange::step upstream_sasl_exchange::authenticate(std::string message) {
+    if (correlation_id_ >= last_correlation_id_) {
+        return fail("the SASL exchange did not end");
+    }
+    ++correlation_id_;
+    kafka::sasl_authenticate_request req;
+    const auto* bytes = reinterpret_cast<const std::byte*>(message.data());
+    req.auth_bytes.assign(bytes, bytes + message.size());
+    return step{state::sending, upstream_request(req, 1, correlation_id_)};
+}
+
+upstream_sasl_exchange::step upstream_sasl_exchange::on_response(protocol::bytes_view response) {
+    if (!client_) {
+        return fail("SASL exchange not started");
+    }
+    // Both responses have header v0 at v1 (correlation id only).
+    if (response.size() < 4 || protocol::load_i32(response.data()) != correlation_id_) {
+        return fail("malformed response header");
+    }
+    protocol::reader r(response.subspan(4));
+    if (!shaken_) {
+        kafka::sasl_handshake_response resp;
+        resp.decode(r, 1);
+        if (!r.ok()) {
+            return fail("malformed SaslHandshake response: " + r.error().message());
+        }
+        if (resp.error_code != kafka::error_code::none) {
+            return fail("SaslHandshake " + login_.mechanism + ": " +
+                        std::string(kafka::error_name(resp.error_code)));
+        }
+        shaken_ = true;
+        return authenticate(client_->start());
+    }
+    kafka::sasl_authenticate_response resp;
+    resp.decode(r, 1);
+    if (!r.ok()) {
+        return fail("malformed SaslAuthenticate response: " + r.error().message());
+    }
+    if (resp.error_code != kafka::error_code::none) {
+        return fail(login_who(login_) + " with " + login_.mechanism + ": " +
+                    std::string(kafka::error_name(resp.error_code)) +
+                    (resp.error_message ? ": " + resp.error_message->substr(0, 200)
+                                        : std::string()));
+    }
+    const std::string reply(reinterpret_cast<const char*>(resp.auth_bytes.data()),
+                            resp.auth_bytes.size());
+    auto next = client_->step(reply);
+    if (next.what == auth::sasl_client_step::outcome::done) {
+        session_lifetime_ms_ = std::max<std::int64_t>(0, resp.session_lifetime_ms);
+        client_.reset();
+        return step{state::done, {}};
+    }
+    if (next.what == auth::sasl_client_step::outcome::failure) {
+        return fail(login_who(login_) + " with " + login_.mechanism + ": " + next.reason);
+    }
+    return authenticate(std::move(next.message));
+}
+
+std::chrono::milliseconds reauth_delay(std::int64_t session_lifetime_ms,
+                                       std::chrono::milliseconds request_timeout,
+                                       double jitter) {
+    const double lifetime = static_cast<double>(std::max<std::int64_t>(1, session_lifetime_ms));
+    jitter = std::clamp(jitter, 0.0, 1.0);
+    double at = lifetime * (0.85 + 0.10 * jitter);
+    const double latest = std::max(lifetime - static_cast<double>(request_timeout.count()),
+                                   lifetime / 2);
+    at = std::min(at, latest);
+    return std::chrono::milliseconds(std::max<std::int64_t>(1, static_cast<std::int64_t>(at)));
+}
+
+boost::asio::awaitable<bool> log_in_upstream(upstream_stream& s, const upstream_login& login,
+                                             std::string& why,
+                                             std::int64_t* session_lifetime_ms) {
+    upstream_sasl_exchange exchange(login);
+    auto next = exchange.start();
+    while (next.what == upstream_sasl_exchange::state::sending) {
+        const auto& buf = next.request.buffer();
+        boost::system::error_code ec;
+        co_await s.write(boost::asio::buffer(buf.data(), buf.size()), ec);
+        std::byte prefix[4];
+        if (!ec) {
+            co_await s.read(boost::asio::buffer(prefix, 4), ec);
+        }
+        if (ec) {
+            why = ec.message();
+            co_return false;
+        }
+        const std::int32_t size = protocol::load_i32(prefix);
+        if (size < 4 || size > upstream_exchange_max_response_bytes) {
+            why = "response size " + std::to_string(size) + " out of range";
+            co_return false;
+        }
+        protocol::byte_buffer frame(static_cast<std::size_t>(size));
+        frame.resize(static_cast<std::size_t>(size));
+        co_await s.read(boost::asio::buffer(frame.data(), frame.size()), ec);
+        if (ec) {
+            why = ec.message();
+            co_return false;
+        }
+        next = exchange.on_response(frame.view());
+    }
+    if (next.what == upstream_sasl_exchange::state::failed) {
+        why = exchange.why();
         co_return false;
     }
-    if (shaken->error_code != kafka::error_code::none) {
-        why = "SaslHandshake " + login.mechanism + ": " +
-              std::string(kafka::error_name(shaken->error_code));
-        co_return false;
+    if (session_lifetime_ms != nullptr) {
+        *session_lifetime_ms = exchange.session_lifetime_ms();
     }
-    std::string message = client->start();
-    for (std::int32_t correlation_id = 2; correlation_id < 8; ++correlation_id) {
-        kafka::sasl_authenticate_request req;
-        const auto* bytes = reinterpret_cast<const std::byte*>(message.data());
-        req.auth_bytes.assign(bytes, bytes + message.size());
-        const auto resp = co_await upstream_exchange<kafka::sasl_authenticate_response>(
-            s, req, 1, correlation_id, why);
-        if (!resp) {
-            co_return false;
-        }
-        if (resp->error_code != kafka::error_code::none) {
-            why = login_who(login) + " with " + login.mechanism + ": " +
-                  std::string(kafka::error_name(resp->error_code)) +
-                  (resp->error_message ? ": " + resp->error_message->substr(0, 200)
-                                       : std::string());
-            co_return false;
-        }
-        const std::string reply(reinterpret_cast<const char*>(resp->auth_bytes.data()),
-                                resp->auth_bytes.size());
-        const auto next = client->step(reply);
-        if (next.what == auth::sasl_client_step::outcome::done) {
-            co_return true;
-        }
-        if (next.what == auth::sasl_client_step::outcome::failure) {
-            why = login_who(login) + " with " + login.mechanism + ": " + next.reason;
-            co_return false;
-        }
-        message = next.message;
-    }
-    why = "the SASL exchange did not end";
-    co_return false;
+    co_return true;
 }
 
 }  // namespace sluice::gateway::proxy

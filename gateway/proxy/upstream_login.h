@@ -5,7 +5,9 @@
 // over protocol/'s codec: SaslHandshake v1, then SaslAuthenticate v1 until the mechanism is
 // done (auth/sasl's client side: PLAIN, SCRAM-SHA-256/512, and OAUTHBEARER with a token read
 // from upstream.sasl.oauthbearer.token.endpoint.url=file:PATH at each login, the file
-// backend/upstream's librdkafka clients read too), before anything else is sent.
+// backend/upstream's librdkafka clients read too), before anything else is sent; and again on
+// a proxy connection whose session the upstream limits (KIP-368 re-authentication:
+// upstream_sasl_exchange's frames between forwarded requests, due at reauth_delay).
 //
 // With upstream.security.protocol SSL or SASL_SSL the connections speak TLS first
 // (read_upstream_tls: librdkafka's ssl.* properties, auth/tls's client context).
@@ -16,6 +18,7 @@
 // start with a Kafka proxy listener stops saying so instead of failing each connection.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -24,7 +27,9 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "auth/sasl/sasl_client.h"
 #include "auth/tls/tls_client_context.h"
+#include "protocol/core/bytes.h"
 
 namespace sluice::gateway::proxy {
 
@@ -71,12 +76,68 @@ std::shared_ptr<auth::tls_client_context> build_upstream_tls(const auth::tls_cli
 std::shared_ptr<auth::tls_client_context> read_upstream_tls(
     const std::map<std::string, std::string>& properties);
 
+/// One SASL login on an upstream connection as requests and their responses: SaslHandshake
+/// v1, then SaslAuthenticate v1 until the mechanism is done. The first login of a connection
+/// (log_in_upstream: nothing else on it yet) and a KIP-368 re-authentication (between
+/// forwarded requests, proxy_connection) run the same steps. The secret is taken when the
+/// exchange starts: OAUTHBEARER's token file is read then, so a renewed token is used.
+/// Correlation ids are the exchange's own, counted from `first_correlation_id`.
+class upstream_sasl_exchange {
+public:
+    upstream_sasl_exchange(const upstream_login& login, std::int32_t first_correlation_id = 1);
+    upstream_sasl_exchange(const upstream_sasl_exchange&) = delete;
+    upstream_sasl_exchange& operator=(const upstream_sasl_exchange&) = delete;
+
+    enum class state {
+        sending,  // `request` is the next frame to send; its response goes to on_response
+        done,     // logged in: session_lifetime_ms() holds what the upstream said
+        failed,   // why() says why (for the log; never a secret)
+    };
+    struct step {
+        state what = state::failed;
+        protocol::writer request;  // the frame, size prefix included (sending only)
+    };
+
+    /// The SaslHandshake request; failed when the token file cannot be read or the mechanism
+    /// is not spoken.
+    step start();
+    /// The response frame (size prefix excluded) of the last request sent.
+    step on_response(protocol::bytes_view response);
+    /// The correlation id of the last request.
+    std::int32_t correlation_id() const { return correlation_id_; }
+    /// KIP-368: the session's lifetime the last SaslAuthenticate answered (v1); 0: no limit.
+    std::int64_t session_lifetime_ms() const { return session_lifetime_ms_; }
+    const std::string& why() const { return why_; }
+
+private:
+    step authenticate(std::string message);
+    step fail(std::string why);
+
+    const upstream_login& login_;
+    std::unique_ptr<auth::sasl_client> client_;
+    std::int32_t correlation_id_;
+    std::int32_t last_correlation_id_;
+    bool shaken_ = false;
+    std::int64_t session_lifetime_ms_ = 0;
+    std::string why_;
+};
+
+/// KIP-368: how long after a login whose session lasts `session_lifetime_ms` (> 0) the
+/// connection re-authenticates: as Kafka's Java client, at 85 % of the lifetime plus up to
+/// 10 % more by `jitter` (in [0, 1]: connections logged in together do not all re-authenticate
+/// at once), and no later than the end minus `request_timeout` (the exchange's bound), but
+/// never before half the lifetime.
+std::chrono::milliseconds reauth_delay(std::int64_t session_lifetime_ms,
+                                       std::chrono::milliseconds request_timeout, double jitter);
+
 class upstream_stream;
 
 /// Logs in on a freshly opened upstream connection (nothing else sent on it yet). False with
 /// `why` set (for the log; never a secret) when the upstream refuses or the exchange fails.
-/// The caller bounds it (a deadline that closes the socket).
+/// `session_lifetime_ms` (when given): the session's lifetime the upstream answered (KIP-368;
+/// 0: no limit). The caller bounds it (a deadline that closes the socket).
 boost::asio::awaitable<bool> log_in_upstream(upstream_stream& s, const upstream_login& login,
-                                             std::string& why);
+                                             std::string& why,
+                                             std::int64_t* session_lifetime_ms = nullptr);
 
 }  // namespace sluice::gateway::proxy
