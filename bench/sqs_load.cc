@@ -2,8 +2,9 @@
 // connections, one per thread, no SDK), so that the same tool measures sluice and any SQS
 // emulator alike.
 //
-//   sqs_load throughput --endpoint http://127.0.0.1:9324 [--queue sqs-load] [--messages 200000]
-//            [--senders 4] [--receivers 4] [--size 100] [--batch 10] [--cpu-pids PID,PID]
+//   sqs_load throughput --endpoint http://127.0.0.1:9324[,URL...] [--queue sqs-load]
+//            [--queues 1] [--messages 200000] [--senders 4] [--receivers 4] [--size 100]
+//            [--batch 10] [--cpu-pids PID,PID]
 //   sqs_load latency --endpoint http://127.0.0.1:9324 [--queue sqs-latency] [--rate 1000]
 //            [--seconds 10] [--receivers 2] [--size 100]
 //
@@ -12,6 +13,10 @@
 // phase's wall time. Receive: --receivers threads loop ReceiveMessage (10 at a time, long poll
 // of 1 s) and DeleteMessageBatch of what came, until every message is deleted; received/s is
 // messages deleted over that phase's wall time. Failed batch entries are counted, not retried.
+// --queues N (N > 1): the queues <queue>-0 .. <queue>-(N-1), sender and receiver thread i on queue
+// i % N; several endpoints (gateways of one fleet serving the same queues): thread i calls
+// endpoint (i / N) % endpoints, so that every queue is reached through every endpoint when there
+// are threads enough. The queues are created through the first endpoint.
 // --cpu-pids: the processes serving the endpoint (a gateway and its cluster); the CPU they used
 // in each phase (/proc/<pid>/stat utime + stime, summed) is reported per 1,000 messages.
 // latency: one sender paces SendMessage at --rate per second for --seconds; --receivers
@@ -53,11 +58,16 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
+struct endpoint {
+    std::string host;
+    std::string port;
+};
+
 struct options {
     std::string mode;
-    std::string host = "127.0.0.1";
-    std::string port = "9324";
+    std::vector<endpoint> endpoints;
     std::string queue;
+    int queues = 1;
     std::int64_t messages = 200000;
     int senders = 4;
     int receivers = 4;
@@ -116,16 +126,23 @@ options parse(int argc, char** argv) {
         }
         const std::string v = argv[++i];
         if (a == "--endpoint") {
-            std::string rest = v.starts_with("http://") ? v.substr(7) : v;
-            rest = rest.substr(0, rest.find('/'));
-            const auto colon = rest.rfind(':');
-            if (colon == std::string::npos) {
-                usage("the endpoint needs a port");
+            o.endpoints.clear();
+            for (std::size_t at = 0; at < v.size();) {
+                const auto comma = v.find(',', at);
+                std::string rest = v.substr(at, comma - at);
+                at = comma == std::string::npos ? v.size() : comma + 1;
+                rest = rest.starts_with("http://") ? rest.substr(7) : rest;
+                rest = rest.substr(0, rest.find('/'));
+                const auto colon = rest.rfind(':');
+                if (colon == std::string::npos) {
+                    usage("an endpoint needs a port");
+                }
+                o.endpoints.push_back({rest.substr(0, colon), rest.substr(colon + 1)});
             }
-            o.host = rest.substr(0, colon);
-            o.port = rest.substr(colon + 1);
         } else if (a == "--queue") {
             o.queue = v;
+        } else if (a == "--queues") {
+            o.queues = std::stoi(v);
         } else if (a == "--messages") {
             o.messages = std::stoll(v);
         } else if (a == "--senders") {
@@ -150,15 +167,23 @@ options parse(int argc, char** argv) {
             usage(("unknown option " + a).c_str());
         }
     }
+    if (o.endpoints.empty()) {
+        o.endpoints.push_back({"127.0.0.1", "9324"});
+    }
+    if (o.queues < 1 || o.queues > o.senders || o.queues > o.receivers) {
+        usage("--queues is 1 .. the number of senders and of receivers");
+    }
     return o;
 }
 
 /// One keep-alive connection to the endpoint. Not thread-safe: one per thread.
 class sqs_connection {
 public:
-    explicit sqs_connection(const options& o) : o_(o), stream_(io_) {
+    /// To endpoint number `at` (modulo their count).
+    explicit sqs_connection(const options& o, std::size_t at = 0)
+        : ep_(o.endpoints[at % o.endpoints.size()]), stream_(io_) {
         asio::ip::tcp::resolver resolver(io_);
-        stream_.connect(resolver.resolve(o.host, o.port));
+        stream_.connect(resolver.resolve(ep_.host, ep_.port));
         stream_.socket().set_option(asio::ip::tcp::no_delay(true));
     }
 
@@ -166,7 +191,7 @@ public:
     /// answer that is not 200.
     rapidjson::Document call(const std::string& action, std::string body) {
         http::request<http::string_body> req{http::verb::post, "/", 11};
-        req.set(http::field::host, o_.host + ":" + o_.port);
+        req.set(http::field::host, ep_.host + ":" + ep_.port);
         req.set(http::field::content_type, "application/x-amz-json-1.0");
         req.set("X-Amz-Target", "AmazonSQS." + action);
         req.keep_alive(true);
@@ -194,7 +219,7 @@ public:
     }
 
 private:
-    const options& o_;
+    const endpoint& ep_;
     asio::io_context io_;
     beast::tcp_stream stream_;
     beast::flat_buffer buffer_;
@@ -207,9 +232,9 @@ std::string quoted(const std::string& s) {
     return std::string(buf.GetString(), buf.GetSize());
 }
 
-std::string create_queue(const options& o) {
+std::string create_queue(const options& o, const std::string& name) {
     sqs_connection c(o);
-    auto doc = c.call("CreateQueue", "{\"QueueName\":" + quoted(o.queue) + "}");
+    auto doc = c.call("CreateQueue", "{\"QueueName\":" + quoted(name) + "}");
     return doc["QueueUrl"].GetString();
 }
 
@@ -251,11 +276,20 @@ double seconds_since(clock_type::time_point t) {
 }
 
 int run_throughput(const options& o) {
-    const std::string url = create_queue(o);
-    const std::string url_json = quoted(url);
+    const auto queues = static_cast<std::size_t>(o.queues);
+    std::vector<std::string> url_json;  // per queue
+    for (std::size_t q = 0; q < queues; ++q) {
+        url_json.push_back(quoted(create_queue(
+            o, queues == 1 ? o.queue : o.queue + "-" + std::to_string(q))));
+    }
+    // Thread i: queue i % queues, endpoint i / queues.
+    auto queue_of = [&](int i) { return static_cast<std::size_t>(i) % queues; };
+    auto endpoint_of = [&](int i) { return static_cast<std::size_t>(i) / queues; };
     const std::string payload(o.size, 'x');
     std::atomic<std::int64_t> claimed{0};
     std::atomic<std::int64_t> sent{0};
+    std::vector<std::atomic<std::int64_t>> sent_to(queues);
+    std::vector<std::atomic<std::int64_t>> deleted_from(queues);
     std::atomic<std::int64_t> send_failed{0};
     std::atomic<bool> broken{false};
     std::mutex err_mu;
@@ -268,20 +302,29 @@ int run_throughput(const options& o) {
         broken = true;
     };
 
+    auto cpu_each = [&] {  // per process, in --cpu-pids order
+        std::vector<double> v;
+        for (int pid : o.cpu_pids) {
+            v.push_back(cpu_seconds({pid}));
+        }
+        return v;
+    };
+    const std::vector<double> each_at_start = cpu_each();
     const double cpu_at_start = cpu_seconds(o.cpu_pids);
     const auto send_start = clock_type::now();
     std::vector<std::thread> threads;
     for (int s = 0; s < o.senders; ++s) {
-        threads.emplace_back([&] {
+        threads.emplace_back([&, s] {
             try {
-                sqs_connection c(o);
+                const std::size_t q = queue_of(s);
+                sqs_connection c(o, endpoint_of(s));
                 while (!broken) {
                     const std::int64_t first = claimed.fetch_add(o.batch);
                     if (first >= o.messages) {
                         break;
                     }
                     const std::int64_t n = std::min<std::int64_t>(o.batch, o.messages - first);
-                    std::string body = "{\"QueueUrl\":" + url_json + ",\"Entries\":[";
+                    std::string body = "{\"QueueUrl\":" + url_json[q] + ",\"Entries\":[";
                     for (std::int64_t i = 0; i < n; ++i) {
                         body += (i ? ",{\"Id\":\"m" : "{\"Id\":\"m") + std::to_string(i) +
                                 "\",\"MessageBody\":\"" + payload + "\"}";
@@ -291,6 +334,7 @@ int run_throughput(const options& o) {
                     const std::int64_t failed =
                         doc.HasMember("Failed") && doc["Failed"].IsArray() ? doc["Failed"].Size() : 0;
                     sent += n - failed;
+                    sent_to[q] += n - failed;
                     send_failed += failed;
                 }
             } catch (const std::exception& e) {
@@ -303,27 +347,32 @@ int run_throughput(const options& o) {
     }
     threads.clear();
     const double send_seconds = seconds_since(send_start);
+    const std::vector<double> each_after_send = cpu_each();
     const double cpu_after_send = cpu_seconds(o.cpu_pids);
 
     std::atomic<std::int64_t> deleted{0};
     std::atomic<std::int64_t> delete_failed{0};
-    const std::int64_t to_delete = sent.load();
     const auto receive_start = clock_type::now();
     for (int r = 0; r < o.receivers && !broken; ++r) {
-        threads.emplace_back([&] {
+        threads.emplace_back([&, r] {
             try {
-                sqs_connection c(o);
+                const std::size_t q = queue_of(r);
+                sqs_connection c(o, endpoint_of(r));
                 int empty_in_a_row = 0;
-                // Bounded: every message deleted, or 5 empty long polls of 1 s in a row.
-                while (!broken && deleted.load() < to_delete && empty_in_a_row < 5) {
-                    auto got = receive(c, url_json, 1);
+                // Bounded: every message of its queue deleted, or 5 empty long polls of 1 s in
+                // a row.
+                while (!broken && deleted_from[q].load() < sent_to[q].load() &&
+                       empty_in_a_row < 5) {
+                    auto got = receive(c, url_json[q], 1);
                     if (got.handles.empty()) {
                         ++empty_in_a_row;
                         continue;
                     }
                     empty_in_a_row = 0;
-                    const auto failed = static_cast<std::int64_t>(delete_batch(c, url_json, got.handles));
+                    const auto failed =
+                        static_cast<std::int64_t>(delete_batch(c, url_json[q], got.handles));
                     deleted += static_cast<std::int64_t>(got.handles.size()) - failed;
+                    deleted_from[q] += static_cast<std::int64_t>(got.handles.size()) - failed;
                     delete_failed += failed;
                 }
             } catch (const std::exception& e) {
@@ -335,6 +384,7 @@ int run_throughput(const options& o) {
         t.join();
     }
     const double receive_seconds = seconds_since(receive_start);
+    const std::vector<double> each_after_receive = cpu_each();
     const double cpu_after_receive = cpu_seconds(o.cpu_pids);
     if (!first_error.empty()) {
         std::fprintf(stderr, "sqs_load: %s\n", first_error.c_str());
@@ -357,6 +407,22 @@ int run_throughput(const options& o) {
                                    ? -1
                                    : (cpu_after_receive - cpu_after_send) * 1e6 /
                                          static_cast<double>(deleted.load());
+    // The same per process: "[send ms, receive+delete ms]" each, in --cpu-pids order.
+    std::string by_pid = "[";
+    for (std::size_t i = 0; i < o.cpu_pids.size(); ++i) {
+        const double s = sent.load() == 0 ? -1
+                                          : (each_after_send[i] - each_at_start[i]) * 1e6 /
+                                                static_cast<double>(sent.load());
+        const double r = deleted.load() == 0 ? -1
+                                             : (each_after_receive[i] - each_after_send[i]) * 1e6 /
+                                                   static_cast<double>(deleted.load());
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%s[%.1f,%.1f]", i ? "," : "", s, r);
+        by_pid += cell;
+        std::printf("  pid %d: send %.1f ms, receive+delete %.1f ms per 1,000 messages\n",
+                    o.cpu_pids[i], s, r);
+    }
+    by_pid += "]";
     if (!o.cpu_pids.empty()) {
         std::printf("serving CPU per 1,000 messages: send %.0f ms, receive+delete %.0f ms\n",
                     send_cpu, receive_cpu);
@@ -364,16 +430,17 @@ int run_throughput(const options& o) {
     std::printf("RESULT {\"mode\":\"throughput\",\"sent\":%lld,\"send_per_s\":%.0f,"
                 "\"deleted\":%lld,\"receive_delete_per_s\":%.0f,\"send_failed\":%lld,"
                 "\"delete_failed\":%lld,\"send_cpu_ms_per_1000\":%.0f,"
-                "\"receive_delete_cpu_ms_per_1000\":%.0f}\n",
+                "\"receive_delete_cpu_ms_per_1000\":%.0f,\"cpu_ms_per_1000_by_pid\":%s}\n",
                 static_cast<long long>(sent.load()), send_rate,
                 static_cast<long long>(deleted.load()), receive_rate,
                 static_cast<long long>(send_failed.load()),
-                static_cast<long long>(delete_failed.load()), send_cpu, receive_cpu);
+                static_cast<long long>(delete_failed.load()), send_cpu, receive_cpu,
+                by_pid.c_str());
     return deleted.load() == sent.load() && sent.load() == o.messages ? 0 : 1;
 }
 
 int run_latency(const options& o) {
-    const std::string url = create_queue(o);
+    const std::string url = create_queue(o, o.queue);
     const std::string url_json = quoted(url);
     const auto origin = clock_type::now();
     const auto warm_end = origin + std::chrono::seconds(1);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -98,7 +99,23 @@ void queue_directory::stop() {
 }
 
 asio::awaitable<void> queue_directory::follow() {
-    const api::topic_partition tp{topic_name(topic_), partition_id(0)};
+    // Every partition of the state topic (a fleet's units of ownership each write their
+    // queues' records to their own), as many as the cluster says when the follower starts.
+    std::vector<api::topic_partition> parts;
+    while (parts.empty()) {
+        if (stopping_.load()) {
+            co_return;
+        }
+        auto found = co_await client_.admin().describe_topic(topic_name(topic_));
+        if (found) {
+            for (std::size_t i = 0; i < found->partitions.size(); ++i) {
+                parts.push_back({topic_name(topic_), partition_id(static_cast<std::int32_t>(i))});
+            }
+        }
+        if (parts.empty()) {  // not created yet (the fleet creates it), or no cluster
+            co_await directory_pause(std::chrono::milliseconds(500));
+        }
+    }
     api::consumer_options o;
     o.reset = api::offset_reset::earliest;
     o.isolation = api::isolation::read_committed;
@@ -108,11 +125,15 @@ asio::awaitable<void> queue_directory::follow() {
         std::lock_guard lock(mu_);
         consumer_ = c;
     }
-    c->assign({tp});
-    c->seek({{tp, offset(0)}});  // below the log start: reset to the earliest
-    queue_log().info("{}: following the queues (a gateway that does not own them sends to "
-                     "standard queues itself)",
-                     topic_);
+    std::vector<std::pair<api::topic_partition, offset>> from;
+    for (const auto& tp : parts) {
+        from.emplace_back(tp, offset(0));  // below the log start: reset to the earliest
+    }
+    c->assign(parts);
+    c->seek(std::move(from));
+    queue_log().info("{}: following the queues in its {} partition{} (a gateway that does not "
+                     "own them sends to standard queues itself)",
+                     topic_, parts.size(), parts.size() == 1 ? "" : "s");
     while (!stopping_.load()) {
         api::poll_limits limits;
         limits.max_wait = std::chrono::milliseconds(500);

@@ -1,5 +1,6 @@
 // The queues of a fleet as a gateway that does not own them sees them (owned by
-// backend/queue): it follows the queue state topic (`_sluice_queue_state`, read committed)
+// backend/queue): it follows the queue state topic (`_sluice_queue_state`, read committed;
+// every partition the topic has when the follower starts: one per unit of ownership)
 // and keeps each queue's stored record and config, nothing of its messages; and it sends
 // messages to a standard queue's topic itself, through the gateway's idempotent producer,
 // answering as the owner would (same checks, send_checks.h; same message ids). The owner's

@@ -112,22 +112,30 @@ asio::awaitable<void> topic_state_log::ensure_topic() {
     for (;;) {
         auto found = co_await client_.admin().describe_topic(name);
         if (found) {
-            if (found->partitions.size() != 1) {
+            const auto count = static_cast<std::int32_t>(found->partitions.size());
+            if (opts_.partition < 0 || opts_.partition >= count) {
                 throw std::runtime_error(fmt::format(
-                    "{}: the queue state topic has {} partitions; it must have one", opts_.topic,
-                    found->partitions.size()));
+                    "{}: the queue state topic has {} partition{}; partition {} is not one of "
+                    "them",
+                    opts_.topic, count, count == 1 ? "" : "s", opts_.partition));
             }
+            partition_count_ = count;
             co_return;
         }
         api::backend_error err = found.error();
         if (api::reason(err.code) == api::errc::unknown_topic_or_partition) {
             api::new_topic spec;
             spec.name = name;
-            spec.partitions = 1;
+            spec.partitions = std::max(opts_.partitions_when_created, opts_.partition + 1);
             spec.configs["cleanup.policy"] = "compact";
+            const std::int32_t partitions = spec.partitions;
             auto made = co_await client_.admin().create_topic(std::move(spec));
-            if (made || api::reason(made.error().code) == api::errc::topic_already_exists) {
-                queue_log().info("{}: created (compacted, one partition)", opts_.topic);
+            if (made) {
+                queue_log().info("{}: created (compacted, {} partition{})", opts_.topic,
+                                 partitions, partitions == 1 ? "" : "s");
+                continue;  // describe it again
+            }
+            if (api::reason(made.error().code) == api::errc::topic_already_exists) {
                 continue;  // describe it again
             }
             err = made.error();
@@ -155,7 +163,7 @@ result<state_log::position> topic_state_log::append(std::span<const encoded_reco
             if (r.value) {
                 o.value = bytes_as_string(*r.value);
             }
-            o.partition = 0;
+            o.partition = opts_.partition;
             pending_.push_back(std::move(o));
         }
         appended_ += static_cast<std::int64_t>(records.size());
@@ -303,7 +311,7 @@ result<void> topic_state_log::replay(
 asio::awaitable<result<void>> topic_state_log::read_all(
     const std::function<void(protocol::bytes_view, std::optional<protocol::bytes_view>)>& fn) {
     const auto deadline = std::chrono::steady_clock::now() + opts_.start_deadline;
-    const api::topic_partition tp{topic_name(opts_.topic), partition_id(0)};
+    const api::topic_partition tp{topic_name(opts_.topic), partition_id(opts_.partition)};
     std::int64_t start = -1;
     std::int64_t end = -1;
     for (;;) {

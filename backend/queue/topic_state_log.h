@@ -4,6 +4,7 @@
 // api::producer, replayed through api::consumer.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -24,8 +25,14 @@
 namespace sluice::backend::queue {
 
 struct topic_state_log_options {
-    /// The compacted topic (one partition), created when missing.
+    /// The compacted topic, created when missing.
     std::string topic = "_sluice_queue_state";
+    /// The partition of the topic this log writes and replays (a fleet's unit of ownership:
+    /// sqs_fleet). The topic must have it: open() fails otherwise.
+    std::int32_t partition = 0;
+    /// How many partitions the topic gets when this log creates it (at least partition + 1);
+    /// an existing topic keeps its count (partition_count() reads it).
+    std::int32_t partitions_when_created = 1;
     /// How long open() and replay() keep trying while the cluster cannot be reached.
     std::chrono::milliseconds start_deadline{60000};
     /// flush() fails with request_timed_out when the records are not stored by then (the
@@ -48,8 +55,9 @@ struct topic_state_log_options {
 /// keeps the order), retrying a failed call whole (a record written twice is the same keyed
 /// state), and flush() waits until the writer has stored a position. With a transactional
 /// producer (options.txn) each send is one committed transaction, and a fenced producer ends
-/// the writer: flushes fail with producer_fenced, nothing more is written. replay() reads the topic
-/// from its start to the end offset found when it starts.
+/// the writer: flushes fail with producer_fenced, nothing more is written. replay() reads the
+/// partition from its start to the end offset found when it starts. Every record goes to, and
+/// is read from, options.partition alone.
 /// Lifecycle: construct (starts the writer's io thread), open() (creates the topic when
 /// missing; throws std::runtime_error when the cluster cannot be reached by the deadline),
 /// replay(), appends; the destructor sends what is queued (bounded by flush_timeout) and
@@ -64,6 +72,8 @@ public:
     topic_state_log& operator=(const topic_state_log&) = delete;
 
     void open();
+    /// The topic's partition count as open() found it on the cluster (0 before open()).
+    std::int32_t partition_count() const { return partition_count_.load(); }
 
     result<position> append(std::span<const encoded_record> records) override;
     boost::asio::awaitable<result<void>> flush(position p) override;
@@ -93,6 +103,7 @@ private:
     bool stopping_ = false;
     bool writer_done_ = false;
     bool fenced_ = false;
+    std::atomic<std::int32_t> partition_count_{0};
     std::shared_ptr<wakeup> writer_parked_;
     wakeup_list flushes_;
 

@@ -3,7 +3,9 @@
 // state log's topic, its replay, the consumer-backed fetch and appends through a producer.
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "backend/queue/client_backing.h"
 #include "backend/queue/message_codec.h"
 #include "backend/queue/queue_append.h"
+#include "backend/queue/queue_directory.h"
+#include "backend/queue/state_records.h"
 #include "backend/queue/topic_state_log.h"
 #include "tests/backend/contract/native_client_factory.h"
 
@@ -104,6 +108,98 @@ TEST_F(ClientQueue, StateLogReplaysWhatWasFlushedInOrderFromACompactedTopic) {
     EXPECT_EQ(seen[1], (std::pair<std::string, std::optional<std::string>>{"b", "2"}));
     EXPECT_EQ(seen[2], (std::pair<std::string, std::optional<std::string>>{"a", std::nullopt}));
     EXPECT_EQ(seen[3], (std::pair<std::string, std::optional<std::string>>{"c", "3"}));
+}
+
+TEST_F(ClientQueue, StateLogsOfTwoPartitionsOfOneTopicKeepTheirRecordsApart) {
+    // A fleet's units of ownership: one log per partition of the state topic, each writing
+    // and replaying its own partition alone.
+    topic_state_log_options unit0;
+    unit0.topic = "_sluice_queue_state_" + unique_topic("p");
+    unit0.start_deadline = std::chrono::seconds(10);
+    unit0.flush_timeout = std::chrono::seconds(10);
+    unit0.partitions_when_created = 3;
+    topic_state_log_options unit2 = unit0;
+    unit2.partition = 2;
+    unit2.partitions_when_created = 1;  // the topic exists: its count is the cluster's
+    std::unique_ptr<topic_state_log> log0;
+    std::unique_ptr<topic_state_log> log2;
+    off_thread([&] {
+        log0 = std::make_unique<topic_state_log>(client(), unit0);
+        log0->open();  // creates the topic with 3 partitions
+        log2 = std::make_unique<topic_state_log>(client(), unit2);
+        log2->open();
+    });
+    EXPECT_EQ(log0->partition_count(), 3);
+    EXPECT_EQ(log2->partition_count(), 3);
+    std::vector<encoded_record> zero{{as_bytes("q0"), as_bytes("a")}};
+    std::vector<encoded_record> two{{as_bytes("q2"), as_bytes("b")}, {as_bytes("q2"), as_bytes("c")}};
+    auto p0 = log0->append(zero);
+    auto p2 = log2->append(two);
+    ASSERT_TRUE(p0 && p2);
+    auto f0 = run(log0->flush(*p0));
+    ASSERT_TRUE(f0) << f0.error().message();
+    auto f2 = run(log2->flush(*p2));
+    ASSERT_TRUE(f2) << f2.error().message();
+    off_thread([&] {
+        log0.reset();
+        log2.reset();
+    });
+
+    using kv = std::pair<std::string, std::optional<std::string>>;
+    EXPECT_EQ(replay_all(unit0), (std::vector<kv>{{"q0", "a"}}));
+    EXPECT_EQ(replay_all(unit2), (std::vector<kv>{{"q2", "b"}, {"q2", "c"}}));
+    unit2.partition = 1;
+    EXPECT_TRUE(replay_all(unit2).empty());
+
+    // A partition the topic lacks is refused, never created or guessed.
+    topic_state_log_options unit5 = unit0;
+    unit5.partition = 5;
+    bool refused = false;
+    off_thread([&] {
+        topic_state_log log(client(), unit5);
+        try {
+            log.open();
+        } catch (const std::runtime_error& e) {
+            refused = std::string(e.what()).find("partition 5 is not one of them") !=
+                      std::string::npos;
+        }
+    });
+    EXPECT_TRUE(refused);
+}
+
+TEST_F(ClientQueue, TheQueueDirectoryFollowsEveryPartitionOfTheStateTopic) {
+    topic_state_log_options opts;
+    opts.topic = "_sluice_queue_state_" + unique_topic("d");
+    opts.start_deadline = std::chrono::seconds(10);
+    opts.flush_timeout = std::chrono::seconds(10);
+    opts.partitions_when_created = 2;
+    for (std::int32_t unit : {0, 1}) {
+        opts.partition = unit;
+        queue_record q;
+        q.name = "in-unit-" + std::to_string(unit);
+        q.queue_id = uuid::random();
+        q.topic_id = uuid::random();
+        std::unique_ptr<topic_state_log> log;
+        off_thread([&] {
+            log = std::make_unique<topic_state_log>(client(), opts);
+            log->open();
+        });
+        std::vector<encoded_record> records{encode(state_entry{q})};
+        auto p = log->append(records);
+        ASSERT_TRUE(p);
+        auto flushed = run(log->flush(*p));
+        ASSERT_TRUE(flushed) << flushed.error().message();
+        off_thread([&] { log.reset(); });
+    }
+
+    queue_directory directory(client(), opts.topic, arn_scheme{});
+    directory.start(executor());
+    EXPECT_TRUE(run_until([&] {
+        return directory.find("in-unit-0").has_value() && directory.find("in-unit-1").has_value();
+    }));
+    EXPECT_TRUE(directory.sends_here("in-unit-1"));
+    EXPECT_FALSE(directory.find("in-no-unit").has_value());
+    off_thread([&] { directory.stop(); });
 }
 
 TEST_F(ClientQueue, MessagesSentThroughTheProducerAreFetchedBackAtTheirOffsets) {
