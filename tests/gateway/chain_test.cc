@@ -35,7 +35,7 @@ auth::acl_binding deny(resource_type type, std::string name, std::string princip
     return b;
 }
 
-requester alice(policy_front front = policy_front::kafka) {
+requester alice_at(policy_front front = policy_front::kafka) {
     requester who;
     who.front = front;
     who.principal = "User:alice";
@@ -107,13 +107,13 @@ TEST_F(Chain, OffAllowsEverythingAndWritesNothing) {
     EXPECT_FALSE(chain.metering());
     std::array<access, 2> a = {topic_access(acl_operation::write, "t"),
                                cluster_access(acl_operation::alter)};
-    request_facts f{.who = alice(), .action = "Produce", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "Produce", .accesses = a};
     const auto d = chain.decide(f);
     EXPECT_TRUE(d.allowed());
     EXPECT_EQ(d.denied, 0u);
     EXPECT_TRUE(a[0].allowed());
     EXPECT_TRUE(a[1].allowed());
-    EXPECT_TRUE(chain.visible(alice(), acl_operation::read, resource_type::topic, "t"));
+    EXPECT_TRUE(chain.visible(alice_at(), acl_operation::read, resource_type::topic, "t"));
     EXPECT_TRUE(audit_lines().empty());
 }
 
@@ -121,14 +121,14 @@ TEST_F(Chain, AnAuthorizerThatIsOffIsOneBranch) {
     const policy_chain chain(&acls({.enabled = false}), nullptr);
     EXPECT_FALSE(chain.authorizing());
     std::array<access, 1> a = {topic_access(acl_operation::write, "t")};
-    request_facts f{.who = alice(), .action = "Produce", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "Produce", .accesses = a};
     EXPECT_TRUE(chain.decide(f).allowed());
 }
 
 TEST_F(Chain, AuthenticateComesFirst) {
     const policy_chain chain(&acls(), nullptr);
     std::array<access, 1> a = {topic_access(acl_operation::write, "t")};
-    request_facts f{.who = alice(), .action = "Produce", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "Produce", .accesses = a};
     f.who.principal = {};  // a SASL listener before login
     const auto d = chain.decide(f);
     EXPECT_FALSE(d.authenticated);
@@ -145,7 +145,7 @@ TEST_F(Chain, AllowedAccessPassesAndDeniedOneIsAuditedOnce) {
     const policy_chain chain(authz_.get(), nullptr);
     std::array<access, 2> a = {topic_access(acl_operation::write, "t"),
                                topic_access(acl_operation::write, "u")};
-    request_facts f{.who = alice(), .action = "Produce", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "Produce", .accesses = a};
     const auto d = chain.decide(f);
     EXPECT_EQ(a[0].result, verdict::allowed);
     EXPECT_EQ(a[1].result, verdict::denied);
@@ -164,7 +164,7 @@ TEST_F(Chain, SuperUserPassesWithoutAcls) {
     const policy_chain chain(authz_.get(), nullptr);
     std::array<access, 2> a = {topic_access(acl_operation::write, "t"),
                                cluster_access(acl_operation::alter)};
-    request_facts f{.who = alice(), .action = "Produce", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "Produce", .accesses = a};
     EXPECT_TRUE(chain.decide(f).allowed());
     EXPECT_TRUE(audit_lines().empty());
 }
@@ -176,7 +176,7 @@ TEST_F(Chain, DenyBeatsAllow) {
     const policy_chain chain(authz_.get(), nullptr);
     std::array<access, 2> a = {topic_access(acl_operation::read, "t"),
                                topic_access(acl_operation::write, "t")};
-    request_facts f{.who = alice(), .action = "Produce", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "Produce", .accesses = a};
     chain.decide(f);
     EXPECT_EQ(a[0].result, verdict::allowed);
     EXPECT_EQ(a[1].result, verdict::denied);
@@ -189,13 +189,14 @@ TEST_F(Chain, FilteredAccessIsHiddenQuietly) {
     std::array<access, 2> a = {
         topic_access(acl_operation::describe, "t", on_denial::filter),
         topic_access(acl_operation::describe, "secret", on_denial::filter)};
-    request_facts f{.who = alice(), .action = "Metadata", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "Metadata", .accesses = a};
     const auto d = chain.decide(f);
     EXPECT_TRUE(d.allowed());  // a listing with a hidden entry is not a refused request
     EXPECT_EQ(a[0].result, verdict::allowed);
     EXPECT_EQ(a[1].result, verdict::hidden);
     EXPECT_TRUE(audit_lines().empty());
-    EXPECT_FALSE(chain.visible(alice(), acl_operation::describe, resource_type::topic, "secret"));
+    EXPECT_FALSE(
+        chain.visible(alice_at(), acl_operation::describe, resource_type::topic, "secret"));
     EXPECT_TRUE(audit_lines().empty());
 }
 
@@ -204,13 +205,13 @@ TEST_F(Chain, EachRefusedAccessIsAuditedUnlessTheRequestIsAllOrNothing) {
     const policy_chain chain(authz_.get(), nullptr);
     std::array<access, 2> a = {topic_access(acl_operation::read, "a"),
                                group_access(acl_operation::read, "g")};
-    request_facts kafka{.who = alice(), .action = "Fetch", .accesses = a};
+    request_facts kafka{.who = alice_at(), .action = "Fetch", .accesses = a};
     EXPECT_EQ(chain.decide(kafka).denied, 2u);
     EXPECT_EQ(audit_lines().size(), 2u);
 
     std::array<access, 2> b = {topic_access(acl_operation::read, "a"),
                                group_access(acl_operation::read, "g")};
-    request_facts sse{.who = alice(policy_front::sse),
+    request_facts sse{.who = alice_at(policy_front::sse),
                       .action = "GET /topics/{topic}/events",
                       .accesses = b,
                       .all_or_nothing = true};
@@ -233,7 +234,7 @@ TEST_F(Chain, CreateOnTheClusterStandsInForCreateOnTheTopic) {
     std::array<access, 2> a = {topic_access(acl_operation::create, "new"),
                                topic_access(acl_operation::create, "new")};
     a[0].alternative = also_passes::cluster;
-    request_facts f{.who = alice(), .action = "CreateTopics", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "CreateTopics", .accesses = a};
     chain.decide(f);
     EXPECT_EQ(a[0].result, verdict::allowed);
     EXPECT_EQ(a[1].result, verdict::denied);
@@ -245,10 +246,10 @@ TEST_F(Chain, WriteOnAnyTopicStandsInForIdempotentWrite) {
     const policy_chain chain(authz_.get(), nullptr);
     std::array<access, 1> a = {cluster_access(acl_operation::idempotent_write)};
     a[0].alternative = also_passes::write_on_any_topic;
-    request_facts f{.who = alice(), .action = "InitProducerId", .accesses = a};
+    request_facts f{.who = alice_at(), .action = "InitProducerId", .accesses = a};
     EXPECT_TRUE(chain.decide(f).allowed());
 
-    requester bob = alice();
+    requester bob = alice_at();
     bob.principal = "User:bob";
     a[0].result = verdict::allowed;
     request_facts g{.who = bob, .action = "InitProducerId", .accesses = a};
@@ -266,7 +267,7 @@ TEST_F(Chain, RestAndConsoleAreAuditedAsHttp) {
     const policy_chain chain(authz_.get(), nullptr);
     for (const auto front : {policy_front::rest, policy_front::console}) {
         std::array<access, 1> a = {topic_access(acl_operation::describe, "q")};
-        request_facts f{.who = alice(front), .action = "GET /v1/queues/{queue}", .accesses = a,
+        request_facts f{.who = alice_at(front), .action = "GET /v1/queues/{queue}", .accesses = a,
                         .all_or_nothing = true};
         chain.decide(f);
     }
@@ -280,7 +281,7 @@ TEST_F(Chain, RestAndConsoleAreAuditedAsHttp) {
 TEST_F(Chain, ThrottleGivesTheDelayOfAPrincipalAlreadyOverItsQuota) {
     const policy_chain chain(nullptr, &quotas(100));
     EXPECT_TRUE(chain.metering());
-    request_facts f{.who = alice(policy_front::sqs),
+    request_facts f{.who = alice_at(policy_front::sqs),
                     .action = "SendMessage",
                     .byte_quota = auth::quota_kind::producer_byte_rate,
                     .bytes = 10000};
@@ -299,9 +300,9 @@ TEST_F(Chain, ThrottleGivesTheDelayOfAPrincipalAlreadyOverItsQuota) {
 TEST_F(Chain, ThrottleIsNotDecidedForARefusedRequest) {
     acls();
     const policy_chain chain(authz_.get(), &quotas(100));
-    chain.record(alice(policy_front::rest), auth::quota_kind::producer_byte_rate, 10000);
+    chain.record(alice_at(policy_front::rest), auth::quota_kind::producer_byte_rate, 10000);
     std::array<access, 1> a = {topic_access(acl_operation::write, "t")};
-    request_facts f{.who = alice(policy_front::rest), .action = "POST /topics/{topic}",
+    request_facts f{.who = alice_at(policy_front::rest), .action = "POST /topics/{topic}",
                     .accesses = a, .all_or_nothing = true,
                     .byte_quota = auth::quota_kind::producer_byte_rate};
     const auto d = chain.decide(f);
@@ -311,7 +312,7 @@ TEST_F(Chain, ThrottleIsNotDecidedForARefusedRequest) {
 
 TEST_F(Chain, RecordAfterExecutionEarnsTheDelay) {
     const policy_chain chain(nullptr, &quotas(100));
-    const auto who = alice();
+    const auto who = alice_at();
     EXPECT_TRUE(chain.quota_applies(who, auth::quota_kind::consumer_byte_rate));
     EXPECT_GT(chain.record(who, auth::quota_kind::consumer_byte_rate, 100000), 0ms);
     EXPECT_LE(*chain.headroom(who, auth::quota_kind::consumer_byte_rate), 0.0);
@@ -322,7 +323,7 @@ TEST_F(Chain, RecordAfterExecutionEarnsTheDelay) {
 
 TEST_F(Chain, WithoutQuotasNothingIsThrottled) {
     const policy_chain chain;
-    const auto who = alice();
+    const auto who = alice_at();
     EXPECT_EQ(chain.record(who, auth::quota_kind::producer_byte_rate, 1e12), 0ms);
     EXPECT_EQ(chain.throttled_now(who, auth::quota_kind::producer_byte_rate), 0ms);
     EXPECT_EQ(chain.record_request_time(who, 10s), 0ms);
@@ -335,18 +336,18 @@ TEST_F(Chain, AuthorizedOperationsAreTheAllowedBits) {
     const policy_chain chain(authz_.get(), nullptr);
     const std::array ops = {acl_operation::read, acl_operation::write, acl_operation::describe};
     // READ implies DESCRIBE (Kafka's rule).
-    EXPECT_EQ(chain.authorized_operations(alice(), resource_type::topic, "t", ops),
+    EXPECT_EQ(chain.authorized_operations(alice_at(), resource_type::topic, "t", ops),
               (1 << 3) | (1 << 8));
-    EXPECT_EQ(policy_chain().authorized_operations(alice(), resource_type::topic, "t", ops),
+    EXPECT_EQ(policy_chain().authorized_operations(alice_at(), resource_type::topic, "t", ops),
               (1 << 3) | (1 << 4) | (1 << 8));
     EXPECT_TRUE(audit_lines().empty());
 }
 
 TEST_F(Chain, ReportsOfLaterRefusalsAndFailedLoginsAreAuditLines) {
     const policy_chain chain;
-    chain.report_denied(alice(policy_front::websocket), "produce",
+    chain.report_denied(alice_at(policy_front::websocket), "produce",
                         topic_access(acl_operation::write, "t"));
-    chain.authentication_failed(alice(policy_front::sqs), "sigv4", "AKIA0000", "bad signature");
+    chain.authentication_failed(alice_at(policy_front::sqs), "sigv4", "AKIA0000", "bad signature");
     const auto lines = audit_lines();
     ASSERT_EQ(lines.size(), 2u);
     EXPECT_NE(lines[0].find(R"("front":"websocket","operation":"WRITE","resource_type":"TOPIC",)"

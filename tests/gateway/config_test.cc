@@ -29,11 +29,13 @@ constexpr setting segment_bytes{.name = "log.segment.bytes", .type = setting_typ
                                 .default_value = "1024"};
 constexpr setting delete_topic{.name = "delete.topic.enable", .type = setting_type::boolean,
                                .default_value = "true"};
-constexpr setting declared[] = {num_partitions, retention_hours, segment_bytes, delete_topic};
+constexpr setting declared_settings[] = {num_partitions, retention_hours, segment_bytes,
+                                         delete_topic};
 
 /// A catalog declaring a few of the broker's settings (the flags' own table is always known).
 setting_catalog known_settings() {
-    return setting_catalog({setting_table{.module = "test", .title = "Test", .settings = declared}});
+    return setting_catalog(
+        {setting_table{.module = "test", .title = "Test", .settings = declared_settings}});
 }
 
 std::int64_t int_of(const config& c, const setting& s) {

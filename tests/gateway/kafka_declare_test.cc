@@ -16,7 +16,7 @@ using op = auth::acl_operation;
 using rt = auth::resource_type;
 constexpr auto filter = on_denial::filter;
 constexpr auto refuse = on_denial::refuse;
-constexpr std::string_view cluster = auth::cluster_resource_name;
+constexpr std::string_view cluster_name = auth::cluster_resource_name;
 
 kafka_access allow(op o, rt t, std::string_view name, on_denial denial = refuse,
                    std::uint16_t only_if = no_access, std::uint16_t unless = no_access,
@@ -179,7 +179,7 @@ TEST(KafkaDeclare, DescribeGroupsDescribesEachGroup) {
 
 TEST(KafkaDeclare, ListGroupsAsksForTheClusterQuietly) {
     EXPECT_EQ(declared<list_groups_handler>(4, {}),
-              (list{allow(op::describe, rt::cluster, cluster, filter)}));
+              (list{allow(op::describe, rt::cluster, cluster_name, filter)}));
 }
 
 TEST(KafkaDeclare, LoginApisDeclareNothing) {
@@ -231,7 +231,7 @@ TEST(KafkaDeclare, InitProducerIdWithoutOneNeedsIdempotentWriteOrSomeTopic) {
     init_producer_id_handler::request req;
     req.transactional_id = std::nullopt;
     EXPECT_EQ(declared<init_producer_id_handler>(4, req),
-              (list{allow(op::idempotent_write, rt::cluster, cluster, refuse, no_access,
+              (list{allow(op::idempotent_write, rt::cluster, cluster_name, refuse, no_access,
                           no_access, also_passes::write_on_any_topic)}));
 }
 
@@ -248,7 +248,7 @@ TEST(KafkaDeclare, OffsetForLeaderEpochLetsAFollowerThrough) {
     req.topics.resize(1);
     req.topics[0].topic = "a";
     EXPECT_EQ(declared<offset_for_leader_epoch_handler>(3, req),
-              (list{allow(op::cluster_action, rt::cluster, cluster, filter),
+              (list{allow(op::cluster_action, rt::cluster, cluster_name, filter),
                     allow(op::describe, rt::topic, "a", refuse, no_access, 0)}));
 }
 
@@ -307,9 +307,11 @@ TEST(KafkaDeclare, TxnOffsetCommitReadsTopicsThenIdThenGroup) {
 
 TEST(KafkaDeclare, AclApisNeedTheCluster) {
     EXPECT_EQ(declared<describe_acls_handler>(2, {}),
-              (list{allow(op::describe, rt::cluster, cluster)}));
-    EXPECT_EQ(declared<create_acls_handler>(2, {}), (list{allow(op::alter, rt::cluster, cluster)}));
-    EXPECT_EQ(declared<delete_acls_handler>(2, {}), (list{allow(op::alter, rt::cluster, cluster)}));
+              (list{allow(op::describe, rt::cluster, cluster_name)}));
+    EXPECT_EQ(declared<create_acls_handler>(2, {}),
+              (list{allow(op::alter, rt::cluster, cluster_name)}));
+    EXPECT_EQ(declared<delete_acls_handler>(2, {}),
+              (list{allow(op::alter, rt::cluster, cluster_name)}));
 }
 
 TEST(KafkaDeclare, ConfigApisCheckEachResourceByType) {
@@ -324,13 +326,13 @@ TEST(KafkaDeclare, ConfigApisCheckEachResourceByType) {
     req.resources[3].resource_type = 3;  // not a config resource
     EXPECT_EQ(declared<describe_configs_handler>(3, req),
               (list{allow(op::describe_configs, rt::topic, "a"),
-                    allow(op::describe_configs, rt::cluster, cluster),
+                    allow(op::describe_configs, rt::cluster, cluster_name),
                     allow(op::describe_configs, rt::group, "g"), none()}));
     alter_configs_handler::request alter;
     alter.resources.resize(1);
     alter.resources[0].resource_type = 8;  // broker logger
     EXPECT_EQ(declared<alter_configs_handler>(1, alter),
-              (list{allow(op::alter_configs, rt::cluster, cluster)}));
+              (list{allow(op::alter_configs, rt::cluster, cluster_name)}));
     incremental_alter_configs_handler::request inc;
     inc.resources.resize(1);
     inc.resources[0].resource_type = 2;
@@ -341,7 +343,7 @@ TEST(KafkaDeclare, ConfigApisCheckEachResourceByType) {
 
 TEST(KafkaDeclare, DescribeLogDirsDescribesTheCluster) {
     EXPECT_EQ(declared<describe_log_dirs_handler>(1, {}),
-              (list{allow(op::describe, rt::cluster, cluster)}));
+              (list{allow(op::describe, rt::cluster, cluster_name)}));
 }
 
 TEST(KafkaDeclare, CreatePartitionsAltersEachTopicOnce) {
@@ -370,16 +372,16 @@ TEST(KafkaDeclare, OffsetDeleteReadsTopicsOnlyAfterTheGroup) {
 
 TEST(KafkaDeclare, ClientQuotaApisNeedTheClusterConfigs) {
     EXPECT_EQ(declared<describe_client_quotas_handler>(1, {}),
-              (list{allow(op::describe_configs, rt::cluster, cluster)}));
+              (list{allow(op::describe_configs, rt::cluster, cluster_name)}));
     EXPECT_EQ(declared<alter_client_quotas_handler>(1, {}),
-              (list{allow(op::alter_configs, rt::cluster, cluster)}));
+              (list{allow(op::alter_configs, rt::cluster, cluster_name)}));
 }
 
 TEST(KafkaDeclare, ScramCredentialApisNeedTheCluster) {
     EXPECT_EQ(declared<describe_user_scram_credentials_handler>(0, {}),
-              (list{allow(op::describe, rt::cluster, cluster)}));
+              (list{allow(op::describe, rt::cluster, cluster_name)}));
     EXPECT_EQ(declared<alter_user_scram_credentials_handler>(0, {}),
-              (list{allow(op::alter, rt::cluster, cluster)}));
+              (list{allow(op::alter, rt::cluster, cluster_name)}));
 }
 
 TEST(KafkaDeclare, DescribeClusterAsksOnlyForAuthorizedOperations) {
@@ -388,7 +390,7 @@ TEST(KafkaDeclare, DescribeClusterAsksOnlyForAuthorizedOperations) {
     EXPECT_TRUE(declared<describe_cluster_handler>(1, req).empty());
     req.include_cluster_authorized_operations = true;
     EXPECT_EQ(declared<describe_cluster_handler>(1, req),
-              (list{allow(op::describe, rt::cluster, cluster)}));
+              (list{allow(op::describe, rt::cluster, cluster_name)}));
 }
 
 TEST(KafkaDeclare, DescribeProducersReadsEachTopic) {

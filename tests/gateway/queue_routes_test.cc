@@ -20,7 +20,7 @@ namespace http = boost::beast::http;
 namespace api = backend::api;
 using http::verb;
 
-api::backend_error fail(api::errc e, std::string message = {}) {
+api::backend_error queue_fail(api::errc e, std::string message = {}) {
     return {api::make_error_code(e), std::move(message)};
 }
 
@@ -42,16 +42,16 @@ public:
     api::awaitable<api::backend_result<api::queue_name>> create_queue(api::queue_name,
                                                                     api::attribute_map,
                                                                     api::attribute_map) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<api::queue_name>> get_queue(api::queue_name) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<std::vector<api::queue_name>> list_queues(std::string) override {
         co_return std::vector<api::queue_name>{};
     }
     api::awaitable<api::backend_result<void>> delete_queue(api::queue_name) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<api::attribute_map>> get_attributes(
         api::queue_name name, std::vector<std::string>) override {
@@ -60,54 +60,54 @@ public:
                 co_return api::attribute_map{{"QueueArn", arn(name.value)}};
             }
         }
-        co_return std::unexpected(fail(api::errc::queue_does_not_exist, "no queue"));
+        co_return std::unexpected(queue_fail(api::errc::queue_does_not_exist, "no queue"));
     }
     api::awaitable<api::backend_result<void>> set_attributes(api::queue_name,
                                                            api::attribute_map) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<void>> purge_queue(api::queue_name) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<void>> tag_queue(api::queue_name,
                                                       api::attribute_map) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<void>> untag_queue(api::queue_name,
                                                         std::vector<std::string>) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<api::attribute_map>> list_tags(api::queue_name) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<void>> add_permission(api::queue_name, std::string,
                                                            std::vector<std::string>,
                                                            std::vector<std::string>) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<void>> remove_permission(api::queue_name,
                                                               std::string) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<std::vector<api::queue_name>>> dead_letter_source_queues(
         api::queue_name) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<std::vector<api::sent_message>>> send_messages(
         api::queue_name, std::vector<api::outgoing_message>) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<std::vector<api::received_message>>> receive_messages(
         api::receive_request) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<std::vector<api::backend_error>>> delete_messages(
         api::queue_name, std::vector<std::string>) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<std::vector<api::backend_error>>> change_visibility(
         api::queue_name, std::vector<api::visibility_change>) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     api::awaitable<api::backend_result<std::string>> start_message_move_task(
         std::string source_arn, std::optional<std::string> destination_arn,
@@ -122,7 +122,7 @@ public:
         co_return tasks;
     }
     api::awaitable<api::backend_result<std::int64_t>> cancel_message_move_task(std::string) override {
-        co_return std::unexpected(fail(api::errc::unsupported));
+        co_return std::unexpected(queue_fail(api::errc::unsupported));
     }
     std::optional<api::move_task> find_message_move_task(const std::string&) const override {
         return std::nullopt;
@@ -246,7 +246,7 @@ TEST_F(QueueRoutes, RedriveErrors) {
     EXPECT_EQ(res.result_int(), 404);
     EXPECT_NE(res.body().find("gone"), std::string::npos) << res.body();
     EXPECT_FALSE(queues.started_source.has_value());
-    queues.start_answer = std::unexpected(fail(api::errc::unsupported_operation,
+    queues.start_answer = std::unexpected(queue_fail(api::errc::unsupported_operation,
                                                "a task is already running"));
     res = call(verb::post, "/v1/queues/orders-dlq/redrive");
     EXPECT_EQ(res.result_int(), 409);

@@ -14,7 +14,7 @@ namespace {
 
 using args = std::vector<std::string>;
 
-std::filesystem::path temp_dir(const std::string& name) {
+std::filesystem::path quotas_dir(const std::string& name) {
     auto dir = std::filesystem::temp_directory_path() /
                ("sluice-quotas-test-" + std::to_string(::getpid()) + "-" + name);
     std::filesystem::remove_all(dir);
@@ -136,7 +136,7 @@ TEST(QuotasCommand, DescribesAsKafkaConfigs) {
 }
 
 TEST(QuotasCommand, SetListDeleteLeaveTheFileAsAlterClientQuotasWould) {
-    const auto dir = temp_dir("roundtrip");
+    const auto dir = quotas_dir("roundtrip");
     std::ostringstream out;
     ASSERT_EQ(run_quotas_command({"set", "--data-dir", dir.string(), "--user", "alice", "--add",
                                   "producer_byte_rate=1000,request_percentage=50"},
@@ -161,7 +161,7 @@ TEST(QuotasCommand, SetListDeleteLeaveTheFileAsAlterClientQuotasWould) {
 }
 
 TEST(QuotasCommand, BadInputLeavesTheFileUntouched) {
-    const auto dir = temp_dir("untouched");
+    const auto dir = quotas_dir("untouched");
     std::ostringstream out;
     ASSERT_EQ(run_quotas_command({"set", "--data-dir", dir.string(), "--client-default",
                                   "--add", "consumer_byte_rate=2000"},

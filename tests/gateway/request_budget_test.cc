@@ -27,12 +27,12 @@ using testing::run_until_done;
 using testing::yield;
 
 /// A parked acquire, recorded where the test can see whether and how it ended.
-struct parked_call {
+struct parked_request {
     bool done = false;
     reservation got;
 };
 
-asio::awaitable<void> acquire_into(request_budget& b, std::int64_t bytes, parked_call& out,
+asio::awaitable<void> acquire_into(request_budget& b, std::int64_t bytes, parked_request& out,
                                    std::vector<int>* order = nullptr, int tag = 0) {
     out.got = co_await b.acquire(bytes, &out);
     out.done = true;
@@ -66,7 +66,7 @@ TEST(RequestBudget, ParksWhenTheByteBoundIsReachedUntilARelease) {
     request_budget b(100, 500, m);
     run_until_done([](request_budget& b) -> asio::awaitable<void> {
         auto held = co_await b.acquire(60, nullptr);
-        parked_call second;
+        parked_request second;
         asio::co_spawn(co_await asio::this_coro::executor, acquire_into(b, 60, second),
                        asio::detached);
         co_await yield();
@@ -88,7 +88,7 @@ TEST(RequestBudget, ParksWhenTheRequestBoundIsReached) {
     run_until_done([](request_budget& b) -> asio::awaitable<void> {
         auto r1 = co_await b.acquire(10, nullptr);
         auto r2 = co_await b.acquire(10, nullptr);
-        parked_call third;
+        parked_request third;
         asio::co_spawn(co_await asio::this_coro::executor, acquire_into(b, 10, third),
                        asio::detached);
         co_await yield();
@@ -108,8 +108,8 @@ TEST(RequestBudget, GrantsParkedCallersInArrivalOrder) {
         auto ex = co_await asio::this_coro::executor;
         auto held = co_await b.acquire(90, nullptr);
         std::vector<int> order;
-        parked_call big;
-        parked_call small;
+        parked_request big;
+        parked_request small;
         asio::co_spawn(ex, acquire_into(b, 80, big, &order, 1), asio::detached);
         co_await yield();
         // 5 bytes would fit beside the 90, but the 80 came first: no overtaking.
@@ -133,8 +133,8 @@ TEST(RequestBudget, LetsARequestLargerThanTheBudgetThroughAlone) {
     run_until_done([](request_budget& b) -> asio::awaitable<void> {
         auto ex = co_await asio::this_coro::executor;
         auto small = co_await b.acquire(10, nullptr);
-        parked_call huge;
-        parked_call after;
+        parked_request huge;
+        parked_request after;
         asio::co_spawn(ex, acquire_into(b, 1000, huge), asio::detached);
         co_await yield();
         asio::co_spawn(ex, acquire_into(b, 10, after), asio::detached);
@@ -160,8 +160,8 @@ TEST(RequestBudget, CancelEndsTheWaitEmptyAndUnblocksThoseBehind) {
     run_until_done([](request_budget& b) -> asio::awaitable<void> {
         auto ex = co_await asio::this_coro::executor;
         auto held = co_await b.acquire(50, nullptr);
-        parked_call big;
-        parked_call small;
+        parked_request big;
+        parked_request small;
         asio::co_spawn(ex, acquire_into(b, 80, big), asio::detached);
         co_await yield();
         asio::co_spawn(ex, acquire_into(b, 20, small), asio::detached);
@@ -185,8 +185,8 @@ TEST(RequestBudget, CloseEndsEveryWaitAndEveryLaterAcquire) {
     run_until_done([](request_budget& b) -> asio::awaitable<void> {
         auto ex = co_await asio::this_coro::executor;
         auto held = co_await b.acquire(10, nullptr);
-        parked_call one;
-        parked_call two;
+        parked_request one;
+        parked_request two;
         asio::co_spawn(ex, acquire_into(b, 5, one), asio::detached);
         asio::co_spawn(ex, acquire_into(b, 5, two), asio::detached);
         co_await yield();
@@ -206,7 +206,7 @@ TEST(RequestBudget, GaugesShowBytesRequestsAndWaiters) {
     request_budget b(100, 500, m);
     run_until_done([](request_budget& b, metrics_registry& m) -> asio::awaitable<void> {
         auto held = co_await b.acquire(70, nullptr);
-        parked_call second;
+        parked_request second;
         asio::co_spawn(co_await asio::this_coro::executor, acquire_into(b, 70, second),
                        asio::detached);
         co_await yield();

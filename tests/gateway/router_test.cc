@@ -44,7 +44,7 @@ asio::awaitable<handler_result> throw_bug(http_request_context) {
     co_return stream_taken{};
 }
 
-http_request request(verb method, std::string target, unsigned version = 11) {
+http_request route_request(verb method, std::string target, unsigned version = 11) {
     return http_request{method, target, version};
 }
 
@@ -70,7 +70,7 @@ handler_result dispatch(const router& r, http_request req) {
 }
 
 http_response answer(const router& r, verb method, std::string target) {
-    auto result = dispatch(r, request(method, std::move(target)));
+    auto result = dispatch(r, route_request(method, std::move(target)));
     EXPECT_TRUE(std::holds_alternative<http_response>(result));
     return std::get<http_response>(std::move(result));
 }
@@ -250,20 +250,20 @@ TEST(Router, MalformedQueryIs400) {
 TEST(Router, ResponseCarriesTheRequestVersion) {
     router r;
     r.add(verb::get, "/x", tagged("x"));
-    auto result = dispatch(r, request(verb::get, "/x", 10));
+    auto result = dispatch(r, route_request(verb::get, "/x", 10));
     EXPECT_EQ(std::get<http_response>(result).version(), 10u);
 }
 
 TEST(Router, StreamTakenPassesThrough) {
     router r;
     r.add(verb::get, "/ws", take_stream);
-    EXPECT_TRUE(std::holds_alternative<stream_taken>(dispatch(r, request(verb::get, "/ws"))));
+    EXPECT_TRUE(std::holds_alternative<stream_taken>(dispatch(r, route_request(verb::get, "/ws"))));
 }
 
 TEST(Router, HandlerExceptionPropagates) {
     router r;
     r.add(verb::get, "/bug", throw_bug);
-    EXPECT_THROW(dispatch(r, request(verb::get, "/bug")), std::logic_error);
+    EXPECT_THROW(dispatch(r, route_request(verb::get, "/bug")), std::logic_error);
 }
 
 TEST(Router, RejectsMalformedAndDuplicatePatterns) {

@@ -67,7 +67,7 @@ std::string error_of(const config& c, const setting& s) {
     return "";
 }
 
-std::optional<config> parse(std::vector<std::string> args, std::vector<std::string> env) {
+std::optional<config> parse_config(std::vector<std::string> args, std::vector<std::string> env) {
     std::vector<char*> argv;
     static std::string prog = "sluice";
     argv.push_back(prog.data());
@@ -164,7 +164,8 @@ TEST(Settings, EveryDeclaredNameHasAVariableThatMapsBack) {
 }
 
 TEST(Settings, ADeclaredVariableIsReadAndAnUnknownOneReportedNotFatal) {
-    auto c = parse({}, {"SLUICE_NUM_PARTITIONS=5", "SLUICE_NUM_PARTITONS=6", "SLUICE_PORT=tcp://x"});
+    auto c = parse_config(
+        {}, {"SLUICE_NUM_PARTITIONS=5", "SLUICE_NUM_PARTITONS=6", "SLUICE_PORT=tcp://x"});
     ASSERT_TRUE(c);
     EXPECT_EQ(config_values(*c).get_int(partitions), 5);
     std::vector<ignored_variable> ignored;
@@ -176,7 +177,7 @@ TEST(Settings, ADeclaredVariableIsReadAndAnUnknownOneReportedNotFatal) {
 }
 
 TEST(Settings, AnUnknownKeyFromTheFileOrSetIsFatal) {
-    auto c = parse({"--set", "num.partitons=2"}, {});
+    auto c = parse_config({"--set", "num.partitons=2"}, {});
     ASSERT_TRUE(c);
     try {
         c->reject_unknown(test_catalog());

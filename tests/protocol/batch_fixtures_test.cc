@@ -15,7 +15,7 @@ namespace {
 using testing::read_fixture;
 using testing::text;
 
-constexpr std::size_t mib = std::size_t{1} << 20;
+using testing::mib;
 
 std::string repeat(const std::string& s, int n) {
     std::string out;

@@ -15,6 +15,8 @@
 
 namespace sluice::protocol::kafka::testing {
 
+inline constexpr std::size_t mib = std::size_t{1} << 20;
+
 /// A byte string with its own storage, built from text.
 inline std::vector<std::byte> bytes_of(std::string_view s) {
     auto v = as_bytes(s);

@@ -20,7 +20,7 @@ using testing::compressible_text;
 using testing::noise;
 using testing::text;
 
-constexpr std::size_t mib = std::size_t{1} << 20;
+using testing::mib;
 
 struct codec_case {
     compression codec;

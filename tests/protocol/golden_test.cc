@@ -20,12 +20,13 @@
 namespace sluice::protocol::kafka {
 namespace {
 
-const std::filesystem::path fixture_dir = std::filesystem::path(SLUICE_FIXTURE_DIR) / "kafka";
+const std::filesystem::path golden_fixture_dir =
+    std::filesystem::path(SLUICE_FIXTURE_DIR) / "kafka";
 
 std::vector<std::string> fixture_names() {
     std::vector<std::string> names;
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(fixture_dir, ec)) {
+    for (const auto& entry : std::filesystem::directory_iterator(golden_fixture_dir, ec)) {
         if (entry.is_regular_file() && entry.path().extension() == ".bin") {
             names.push_back(entry.path().stem().string());
         }
@@ -89,7 +90,7 @@ class GoldenRequests : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenRequests, DecodesAndReencodesIdentically) {
     const std::string name = GetParam();
-    std::ifstream in(fixture_dir / (name + ".bin"), std::ios::binary);
+    std::ifstream in(golden_fixture_dir / (name + ".bin"), std::ios::binary);
     ASSERT_TRUE(in) << "cannot open " << name;
     const std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     // The frame owns its bytes the way a connection's read buffer does: decoded records and
@@ -145,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenRequests, ::testing::ValuesIn(fixture_n
                          });
 
 TEST(GoldenRequestFixtures, DirectoryIsNotEmpty) {
-    EXPECT_FALSE(fixture_names().empty()) << "no *.bin files in " << fixture_dir;
+    EXPECT_FALSE(fixture_names().empty()) << "no *.bin files in " << golden_fixture_dir;
 }
 
 }  // namespace

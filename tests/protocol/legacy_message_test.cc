@@ -18,7 +18,7 @@ namespace {
 
 using testing::text;
 
-constexpr std::size_t mib = std::size_t{1} << 20;
+using testing::mib;
 
 legacy_message message(std::int8_t magic, std::int64_t offset, std::optional<bytes_view> key,
                        std::optional<bytes_view> value, std::int64_t timestamp = -1,

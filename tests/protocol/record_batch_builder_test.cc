@@ -15,7 +15,7 @@ namespace {
 
 using testing::text;
 
-constexpr std::size_t mib = std::size_t{1} << 20;
+using testing::mib;
 
 TEST(RecordBatchBuilder, HeaderCarriesTheOptions) {
     batch_options o;

@@ -18,7 +18,7 @@ namespace {
 using testing::compressible_text;
 using testing::text;
 
-constexpr std::size_t mib = std::size_t{1} << 20;
+using testing::mib;
 
 /// Three records covering the shapes a record can take: headers (one with a null value), a
 /// null key, a null value, an empty key, and a timestamp before the first one.
@@ -54,13 +54,13 @@ void fix_crc(byte_buffer& batch) {
     store_u32(batch.data() + batch_crc_offset, compute_batch_crc(batch.view()));
 }
 
-struct codec_case {
+struct record_codec_case {
     compression codec;
     snappy_framing framing;
     const char* name;
 };
 
-const codec_case all_codecs[] = {
+const record_codec_case record_codecs[] = {
     {compression::none, snappy_framing::raw, "none"},
     {compression::gzip, snappy_framing::raw, "gzip"},
     {compression::snappy, snappy_framing::raw, "snappy_raw"},
@@ -69,7 +69,7 @@ const codec_case all_codecs[] = {
     {compression::zstd, snappy_framing::raw, "zstd"},
 };
 
-class RecordRoundTrip : public ::testing::TestWithParam<codec_case> {};
+class RecordRoundTrip : public ::testing::TestWithParam<record_codec_case> {};
 
 TEST_P(RecordRoundTrip, BuiltBatchValidatesAndIteratesToTheSameRecords) {
     auto batch = sample_batch(GetParam().codec, GetParam().framing);
@@ -118,7 +118,7 @@ TEST_P(RecordRoundTrip, DecodeBatchReturnsEveryRecordAndOwnsTheBuffer) {
     EXPECT_EQ(moved.header.records_count, 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Record, RecordRoundTrip, ::testing::ValuesIn(all_codecs),
+INSTANTIATE_TEST_SUITE_P(Record, RecordRoundTrip, ::testing::ValuesIn(record_codecs),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(RecordIterator, UncompressedRecordsAreViewsIntoTheBatch) {
