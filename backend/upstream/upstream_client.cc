@@ -5,7 +5,6 @@
 #include <string>
 #include <thread>
 #include <utility>
-#include <vector>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -37,11 +36,9 @@ std::string property_or(const std::map<std::string, std::string>& props, const s
 
 /// The client level over a Kafka cluster.
 ///
-///   make_upstream_client -> upstream.producer.instances librdkafka producer handles
-///        (idempotent, acks=all): producer (send, partitions), admin (admin API and metadata
-///        on the first handle)
-///   a poller thread per handle: rd_kafka_poll (delivery reports, errors, statistics); the
-///        first handle's also starts the health probes
+///   make_upstream_client -> one librdkafka producer handle (idempotent, acks=all):
+///        producer (send, partitions), admin (admin API and metadata on the same handle)
+///   poller thread: rd_kafka_poll (delivery reports, errors, statistics), health probes
 ///   thread pool: blocking librdkafka calls, resumed on the callers' executors
 ///   consumers: one librdkafka consumer each (open_upstream_consumer)
 ///
@@ -77,71 +74,45 @@ class upstream_client final : public api::client {
         for (const auto& [k, v] : opts_.properties) {
             props[k] = v;
         }
-        const std::size_t instances = std::max<std::size_t>(opts_.producer_instances, 1);
-        std::vector<rd_kafka_t*> handles;
-        for (std::size_t i = 0; i < instances; ++i) {
-            auto one = std::make_unique<producer_handle>();
-            one->client = this;
-            one->stats_id = monitor_.producers().add();
-            auto conf = make_conf(props);
-            rd_kafka_conf_set_opaque(conf.get(), one.get());
-            rd_kafka_conf_set_dr_msg_cb(conf.get(), &upstream_producer::on_delivery);
-            rd_kafka_conf_set_error_cb(conf.get(), &upstream_client::on_error);
-            rd_kafka_conf_set_stats_cb(conf.get(), &upstream_client::on_stats);
-            one->handle = make_handle(RD_KAFKA_PRODUCER, std::move(conf));
-            handles.push_back(one->handle.get());
-            producers_.push_back(std::move(one));
-        }
+        auto conf = make_conf(props);
+        rd_kafka_conf_set_opaque(conf.get(), this);
+        rd_kafka_conf_set_dr_msg_cb(conf.get(), &upstream_producer::on_delivery);
+        rd_kafka_conf_set_error_cb(conf.get(), &upstream_client::on_error);
+        rd_kafka_conf_set_stats_cb(conf.get(), &upstream_client::on_stats);
+        handle_ = make_handle(RD_KAFKA_PRODUCER, std::move(conf));
 
         std::int64_t max_age = 300000;  // librdkafka's topic.metadata.refresh.interval.ms
         if (auto it = props.find("topic.metadata.refresh.interval.ms"); it != props.end()) {
             max_age = std::stoll(it->second);  // librdkafka accepted it: an integer
         }
         producer_ = std::make_unique<upstream_producer>(
-            std::move(handles), pool_, monitor_, opts_.request_timeout,
+            handle_.get(), pool_, monitor_, opts_.request_timeout,
             milliseconds(max_age > 0 ? max_age : 300000));
-        admin_ = std::make_unique<upstream_admin>(main_handle(), pool_, monitor_, *producer_,
+        admin_ = std::make_unique<upstream_admin>(handle_.get(), pool_, monitor_, *producer_,
                                                   opts_.request_timeout, opts_.log_dirs);
-        upstream_log().info("upstream {}: {} producer handle(s) started ({} first)",
-                            props["bootstrap.servers"], producers_.size(),
-                            rd_kafka_name(main_handle()));
-        for (auto& p : producers_) {
-            p->poller = std::thread([this, rk = p->handle.get(), probes = p == producers_.front()] {
-                poll_loop(rk, probes);
-            });
-        }
+        upstream_log().info("upstream {}: producer {} started", props["bootstrap.servers"],
+                            rd_kafka_name(handle_.get()));
+        poller_ = std::thread([this] { poll_loop(); });
     }
 
     ~upstream_client() override {
         pool_.start_closing();  // the pool's sliced waits give up (a probe to a dead cluster)
         stopping_.store(true);
-        for (auto& p : producers_) {
-            p->poller.join();
-        }
-        // What is queued gets a bounded chance to be delivered (one bound for all handles);
-        // the rest is purged, and its reports (served by flush) answer the calls still
-        // waiting.
-        const auto grace =
-            milliseconds(std::min<std::int64_t>(opts_.request_timeout.count(), 5000));
-        const auto flush_until = steady_clock::now() + grace;
-        for (auto& p : producers_) {
-            rd_kafka_t* rk = p->handle.get();
-            const auto left = std::chrono::duration_cast<milliseconds>(flush_until -
-                                                                       steady_clock::now());
-            if (rd_kafka_flush(rk, static_cast<int>(std::max<std::int64_t>(left.count(), 0))) !=
-                RD_KAFKA_RESP_ERR_NO_ERROR) {
-                rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-                rd_kafka_flush(rk, 1000);
-            }
+        poller_.join();
+        rd_kafka_t* rk = handle_.get();
+        // What is queued gets a bounded chance to be delivered; the rest is purged, and its
+        // reports (served by flush) answer the calls still waiting.
+        const int grace =
+            static_cast<int>(std::min<std::int64_t>(opts_.request_timeout.count(), 5000));
+        if (rd_kafka_flush(rk, grace) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+            rd_kafka_flush(rk, 1000);
         }
         pool_.stop();
         pool_.join();
         admin_.reset();
         producer_.reset();
-        for (auto& p : producers_) {
-            p->handle.reset();
-            monitor_.producers().closed(p->stats_id);
-        }
+        handle_.reset();
     }
 
     api::producer& producer() override { return *producer_; }
@@ -160,39 +131,22 @@ class upstream_client final : public api::client {
     stats statistics() const override { return monitor_.statistics(); }
 
   private:
-    /// One producer handle of the pool, its poller thread and where its statistics go (the
-    /// handle's librdkafka opaque).
-    struct producer_handle {
-        upstream_client* client = nullptr;
-        std::uint64_t stats_id = 0;
-        handle_ptr handle;
-        std::thread poller;
-    };
-
-    /// The first producer handle: metadata, the admin API and the health probes.
-    rd_kafka_t* main_handle() const { return producers_.front()->handle.get(); }
-
     static void on_error(rd_kafka_t*, int err, const char* reason, void* opaque) {
-        static_cast<producer_handle*>(opaque)->client->monitor_.on_error(
+        static_cast<upstream_client*>(opaque)->monitor_.on_error(
             static_cast<rd_kafka_resp_err_t>(err), reason);
     }
     static int on_stats(rd_kafka_t*, char* json, size_t len, void* opaque) {
-        auto* p = static_cast<producer_handle*>(opaque);
-        p->client->monitor_.producers().on_statistics(p->stats_id, {json, len});
+        static_cast<upstream_client*>(opaque)->monitor_.on_statistics("producer", {json, len});
         return 0;  // librdkafka frees the document
     }
 
-    /// A poller thread, one per producer handle: serves librdkafka's callbacks (rd_kafka_poll
-    /// returns as soon as an event is there; the 100 ms bound is only how soon it notices
-    /// stopping); the first handle's (`probes`) also starts a health probe on the pool every
-    /// health_probe_interval.
-    void poll_loop(rd_kafka_t* rk, bool probes) {
+    /// The poller thread: serves librdkafka's callbacks (rd_kafka_poll returns as soon as an
+    /// event is there; the 100 ms bound is only how soon it notices stopping) and starts a
+    /// health probe on the pool every health_probe_interval.
+    void poll_loop() {
         auto next_probe = steady_clock::now();
         while (!stopping_.load()) {
-            rd_kafka_poll(rk, 100);
-            if (!probes) {
-                continue;
-            }
+            rd_kafka_poll(handle_.get(), 100);
             const auto now = steady_clock::now();
             if (now >= next_probe && !probing_.exchange(true)) {
                 next_probe = now + health_probe_interval;
@@ -205,7 +159,7 @@ class upstream_client final : public api::client {
     void probe() {
         in_blocking_pool in_pool(pool_);
         const auto timeout = std::min<milliseconds>(opts_.request_timeout, health_probe_interval);
-        auto f = fetch_metadata(main_handle(), metadata_scope::known, {}, timeout);
+        auto f = fetch_metadata(handle_.get(), metadata_scope::known, {}, timeout);
         if (f.err) {
             monitor_.probe_failed(rd_kafka_err2str(f.err));
         } else {
@@ -217,11 +171,12 @@ class upstream_client final : public api::client {
     upstream_options opts_;
     upstream_monitor monitor_;
     blocking_pool pool_;
-    std::vector<std::unique_ptr<producer_handle>> producers_;  // upstream.producer.instances
+    handle_ptr handle_;
     std::unique_ptr<upstream_producer> producer_;
     std::unique_ptr<upstream_admin> admin_;
     std::atomic<bool> stopping_{false};
     std::atomic<bool> probing_{false};
+    std::thread poller_;
 };
 
 }  // namespace

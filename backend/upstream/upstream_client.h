@@ -1,12 +1,10 @@
 // The client level over a Kafka cluster (owned by backend/upstream): api::client through
-// librdkafka, for `sluice --upstream BOOTSTRAP`. A pool of idempotent producers shared by every
-// front, a librdkafka consumer per api::consumer (a real member of the upstream group), an
-// admin client for topics, configs, groups and offsets, the topology from the cluster's
-// metadata.
+// librdkafka, for `sluice --upstream BOOTSTRAP`. One idempotent producer shared by every front,
+// a librdkafka consumer per api::consumer (a real member of the upstream group), an admin
+// client for topics, configs, groups and offsets, the topology from the cluster's metadata.
 #pragma once
 
 #include <chrono>
-#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,9 +20,6 @@ struct upstream_options {
     std::map<std::string, std::string> properties;
     /// The deadline of every call that waits for the cluster.
     std::chrono::milliseconds request_timeout{30000};
-    /// How many idempotent librdkafka producer handles serve api::producer (each a producer
-    /// id, connections and threads of its own; a call's records all go through one).
-    std::size_t producer_instances = 1;
     /// How admin's describe_log_dirs asks each broker (librdkafka 2.0.2 has no call for
     /// DescribeLogDirs): the start-up file hands one in; without it the call is unsupported.
     std::shared_ptr<api::log_dirs_reader> log_dirs;

@@ -123,7 +123,7 @@ std::shared_ptr<api::consumer> open_upstream_consumer(const upstream_options& op
                                                       asio::thread_pool& blocking,
                                                       api::consumer_options copts,
                                                       asio::any_io_executor ex,
-                                                      std::shared_ptr<handle_statistics> stats) {
+                                                      std::shared_ptr<consumer_statistics> stats) {
     auto c = std::make_shared<upstream_consumer>(opts, blocking, std::move(copts), std::move(ex),
                                                  std::move(stats));
     c->start();
@@ -134,7 +134,7 @@ std::shared_ptr<api::consumer> open_upstream_consumer(const upstream_options& op
 
 upstream_consumer::upstream_consumer(const upstream_options& opts, asio::thread_pool& blocking,
                                      api::consumer_options copts, asio::any_io_executor ex,
-                                     std::shared_ptr<handle_statistics> stats)
+                                     std::shared_ptr<consumer_statistics> stats)
     : opts_(opts),
       pool_(blocking),
       copts_(std::move(copts)),

@@ -13,7 +13,7 @@
 
 namespace sluice::backend::upstream {
 
-class handle_statistics;
+class consumer_statistics;
 
 /// `blocking` runs librdkafka's blocking calls (offset lookups, commits with a wait); `ex` the
 /// consumer's background work and its callbacks; `stats` (may be null: no statistics) collects
@@ -22,6 +22,6 @@ class handle_statistics;
 std::shared_ptr<api::consumer> open_upstream_consumer(
     const upstream_options& opts, boost::asio::thread_pool& blocking,
     api::consumer_options copts, boost::asio::any_io_executor ex,
-    std::shared_ptr<handle_statistics> stats = nullptr);
+    std::shared_ptr<consumer_statistics> stats = nullptr);
 
 }  // namespace sluice::backend::upstream

@@ -113,7 +113,7 @@ public:
     /// `stats` (may be null) receives librdkafka's statistics of this consumer's handle.
     upstream_consumer(const upstream_options& opts, boost::asio::thread_pool& blocking,
                       api::consumer_options copts, boost::asio::any_io_executor ex,
-                      std::shared_ptr<handle_statistics> stats = nullptr);
+                      std::shared_ptr<consumer_statistics> stats = nullptr);
     ~upstream_consumer() override;
 
     upstream_consumer(const upstream_consumer&) = delete;
@@ -272,7 +272,7 @@ private:
     api::consumer_options copts_;
     boost::asio::any_io_executor ex_;
     std::chrono::milliseconds metadata_refresh_{5000};
-    std::shared_ptr<handle_statistics> stats_;  // null: nobody collects statistics
+    std::shared_ptr<consumer_statistics> stats_;  // null: nobody collects statistics
     std::uint64_t stats_id_ = 0;
 
     handle_ptr rk_;

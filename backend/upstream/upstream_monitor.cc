@@ -108,6 +108,12 @@ void upstream_monitor::on_error(rd_kafka_resp_err_t err, const char* reason) {
     }
 }
 
+void upstream_monitor::on_statistics(const std::string& name, std::string_view json) {
+    auto parsed = parse_statistics(name, json);
+    std::lock_guard lock(mu_);
+    handles_[name] = std::move(parsed);
+}
+
 void upstream_monitor::count_error(const api::backend_error& e) {
     if (!e) {
         return;
@@ -135,11 +141,11 @@ api::client::health upstream_monitor::check() const {
 
 api::client::stats upstream_monitor::statistics() const {
     api::client::stats out;
-    if (auto p = producers_->merged()) {
-        out.handles.push_back(std::move(*p));
-    }
     {
         std::lock_guard lock(mu_);
+        for (const auto& [name, h] : handles_) {
+            out.handles.push_back(h);
+        }
         out.errors = errors_;
     }
     if (auto c = consumers_->merged()) {
@@ -148,19 +154,19 @@ api::client::stats upstream_monitor::statistics() const {
     return out;
 }
 
-std::uint64_t handle_statistics::add() {
+std::uint64_t consumer_statistics::add() {
     std::lock_guard lock(mu_);
     return next_id_++;
 }
 
-void handle_statistics::on_statistics(std::uint64_t id, std::string_view json) {
-    auto parsed = parse_statistics(name_, json);
+void consumer_statistics::on_statistics(std::uint64_t id, std::string_view json) {
+    auto parsed = parse_statistics("consumers", json);
     std::lock_guard lock(mu_);
     live_[id] = std::move(parsed);
     reported_ = true;
 }
 
-void handle_statistics::closed(std::uint64_t id) {
+void consumer_statistics::closed(std::uint64_t id) {
     std::lock_guard lock(mu_);
     auto it = live_.find(id);
     if (it == live_.end()) {
@@ -176,7 +182,7 @@ void handle_statistics::closed(std::uint64_t id) {
     live_.erase(it);
 }
 
-std::optional<api::client::stats::handle> handle_statistics::merged() const {
+std::optional<api::client::stats::handle> consumer_statistics::merged() const {
     std::lock_guard lock(mu_);
     if (!reported_) {
         return std::nullopt;
@@ -185,11 +191,11 @@ std::optional<api::client::stats::handle> handle_statistics::merged() const {
     for (const auto& [name, r] : retired_) {
         auto& b = by_name[name];
         b = r;
-        b.state = "INIT";  // no live handle holds a connection
+        b.state = "INIT";  // no live consumer holds a connection
         b.rtt_avg_us = b.rtt_p99_us = b.throttle_avg_ms = 0;
     }
     api::client::stats::handle out;
-    out.name = name_;
+    out.name = "consumers";
     for (const auto& [id, h] : live_) {
         out.queued_messages += h.queued_messages;
         for (const auto& s : h.brokers) {
@@ -200,7 +206,7 @@ std::optional<api::client::stats::handle> handle_statistics::merged() const {
                 b.node_id = s.node_id;
             }
             if (b.state != "UP") {
-                b.state = s.state;  // UP once any live handle's connection is
+                b.state = s.state;  // UP once any live consumer's connection is
             }
             b.requests_sent += s.requests_sent;
             b.request_errors += s.request_errors;

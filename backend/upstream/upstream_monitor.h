@@ -29,31 +29,28 @@ std::string_view errc_name(api::errc e) noexcept;
 /// without brokers.
 api::client::stats::handle parse_statistics(std::string_view name, std::string_view json);
 
-/// The statistics of several librdkafka handles of a client level reported as one handle named
-/// `name`: the consumers ("consumers": one librdkafka consumer per api::consumer, opened and
-/// closed as fronts come and go) and the producer pool ("producer": upstream.producer.instances
-/// handles). Per broker, requests and request errors summed over the live handles and those
-/// closed (the counters never go back when a handle closes), the connection UP when any live
-/// handle's is, rtt and throttle the largest of the live handles', queued messages summed.
+/// The statistics of a client level's consumer handles (one librdkafka consumer per
+/// api::consumer, opened and closed as fronts come and go), reported as one handle
+/// "consumers": per broker, requests and request errors summed over the live consumers and
+/// those closed (the counters never go back when a consumer closes), the connection UP when
+/// any live consumer's is, rtt and throttle the largest of the live consumers', queued
+/// messages summed.
 ///
 /// Lifecycle: made by the monitor, shared with every consumer (which may be released after the
 /// client). Concurrency: thread-safe (one mutex; fed every statistics.interval.ms per
-/// handle from librdkafka's callback, read by statistics()).
-class handle_statistics {
+/// consumer from librdkafka's callback, read by statistics()).
+class consumer_statistics {
   public:
-    explicit handle_statistics(std::string name) : name_(std::move(name)) {}
-
-    /// An id for a new handle's reports.
+    /// An id for a new consumer's reports.
     std::uint64_t add();
-    /// librdkafka's stats_cb of handle `id`.
+    /// librdkafka's stats_cb of consumer `id`.
     void on_statistics(std::uint64_t id, std::string_view json);
-    /// Handle `id` was destroyed: its last counts stay in the totals. Idempotent.
+    /// Consumer `id` destroyed its handle: its last counts stay in the totals. Idempotent.
     void closed(std::uint64_t id);
-    /// The merged handle; nullopt before any handle reported.
+    /// The "consumers" handle; nullopt before any consumer reported.
     std::optional<api::client::stats::handle> merged() const;
 
   private:
-    const std::string name_;
     mutable std::mutex mu_;
     std::uint64_t next_id_ = 0;
     std::map<std::uint64_t, api::client::stats::handle> live_;
@@ -83,17 +80,16 @@ class upstream_monitor {
     /// librdkafka's error_cb: transport errors are remembered as the reason; "all brokers
     /// down" makes the client not ready until the next successful probe.
     void on_error(rd_kafka_resp_err_t err, const char* reason);
+    /// librdkafka's stats_cb for the handle labelled `name`.
+    void on_statistics(const std::string& name, std::string_view json);
     /// A call failed with `e` (counted by its errc name).
     void count_error(const api::backend_error& e);
 
     api::client::health check() const;
-    /// The producer handles' statistics ("producer"), then the consumers' ("consumers"), and
-    /// the errors.
+    /// The producer handle's statistics, then the consumers' ("consumers"), and the errors.
     api::client::stats statistics() const;
-    /// Where the client's producer handles report.
-    handle_statistics& producers() { return *producers_; }
     /// Where the client's consumers report (handed to each one).
-    const std::shared_ptr<handle_statistics>& consumers() const { return consumers_; }
+    const std::shared_ptr<consumer_statistics>& consumers() const { return consumers_; }
 
   private:
     mutable std::mutex mu_;
@@ -103,10 +99,9 @@ class upstream_monitor {
     bool ever_ok_ = false;
     bool all_down_ = false;
     std::string last_reason_;
+    std::map<std::string, api::client::stats::handle> handles_;
     std::map<std::string, std::int64_t> errors_;
-    std::shared_ptr<handle_statistics> producers_ = std::make_shared<handle_statistics>("producer");
-    std::shared_ptr<handle_statistics> consumers_ =
-        std::make_shared<handle_statistics>("consumers");
+    std::shared_ptr<consumer_statistics> consumers_ = std::make_shared<consumer_statistics>();
 };
 
 }  // namespace sluice::backend::upstream

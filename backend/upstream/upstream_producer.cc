@@ -32,9 +32,8 @@ struct send_slot {
 /// One send() in flight. Kept alive by the coroutine while it waits and by `self` while
 /// librdkafka still holds records of it (their reports may come after the call answered).
 struct send_call : std::enable_shared_from_this<send_call> {
-    send_call(asio::any_io_executor ex, std::size_t n, upstream_producer& owner,
-              upstream_producer::instance& via)
-        : executor(std::move(ex)), timer(executor), results(n), slots(n), owner(owner), via(via) {
+    send_call(asio::any_io_executor ex, std::size_t n, upstream_producer& owner)
+        : executor(std::move(ex)), timer(executor), results(n), slots(n), owner(owner) {
         for (std::size_t i = 0; i < n; ++i) {
             slots[i] = send_slot{this, i};
         }
@@ -51,12 +50,10 @@ struct send_call : std::enable_shared_from_this<send_call> {
     bool answered = false;          // the call answered; later reports are ignored
     std::shared_ptr<send_call> self;
     upstream_producer& owner;
-    upstream_producer::instance& via;  // the handle the records went through
 
     void delivered(std::size_t index, const rd_kafka_message_t* msg) {
         std::shared_ptr<send_call> release;
         bool wake = false;
-        via.awaiting.fetch_sub(1, std::memory_order_relaxed);
         {
             std::lock_guard lock(mu);
             if (!answered && !done[index]) {
@@ -85,34 +82,14 @@ struct send_call : std::enable_shared_from_this<send_call> {
 
 }  // namespace
 
-upstream_producer::upstream_producer(std::vector<rd_kafka_t*> handles, blocking_pool& pool,
+upstream_producer::upstream_producer(rd_kafka_t* rk, blocking_pool& pool,
                                      upstream_monitor& monitor, milliseconds request_timeout,
                                      milliseconds metadata_max_age)
-    : pool_(pool),
+    : rk_(rk),
+      pool_(pool),
       monitor_(monitor),
       request_timeout_(request_timeout),
-      metadata_max_age_(metadata_max_age) {
-    for (rd_kafka_t* rk : handles) {
-        instances_.push_back(std::make_unique<instance>());
-        instances_.back()->rk = rk;
-    }
-}
-
-upstream_producer::instance& upstream_producer::pick() {
-    const std::size_t n = instances_.size();
-    const std::size_t first = next_instance_.fetch_add(1, std::memory_order_relaxed) % n;
-    instance* best = instances_[first].get();
-    std::int64_t fewest = best->awaiting.load(std::memory_order_relaxed);
-    for (std::size_t i = 1; i < n && fewest > 0; ++i) {
-        instance* candidate = instances_[(first + i) % n].get();
-        const auto awaiting = candidate->awaiting.load(std::memory_order_relaxed);
-        if (awaiting < fewest) {
-            best = candidate;
-            fewest = awaiting;
-        }
-    }
-    return *best;
-}
+      metadata_max_age_(metadata_max_age) {}
 
 void upstream_producer::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void*) {
     auto* slot = static_cast<send_slot*>(msg->_private);
@@ -142,7 +119,7 @@ api::awaitable<api::backend_result<std::int32_t>> upstream_producer::partition_c
             co_return it->second.partitions;
         }
     }
-    auto blocking_job = [rk = instances_.front()->rk, name = topic.value, timeout] {
+    auto blocking_job = [rk = rk_, name = topic.value, timeout] {
         return fetch_metadata(rk, metadata_scope::one, name, timeout);
     };
     auto fetched = co_await run_blocking(pool_, std::move(blocking_job));
@@ -213,13 +190,11 @@ api::awaitable<api::backend_result<std::vector<api::delivery>>> upstream_produce
         co_return std::vector<api::delivery>{};
     }
 
-    auto& via = pick();
-    rd_kafka_t* const rk = via.rk;
-    auto call = std::make_shared<send_call>(ex, records.size(), *this, via);
+    auto call = std::make_shared<send_call>(ex, records.size(), *this);
     call->done.assign(records.size(), false);
     const std::int32_t sticky = static_cast<std::int32_t>(
         round_robin_.fetch_add(1, std::memory_order_relaxed) % static_cast<std::uint32_t>(*count));
-    topic_handle_ptr rkt(rd_kafka_topic_new(rk, topic.value.c_str(), nullptr));
+    topic_handle_ptr rkt(rd_kafka_topic_new(rk_, topic.value.c_str(), nullptr));
     if (!rkt) {
         co_return fail(to_backend_error(rd_kafka_last_error()));
     }
@@ -266,12 +241,10 @@ api::awaitable<api::backend_result<std::vector<api::delivery>>> upstream_produce
                     call->self = call;
                 }
             }
-            via.awaiting.fetch_add(1, std::memory_order_relaxed);
-            rd_kafka_error_t* error = rd_kafka_produceva(rk, vus.data(), vus.size());
+            rd_kafka_error_t* error = rd_kafka_produceva(rk_, vus.data(), vus.size());
             if (!error) {
                 break;
             }
-            via.awaiting.fetch_sub(1, std::memory_order_relaxed);
             const auto code = rd_kafka_error_code(error);
             std::string text = rd_kafka_error_string(error);
             rd_kafka_error_destroy(error);

@@ -73,9 +73,7 @@ security_state::security_state(std::string command, const security_location& whe
         cfg.properties[key] = value;
         cfg.sources[key] = "--" + key;
     }
-    upstream_settings settings = read_upstream_settings(cfg);
-    // A command produces a change or two, one at a time: one producer handle serves it.
-    settings.producer_instances = 1;
+    const upstream_settings settings = read_upstream_settings(cfg);
     if (!open) {
         throw config_error(command_ + ": --upstream is not available in this build");
     }

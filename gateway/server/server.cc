@@ -361,7 +361,6 @@ std::unique_ptr<backend::api::client> open_upstream_client(const upstream_settin
     backend::upstream::upstream_options opts;
     opts.properties = upstream.properties;
     opts.request_timeout = upstream.request_timeout;
-    opts.producer_instances = upstream.producer_instances;
     opts.log_dirs = make_upstream_log_dirs_reader(upstream);
     try {
         return backend::upstream::make_upstream_client(std::move(opts));

@@ -18,14 +18,6 @@ constexpr setting upstream_settings_table[] = {
      .doc = "the deadline of every call that waits for the upstream cluster (produce, fetch, "
             "admin, commits): past it the call fails with a 50x instead of hanging",
      .unit = setting_unit::milliseconds, .min = 1, .max = 3600000},
-    {.name = "upstream.producer.instances", .type = setting_type::integer,
-     .default_value = "4",
-     .doc = "how many idempotent librdkafka producers serve REST, WebSocket and SSE produce: "
-            "each has a producer id, a connection to every broker and threads of its own, and "
-            "up to 5 requests in flight per partition (librdkafka's idempotence limit); a "
-            "request's records all go through one of them (the one with the fewest records "
-            "awaiting acknowledgement), so they keep their order",
-     .min = 1, .max = 16},
 };
 
 }  // namespace
@@ -48,9 +40,8 @@ upstream_settings read_upstream_settings(const config& cfg) {
     }
     out.bootstrap_servers = std::move(servers);
     out.request_timeout = v.get_ms(t[1]);
-    out.producer_instances = static_cast<std::size_t>(v.get_int(t[2]));
     for (const auto& [key, value] : cfg.properties) {
-        if (!key.starts_with(upstream_prefix) || key == t[1].name || key == t[2].name) {
+        if (!key.starts_with(upstream_prefix) || key == t[1].name) {
             continue;
         }
         std::string property = key.substr(upstream_prefix.size());

@@ -1,13 +1,12 @@
 // The settings of upstream mode (owned by gateway/server): `--upstream HOST:PORT[,...]`
-// (upstream.bootstrap.servers), the deadline of every upstream call, the producer handles
-// behind the fronts' produce, and every other `upstream.<property>`, handed to librdkafka as
-// <property> (security.protocol, sasl.*, ssl.*, client.id, ...). Their table is docs/configuration.md's "upstream" section. Read once at
+// (upstream.bootstrap.servers), the deadline of every upstream call, and every other
+// `upstream.<property>`, handed to librdkafka as <property> (security.protocol, sasl.*, ssl.*,
+// client.id, ...). Their table is docs/configuration.md's "upstream" section. Read once at
 // start-up by read_upstream_settings; run_server builds backend/upstream's options from it
 // (this file sees no backend implementation: scripts/check-includes).
 #pragma once
 
 #include <chrono>
-#include <cstddef>
 #include <map>
 #include <string>
 
@@ -24,11 +23,9 @@ struct upstream_settings {
     std::string bootstrap_servers;
     /// upstream.request.timeout.ms: the deadline of every call that waits for the cluster.
     std::chrono::milliseconds request_timeout{30000};
-    /// upstream.producer.instances: the librdkafka producer handles behind REST/WS/SSE produce.
-    std::size_t producer_instances = 4;
     /// librdkafka's properties: bootstrap.servers and every other upstream.<property> setting
-    /// (prefix stripped, values unchanged); upstream.request.timeout.ms and
-    /// upstream.producer.instances are sluice's own and not among them.
+    /// (prefix stripped, values unchanged); upstream.request.timeout.ms is sluice's own and
+    /// not among them.
     std::map<std::string, std::string> properties;
 
     bool enabled() const { return !bootstrap_servers.empty(); }

@@ -121,30 +121,6 @@ TEST_F(UpstreamClient, StatisticsShowEveryBroker) {
     }
 }
 
-TEST_F(UpstreamClient, StatisticsOfAProducerPoolAreOneHandle) {
-    // Three producer handles report as one "producer" handle: per broker their requests
-    // summed, UP when any handle's connection is.
-    auto& client = open({{"statistics.interval.ms", "100"}}, 10s, nullptr, 3);
-    ASSERT_TRUE(run(client.admin().describe_cluster()));
-    const bool up = run_until([&] {
-        for (const auto& h : client.statistics().handles) {
-            for (const auto& b : h.brokers) {
-                if (h.name == "producer" && b.state == "UP" && b.requests_sent > 0) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    });
-    ASSERT_TRUE(up) << "no producer statistics with a broker UP";
-    auto s = client.statistics();
-    int producers = 0;
-    for (const auto& h : s.handles) {
-        producers += h.name == "producer";
-    }
-    EXPECT_EQ(producers, 1);
-}
-
 /// The "consumers" handle of `s`, or null.
 const api::client::stats::handle* consumers_handle(const api::client::stats& s) {
     for (const auto& h : s.handles) {
@@ -209,7 +185,7 @@ TEST(UpstreamStatistics, ConsumersAddUpPerBrokerAndClosedOnesStayCounted) {
                std::to_string(tx) + ",\"txerrs\":1,\"rtt\":{\"avg\":" + std::to_string(rtt) +
                ",\"p99\":" + std::to_string(rtt) + "}}}}";
     };
-    handle_statistics stats("consumers");
+    consumer_statistics stats;
     EXPECT_FALSE(stats.merged());
     const auto a = stats.add();
     const auto b = stats.add();

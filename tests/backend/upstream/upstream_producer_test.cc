@@ -207,13 +207,12 @@ TEST_F(UpstreamProducer, AcksNoneAnswersOnceQueued) {
     EXPECT_EQ(read_partition(cluster().bootstrap(), topic, 0, 1).size(), 1u);
 }
 
-TEST_F(UpstreamProducer, APoolOfHandlesLosesNothingAndKeepsEachCallsOrder) {
-    // Many calls at once over four producer handles into one partition: every record stored
-    // once, each call's records in the call's order (they all go through one handle), what
-    // the calls answered is where a plain consumer finds the records.
-    const auto topic = unique_name("pool");
+TEST_F(UpstreamProducer, ConcurrentCallsLoseNothingAndKeepEachCallsOrder) {
+    // Many calls at once into one partition: every record stored once, each call's records in
+    // the call's order, what the calls answered is where a plain consumer finds the records.
+    const auto topic = unique_name("concurrent");
     ASSERT_TRUE(cluster().create_topic(topic, 1));
-    auto& client = open({}, std::chrono::seconds(10), nullptr, 4);
+    auto& client = open();
     constexpr int calls = 32;
     constexpr int per_call = 20;
     std::vector<std::optional<api::backend_result<std::vector<api::delivery>>>> answers(calls);

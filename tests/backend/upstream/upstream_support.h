@@ -73,18 +73,15 @@ class UpstreamTest : public ::testing::Test {
 
     mock_cluster& cluster() { return shared_mock_cluster(); }
 
-    /// A client level over the mock cluster with `extra` properties (and `producer_instances`
-    /// producer handles).
+    /// A client level over the mock cluster with `extra` properties.
     api::client& open(std::map<std::string, std::string> extra = {},
                       std::chrono::milliseconds request_timeout = std::chrono::seconds(10),
-                      std::shared_ptr<api::log_dirs_reader> log_dirs = nullptr,
-                      std::size_t producer_instances = 1) {
+                      std::shared_ptr<api::log_dirs_reader> log_dirs = nullptr) {
         upstream_options opts;
         opts.properties = std::move(extra);
         opts.properties.emplace("bootstrap.servers", cluster().bootstrap());
         opts.request_timeout = request_timeout;
         opts.log_dirs = std::move(log_dirs);
-        opts.producer_instances = producer_instances;
         client_ = make_upstream_client(std::move(opts));
         return *client_;
     }
