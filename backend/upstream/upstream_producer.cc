@@ -80,6 +80,85 @@ struct send_call : std::enable_shared_from_this<send_call> {
     }
 };
 
+
+/// Whether a call's records can go in with one rd_kafka_produce_batch: all for one partition
+/// (asked, the call's sticky one, or all keyed: librdkafka's partitioner), none with headers
+/// or a timestamp of its own (produce_batch takes neither: the records get "now").
+template <typename Target>
+bool batchable(const std::vector<api::outgoing_record>& records, Target target) {
+    const std::int32_t first = target(records.front());
+    return std::all_of(records.begin(), records.end(), [&](const api::outgoing_record& r) {
+        return r.headers.empty() && r.timestamp < 0 && target(r) == first;
+    });
+}
+
+/// Hands `records` to librdkafka with one rd_kafka_produce_batch (one lock of the partition's
+/// queue and one wake-up of its broker thread instead of one per record), each record's
+/// opaque its slot of `call`. Returns where the caller goes on handing records over one by
+/// one: after the last record librdkafka took. A full local queue refuses the record and every
+/// one after it (librdkafka 2.0.2's produce_batch), so those wait and are retried in order
+/// there; a record refused for itself (too large) before a taken one answers its error, as it
+/// would one by one.
+std::size_t produce_batch(send_call& call, rd_kafka_topic_t* rkt, std::int32_t partition,
+                          const std::vector<api::outgoing_record>& records) {
+    const std::size_t n = records.size();
+    std::vector<rd_kafka_message_t> msgs(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& r = records[i];
+        auto& m = msgs[i];
+        if (r.value) {
+            m.payload = const_cast<char*>(r.value->data());  // RD_KAFKA_MSG_F_COPY: only read
+            m.len = r.value->size();
+        }
+        if (r.key) {
+            m.key = const_cast<char*>(r.key->data());
+            m.key_len = r.key->size();
+        }
+        m._private = &call.slots[i];
+    }
+    {
+        std::lock_guard lock(call.mu);
+        call.in_librdkafka += n;
+        call.waiting += n;
+        if (!call.self) {
+            call.self = call.shared_from_this();
+        }
+    }
+    const int taken = rd_kafka_produce_batch(rkt, partition, RD_KAFKA_MSG_F_COPY, msgs.data(),
+                                             static_cast<int>(n));
+    if (taken == static_cast<int>(n)) {
+        return n;
+    }
+    // Which were refused: the records before the first refusal are in; a refused record
+    // before a taken one cannot be retried in order.
+    std::size_t first_refused = n;
+    std::size_t last_taken = 0;
+    bool any_taken_after = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (msgs[i].err && first_refused == n) {
+            first_refused = i;
+        } else if (!msgs[i].err && first_refused != n) {
+            any_taken_after = true;
+            last_taken = i;
+        }
+    }
+    const std::size_t retry_from = any_taken_after ? last_taken + 1 : first_refused;
+    std::lock_guard lock(call.mu);
+    for (std::size_t i = first_refused; i < n; ++i) {
+        if (!msgs[i].err) {
+            continue;
+        }
+        --call.in_librdkafka;
+        --call.waiting;
+        if (i < retry_from) {
+            call.results[i].error = to_backend_error(msgs[i].err, rd_kafka_err2str(msgs[i].err));
+            call.results[i].partition = records[i].partition.value_or(-1);
+            call.done[i] = true;
+        }
+    }
+    return retry_from;
+}
+
 }  // namespace
 
 upstream_producer::upstream_producer(rd_kafka_t* rk, blocking_pool& pool,
@@ -199,11 +278,19 @@ api::awaitable<api::backend_result<std::vector<api::delivery>>> upstream_produce
         co_return fail(to_backend_error(rd_kafka_last_error()));
     }
 
+    auto target = [sticky](const api::outgoing_record& r) {
+        return r.partition ? *r.partition : (r.key ? RD_KAFKA_PARTITION_UA : sticky);
+    };
+    // The records handed over one by one start here: after those a batch took.
+    std::size_t next = 0;
+    if (batchable(records, target)) {
+        next = produce_batch(*call, rkt.get(), target(records.front()), records);
+    }
+
     std::vector<rd_kafka_vu_t> vus;
-    for (std::size_t i = 0; i < records.size(); ++i) {
+    for (std::size_t i = next; i < records.size(); ++i) {
         auto& r = records[i];
-        const std::int32_t partition =
-            r.partition ? *r.partition : (r.key ? RD_KAFKA_PARTITION_UA : sticky);
+        const std::int32_t partition = target(r);
         vus.clear();
         auto add = [&vus](rd_kafka_vtype_t t) -> rd_kafka_vu_t& {
             vus.push_back(rd_kafka_vu_t{});

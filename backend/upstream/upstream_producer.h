@@ -21,7 +21,9 @@ namespace sluice::backend::upstream {
 /// The producer of the upstream client level.
 ///
 ///   send() --(caller's executor)--> topic check (cache, else metadata on the pool)
-///          --> rd_kafka_produceva per record (opaque: the call's slot)
+///          --> rd_kafka_produce_batch for the whole call when its records are all for one
+///              partition and carry no headers or timestamps of their own (REST v2), else
+///              rd_kafka_produceva per record (opaque: each record's slot of the call)
 ///          --> co_await the call's timer (its deadline)
 ///   poller thread: rd_kafka_poll -> on_delivery -> the slot's result; the last one posts a
 ///          cancel of the timer to the caller's executor, which resumes the call.
@@ -41,6 +43,9 @@ namespace sluice::backend::upstream {
 /// Cost: against the mock cluster (linger.ms=0) a one-record send() took 37 us a call, a bare
 /// librdkafka producer polled by the sending thread 25 us a record: the poller thread and the
 /// post back to the caller's executor cost about 12 us a call (a 100-record send: 123 us).
+/// One produce_batch instead of 100 produceva calls: on a quiet machine REST v2 through a
+/// gateway went 1.15x faster at 31 % less gateway CPU per record (docs/benchmarks.md, session
+/// 41). The caller is woken once per call, by the last report.
 ///
 /// Lifecycle: made by the client over its producer handle `rk`, which outlives it; the client
 /// stops the poller (which delivers every outstanding report, purged at shutdown) first.

@@ -9,11 +9,14 @@ since the 2.0.2 mock has no CreateTopics), partitions and consumer groups with l
 (node ws) and SSE subscriptions with commit and Last-Event-ID resume; and bad upstreams: an
 unreachable bootstrap (REST produce answered 50x in Confluent's shape within the deadline), a
 record larger than the cluster's limit, a topic deleted under a WebSocket and an SSE
-subscription (ended as the embedded mode ends them)."""
+subscription (ended as the embedded mode ends them); and REST produce from many clients at
+once: each request's records and each client's requests read back from the upstream in order,
+none lost or doubled."""
 import json
 import os
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -299,6 +302,55 @@ def test_v3_consumer_groups_with_lag_against_a_native_upstream(native_upstream, 
     assert by_p[("lagging", 1)]["lag"] == 0
     summary = rest.get(f"/v3/clusters/{cid}/consumer-groups/laggards/lag-summary").json()
     assert summary["total_lag"] == 7 and summary["max_lag"] == 7
+
+
+def test_concurrent_rest_produce_loses_nothing_and_keeps_order(native_upstream, native_gateway):
+    # 12 clients at once, each sending 8 requests of 40 records one after another (each waits
+    # for its answer), all to one partition: every record is in the upstream once, each
+    # client's records in the order it sent them, where the answers said.
+    create_topic(native_upstream, "concurrent", 1)
+    clients, requests_each, per_request = 12, 8, 40
+
+    def client(n):
+        rest = Rest(native_gateway)
+        answered = []
+        for q in range(requests_each):
+            body = {"records": [{"value": b64(f"c{n}-{q * per_request + i}"), "partition": 0}
+                                for i in range(per_request)]}
+            r = rest.post("/topics/concurrent", body, content_type=V2_BINARY)
+            assert r.status_code == 200, r.text
+            offsets = [o["offset"] for o in r.json()["offsets"]]
+            assert all(o.get("error") is None for o in r.json()["offsets"]), r.text
+            assert offsets == sorted(offsets) and len(set(offsets)) == per_request, offsets
+            answered += offsets
+        return answered
+
+    with ThreadPoolExecutor(clients) as pool:
+        answered = list(pool.map(client, range(clients)))
+    total = clients * requests_each * per_request
+    everyone = [o for offsets in answered for o in offsets]
+    assert len(set(everyone)) == total
+
+    c = Consumer({"bootstrap.servers": native_upstream.bootstrap, "group.id": "concurrent-check",
+                  "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition("concurrent", 0, 0)])
+        got = []
+        deadline = time.monotonic() + 60
+        while len(got) < total and time.monotonic() < deadline:
+            for m in c.consume(500, timeout=1):
+                assert m.error() is None, m.error()
+                got.append((m.offset(), m.value().decode()))
+    finally:
+        c.close()
+    assert len(got) == total
+    assert sorted(o for o, _ in got) == sorted(everyone)
+    next_of = {}
+    for offset, value in got:
+        n, seq = value[1:].split("-")
+        assert int(seq) == next_of.get(n, 0), f"client {n}: {value} at offset {offset}"
+        next_of[n] = int(seq) + 1
+    assert len(next_of) == clients
 
 
 def test_v3_topics_create_configs_delete_against_a_native_upstream(native_upstream,

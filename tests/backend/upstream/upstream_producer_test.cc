@@ -1,11 +1,15 @@
 // backend/upstream's producer against librdkafka's mock cluster: what send() answers is what a
 // plain librdkafka consumer reads back.
 #include <chrono>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
 
 #include "tests/backend/upstream/upstream_support.h"
 
@@ -201,6 +205,63 @@ TEST_F(UpstreamProducer, AcksNoneAnswersOnceQueued) {
     EXPECT_FALSE((*sent)[0].error);
     EXPECT_EQ((*sent)[0].offset, -1);
     EXPECT_EQ(read_partition(cluster().bootstrap(), topic, 0, 1).size(), 1u);
+}
+
+TEST_F(UpstreamProducer, ConcurrentCallsLoseNothingAndKeepEachCallsOrder) {
+    // Many calls at once into one partition: every record stored once, each call's records in
+    // the call's order, what the calls answered is where a plain consumer finds the records.
+    const auto topic = unique_name("concurrent");
+    ASSERT_TRUE(cluster().create_topic(topic, 1));
+    auto& client = open();
+    constexpr int calls = 32;
+    constexpr int per_call = 20;
+    std::vector<std::optional<api::backend_result<std::vector<api::delivery>>>> answers(calls);
+    int answered = 0;
+    for (int c = 0; c < calls; ++c) {
+        std::vector<api::outgoing_record> records;
+        for (int i = 0; i < per_call; ++i) {
+            auto r = record(std::nullopt, "c" + std::to_string(c) + "-" + std::to_string(i));
+            r.partition = 0;
+            records.push_back(std::move(r));
+        }
+        boost::asio::co_spawn(*io_, client.producer().send(topic_name(topic), records, {}),
+                              [&answers, &answered, c](std::exception_ptr e, auto result) {
+                                  ASSERT_FALSE(e);
+                                  answers[c] = std::move(result);
+                                  ++answered;
+                              });
+    }
+    ASSERT_TRUE(run_until([&] { return answered == calls; }));
+
+    std::map<std::int64_t, std::string> by_offset;  // what the calls were told
+    for (int c = 0; c < calls; ++c) {
+        ASSERT_TRUE(*answers[c]) << answers[c]->error().text();
+        const auto& sent = **answers[c];
+        ASSERT_EQ(sent.size(), static_cast<std::size_t>(per_call));
+        for (int i = 0; i < per_call; ++i) {
+            EXPECT_FALSE(sent[i].error) << sent[i].error.text();
+            if (i > 0) {
+                EXPECT_GT(sent[i].offset, sent[i - 1].offset) << "call " << c << " record " << i;
+            }
+            const bool fresh =
+                by_offset.emplace(sent[i].offset, "c" + std::to_string(c) + "-" +
+                                                      std::to_string(i)).second;
+            EXPECT_TRUE(fresh) << "offset " << sent[i].offset << " answered twice";
+        }
+    }
+    auto read = read_partition(cluster().bootstrap(), topic, 0, calls * per_call);
+    ASSERT_EQ(read.size(), static_cast<std::size_t>(calls * per_call));
+    std::map<int, int> next_of_call;  // call -> the index its next record must have
+    for (const auto& r : read) {
+        ASSERT_TRUE(r.value);
+        EXPECT_EQ(by_offset[r.offset], *r.value) << "offset " << r.offset;
+        const auto dash = r.value->find('-');
+        const int c = std::stoi(r.value->substr(1, dash - 1));
+        const int i = std::stoi(r.value->substr(dash + 1));
+        EXPECT_EQ(next_of_call[c], i) << "call " << c << " out of order at offset " << r.offset;
+        next_of_call[c] = i + 1;
+    }
+    EXPECT_EQ(next_of_call.size(), static_cast<std::size_t>(calls));
 }
 
 }  // namespace
