@@ -80,7 +80,6 @@ struct send_call : std::enable_shared_from_this<send_call> {
     }
 };
 
-
 /// Whether a call's records can go in with one rd_kafka_produce_batch: all for one partition
 /// (asked, the call's sticky one, or all keyed: librdkafka's partitioner), none with headers
 /// or a timestamp of its own (produce_batch takes neither: the records get "now").
