@@ -271,10 +271,10 @@ TEST_F(ProxyPrincipalMapTokens, BadEntriesAreNamedWithTheirLineAndNoToken) {
     EXPECT_NE(token_map_error("User:alice -> OAUTHBEARER file:\n").find("names no file"),
               std::string::npos);
     // The files are read with the map, as a CERTIFICATE entry's are.
-    const std::string missing =
-        token_map_error("User:a -> PLAIN a Secret-1\n\nUser:alice -> OAUTHBEARER file:nope.jwt\n");
-    EXPECT_NE(missing.find("map.txt line 3: User:alice: token file " + (dir_ / "nope.jwt").string() +
-                           ": cannot read"),
+    const std::string missing = token_map_error(
+        "User:a -> PLAIN a Secret-1\n\nUser:alice -> OAUTHBEARER file:nope.jwt\n");
+    EXPECT_NE(missing.find("map.txt line 3: User:alice: token file " +
+                           (dir_ / "nope.jwt").string() + ": cannot read"),
               std::string::npos)
         << missing;
     EXPECT_NE(token_map_error("User:alice -> OAUTHBEARER file:blank.jwt\n").find(": empty"),
