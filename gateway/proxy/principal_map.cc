@@ -123,15 +123,42 @@ principal_map principal_map::parse(std::string_view text, const std::string& sou
             continue;
         }
         if (login.mechanism != "PLAIN" && login.mechanism != "SCRAM-SHA-256" &&
-            login.mechanism != "SCRAM-SHA-512") {
+            login.mechanism != "SCRAM-SHA-512" && login.mechanism != "OAUTHBEARER") {
             throw std::invalid_argument(where + ": mechanism '" + login.mechanism +
-                                        "': expected PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or "
-                                        "CERTIFICATE");
+                                        "': expected PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+                                        "OAUTHBEARER or CERTIFICATE");
         }
         if (!upstream.sasl) {
             throw std::invalid_argument(
                 where + ": " + principal + ": a " + login.mechanism + " entry needs "
                 "upstream.security.protocol SASL_PLAINTEXT or SASL_SSL");
+        }
+        if (login.mechanism == "OAUTHBEARER") {
+            // The words are not echoed: a token pasted in place of the URL stays out of
+            // the error (and so out of the log).
+            const std::string_view url = map_word(rest);
+            if (url.empty() || !map_trim(rest).empty()) {
+                throw std::invalid_argument(where + ": " + principal +
+                                            ": expected one file:PATH URL after OAUTHBEARER "
+                                            "(the file holding the token; no blanks)");
+            }
+            std::string path;
+            std::string why;
+            if (!token_file_of_url(url, path, why)) {
+                throw std::invalid_argument(where + ": " + principal + ": OAUTHBEARER: " + why);
+            }
+            login.token_file = map_file_name(path, dir);
+            // Read now as a CERTIFICATE entry's files are, so that a file missing or empty
+            // stops the start (or the reload); then again at each login and re-authentication,
+            // so a renewed token is used. The token itself is not kept.
+            std::string token;
+            if (!read_token_file(login.token_file, token, why)) {
+                throw std::invalid_argument(where + ": " + principal + ": " + why);
+            }
+            if (!out.entries_.emplace(principal, std::move(login)).second) {
+                throw std::invalid_argument(where + ": " + principal + " is mapped twice");
+            }
+            continue;
         }
         login.username = std::string(map_word(rest));
         login.password = std::string(map_trim(rest));

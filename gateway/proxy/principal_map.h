@@ -9,18 +9,25 @@
 //
 //     User:alice -> SCRAM-SHA-512 app-alice the password, the rest of the line
 //     User:bob -> CERTIFICATE certs/app-bob.pem certs/app-bob.key the key's password, if any
+//     User:carol -> OAUTHBEARER file:tokens/app-carol.jwt
 //
 // the client principal as the ACLs name it ("User:NAME": a SASL user, a certificate's mapped
 // name, User:ANONYMOUS), "->", then either the upstream SASL mechanism (PLAIN, SCRAM-SHA-256,
 // SCRAM-SHA-512), the upstream user name and the password (the rest of the line, blanks around
-// it removed), or CERTIFICATE, a client certificate file (PEM, the chain, leaf first), its key
-// file (PEM) and the key's password if it has one (the rest of the line). A relative file name
-// is taken from the map file's folder; file names hold no blanks. SASL entries need an upstream
-// with SASL (upstream.security.protocol SASL_PLAINTEXT or SASL_SSL), certificate entries one
-// with TLS and no SASL (SSL: the broker takes the certificate's subject as the principal);
-// each certificate entry's context is built from upstream.ssl.* with its certificate and key
-// instead of the gateway's, when the map is read (a bad file or a key that does not match
-// stops the reading). Passwords never appear in a log line or an error message.
+// it removed), or OAUTHBEARER and a file:PATH URL (file:///PATH too) naming the file that
+// holds the token (read at each login and re-authentication as upstream.sasl.oauthbearer.
+// token.endpoint.url's is; the cluster takes the token's subject as the principal), or
+// CERTIFICATE, a client certificate file (PEM, the chain, leaf first), its key file (PEM) and
+// the key's password if it has one (the rest of the line). A relative file name is taken from
+// the map file's folder; file names hold no blanks. SASL and OAUTHBEARER entries need an
+// upstream with SASL (upstream.security.protocol SASL_PLAINTEXT or SASL_SSL), certificate
+// entries one with TLS and no SASL (SSL: the broker takes the certificate's subject as the
+// principal); each certificate entry's context is built from upstream.ssl.* with its
+// certificate and key instead of the gateway's, when the map is read (a bad file or a key that
+// does not match stops the reading); likewise each token file is read when the map is read (one
+// that cannot be read, is empty or larger than 64 KiB stops the reading; the token is not
+// kept), and one that later goes missing fails that login only. Passwords and tokens never
+// appear in a log line or an error message.
 //
 // Lifecycle: read by run_server at start-up (a bad file stops the start) and again on SIGHUP
 // (principal_map_source: new logins and upstream connections use the new map, open upstream
@@ -55,9 +62,9 @@ public:
     principal_map() = default;
 
     /// Reads the file at `path`. Throws std::invalid_argument naming the file and line (and
-    /// never a password) for a line that does not parse, an unknown mechanism, an entry the
-    /// upstream cannot use, a certificate or key that does not load, a principal given twice
-    /// or a file that cannot be read.
+    /// never a password or token) for a line that does not parse, an unknown mechanism, an
+    /// entry the upstream cannot use, a certificate, key or token file that does not load, a
+    /// principal given twice or a file that cannot be read.
     static principal_map load(const std::string& path, bool deny_unmapped,
                               const principal_map_upstream& upstream);
     /// Parses the text of such a file (`source` names it in errors; relative certificate and

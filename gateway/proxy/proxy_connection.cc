@@ -411,7 +411,9 @@ asio::awaitable<bool> proxy_connection::connect_upstream() {
             proxy_log().debug("conn {}: {} logs in upstream {} (proxy.principal.map)", id_,
                               who.principal,
                               mapped->tls ? std::string("with its mapped certificate")
-                                          : "as " + mapped->username);
+                              : !mapped->token_file.empty()
+                                  ? "with the token in " + mapped->token_file
+                                  : "as " + mapped->username);
         } else if (principals->deny_unmapped()) {
             proxy_log().warn("conn {} from {}: {} has no entry in proxy.principal.map "
                              "(proxy.principal.map.unmapped=deny); closing",

@@ -21,8 +21,9 @@ constexpr setting proxy_settings_table[] = {
     {.name = "proxy.principal.map", .type = setting_type::string,
      .doc = "upstream mode: a file mapping client principals to the upstream credentials the "
             "Kafka proxy logs in with on their behalf instead of the gateway's, one "
-            "`User:NAME -> MECHANISM USER PASSWORD` (`upstream.security.protocol` "
-            "SASL_PLAINTEXT or SASL_SSL) or `User:NAME -> CERTIFICATE CERT_FILE KEY_FILE "
+            "`User:NAME -> MECHANISM USER PASSWORD` or `User:NAME -> OAUTHBEARER file:PATH` "
+            "(a token file; `upstream.security.protocol` SASL_PLAINTEXT or SASL_SSL) or "
+            "`User:NAME -> CERTIFICATE CERT_FILE KEY_FILE "
             "[KEY_PASSWORD]` (SSL: a client certificate of its own) a line (docs/security.md, "
             "\"Per-principal upstream credentials\")",
      .shown_default = "none: every client with the gateway's credentials"},

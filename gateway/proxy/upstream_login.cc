@@ -35,22 +35,40 @@ std::string upstream_token_file(const std::map<std::string, std::string>& p) {
     if (url.empty()) {
         return {};
     }
-    if (!url.starts_with("file:")) {
+    std::string path;
+    std::string why;
+    if (!token_file_of_url(url, path, why)) {
         throw std::invalid_argument("upstream.sasl.oauthbearer.token.endpoint.url=" + url +
-                                    ": the Kafka proxy reads tokens from file: URLs only");
-    }
-    std::string path = url.substr(5);
-    while (path.starts_with("//")) {
-        path.erase(0, 1);
-    }
-    if (path.empty()) {
-        throw std::invalid_argument("upstream.sasl.oauthbearer.token.endpoint.url=" + url +
-                                    ": names no file");
+                                    ": " + why);
     }
     return path;
 }
 
-/// The token in `path`: its text, blanks and line ends around it removed. False with `why`.
+/// Who a login is, for its failure lines (never a secret).
+std::string login_who(const upstream_login& login) {
+    return login.token_file.empty() ? "user " + login.username
+                                    : "the token in " + login.token_file;
+}
+
+}  // namespace
+
+bool token_file_of_url(std::string_view url, std::string& path, std::string& why) {
+    if (!url.starts_with("file:")) {
+        why = "the Kafka proxy reads tokens from file: URLs only";
+        return false;
+    }
+    std::string_view rest = url.substr(5);
+    while (rest.starts_with("//")) {
+        rest.remove_prefix(1);
+    }
+    if (rest.empty()) {
+        why = "names no file";
+        return false;
+    }
+    path = std::string(rest);
+    return true;
+}
+
 bool read_token_file(const std::string& path, std::string& token, std::string& why) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
@@ -61,6 +79,10 @@ bool read_token_file(const std::string& path, std::string& token, std::string& w
     std::string text(64 * 1024 + 1, '\0');
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<std::size_t>(in.gcount()));
+    if (in.bad()) {
+        why = "token file " + path + ": cannot read";
+        return false;
+    }
     if (text.size() > 64 * 1024) {
         why = "token file " + path + ": larger than 64 KiB";
         return false;
@@ -73,14 +95,6 @@ bool read_token_file(const std::string& path, std::string& token, std::string& w
     token = text.substr(from, text.find_last_not_of(" \t\r\n") - from + 1);
     return true;
 }
-
-/// Who a login is, for its failure lines (never a secret).
-std::string login_who(const upstream_login& login) {
-    return login.token_file.empty() ? "user " + login.username
-                                    : "the token in " + login.token_file;
-}
-
-}  // namespace
 
 upstream_login read_upstream_login(const std::map<std::string, std::string>& properties) {
     const std::string protocol = login_upper(login_property(properties, "security.protocol"));

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -39,8 +40,9 @@ struct upstream_login {
     std::string username;
     std::string password;
     /// OAUTHBEARER: the file the token is read from at each login (Kafka's
-    /// sasl.oauthbearer.token.endpoint.url with a file: URL), so that a token written anew by
-    /// whoever renews it is used by the next upstream connection.
+    /// sasl.oauthbearer.token.endpoint.url with a file: URL, or a proxy.principal.map
+    /// OAUTHBEARER entry's), so that a token written anew by whoever renews it is used by the
+    /// next upstream connection and re-authentication.
     std::string token_file;
     /// The client TLS context of this login's connections when it has a certificate of its
     /// own (proxy.principal.map's CERTIFICATE entries, upstream.security.protocol SSL: the
@@ -55,6 +57,17 @@ struct upstream_login {
 /// From librdkafka's properties (upstream.* with the prefix stripped). Throws
 /// std::invalid_argument naming the property when the proxy cannot speak what they ask for.
 upstream_login read_upstream_login(const std::map<std::string, std::string>& properties);
+
+/// The file a `file:PATH` token URL names (file:///PATH too: leading slashes after `file:`
+/// fold into one), as upstream.sasl.oauthbearer.token.endpoint.url and proxy.principal.map's
+/// OAUTHBEARER entries take it. False with `why` (without the URL) for any other URL or one
+/// naming no file.
+bool token_file_of_url(std::string_view url, std::string& path, std::string& why);
+
+/// The token in the file at `path`: its text, blanks and line ends around it removed. False
+/// with `why` naming the file (never the token) when it cannot be read, is empty or is larger
+/// than 64 KiB. Read at each login and re-authentication, so a renewed token is used.
+bool read_token_file(const std::string& path, std::string& token, std::string& why);
 
 /// The client TLS settings of the upstream connections for upstream.security.protocol SSL or
 /// SASL_SSL, as read_upstream_tls reads them (nothing built yet); nullopt for PLAINTEXT and

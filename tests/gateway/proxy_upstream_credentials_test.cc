@@ -1,7 +1,9 @@
 // What the Kafka proxy logs in upstream with: proxy.principal.map's file (entries, comments,
 // passwords with blanks, every malformed line refused with its line number and never its
 // password; CERTIFICATE entries built into client contexts of their own, SASL and certificate
-// entries each refused on an upstream that cannot use them) and the upstream.* properties read for the proxy's own connections
+// entries each refused on an upstream that cannot use them; OAUTHBEARER entries' token files
+// read with the map and again at each login, never echoed) and the upstream.* properties read
+// for the proxy's own connections
 // (security.protocol SSL / SASL_SSL accepted, librdkafka's ssl.* names honoured or refused).
 #include <gtest/gtest.h>
 
@@ -9,6 +11,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -177,6 +180,138 @@ TEST_F(ProxyPrincipalMapCertificates, EachKindOfEntryNeedsAnUpstreamThatCanUseIt
               std::string::npos)
         << on_ssl;
     EXPECT_EQ(on_ssl.find("Secret-5"), std::string::npos) << on_ssl;
+}
+
+/// Token files for OAUTHBEARER entries, in a folder of their own (the map's folder).
+class ProxyPrincipalMapTokens : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = fs::temp_directory_path() /
+               ("sluice-proxy-map-tokens-" + std::to_string(::getpid()));
+        fs::create_directories(dir_ / "tokens");
+        write_token_file("tokens/alice.jwt", "Token-Secret-7.alice.sig\n");
+        write_token_file("bob.jwt", "Token-Secret-8.bob.sig");
+        write_token_file("blank.jwt", " \r\n\t\n");
+        write_token_file("huge.jwt", std::string(64 * 1024 + 1, 'x'));
+    }
+    static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+    static void write_token_file(const std::string& name, const std::string& text) {
+        std::ofstream(dir_ / name, std::ios::binary) << text;
+    }
+    static std::string token_map_error(const std::string& text,
+                                       const principal_map_upstream& u = sasl_upstream) {
+        try {
+            principal_map::parse(text, "map.txt", false, u, dir_.string());
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+        return "";
+    }
+
+    static inline fs::path dir_;
+};
+
+TEST_F(ProxyPrincipalMapTokens, EntriesLogInWithTheirTokenFile) {
+    const auto m = principal_map::parse(
+        "User:alice -> OAUTHBEARER file:tokens/alice.jwt\n"
+        "User:bob -> oauthbearer file://" + (dir_ / "bob.jwt").string() + "  \n"
+        "User:carol -> PLAIN app-carol Secret-9\n",
+        "map.txt", false, sasl_upstream, dir_.string());
+    EXPECT_EQ(m.size(), 3u);
+    const upstream_login* alice = m.find("User:alice");
+    ASSERT_NE(alice, nullptr);
+    EXPECT_TRUE(alice->enabled());
+    EXPECT_EQ(alice->mechanism, "OAUTHBEARER");
+    // Relative to the map's folder, and the token itself not kept: read at each login.
+    EXPECT_EQ(alice->token_file, (dir_ / "tokens/alice.jwt").string());
+    EXPECT_TRUE(alice->password.empty());
+    EXPECT_TRUE(alice->username.empty());
+    const upstream_login* bob = m.find("User:bob");
+    ASSERT_NE(bob, nullptr);
+    EXPECT_EQ(bob->mechanism, "OAUTHBEARER");
+    EXPECT_EQ(bob->token_file, (dir_ / "bob.jwt").string());
+    EXPECT_TRUE(m.find("User:carol")->token_file.empty());
+}
+
+TEST_F(ProxyPrincipalMapTokens, TheExchangeReadsTheFileAtEachLogin) {
+    write_token_file("renewed.jwt", "Token-Secret-A");
+    const auto m = principal_map::parse("User:alice -> OAUTHBEARER file:renewed.jwt\n",
+                                        "map.txt", false, sasl_upstream, dir_.string());
+    const upstream_login& alice = *m.find("User:alice");
+    EXPECT_EQ(upstream_sasl_exchange(alice).start().what, upstream_sasl_exchange::state::sending);
+    // Gone after the map was read: that login fails, naming the file only.
+    fs::remove(dir_ / "renewed.jwt");
+    upstream_sasl_exchange gone(alice);
+    EXPECT_EQ(gone.start().what, upstream_sasl_exchange::state::failed);
+    EXPECT_NE(gone.why().find("token file " + (dir_ / "renewed.jwt").string() + ": cannot read"),
+              std::string::npos)
+        << gone.why();
+}
+
+TEST_F(ProxyPrincipalMapTokens, BadEntriesAreNamedWithTheirLineAndNoToken) {
+    const std::string no_url = token_map_error("\nUser:alice -> OAUTHBEARER\n");
+    EXPECT_NE(no_url.find("map.txt line 2: User:alice: expected one file:PATH URL after "
+                          "OAUTHBEARER"),
+              std::string::npos)
+        << no_url;
+    const std::string extra =
+        token_map_error("User:alice -> OAUTHBEARER file:bob.jwt Token-Secret-B\n");
+    EXPECT_NE(extra.find("line 1: User:alice: expected one file:PATH URL"), std::string::npos)
+        << extra;
+    // A token pasted where the URL goes is not echoed.
+    const std::string pasted = token_map_error("User:alice -> OAUTHBEARER Token-Secret-C.x.y\n");
+    EXPECT_NE(pasted.find("line 1: User:alice: OAUTHBEARER: the Kafka proxy reads tokens from "
+                          "file: URLs only"),
+              std::string::npos)
+        << pasted;
+    EXPECT_NE(token_map_error("User:alice -> OAUTHBEARER https://idp/token\n")
+                  .find("file: URLs only"),
+              std::string::npos);
+    EXPECT_NE(token_map_error("User:alice -> OAUTHBEARER file:\n").find("names no file"),
+              std::string::npos);
+    // The files are read with the map, as a CERTIFICATE entry's are.
+    const std::string missing = token_map_error(
+        "User:a -> PLAIN a Secret-1\n\nUser:alice -> OAUTHBEARER file:nope.jwt\n");
+    EXPECT_NE(missing.find("map.txt line 3: User:alice: token file " +
+                           (dir_ / "nope.jwt").string() + ": cannot read"),
+              std::string::npos)
+        << missing;
+    EXPECT_NE(token_map_error("User:alice -> OAUTHBEARER file:blank.jwt\n").find(": empty"),
+              std::string::npos);
+    EXPECT_NE(token_map_error("User:alice -> OAUTHBEARER file:huge.jwt\n")
+                  .find("larger than 64 KiB"),
+              std::string::npos);
+    EXPECT_NE(token_map_error("User:alice -> OAUTHBEARER file:bob.jwt\n"
+                              "User:alice -> OAUTHBEARER file:tokens/alice.jwt\n")
+                  .find("line 2: User:alice is mapped twice"),
+              std::string::npos);
+    // SASL it is: an SSL upstream would never send the token.
+    principal_map_upstream ssl;
+    ssl.tls = auth::tls_client_settings{};
+    EXPECT_NE(token_map_error("User:alice -> OAUTHBEARER file:bob.jwt\n", ssl)
+                  .find("a OAUTHBEARER entry needs upstream.security.protocol SASL_PLAINTEXT"),
+              std::string::npos);
+    for (const auto& e : {extra, pasted, missing}) {
+        EXPECT_EQ(e.find("Token-Secret"), std::string::npos) << e;
+    }
+}
+
+TEST_F(ProxyPrincipalMapTokens, LoadTakesRelativeFilesFromTheMapsFolder) {
+    write_token_file("principals.map", "User:alice -> OAUTHBEARER file:tokens/alice.jwt\n");
+    const auto m =
+        principal_map::load((dir_ / "principals.map").string(), false, sasl_upstream);
+    ASSERT_NE(m.find("User:alice"), nullptr);
+    EXPECT_EQ(m.find("User:alice")->token_file, (dir_ / "tokens/alice.jwt").string());
+    write_token_file("principals.map", "# renewed\nUser:alice -> OAUTHBEARER file:gone.jwt\n");
+    try {
+        principal_map::load((dir_ / "principals.map").string(), false, sasl_upstream);
+        FAIL() << "no error";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("principals.map line 2: User:alice: token file"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 std::string tls_error_of(const std::map<std::string, std::string>& p) {
