@@ -41,7 +41,8 @@ proxy_listener::proxy_listener(io_pool& pool, connection_tracker& tracker,
       bootstrap_(pool, tracker, metrics, proxy_listener_options("kafka"), where,
                  [this](tcp::socket socket, std::uint64_t id) {
                      return open(std::move(socket), id, std::nullopt);
-                 }) {
+                 }),
+      retry_timer_(pool.context(0)) {
     to_.host = proxy_advertised_host(advertised_host, bootstrap_.local_endpoint());
     const auto bound_port = static_cast<std::int32_t>(bootstrap_.local_endpoint().port());
     if (sni) {
@@ -71,6 +72,7 @@ void proxy_listener::stop() {
     bootstrap_.stop();
     std::lock_guard lock(mu_);
     stopped_ = true;
+    retry_timer_.cancel();
     for (auto& [id, l] : nodes_) {
         l->stop();
         retired_.push_back(std::move(l));
@@ -82,6 +84,10 @@ void proxy_listener::brokers_changed(const std::map<std::int32_t, upstream_broke
     std::lock_guard lock(mu_);
     if (stopped_ || to_.sni) {
         return;
+    }
+    brokers_ = brokers;
+    for (auto it = unbound_.begin(); it != unbound_.end();) {
+        it = brokers.count(it->first) != 0 ? std::next(it) : unbound_.erase(it);
     }
     for (auto it = nodes_.begin(); it != nodes_.end();) {
         if (brokers.count(it->first) != 0) {
@@ -114,11 +120,46 @@ void proxy_listener::brokers_changed(const std::map<std::int32_t, upstream_broke
             l->start();
             proxy_log().info("upstream broker {} served on {}:{}", id, to_.host, port);
             nodes_.emplace(id, std::move(l));
+            unbound_.erase(id);
         } catch (const std::exception& e) {
-            proxy_log().error("upstream broker {}: cannot serve it on port {}: {}", id, port,
-                              e.what());
+            if (unbound_.emplace(id, port).second) {
+                proxy_log().error("upstream broker {}: cannot serve it on port {}: {}; trying "
+                                  "again",
+                                  id, port, e.what());
+            } else {
+                proxy_log().debug("upstream broker {}: port {} still cannot be bound: {}", id,
+                                  port, e.what());
+            }
         }
     }
+    if (unbound_.empty()) {
+        retry_wait_ = std::chrono::milliseconds(0);
+    } else {
+        retry_unbound();
+    }
+}
+
+void proxy_listener::retry_unbound() {
+    if (retry_armed_) {
+        return;
+    }
+    retry_armed_ = true;
+    retry_wait_ = retry_wait_.count() == 0
+                      ? std::chrono::milliseconds(1000)
+                      : std::min(retry_wait_ * 2, std::chrono::milliseconds(16000));
+    retry_timer_.expires_after(retry_wait_);
+    retry_timer_.async_wait([this](const boost::system::error_code& ec) {
+        std::map<std::int32_t, upstream_broker> brokers;
+        {
+            std::lock_guard lock(mu_);
+            retry_armed_ = false;
+            if (ec || stopped_) {
+                return;
+            }
+            brokers = brokers_;
+        }
+        brokers_changed(brokers);
+    });
 }
 
 connection_session proxy_listener::open(tcp::socket socket, std::uint64_t id,

@@ -13,12 +13,13 @@
 //
 // Lifecycle: constructed by run_server (binds the bootstrap port at once), start() once
 // (subscribes to the topology before it starts), stop() once. A node port is bound when its
-// broker is first known; a port that cannot be bound is logged and tried again at the next
-// refresh.
+// broker is first known; a port that cannot be bound is logged and tried again after 1 s,
+// then after twice as long each time up to 16 s (and at every refresh).
 // Concurrency: brokers_changed runs on the topology's executor; start/stop from any thread
 // (a mutex guards the node listeners). Destroy after the io threads stopped.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "gateway/core/config.h"
 #include "gateway/core/connection_tracker.h"
@@ -72,6 +74,8 @@ public:
 private:
     connection_session open(boost::asio::ip::tcp::socket socket, std::uint64_t id,
                             std::optional<std::int32_t> node);
+    /// Arms the retry of the node ports that could not be bound (mu_ held).
+    void retry_unbound();
 
     io_pool& pool_;
     connection_tracker& tracker_;
@@ -87,6 +91,13 @@ private:
     std::map<std::int32_t, std::unique_ptr<tcp_listener>> nodes_;  // guarded by mu_
     /// Stopped node listeners, kept until destruction (their accept loop may still unwind).
     std::vector<std::unique_ptr<tcp_listener>> retired_;  // guarded by mu_
+    /// The brokers last heard of, and those whose port could not be bound (logged as an error
+    /// once, then tried again quietly until bound or gone).
+    std::map<std::int32_t, upstream_broker> brokers_;  // guarded by mu_
+    std::map<std::int32_t, std::int32_t> unbound_;     // node id -> port; guarded by mu_
+    boost::asio::steady_timer retry_timer_;            // on io context 0, as the topology
+    std::chrono::milliseconds retry_wait_{0};          // guarded by mu_
+    bool retry_armed_ = false;                         // guarded by mu_
 };
 
 }  // namespace sluice::gateway::proxy

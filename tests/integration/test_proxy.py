@@ -424,3 +424,33 @@ def test_stopped_upstream_closes_client_connections_and_gateway_keeps_running():
     finally:
         gateway.close()
         upstream.close()
+
+
+def test_a_node_port_held_by_another_socket_is_served_once_it_is_free():
+    """A node port that cannot be bound (another process holds it) is tried again within
+    seconds, not at the next metadata refresh (set to 10 minutes here): the broker is served
+    as soon as the port is free."""
+    upstream = NativeUpstream().start()
+    holder = socket.socket()
+    gateway = None
+    try:
+        node = kcat_metadata(upstream.bootstrap)["brokers"][0]["id"]
+        base = free_port_base([node])
+        holder.bind(("127.0.0.1", base + node))
+        holder.listen(1)
+        gateway = Gateway(upstream.bootstrap, args=["--kafka", "127.0.0.1:0"],
+                          settings={"proxy.node.port.base": base,
+                                    "proxy.metadata.refresh.ms": 600000})
+        gateway.start()
+        assert f"port {base + node}" in gateway.wait_log(
+            f"upstream broker {node}: cannot serve it", timeout=30)
+        holder.close()
+        assert gateway.wait_log(f"upstream broker {node} served on", timeout=30)
+        with connect(base + node) as s:
+            error, _ = pw.api_versions(s)
+            assert error == 0
+    finally:
+        holder.close()
+        if gateway:
+            gateway.close()
+        upstream.close()
