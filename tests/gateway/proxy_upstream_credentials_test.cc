@@ -94,6 +94,17 @@ TEST(ProxyPrincipalMap, UnreadableFileIsNamed) {
 
 namespace fs = std::filesystem;
 
+/// The error parsing `text` as a map file in `dir` gives, or "" when it parses.
+std::string map_parse_error(const std::string& text, const principal_map_upstream& u,
+                            const fs::path& dir) {
+    try {
+        principal_map::parse(text, "map.txt", false, u, dir.string());
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
 /// A client certificate and its key (plain and under a password) made with the openssl command
 /// line in a folder of their own.
 class ProxyPrincipalMapCertificates : public ::testing::Test {
@@ -122,12 +133,7 @@ protected:
         return u;
     }
     static std::string error_of(const std::string& text, const principal_map_upstream& u) {
-        try {
-            principal_map::parse(text, "map.txt", false, u, dir_.string());
-        } catch (const std::invalid_argument& e) {
-            return e.what();
-        }
-        return "";
+        return map_parse_error(text, u, dir_);
     }
 
     static inline fs::path dir_;
@@ -201,12 +207,7 @@ protected:
     }
     static std::string token_map_error(const std::string& text,
                                        const principal_map_upstream& u = sasl_upstream) {
-        try {
-            principal_map::parse(text, "map.txt", false, u, dir_.string());
-        } catch (const std::invalid_argument& e) {
-            return e.what();
-        }
-        return "";
+        return map_parse_error(text, u, dir_);
     }
 
     static inline fs::path dir_;

@@ -132,7 +132,8 @@ TEST_F(ClientQueue, StateLogsOfTwoPartitionsOfOneTopicKeepTheirRecordsApart) {
     EXPECT_EQ(log0->partition_count(), 3);
     EXPECT_EQ(log2->partition_count(), 3);
     std::vector<encoded_record> zero{{as_bytes("q0"), as_bytes("a")}};
-    std::vector<encoded_record> two{{as_bytes("q2"), as_bytes("b")}, {as_bytes("q2"), as_bytes("c")}};
+    std::vector<encoded_record> two{{as_bytes("q2"), as_bytes("b")},
+                                    {as_bytes("q2"), as_bytes("c")}};
     auto p0 = log0->append(zero);
     auto p2 = log2->append(two);
     ASSERT_TRUE(p0 && p2);
